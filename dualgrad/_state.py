@@ -1,0 +1,34 @@
+"""Per-thread autograd state: grad mode, active dual levels, vmap depth, observers.
+
+Every mode switch in dualgrad (``no_grad``, ``dual_level``, ``vmap``, the profiler,
+anomaly detection) reads and writes this one object, so each thread has its own
+modes and the dispatcher reads them with a single attribute access each.
+"""
+
+from __future__ import annotations
+
+import threading
+
+
+class _State(threading.local):
+    """Thread-local flags; class attributes are each new thread's defaults."""
+
+    grad_enabled: bool = True
+    inference_mode: bool = False
+    # Active forward-AD levels, outermost first (a tuple, replaced on change).
+    dual_levels: tuple = ()
+    # Number of enclosing vmap calls.
+    vmap_depth: int = 0
+    # True while the profiler or anomaly mode wants to see every op call.
+    observed: bool = False
+    anomaly_enabled: bool = False
+    anomaly_check_nan: bool = True
+    # Saved-tensor hooks: stack of (pack, unpack) pairs, innermost last, and the
+    # message of an enclosing ``disable_saved_tensors_hooks`` (None when allowed).
+    saved_tensor_hooks: tuple = ()
+    saved_hooks_disabled: str | None = None
+    # Callables ``(op_name, run)`` installed by the profiler / anomaly mode.
+    observers: tuple = ()
+
+
+STATE = _State()

@@ -1,0 +1,179 @@
+"""Tensor factories: ``tensor``, ``zeros``, ``randn``, ... and their ``*_like`` forms.
+
+Floating factories default to float64 (NumPy's and scientific users' default);
+pass ``dtype=`` for another. Random factories draw from one generator seeded
+by ``manual_seed``.
+
+>>> import dualgrad as dg
+>>> dg.zeros(2, 3).shape
+(2, 3)
+>>> dg.ones(2, dtype="float32", requires_grad=True)
+tensor([1., 1.], dtype=float32, requires_grad=True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .tensor import Tensor, _wrap
+
+_generator = [np.random.default_rng()]
+
+
+def _dtype(dtype: Any) -> np.dtype | None:
+    return None if dtype is None else np.dtype(dtype)
+
+
+def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
+    t = _wrap(data)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def _size(size: tuple) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return tuple(int(s) for s in size)
+
+
+def manual_seed(seed: int) -> np.random.Generator:
+    """Seed the generator behind ``rand``, ``randn`` and ``randn_like``.
+
+    >>> import dualgrad as dg
+    >>> _ = dg.manual_seed(0); a = dg.rand(2)
+    >>> _ = dg.manual_seed(0); bool((a == dg.rand(2)).all())
+    True
+    """
+    _generator[0] = np.random.default_rng(seed)
+    return _generator[0]
+
+
+def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested lists, scalars, arrays or Tensors).
+
+    >>> import dualgrad as dg
+    >>> dg.tensor([[1, 2], [3, 4]])
+    tensor([[1, 2],
+            [3, 4]])
+    """
+    if isinstance(data, Tensor):
+        data = data._data
+    elif isinstance(data, (list, tuple)):
+        data = _nested_to_array(data)
+    return _finish(np.array(data, dtype=_dtype(dtype), copy=True), requires_grad)
+
+
+def _nested_to_array(data: Any) -> Any:
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_nested_to_array(d) for d in data]
+    return data
+
+
+def as_tensor(data: Any, dtype: Any = None, **_device: Any) -> Tensor:
+    """``data`` as a Tensor, sharing memory with an ndarray or Tensor when the dtype allows."""
+    if isinstance(data, Tensor):
+        return data if dtype is None or data.dtype == np.dtype(dtype) else data.to(dtype)
+    return _wrap(np.asarray(_nested_to_array(data), dtype=_dtype(dtype)))
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with ``array``."""
+    return _wrap(array)
+
+
+def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
+    """A tensor of zeros of the given size."""
+    return _finish(np.zeros(_size(size), dtype=_dtype(dtype) or np.float64), requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
+    """A tensor of ones of the given size."""
+    return _finish(np.ones(_size(size), dtype=_dtype(dtype) or np.float64), requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
+    """An uninitialized tensor of the given size."""
+    return _finish(np.empty(_size(size), dtype=_dtype(dtype) or np.float64), requires_grad)
+
+
+def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False,
+         **_device: Any) -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from it by default).
+
+    >>> import dualgrad as dg
+    >>> dg.full((2,), 3.5)
+    tensor([3.5000, 3.5000])
+    """
+    size = (size,) if isinstance(size, int) else tuple(size)
+    return _finish(np.full(size, fill_value, dtype=_dtype(dtype)), requires_grad)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
+           requires_grad: bool = False, **_device: Any) -> Tensor:
+    """Values from ``start`` (inclusive) to ``end`` (exclusive) by ``step``.
+
+    >>> import dualgrad as dg
+    >>> dg.arange(3)
+    tensor([0, 1, 2])
+    """
+    if end is None:
+        start, end = 0, start
+    return _finish(np.arange(start, end, step, dtype=_dtype(dtype)), requires_grad)
+
+
+def linspace(start: float, end: float, steps: int, dtype: Any = None,
+             requires_grad: bool = False, **_device: Any) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
+
+    >>> import dualgrad as dg
+    >>> dg.linspace(0, 1, 3)
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    return _finish(np.linspace(start, end, steps, dtype=_dtype(dtype) or np.float64), requires_grad)
+
+
+def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = False,
+        **_device: Any) -> Tensor:
+    """The ``n x m`` identity matrix."""
+    return _finish(np.eye(n, m, dtype=_dtype(dtype) or np.float64), requires_grad)
+
+
+def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
+    """Uniform samples on [0, 1)."""
+    dtype = _dtype(dtype) or np.dtype(np.float64)
+    return _finish(_generator[0].random(_size(size)).astype(dtype), requires_grad)
+
+
+def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
+    """Standard normal samples (complex dtypes get variance 1 split over both parts)."""
+    dtype = _dtype(dtype) or np.dtype(np.float64)
+    shape = _size(size)
+    data = _generator[0].standard_normal(shape)
+    if dtype.kind == "c":
+        data = (data + 1j * _generator[0].standard_normal(shape)) / np.sqrt(2)
+    return _finish(data.astype(dtype), requires_grad)
+
+
+def _like(factory: Any, name: str) -> Any:
+    def like(x: Any, *args: Any, dtype: Any = None, requires_grad: bool = False,
+             **_device: Any) -> Tensor:
+        shape = x.shape if isinstance(x, Tensor) else np.shape(x)
+        dtype = dtype or (x.dtype if isinstance(x, Tensor) else np.asarray(x).dtype)
+        return factory(shape, *args, dtype=dtype, requires_grad=requires_grad)
+
+    like.__name__ = like.__qualname__ = name
+    like.__doc__ = f"``{factory.__name__}`` with the shape and dtype of ``x``."
+    return like
+
+
+zeros_like = _like(zeros, "zeros_like")
+ones_like = _like(ones, "ones_like")
+empty_like = _like(empty, "empty_like")
+full_like = _like(full, "full_like")
+rand_like = _like(rand, "rand_like")
+randn_like = _like(randn, "randn_like")

@@ -1,0 +1,355 @@
+"""Elementwise ops: one entry per op, derivatives given as holomorphic partials.
+
+The ``elementwise`` family turns each partial ``d`` into the reverse rule
+``g * conj(d)`` and the forward rule ``sum t * d``; broadcasting is undone by
+``fit_gradient``. Non-holomorphic ops (``abs``, ``angle``, ``real``, ``imag``,
+``conj``) give their rules explicitly.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Tensor
+from .dispatch import apply
+from .registry import Op, elementwise, linear, nondifferentiable
+
+
+def _where(cond: Any, x: Any, y: Any) -> Tensor:
+    return apply(WHERE, cond, x, y)
+
+
+def _pow_base_partial(out: Any, x: Any, y: Any) -> Any:
+    """d(x**y)/dx = y * x**(y-1), taken as 0 where y == 0 (so 0**0 has slope 0)."""
+    if not isinstance(y, Tensor):
+        return 0.0 * x if y == 0 else y * x ** (y - 1)
+    return _where(y == 0, 0.0, y * x ** (y - 1))
+
+
+def _pow_exponent_partial(out: Any, x: Any, y: Any) -> Any:
+    """d(x**y)/dy = x**y * log(x), taken as 0 where x == 0 and y >= 0 (torch's convention)."""
+    safe = _where(x == 0, 1.0, x) if isinstance(x, Tensor) else (1.0 if x == 0 else x)
+    return _where((x == 0) & (y.real >= 0), 0.0, out * log(safe))
+
+
+def _softplus_impl(x: np.ndarray, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
+    bx = x * beta
+    return np.where(bx > threshold, x, np.logaddexp(0, bx) / beta)
+
+
+def _clamp_impl(x: np.ndarray, lo: Any, hi: Any) -> np.ndarray:
+    if lo is not None:
+        x = np.maximum(x, lo)
+    if hi is not None:
+        x = np.minimum(x, hi)
+    return x
+
+
+def _in_range(x: Any, lo: Any, hi: Any) -> Any:
+    """1 where lo <= x <= hi (bounds of None are open), else 0."""
+    inside = None
+    if lo is not None:
+        inside = x >= lo
+    if hi is not None:
+        upper = x <= hi
+        inside = upper if inside is None else inside & upper
+    return inside.to(x.dtype) if inside is not None else 1.0
+
+
+def _abs_vjp(g: Tensor, out: Tensor, x: Tensor) -> Tensor:
+    """g * sgn(x), with sgn(z) = z/|z| (0 at 0) for complex z."""
+    return g * sgn(x)
+
+
+def _abs_jvp(tangents: tuple, out: Tensor, x: Tensor) -> Tensor:
+    """Re(conj(sgn(x)) * t)."""
+    (t,) = tangents
+    if x.dtype.kind == "c":
+        return (sgn(x).conj() * t).real
+    return sgn(x) * t
+
+
+def _sgn_impl(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind != "c":
+        return np.sign(x)
+    magnitude = np.abs(x)
+    return np.where(magnitude == 0, 0, x / np.where(magnitude == 0, 1, magnitude))
+
+
+def _angle_vjp(g: Tensor, out: Tensor, x: Tensor) -> Tensor:
+    """g * i z / |z|^2 for complex z; zero for real inputs."""
+    if x.dtype.kind != "c":
+        return g * 0.0
+    sq = (x * x.conj()).real
+    return g * (1j * x) / _where(sq == 0, 1.0, sq)
+
+
+def _angle_jvp(tangents: tuple, out: Tensor, x: Tensor) -> Tensor:
+    """Im(conj(z) t) / |z|^2."""
+    (t,) = tangents
+    if x.dtype.kind != "c":
+        return t * 0.0
+    sq = (x * x.conj()).real
+    return (x.conj() * t).imag / _where(sq == 0, 1.0, sq)
+
+
+def _real_impl(x: np.ndarray) -> np.ndarray:
+    return np.real(x) if x.dtype.kind == "c" else x
+
+
+def _imag_impl(x: np.ndarray) -> np.ndarray:
+    return np.imag(x) if x.dtype.kind == "c" else np.zeros_like(x)
+
+
+def _sigmoid_impl(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-x)), without overflow for large |x|."""
+    if x.dtype.kind == "c":
+        return 1 / (1 + np.exp(-x))
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+# -- arithmetic ------------------------------------------------------------------
+ADD = elementwise("add", np.add, (1, 1))
+SUB = elementwise("sub", np.subtract, (1, -1))
+MUL = elementwise("mul", np.multiply, (lambda out, x, y: y, lambda out, x, y: x))
+DIV = elementwise("div", np.true_divide, (lambda out, x, y: 1 / y, lambda out, x, y: -out / y),
+                  save_out=True)
+NEG = elementwise("neg", np.negative, (-1,))
+POW = elementwise("pow", np.power, (_pow_base_partial, _pow_exponent_partial), save_out=True,
+                  arg_names=("self", "exponent"))
+RECIPROCAL = elementwise("reciprocal", np.reciprocal, (lambda out, x: -(out * out),),
+                         save_inputs=False, save_out=True)
+SQUARE = elementwise("square", np.square, (lambda out, x: 2 * x,))
+SQRT = elementwise("sqrt", np.sqrt, (lambda out, x: 0.5 / out,), save_inputs=False, save_out=True)
+RSQRT = elementwise("rsqrt", lambda x: 1 / np.sqrt(x), (lambda out, x: -0.5 * out ** 3,),
+                    save_inputs=False, save_out=True)
+ABS = Op("abs", np.abs, vjp=(_abs_vjp,), jvp=_abs_jvp, family="elementwise")
+SGN = nondifferentiable("sgn", _sgn_impl)
+SIGN = nondifferentiable("sign", np.sign)
+REMAINDER = elementwise("remainder", np.remainder, (1, lambda out, x, y: -floor_divide(x, y)))
+FLOOR_DIVIDE = nondifferentiable("floor_divide", np.floor_divide)
+
+# -- exponentials and logarithms ----------------------------------------------------
+EXP = elementwise("exp", np.exp, (lambda out, x: out,), save_inputs=False, save_out=True)
+EXPM1 = elementwise("expm1", np.expm1, (lambda out, x: out + 1,), save_inputs=False, save_out=True)
+LOG = elementwise("log", np.log, (lambda out, x: 1 / x,))
+LOG1P = elementwise("log1p", np.log1p, (lambda out, x: 1 / (x + 1),))
+LOG2 = elementwise("log2", np.log2, (lambda out, x: 1 / (x * _LN2),))
+LOG10 = elementwise("log10", np.log10, (lambda out, x: 1 / (x * _LN10),))
+LOGADDEXP = elementwise("logaddexp", np.logaddexp,
+                        (lambda out, x, y: exp(x - out), lambda out, x, y: exp(y - out)), save_out=True)
+
+# -- trigonometric and hyperbolic --------------------------------------------------------
+SIN = elementwise("sin", np.sin, (lambda out, x: cos(x),))
+COS = elementwise("cos", np.cos, (lambda out, x: -sin(x),))
+TAN = elementwise("tan", np.tan, (lambda out, x: 1 + out * out,), save_inputs=False, save_out=True)
+ASIN = elementwise("asin", np.arcsin, (lambda out, x: rsqrt(1 - x * x),))
+ACOS = elementwise("acos", np.arccos, (lambda out, x: -rsqrt(1 - x * x),))
+ATAN = elementwise("atan", np.arctan, (lambda out, x: 1 / (1 + x * x),))
+ATAN2 = elementwise("atan2", np.arctan2, (lambda out, y, x: x / (x * x + y * y),
+                                          lambda out, y, x: -y / (x * x + y * y)))
+SINH = elementwise("sinh", np.sinh, (lambda out, x: cosh(x),))
+COSH = elementwise("cosh", np.cosh, (lambda out, x: sinh(x),))
+TANH = elementwise("tanh", np.tanh, (lambda out, x: 1 - out * out,), save_inputs=False, save_out=True)
+ASINH = elementwise("asinh", np.arcsinh, (lambda out, x: rsqrt(x * x + 1),))
+ACOSH = elementwise("acosh", np.arccosh, (lambda out, x: rsqrt(x * x - 1),))
+ATANH = elementwise("atanh", np.arctanh, (lambda out, x: 1 / (1 - x * x),))
+HYPOT = elementwise("hypot", np.hypot, (lambda out, x, y: x / out, lambda out, x, y: y / out),
+                    save_out=True)
+
+# -- activations and selections -------------------------------------------------------------
+SIGMOID = elementwise("sigmoid", _sigmoid_impl, (lambda out, x: out * (1 - out),),
+                      save_inputs=False, save_out=True)
+SOFTPLUS = elementwise("softplus", _softplus_impl,
+                       (lambda out, x, beta=1.0, threshold=20.0:
+                        _where(x * beta > threshold, 1.0, sigmoid(x * beta)),))
+RELU = elementwise("relu", lambda x: np.maximum(x, 0), (lambda out, x: (out > 0).to(out.dtype),),
+                   save_inputs=False, save_out=True)
+MAXIMUM = elementwise("maximum", np.maximum, (
+    lambda out, x, y: _where(x == y, 0.5, (x > y).to(out.dtype)),
+    lambda out, x, y: _where(x == y, 0.5, (y > x).to(out.dtype)),
+))
+MINIMUM = elementwise("minimum", np.minimum, (
+    lambda out, x, y: _where(x == y, 0.5, (x < y).to(out.dtype)),
+    lambda out, x, y: _where(x == y, 0.5, (y < x).to(out.dtype)),
+))
+CLAMP = elementwise("clamp", _clamp_impl, (
+    lambda out, x, lo, hi: _in_range(x, lo, hi),
+    lambda out, x, lo, hi: (x < lo).to(out.dtype),
+    lambda out, x, lo, hi: (x > hi).to(out.dtype),
+), arg_names=("self", "min", "max"))
+WHERE = elementwise("where", np.where, (None, lambda out, c, x, y: c, lambda out, c, x, y: ~c),
+                    arg_names=("condition", "self", "other"))
+
+# -- complex parts ---------------------------------------------------------------------------
+REAL = Op("real", _real_impl, vjp=(lambda g, out, x: g,), jvp=lambda ts, out, x: ts[0].real,
+          family="elementwise", save_inputs=False)
+IMAG = Op("imag", _imag_impl, vjp=(lambda g, out, x: g * 1j,), jvp=lambda ts, out, x: ts[0].imag,
+          family="elementwise", save_inputs=False)
+CONJ = Op("conj", np.conjugate, vjp=(lambda g, out, x: g.conj(),), jvp=lambda ts, out, x: ts[0].conj(),
+          family="elementwise", save_inputs=False)
+ANGLE = Op("angle", np.angle, vjp=(_angle_vjp,), jvp=_angle_jvp, family="elementwise")
+CAST = linear("to", lambda x, dtype: x.astype(dtype, copy=False),
+              (lambda g, out, x, dtype: g,), family="elementwise", grad_name="ToCopyBackward0")
+CLONE = linear("clone", np.copy, (lambda g, out, x: g,), family="elementwise")
+
+# -- non-differentiable ----------------------------------------------------------------------
+COMPARISONS = {
+    name: nondifferentiable(name, fn)
+    for name, fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
+                     ("gt", np.greater), ("ge", np.greater_equal),
+                     ("logical_and", np.logical_and), ("logical_or", np.logical_or),
+                     ("logical_xor", np.logical_xor), ("logical_not", np.logical_not),
+                     ("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
+                     ("bitwise_xor", np.bitwise_xor), ("bitwise_not", np.invert),
+                     ("floor", np.floor), ("ceil", np.ceil), ("round", np.round), ("trunc", np.trunc),
+                     ("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite),
+                     ("signbit", np.signbit)]
+}
+
+
+# -- public functions ------------------------------------------------------------------------
+def add(x: Any, y: Any, *, alpha: Any = 1) -> Tensor:
+    """``x + alpha * y`` with broadcasting.
+
+    >>> import dualgrad as dg
+    >>> dg.add(dg.tensor([1., 2.]), 1.0)
+    tensor([2., 3.])
+    """
+    return apply(ADD, x, y if alpha == 1 else apply(MUL, y, alpha))
+
+
+def sub(x: Any, y: Any, *, alpha: Any = 1) -> Tensor:
+    """``x - alpha * y`` with broadcasting.
+
+    >>> import dualgrad as dg
+    >>> dg.sub(dg.tensor([1., 2.]), 1.0)
+    tensor([0., 1.])
+    """
+    return apply(SUB, x, y if alpha == 1 else apply(MUL, y, alpha))
+
+
+def clamp(x: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - torch's names
+    """Limit ``x`` to ``[min, max]``; the gradient is 1 inside (bounds included), 0 outside.
+
+    >>> import dualgrad as dg
+    >>> dg.clamp(dg.tensor([-2., 0.5, 3.]), 0.0, 1.0)
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of 'min' or 'max' must not be None")
+    return apply(CLAMP, x, min, max)
+
+
+def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Tensor:
+    """NumPy's name for ``clamp``."""
+    return clamp(x, a_min, a_max)
+
+
+def where(condition: Any, x: Any, y: Any) -> Tensor:
+    """Elements of ``x`` where ``condition`` holds, else of ``y``.
+
+    The gradient of the branch not taken is exactly zero, so a NaN or inf in the
+    unselected branch's *value* does not reach the gradient; a NaN in its
+    *derivative* (e.g. ``where(x > 0, sqrt(x), 0)`` at ``x < 0``) is multiplied by
+    zero and still poisons it, as in every autodiff library: guard the input
+    instead (``sqrt(where(x > 0, x, 1))``).
+
+    >>> import dualgrad as dg
+    >>> dg.where(dg.tensor([True, False]), dg.tensor([1., 2.]), 0.0)
+    tensor([1., 0.])
+    """
+    return apply(WHERE, condition, x, y)
+
+
+def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``.
+
+    >>> import dualgrad as dg
+    >>> dg.softplus(dg.tensor([0.]))
+    tensor([0.6931])
+    """
+    return apply(SOFTPLUS, x, beta=beta, threshold=threshold)
+
+
+def to_dtype(x: Any, dtype: Any) -> Tensor:
+    """``x`` cast to ``dtype`` (differentiable between floating/complex dtypes).
+
+    >>> import dualgrad as dg
+    >>> dg.to_dtype(dg.tensor([1.5]), "float32")
+    tensor([1.5000], dtype=float32)
+    """
+    dtype = np.dtype(dtype)
+    if isinstance(x, Tensor) and x.dtype == dtype:
+        return x
+    return apply(CAST, x, dtype=dtype)
+
+
+def _unary(op: Op, summary: str, example: str, result: str) -> Any:
+    def fn(x: Any) -> Tensor:
+        return apply(op, x)
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = f"{summary}\n\n>>> import dualgrad as dg\n>>> dg.{op.name}(dg.tensor({example}))\n{result}\n"
+    return fn
+
+
+def _binary(op: Op, summary: str, example: str, result: str) -> Any:
+    def fn(x: Any, y: Any) -> Tensor:
+        return apply(op, x, y)
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = f"{summary}\n\n>>> import dualgrad as dg\n>>> dg.{op.name}(dg.tensor({example}), 2.0)\n{result}\n"
+    return fn
+
+
+mul = _binary(MUL, "Elementwise product with broadcasting.", "[1., 2.]", "tensor([2., 4.])")
+div = _binary(DIV, "Elementwise true division with broadcasting.", "[1., 2.]", "tensor([0.5000, 1.0000])")
+pow = _binary(POW, "``x ** y`` elementwise (either may be a scalar).", "[1., 3.]", "tensor([1., 9.])")  # noqa: A001
+atan2 = _binary(ATAN2, "Angle of the point ``(y, x)``: ``atan2(y, x)``.", "[0., 2.]", "tensor([0.0000, 0.7854])")
+hypot = _binary(HYPOT, "``sqrt(x**2 + y**2)`` without overflow.", "[0., 2.]", "tensor([2.0000, 2.8284])")
+logaddexp = _binary(LOGADDEXP, "``log(exp(x) + exp(y))`` computed stably.", "[2.]", "tensor([2.6931])")
+maximum = _binary(MAXIMUM, "Elementwise maximum; at ties each input gets half the gradient.", "[1., 3.]", "tensor([2., 3.])")
+minimum = _binary(MINIMUM, "Elementwise minimum; at ties each input gets half the gradient.", "[1., 3.]", "tensor([1., 2.])")
+remainder = _binary(REMAINDER, "Python's ``x % y`` (sign of the divisor).", "[3., -3.]", "tensor([1., 1.])")
+floor_divide = _binary(FLOOR_DIVIDE, "Python's ``x // y`` (not differentiable).", "[3., -3.]", "tensor([ 1., -2.])")
+neg = _unary(NEG, "``-x``.", "[1., -2.]", "tensor([-1.,  2.])")
+reciprocal = _unary(RECIPROCAL, "``1 / x``.", "[2.]", "tensor([0.5000])")
+square = _unary(SQUARE, "``x * x``.", "[3.]", "tensor([9.])")
+sqrt = _unary(SQRT, "Square root; its derivative at 0 is inf (as in torch).", "[4.]", "tensor([2.])")
+rsqrt = _unary(RSQRT, "``1 / sqrt(x)``.", "[4.]", "tensor([0.5000])")
+abs = _unary(ABS, "Absolute value (modulus for complex); its derivative at 0 is 0.", "[-2.]", "tensor([2.])")  # noqa: A001
+sign = _unary(SIGN, "Sign of each element (not differentiable).", "[-2., 0.]", "tensor([-1.,  0.])")
+sgn = _unary(SGN, "``x / |x|`` (0 at 0); the sign for real inputs (not differentiable).", "[-2.]", "tensor([-1.])")
+exp = _unary(EXP, "Exponential.", "[0.]", "tensor([1.])")
+expm1 = _unary(EXPM1, "``exp(x) - 1``, accurate near 0.", "[0.]", "tensor([0.])")
+log = _unary(LOG, "Natural logarithm.", "[1.]", "tensor([0.])")
+log1p = _unary(LOG1P, "``log(1 + x)``, accurate near 0.", "[0.]", "tensor([0.])")
+log2 = _unary(LOG2, "Base-2 logarithm.", "[8.]", "tensor([3.])")
+log10 = _unary(LOG10, "Base-10 logarithm.", "[100.]", "tensor([2.])")
+sin = _unary(SIN, "Sine.", "[0.]", "tensor([0.])")
+cos = _unary(COS, "Cosine.", "[0.]", "tensor([1.])")
+tan = _unary(TAN, "Tangent.", "[0.]", "tensor([0.])")
+asin = _unary(ASIN, "Inverse sine.", "[0.]", "tensor([0.])")
+acos = _unary(ACOS, "Inverse cosine.", "[1.]", "tensor([0.])")
+atan = _unary(ATAN, "Inverse tangent.", "[0.]", "tensor([0.])")
+sinh = _unary(SINH, "Hyperbolic sine.", "[0.]", "tensor([0.])")
+cosh = _unary(COSH, "Hyperbolic cosine.", "[0.]", "tensor([1.])")
+tanh = _unary(TANH, "Hyperbolic tangent.", "[0.]", "tensor([0.])")
+asinh = _unary(ASINH, "Inverse hyperbolic sine.", "[0.]", "tensor([0.])")
+acosh = _unary(ACOSH, "Inverse hyperbolic cosine.", "[1.]", "tensor([0.])")
+atanh = _unary(ATANH, "Inverse hyperbolic tangent.", "[0.]", "tensor([0.])")
+sigmoid = _unary(SIGMOID, "Logistic function ``1 / (1 + exp(-x))``, stable for large ``|x|``.", "[0.]", "tensor([0.5000])")
+relu = _unary(RELU, "``max(x, 0)``; its derivative at 0 is 0 (torch's convention).", "[-1., 2.]", "tensor([0., 2.])")
+real = _unary(REAL, "Real part (the tensor itself for real dtypes).", "[1.+2.j]", "tensor([1.])")
+imag = _unary(IMAG, "Imaginary part (zeros for real dtypes).", "[1.+2.j]", "tensor([2.])")
+conj = _unary(CONJ, "Complex conjugate (the values themselves for real dtypes).", "[1.+2.j]", "tensor([1.-2.j])")
+angle = _unary(ANGLE, "Argument of complex numbers (0 or pi for reals, with zero gradient).", "[-1.]", "tensor([3.1416])")
+clone = _unary(CLONE, "A copy that stays in the graph.", "[1.]", "tensor([1.])")

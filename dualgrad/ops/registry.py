@@ -1,0 +1,266 @@
+"""The op table: one ``Op`` per operation, with its NumPy impl and derivative rules.
+
+An op declares:
+
+* ``impl(*arrays, **params)``: the NumPy computation on raw arrays;
+* ``vjp``: the reverse rule, a tuple with one function per input,
+  ``vjp[i](g, out, *inputs, **params) -> gradient for input i`` (or, for ops
+  with a variable number of inputs, one function returning a list);
+* ``jvp(tangents, out, *inputs, **params) -> tangent of out``, where
+  ``tangents[i]`` is ``None`` for an input without tangent;
+* ``batch``: the vmap rule (see ``dualgrad.batching``);
+* ``save_inputs`` / ``save_out``: which values the reverse rule reads. An input
+  that is not saved reaches the rule as a ``TensorMeta`` (shape and dtype only).
+
+Rules are written with dualgrad ops on Tensors, so every derivative can be
+differentiated again. Rules may return gradients with the output's broadcast
+shape and dtype: ``fit_gradient`` sums and casts them to the input's.
+
+Families derive rules (see ``elementwise`` and ``linear``): an elementwise op
+gives one holomorphic partial derivative per input, and both its vjp
+(``g * conj(d)``) and jvp (``sum t * d``) follow from it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..reverse.saved import SavedTensor
+from ..tensor import Tensor, _wrap
+from .dispatch import TensorMeta, apply
+
+ALL_OPS: dict[str, "Op"] = {}
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in re.split(r"[_\W]+", name) if part)
+
+
+class Op:
+    """One entry of the op table."""
+
+    __slots__ = ("name", "impl", "vjp", "jvp", "batch", "family", "save_inputs", "save_out",
+                 "differentiable", "grad_name", "multi_output", "arg_names", "view", "extra")
+
+    def __init__(
+        self,
+        name: str,
+        impl: Callable,
+        *,
+        vjp: Sequence[Callable] | Callable | None = None,
+        jvp: Callable | None = None,
+        batch: Callable | None = None,
+        family: str = "custom",
+        save_inputs: bool = True,
+        save_out: bool = False,
+        differentiable: bool = True,
+        grad_name: str | None = None,
+        multi_output: bool = False,
+        arg_names: tuple = ("self", "other", "third"),
+        view: bool = False,
+        extra: dict | None = None,
+    ):
+        if name in ALL_OPS:
+            raise ValueError(f"op {name!r} is already registered")
+        self.name = name
+        self.impl = impl
+        self.vjp = vjp
+        self.jvp = jvp
+        self.batch = batch
+        self.family = family
+        self.save_inputs = save_inputs
+        self.save_out = save_out
+        self.differentiable = differentiable
+        self.grad_name = grad_name or f"{_camel(name)}Backward0"
+        self.multi_output = multi_output
+        self.arg_names = arg_names
+        self.view = view
+        self.extra = extra or {}
+        ALL_OPS[name] = self
+
+    def __repr__(self) -> str:
+        return f"<Op {self.name} ({self.family})>"
+
+    # -- reverse mode ---------------------------------------------------------
+    def unpack(self, node: Any) -> tuple:
+        """``(out, inputs)`` as the rules see them, checked for versions and freeing."""
+        ctx = node.ctx
+        inputs = tuple(x.unpack(node) if type(x) is SavedTensor else x for x in ctx.inputs)
+        saved_out = ctx.out
+        if saved_out is None:
+            out = None
+        elif type(saved_out) is tuple:
+            out = tuple(s.unpack(node, i) for i, s in enumerate(saved_out))
+        else:
+            out = saved_out.unpack(node)
+        return out, inputs
+
+    def backward(self, node: Any, grads: list) -> list:
+        """Gradients for each input of ``node`` from the gradients of its outputs."""
+        if node._released and node.saved:
+            from ..reverse.saved import FREED_MESSAGE
+
+            raise RuntimeError(FREED_MESSAGE)
+        ctx = node.ctx
+        out, inputs = self.unpack(node)
+        if self.multi_output:
+            g = tuple(gr if gr is not None else _wrap(np.zeros(shape, dtype))
+                      for gr, (shape, dtype) in zip(grads, ctx.out_metas))
+        else:
+            g = grads[0]
+        params = ctx.params
+        vjp = self.vjp
+        if type(vjp) is tuple:
+            results = [
+                None if target is None else vjp[i](g, out, *inputs, **params)
+                for i, (target, _) in enumerate(node.edges)
+            ]
+        else:
+            results = list(vjp(g, out, *inputs, **params))
+            if len(results) != len(node.edges):
+                raise RuntimeError(f"{self.grad_name} returned {len(results)} gradients for {len(node.edges)} inputs")
+        for i, (target, _) in enumerate(node.edges):
+            if target is None:
+                results[i] = None
+            elif results[i] is not None:
+                shape, dtype = ctx.metas[i]
+                results[i] = fit_gradient(results[i], shape, dtype)
+        return results
+
+    def saved_attribute(self, node: Any, name: str) -> Any:
+        """``node._saved_self`` / ``_saved_result`` / ``_raw_saved_*`` lookups."""
+        raw = name.startswith("_raw_saved_")
+        key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
+        ctx = node.ctx
+        if key == "result" and ctx.out is not None and type(ctx.out) is SavedTensor:
+            saved = ctx.out
+        elif key in self.arg_names and self.arg_names.index(key) < len(ctx.inputs):
+            saved = ctx.inputs[self.arg_names.index(key)]
+        elif key in ctx.params:
+            return ctx.params[key]
+        else:
+            raise AttributeError(f"'{self.grad_name}' object has no attribute '{name}'")
+        if type(saved) is not SavedTensor:
+            if isinstance(saved, TensorMeta):
+                raise AttributeError(f"'{self.grad_name}' object has no attribute '{name}'")
+            return saved
+        return saved if raw else saved.unpack(node)
+
+    def saved_attribute_names(self, node: Any) -> list:
+        ctx = node.ctx
+        names = []
+        for arg, x in zip(self.arg_names, ctx.inputs):
+            if type(x) is SavedTensor:
+                names += [f"_saved_{arg}", f"_raw_saved_{arg}"]
+        if type(ctx.out) is SavedTensor:
+            names += ["_saved_result", "_raw_saved_result"]
+        names += [f"_saved_{k}" for k in ctx.params]
+        return names
+
+
+# -- gradient fitting -----------------------------------------------------------
+def fit_gradient(g: Any, shape: tuple, dtype: np.dtype) -> Tensor:
+    """Sum a broadcast gradient back to ``shape`` and cast it to ``dtype``.
+
+    A complex gradient for a real input keeps its real part (the reference's
+    convention). This is the one place that un-broadcasts.
+    """
+    if not isinstance(g, Tensor):
+        g = _wrap(np.asarray(g))
+    if g.shape != shape:
+        g = sum_to_shape(g, shape)
+    if g.dtype != dtype:
+        if g.dtype.kind == "c" and dtype.kind != "c":
+            g = g.real
+        g = g.to(dtype)
+    return g
+
+
+def sum_to_shape(g: Tensor, shape: tuple) -> Tensor:
+    """Sum ``g`` over the axes that broadcasting added to or stretched in ``shape``."""
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and g.shape[i + lead] != 1
+    )
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    if lead or g.shape != shape:
+        g = g.reshape(shape)
+    return g
+
+
+# -- families --------------------------------------------------------------------
+def _conj_if_complex(d: Any) -> Any:
+    if isinstance(d, Tensor):
+        return d.conj() if d.dtype.kind == "c" else d
+    return np.conj(d) if np.iscomplexobj(d) else d
+
+
+def _vjp_from_partial(partial: Callable | int) -> Callable:
+    """``g * conj(d)`` for a partial derivative ``d`` (constants 1 and -1 fold away)."""
+    if partial == 1:
+        return lambda g, out, *inputs, **params: g
+    if partial == -1:
+        return lambda g, out, *inputs, **params: -g
+    return lambda g, out, *inputs, **params: g * _conj_if_complex(partial(out, *inputs, **params))
+
+
+def _jvp_from_partials(partials: tuple) -> Callable:
+    """``sum_i t_i * d_i`` over the inputs that carry a tangent."""
+
+    def jvp(tangents: tuple, out: Tensor, *inputs: Any, **params: Any) -> Tensor:
+        total = None
+        for t, partial in zip(tangents, partials):
+            if t is None:
+                continue
+            if partial == 1:
+                term = t
+            elif partial == -1:
+                term = -t
+            else:
+                term = t * partial(out, *inputs, **params)
+            total = term if total is None else total + term
+        return total
+
+    return jvp
+
+
+def elementwise(name: str, impl: Callable, partials: tuple, **kwargs: Any) -> Op:
+    """An elementwise (broadcasting) op from its holomorphic partial derivatives.
+
+    Each partial is ``d(out, *inputs, **params)`` or the constant 1 or -1.
+    """
+    kwargs.setdefault("vjp", tuple(_vjp_from_partial(p) for p in partials))
+    kwargs.setdefault("jvp", _jvp_from_partials(partials))
+    kwargs.setdefault("save_inputs", any(callable(p) for p in partials))
+    return Op(name, impl, family="elementwise", **kwargs)
+
+
+def linear(name: str, impl: Callable, vjp: Sequence[Callable] | Callable, **kwargs: Any) -> Op:
+    """A linear op (in each tensor input): its jvp is the op applied to the tangents.
+
+    Missing tangents count as zeros; ``vjp`` is the transpose and must be given.
+    """
+    kwargs.setdefault("save_inputs", False)
+    op = Op(name, impl, vjp=vjp, family=kwargs.pop("family", "linear"), **kwargs)
+
+    def jvp(tangents: tuple, out: Any, *inputs: Any, **params: Any) -> Tensor:
+        filled = [t if t is not None else _zeros_for(x) for t, x in zip(tangents, inputs)]
+        return apply(op, *filled, **params)
+
+    op.jvp = jvp
+    return op
+
+
+def _zeros_for(x: Any) -> Tensor:
+    if not isinstance(x, Tensor):
+        x = np.asarray(x)
+    return _wrap(np.zeros(x.shape, x.dtype))
+
+
+def nondifferentiable(name: str, impl: Callable, family: str = "elementwise", **kwargs: Any) -> Op:
+    """An op whose outputs never require grad (comparisons, sign, argmax, ...)."""
+    return Op(name, impl, family=family, differentiable=False, save_inputs=False, **kwargs)

@@ -1,0 +1,296 @@
+"""The backward engine: dependency counting and a ready queue, never recursion.
+
+``run_backward`` walks the graph once to count, for every node and leaf, how many
+edges lead into it; then it runs nodes whose incoming gradients are complete,
+highest sequence number first (the order in which torch runs them). Leaf
+gradients are committed to ``.grad`` only after the whole pass succeeded, so a
+failed backward leaves every ``.grad`` as it was.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._state import STATE
+from ..tensor import Tensor, _wrap
+from .node import Node
+
+
+def run_backward(
+    roots: Sequence[Tensor],
+    root_grads: Sequence[Tensor],
+    *,
+    retain_graph: bool,
+    create_graph: bool,
+    inputs: Sequence[Tensor] | None = None,
+    accumulate: bool = True,
+) -> list:
+    """Back-propagate ``root_grads`` from ``roots``.
+
+    With ``accumulate=True`` leaf gradients go to ``.grad`` (of ``inputs`` only,
+    when given). With ``accumulate=False`` nothing is written and the gradients
+    reaching ``inputs`` are returned, ``None`` for inputs the graph never reached.
+    """
+    start = []
+    for root, grad in zip(roots, root_grads):
+        target = root.grad_fn if root.grad_fn is not None else root
+        start.append((target, root._output_nr, grad))
+
+    captures: dict = {}  # (target, output_nr) -> index in inputs
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            key = (t.grad_fn, t._output_nr) if t.grad_fn is not None else (t, 0)
+            captures.setdefault(key, []).append(i)
+    deps, needed = _count_dependencies([s[0] for s in start], captures if inputs is not None else None)
+
+    prev_mode = STATE.grad_enabled
+    STATE.grad_enabled = create_graph
+    try:
+        captured, staged = _execute(start, deps, needed, captures, retain_graph,
+                                    accumulate and inputs is None,
+                                    len(inputs) if inputs is not None else 0)
+        if accumulate and inputs is not None:
+            staged = [(t, g) for t, g in zip(inputs, captured) if g is not None]
+        _commit(staged, create_graph)
+    finally:
+        STATE.grad_enabled = prev_mode
+    return captured
+
+
+def _commit(staged: list, create_graph: bool) -> None:
+    """Write gradients into ``.grad``, then run post-accumulate-grad hooks."""
+    for leaf, grad in staged:
+        _accumulate_into_leaf(leaf, grad, create_graph)
+    for leaf, _ in staged:
+        hooks = leaf._extra and leaf._extra.get("post_accumulate_hooks")
+        if hooks:
+            for hook in list(hooks.values()):
+                hook(leaf)
+
+
+def _count_dependencies(targets: list, captures: dict | None) -> tuple[dict, Any]:
+    """Incoming-edge counts of all reachable nodes; with captures, only needed ones.
+
+    Returns ``(deps, needed)``; ``needed`` is None when every node is needed.
+    """
+    deps: dict = {}
+    seen: set = set()
+    order: list = []
+    stack = [t for t in targets if isinstance(t, Node)]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        for target, _ in node.edges:
+            if target is not None:
+                deps[target] = deps.get(target, 0) + 1
+                if type(target) is not Tensor and target not in seen:
+                    stack.append(target)
+    if captures is None:
+        return deps, None
+    # A node is needed when a captured gradient lies at or below it. Inputs of a
+    # node are older than the node, so increasing sequence numbers is a
+    # topological order from the leaves up.
+    wanted = {key[0] for key in captures}
+    needed: set = {t for t in wanted if isinstance(t, Tensor)}
+    for node in sorted(order, key=lambda n: n.seq):
+        if node in wanted or any(t in needed for t, _ in node.edges if t is not None):
+            needed.add(node)
+    deps = {}
+    for node in order:
+        if node in needed:
+            for target, _ in node.edges:
+                if target in needed:
+                    deps[target] = deps.get(target, 0) + 1
+    return deps, needed
+
+
+def _add(buffer: Any, grad: Tensor | None) -> Any:
+    if grad is None:
+        return buffer
+    return grad if buffer is None else buffer + grad
+
+
+def _execute(start, deps, needed, captures, retain_graph, accumulate, n_inputs) -> list:
+    buffers: dict = {}
+    ready_nodes: list = []
+    ready_leaves: list = []
+    for target, nr, grad in start:
+        if needed is not None and target not in needed:
+            continue
+        if type(target) is Tensor:
+            buffers[target] = _add(buffers.get(target), grad)
+            if deps.get(target, 0) == 0 and target not in ready_leaves:
+                ready_leaves.append(target)
+        else:
+            buf = buffers.get(target)
+            if buf is None:
+                buf = buffers[target] = [None] * target.n_outputs
+                if deps.get(target, 0) == 0:
+                    heapq.heappush(ready_nodes, (-target.seq, id(target), target))
+            buf[nr] = _add(buf[nr], grad)
+
+    captured: list = [None] * n_inputs
+    staged: list = []  # (leaf, grad) to commit into .grad after success
+    observed = STATE.observed
+    while ready_nodes or ready_leaves:
+        if ready_leaves:
+            leaf = ready_leaves.pop()
+            grad = _run_leaf_hooks(leaf, buffers.pop(leaf, None))
+            key = (leaf, 0)
+            if key in captures:
+                for i in captures[key]:
+                    captured[i] = grad
+            elif accumulate and grad is not None:
+                staged.append((leaf, grad))
+            continue
+        node = heapq.heappop(ready_nodes)[2]
+        grads = buffers.pop(node)
+        if node._hooks is not None:
+            grads = _run_pre_hooks(node, grads)
+        if captures:
+            for nr in range(node.n_outputs):
+                for i in captures.get((node, nr), ()):
+                    captured[i] = grads[nr]
+        if needed is not None and not any(t in needed for t, _ in node.edges):
+            continue  # only captured: nothing below it is wanted
+        if all(g is None for g in grads):
+            grad_inputs = (None,) * len(node.edges)
+        elif observed:
+            grad_inputs = _observe_node(node, grads)
+        else:
+            grad_inputs = node.op.backward(node, grads)
+        if node._hooks is not None and node._hooks.post:
+            grad_inputs = _run_post_hooks(node, grad_inputs, grads)
+        if not retain_graph:
+            node.release()
+        for (target, nr), grad in zip(node.edges, grad_inputs):
+            if target is None or (needed is not None and target not in needed):
+                continue
+            if type(target) is Tensor:
+                buffers[target] = _add(buffers.get(target), grad)
+                deps[target] -= 1
+                if deps[target] == 0:
+                    ready_leaves.append(target)
+            else:
+                buf = buffers.get(target)
+                if buf is None:
+                    buf = buffers[target] = [None] * target.n_outputs
+                buf[nr] = _add(buf[nr], grad)
+                deps[target] -= 1
+                if deps[target] == 0:
+                    heapq.heappush(ready_nodes, (-target.seq, id(target), target))
+
+    return captured, staged
+
+
+def _checked_replacement(new: Any, old: Tensor | None, where: str) -> Tensor | None:
+    """A hook's return value, validated; ``None`` keeps ``old``."""
+    if new is None:
+        return old
+    if not isinstance(new, Tensor):
+        raise TypeError(f"{where}: hook returned {type(new).__name__}, expected a Tensor or None")
+    if old is not None and new.shape != old.shape:
+        raise RuntimeError(
+            f"{where}: hook changed the gradient's shape from {old.shape} to {new.shape}"
+        )
+    return new
+
+
+def _run_leaf_hooks(leaf: Tensor, grad: Tensor | None) -> Tensor | None:
+    extra = leaf._extra
+    if not extra or grad is None:
+        return grad
+    for hook in list(extra.get("hooks", {}).values()):
+        grad = _checked_replacement(hook(grad), grad, "tensor hook of a leaf")
+    pre = extra.get("accumulate_pre_hooks")
+    if pre:
+        for hook in list(pre.values()):
+            new = hook((grad,))
+            if new is not None:
+                grad = _checked_replacement(new[0], grad, "AccumulateGrad pre-hook")
+    post = extra.get("accumulate_post_hooks")
+    if post:
+        for hook in list(post.values()):
+            hook((), (grad,))
+    return grad
+
+
+def _run_pre_hooks(node: Node, grads: list) -> list:
+    """Tensor hooks, then node pre-hooks, then the retain_grad update."""
+    hooks = node._hooks
+    for nr, tensor_hooks in hooks.tensor_pre.items():
+        for hook in list(tensor_hooks.values()):
+            if grads[nr] is not None:
+                grads[nr] = _checked_replacement(hook(grads[nr]), grads[nr],
+                                                 f"tensor hook on output {nr} of {node.name()}")
+    for hook in list(hooks.pre.values()):
+        new = hook(tuple(grads))
+        if new is not None:
+            if len(new) != len(grads):
+                raise RuntimeError(
+                    f"pre-hook of {node.name()} returned {len(new)} gradients, expected {len(grads)}"
+                )
+            grads = [_checked_replacement(n, g, f"pre-hook of {node.name()}, output {i}")
+                     for i, (n, g) in enumerate(zip(new, grads))]
+    for nr, ref in hooks.retain.items():
+        tensor = ref()
+        if tensor is not None and grads[nr] is not None:
+            if tensor._grad is None:
+                tensor._grad = grads[nr] if STATE.grad_enabled else _wrap(grads[nr]._data.copy())
+            else:
+                tensor._grad = tensor._grad + grads[nr]
+    return grads
+
+
+def _run_post_hooks(node: Node, grad_inputs: Any, grad_outputs: list) -> tuple:
+    for hook in list(node._hooks.post.values()):
+        new = hook(tuple(grad_inputs), tuple(grad_outputs))
+        if new is not None:
+            if len(new) != len(grad_inputs):
+                raise RuntimeError(
+                    f"hook of {node.name()} returned {len(new)} gradients, expected {len(grad_inputs)}"
+                )
+            grad_inputs = tuple(_checked_replacement(n, g, f"hook of {node.name()}, input {i}")
+                                for i, (n, g) in enumerate(zip(new, grad_inputs)))
+    return grad_inputs
+
+
+def _observe_node(node: Node, grads: list) -> Any:
+    """Run a node with every installed observer (profiler, anomaly mode) around it."""
+    run = node.op.backward
+    for observer in STATE.observers:
+        run = observer.wrap_node(node, run)
+    return run(node, grads)
+
+
+def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> None:
+    """Default gradient layouts, rules 1 to 4 of the reference."""
+    current = leaf._grad
+    if current is None:
+        if create_graph:
+            leaf._grad = grad
+            return
+        data = leaf._data
+        dense = data.flags.c_contiguous or data.flags.f_contiguous or _is_dense(data)
+        new = np.empty_like(data) if dense else np.empty(data.shape, data.dtype)
+        np.copyto(new, grad._data)
+        leaf._grad = _wrap(new)
+    elif create_graph:
+        leaf._grad = current + grad
+    else:
+        np.add(current._data, grad._data, out=current._data, casting="unsafe")
+        current._bump_version()
+
+
+def _is_dense(array: np.ndarray) -> bool:
+    """True if the array's elements occupy a gap-free, non-overlapping block."""
+    if array.size == 0:
+        return True
+    span = sum((n - 1) * abs(s) for n, s in zip(array.shape, array.strides)) + array.itemsize
+    return span == array.nbytes and 0 not in array.strides

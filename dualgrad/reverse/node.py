@@ -1,0 +1,162 @@
+"""Backward graph nodes.
+
+A ``Node`` is what ``tensor.grad_fn`` returns. It knows nothing about any
+particular op: it holds the op object (anything with ``grad_name`` and
+``backward(node, grad_outputs)``), the edges to the nodes of its inputs, what was
+saved for the backward rule, and hooks. Leaves that require grad are edges to the
+leaf Tensor itself; ``next_functions`` shows them as ``AccumulateGrad`` nodes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from typing import Any, Callable
+
+from ..tensor import Tensor
+from .._hooks import RemovableHandle, add_hook
+
+_sequence = itertools.count()
+
+
+class NodeHooks:
+    """The hooks of one node, created on first registration."""
+
+    __slots__ = ("tensor_pre", "pre", "post", "retain")
+
+    def __init__(self) -> None:
+        self.tensor_pre: dict[int, dict] = {}  # output_nr -> {id: hook(grad)}
+        self.pre: dict = {}  # {id: hook(grad_outputs)}
+        self.post: dict = {}  # {id: hook(grad_inputs, grad_outputs)}
+        self.retain: dict[int, weakref.ref] = {}  # output_nr -> tensor with retain_grad
+
+
+class Node:
+    """A recorded operation in the backward graph (``grad_fn`` of its outputs).
+
+    >>> import dualgrad as dg
+    >>> a = dg.tensor([0., 0., 0.], requires_grad=True)
+    >>> b = a.exp()
+    >>> b.grad_fn.name()
+    'ExpBackward0'
+    >>> b.grad_fn.next_functions
+    ((<AccumulateGrad>, 0),)
+    """
+
+    __slots__ = ("op", "edges", "saved", "ctx", "seq", "n_outputs", "_hooks", "_metadata",
+                 "_released", "__weakref__")
+
+    def __init__(self, op: Any, edges: tuple, saved: tuple = (), ctx: Any = None, n_outputs: int = 1):
+        self.op = op
+        self.edges = edges  # one (target, output_nr) per input; target None if no grad flows
+        self.saved = saved  # SavedTensor objects, released after backward
+        self.ctx = ctx  # op-specific state (parameters, input metadata, ...)
+        self.seq = next(_sequence)
+        self.n_outputs = n_outputs
+        self._hooks = None
+        self._metadata = None
+        self._released = False
+
+    def name(self) -> str:
+        """The node's name, e.g. ``'MulBackward0'``."""
+        return self.op.grad_name
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object>"
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for user data, kept as long as the node lives."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    @property
+    def next_functions(self) -> tuple:
+        """``((node or None, output_nr), ...)``, one pair per input of the op."""
+        return tuple((_as_node(target), nr) for target, nr in self.edges)
+
+    @property
+    def requires_grad(self) -> bool:
+        return True
+
+    def _get_hooks(self) -> NodeHooks:
+        if self._hooks is None:
+            self._hooks = NodeHooks()
+        return self._hooks
+
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """Register ``fn(grad_inputs, grad_outputs)``, run after the node; may return new grad_inputs."""
+        return add_hook(self._get_hooks().post, fn)
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """Register ``fn(grad_outputs)``, run before the node; may return new grad_outputs."""
+        return add_hook(self._get_hooks().pre, fn)
+
+    def _register_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
+        return add_hook(self._get_hooks().tensor_pre.setdefault(output_nr, {}), fn)
+
+    def _retain_grad_for(self, tensor: Tensor) -> None:
+        self._get_hooks().retain[tensor._output_nr] = weakref.ref(tensor)
+
+    def release(self) -> None:
+        """Free saved tensors (after a backward without ``retain_graph``)."""
+        self._released = True
+        for saved in self.saved:
+            saved.release()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith(("_saved_", "_raw_saved_")):
+            return self.op.saved_attribute(self, name)
+        raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
+
+    def __dir__(self) -> list:
+        names = set(object.__dir__(self))
+        names.update(getattr(self.op, "saved_attribute_names", lambda node: ())(self))
+        return sorted(names)
+
+
+class AccumulateGrad:
+    """The node through which a leaf tensor receives its gradient."""
+
+    __slots__ = ("variable", "__weakref__")
+
+    def __init__(self, variable: Tensor):
+        self.variable = variable
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return "<AccumulateGrad>"
+
+    next_functions: tuple = ()
+
+    @property
+    def metadata(self) -> dict:
+        return self.variable._get_extra().setdefault("accumulate_metadata", {})
+
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """Register ``fn(grad_inputs, grad_outputs)``, run after accumulation."""
+        return add_hook(self.variable._get_extra().setdefault("accumulate_post_hooks", {}), fn)
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """Register ``fn(grad_outputs)``, run before accumulation; may return new grad_outputs."""
+        return add_hook(self.variable._get_extra().setdefault("accumulate_pre_hooks", {}), fn)
+
+
+def _as_node(target: Any) -> Any:
+    if isinstance(target, Tensor):
+        return accumulate_grad_node(target)
+    return target
+
+
+def accumulate_grad_node(leaf: Tensor) -> AccumulateGrad:
+    """The (weakly cached) AccumulateGrad node of a leaf."""
+    extra = leaf._get_extra()
+    ref = extra.get("grad_accumulator")
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(leaf)
+        extra["grad_accumulator"] = weakref.ref(node)
+    return node

@@ -1,0 +1,409 @@
+"""The ``Tensor``: a NumPy array plus autograd metadata. No math lives here.
+
+Operators and math methods (``+``, ``sin``, ``sum``, ...) are attached by
+``dualgrad.ops.methods`` from the op table, so this file only knows storage,
+gradient bookkeeping and conversion.
+
+>>> import dualgrad as dg
+>>> x = dg.ones(2, 2, requires_grad=True)
+>>> x
+tensor([[1., 1.],
+        [1., 1.]], requires_grad=True)
+>>> x.shape, x.dtype, x.is_leaf
+((2, 2), dtype('float64'), True)
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from ._hooks import RemovableHandle, add_hook
+
+DEFAULT_DTYPES = {np.dtype("float64"), np.dtype("int64"), np.dtype("bool"), np.dtype("complex128")}
+_new = object.__new__
+
+
+def is_differentiable_dtype(dtype: np.dtype) -> bool:
+    """True for the dtypes that can require gradients (floating and complex)."""
+    return dtype.kind in "fc" or dtype.name == "bfloat16"
+
+
+class VersionCounter:
+    """Counts in-place modifications; shared by a tensor and all its views."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: int = 0):
+        self.value = value
+
+
+class Size(int):
+    """``t.size`` is NumPy's element count and torch's ``t.size()`` / ``t.size(dim)``.
+
+    >>> import dualgrad as dg
+    >>> t = dg.zeros(2, 3)
+    >>> t.size, t.size(), t.size(-1)
+    (6, (2, 3), 3)
+    """
+
+    def __new__(cls, shape: tuple) -> "Size":
+        size = super().__new__(cls, int(np.prod(shape, dtype=np.int64)))
+        size.shape = shape
+        return size
+
+    def __call__(self, dim: int | None = None) -> Any:
+        return self.shape if dim is None else self.shape[dim]
+
+
+class Tensor:
+    """An n-dimensional array that can record operations for differentiation.
+
+    Create tensors with ``dualgrad.tensor``, ``dualgrad.zeros`` and the other
+    factories; ``Tensor(data)`` also works and copies nothing when ``data`` is an
+    ndarray.
+    """
+
+    __slots__ = (
+        "_data",  # the ndarray
+        "_requires_grad",
+        "grad_fn",  # Node that produced this tensor, or None for leaves
+        "_output_nr",  # which output of grad_fn this tensor is
+        "_fw",  # None or {dual level: tangent Tensor}
+        "_version",  # None (never changed, not shared) or a VersionCounter
+        "_grad",
+        "_extra",  # None or dict: hooks, retains_grad, view base, ...
+        "__weakref__",
+    )
+    __array_priority__ = 1000
+
+    def __init__(self, data: Any = None, *, requires_grad: bool = False):
+        self._data = data if isinstance(data, np.ndarray) else np.asarray(data if data is not None else [])
+        self._requires_grad = False
+        self.grad_fn = None
+        self._output_nr = 0
+        self._fw = None
+        self._version = None
+        self._grad = None
+        self._extra = None
+        if requires_grad:
+            self.requires_grad = True
+
+    # -- storage ------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self._data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def size(self) -> Size:
+        return Size(self.shape)
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    @property
+    def strides(self) -> tuple:
+        return self._data.strides
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    @property
+    def is_complex_dtype(self) -> bool:
+        return self.dtype.kind == "c"
+
+    def dim(self) -> int:
+        return self.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return self.dtype.kind == "c"
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.item()
+
+    def tolist(self) -> Any:
+        return self._data.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The data as an ndarray sharing memory (torch semantics).
+
+        Raises for a tensor that requires grad unless ``force=True``, since the
+        array is outside the graph.
+        """
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. "
+                "Use tensor.detach().numpy() instead."
+            )
+        return self._data
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """``np.asarray(t)`` returns the data; this detaches from the graph."""
+        data = self._data
+        if dtype is not None and data.dtype != dtype:
+            return data.astype(dtype)
+        return data.copy() if copy else data
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self) -> Iterator["Tensor"]:
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(len(self)))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {self._data.size} elements is ambiguous"
+            )
+        return bool(self._data)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return format_tensor(self)
+
+    # -- versions -----------------------------------------------------------
+    @property
+    def _version_value(self) -> int:
+        counter = self._version
+        return 0 if counter is None else counter.value
+
+    def _version_counter(self) -> VersionCounter:
+        """The shared counter, created on first need."""
+        counter = self._version
+        if counter is None:
+            counter = self._version = VersionCounter()
+        return counter
+
+    def _bump_version(self) -> None:
+        self._version_counter().value += 1
+
+    # -- autograd metadata --------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        """True if gradients need to be computed for this tensor."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        value = bool(value)
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to "
+                "use a computed variable in a subgraph that doesn't require differentiation "
+                "use var_no_grad = var.detach()."
+            )
+        if value and not is_differentiable_dtype(self.dtype):
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients "
+                f"(got dtype {self.dtype})"
+            )
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Set ``requires_grad`` in place and return ``self``."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not produced by a recorded operation."""
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> "Tensor | None":
+        """The accumulated gradient, ``None`` until a backward reaches this tensor."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: "Tensor | None") -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: grad shape {value.shape} "
+                    f"but tensor shape {self.shape}"
+                )
+            if value.dtype != self.dtype:
+                raise RuntimeError(
+                    f"assigned grad has data of a different type: grad dtype {value.dtype} "
+                    f"but tensor dtype {self.dtype}"
+                )
+        self._grad = value
+
+    def _get_extra(self) -> dict:
+        extra = self._extra
+        if extra is None:
+            extra = self._extra = {}
+        return extra
+
+    @property
+    def retains_grad(self) -> bool:
+        """True for a non-leaf tensor whose ``.grad`` is kept (see ``retain_grad``)."""
+        return bool(self._extra and self._extra.get("retains_grad"))
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor during backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self.retains_grad:
+            return
+        self._get_extra()["retains_grad"] = True
+        self.grad_fn._retain_grad_for(self)
+
+    def register_hook(self, hook: Callable) -> RemovableHandle:
+        """Register ``hook(grad) -> Tensor | None`` to run when this tensor's grad is computed.
+
+        >>> import dualgrad as dg
+        >>> v = dg.tensor([0., 0., 0.], requires_grad=True)
+        >>> h = v.register_hook(lambda grad: grad * 2)
+        >>> v.backward(dg.tensor([1., 2., 3.]))
+        >>> v.grad
+        tensor([2., 4., 6.])
+        >>> h.remove()
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn._register_tensor_hook(self._output_nr, hook)
+        return add_hook(self._get_extra().setdefault("hooks", {}), hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
+        """Register ``hook(tensor)`` to run after ``.grad`` of this leaf was accumulated."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        return add_hook(self._get_extra().setdefault("post_accumulate_hooks", {}), hook)
+
+    def detach(self) -> "Tensor":
+        """A new leaf sharing data and version counter, outside the graph.
+
+        Forward-mode tangents are dropped too (as in torch).
+        """
+        out = _wrap(self._data)
+        out._version = self._version_counter()
+        return out
+
+    def detach_(self) -> "Tensor":
+        """Detach this tensor from the graph in place, making it a leaf."""
+        self.grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self) -> "Tensor":
+        """A detached tensor sharing memory (not the version counter)."""
+        return _wrap(self._data)
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+
+    def backward(
+        self,
+        gradient: "Tensor | None" = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Any = None,
+    ) -> None:
+        """Accumulate the gradient of this tensor into the ``.grad`` of graph leaves.
+
+        See ``dualgrad.backward``.
+        """
+        from .reverse.api import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def __reduce__(self) -> tuple:
+        return (_unpickle, (self._data, self._requires_grad))
+
+
+def _wrap(data: np.ndarray) -> Tensor:
+    """A new leaf Tensor around ``data`` (no copy, no checks): the hot-path constructor."""
+    t = _new(Tensor)
+    t._data = data
+    t._requires_grad = False
+    t.grad_fn = None
+    t._output_nr = 0
+    t._fw = None
+    t._version = None
+    t._grad = None
+    t._extra = None
+    return t
+
+
+def _unpickle(data: np.ndarray, requires_grad: bool) -> Tensor:
+    t = _wrap(data)
+    t._requires_grad = requires_grad
+    return t
+
+
+def format_tensor(t: Tensor) -> str:
+    """torch-style repr: ``tensor([1., 2.], grad_fn=<AddBackward0>)``."""
+    data = t._data
+    kwargs: dict = {"separator": ", ", "prefix": "tensor("}
+    if data.dtype.kind in "fc":
+        finite = data[np.isfinite(data)] if data.size else data
+        integral = finite.size == 0 or bool(np.all(finite == np.round(finite)))
+        kwargs.update(precision=4, floatmode="maxprec" if integral else "fixed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        body = np.array2string(data, **kwargs)
+    parts = [body]
+    if data.size == 0 and data.shape != (0,):
+        parts.append(f"size={data.shape}")
+    if data.dtype not in DEFAULT_DTYPES:
+        parts.append(f"dtype={data.dtype}")
+    if t.grad_fn is not None:
+        parts.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t._requires_grad:
+        parts.append("requires_grad=True")
+    return "tensor(" + ", ".join(parts) + ")"

@@ -1,0 +1,24 @@
+"""Test configuration: Hypothesis profiles (``ci`` keeps the suite fast on 2 cores)."""
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", max_examples=25, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=60, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=500, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.fixture(autouse=True)
+def _seeded():
+    """Every test starts from the same random state."""
+    import dualgrad
+
+    dualgrad.manual_seed(0)
+    np.random.seed(0)
