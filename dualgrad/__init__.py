@@ -13,16 +13,11 @@ from .factories import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
     manual_seed, ones, ones_like, rand, rand_like, randn, randn_like, tensor, zeros, zeros_like,
 )
-from .ops.elementwise import (
-    abs, acos, acosh, add, angle, asin, asinh, atan, atan2, atanh, clamp, clip, clone, conj, cos,
-    cosh, div, exp, expm1, floor_divide, hypot, imag, log, log1p, log2, log10, logaddexp,
-    maximum, minimum, mul, neg, pow, real, reciprocal, relu, remainder, rsqrt, sgn, sigmoid, sign,
-    sin, sinh, softplus, sqrt, square, sub, tan, tanh, to_dtype, where,
-)
-from .ops.indexing import getitem
-from .ops.linalg import matmul
-from .ops.reductions import mean, sum
-from .ops.shape import broadcast_to, expand, permute, reshape, squeeze, swapaxes, transpose, unsqueeze
+from .ops.elementwise import *  # noqa: F403 - the public op functions
+from .ops.indexing import *  # noqa: F403
+from .ops.linalg import *  # noqa: F403
+from .ops.reductions import *  # noqa: F403
+from .ops.shape import *  # noqa: F403
 from .reverse import (
     backward, enable_grad, grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
     no_grad, set_grad_enabled,

@@ -353,3 +353,72 @@ imag = _unary(IMAG, "Imaginary part (zeros for real dtypes).", "[1.+2.j]", "tens
 conj = _unary(CONJ, "Complex conjugate (the values themselves for real dtypes).", "[1.+2.j]", "tensor([1.-2.j])")
 angle = _unary(ANGLE, "Argument of complex numbers (0 or pi for reals, with zero gradient).", "[-1.]", "tensor([3.1416])")
 clone = _unary(CLONE, "A copy that stays in the graph.", "[1.]", "tensor([1.])")
+
+
+def _reflected(fn: Any) -> Any:
+    return lambda self, other: fn(other, self)
+
+
+def _to(self: Tensor, *args: Any, dtype: Any = None, **kwargs: Any) -> Tensor:
+    """``t.to(dtype)``; device arguments such as ``'cpu'`` are accepted and ignored."""
+    for a in args:
+        if isinstance(a, str) and a.startswith(("cpu", "cuda")):
+            continue
+        dtype = a.dtype if isinstance(a, Tensor) else a
+    return self if dtype is None else to_dtype(self, dtype)
+
+
+def _compare(op_name: str) -> Any:
+    op = COMPARISONS[op_name]
+    return lambda self, other: apply(op, self, other)
+
+
+def _predicate(op_name: str) -> Any:
+    op = COMPARISONS[op_name]
+    return lambda self: apply(op, self)
+
+
+METHODS: dict[str, Any] = {
+    "__add__": add, "__radd__": _reflected(add),
+    "__sub__": sub, "__rsub__": _reflected(sub),
+    "__mul__": mul, "__rmul__": _reflected(mul),
+    "__truediv__": div, "__rtruediv__": _reflected(div),
+    "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide),
+    "__mod__": remainder, "__rmod__": _reflected(remainder),
+    "__pow__": pow, "__rpow__": _reflected(pow),
+    "__neg__": neg, "__pos__": lambda self: self, "__abs__": abs,
+    "__eq__": _compare("eq"), "__ne__": _compare("ne"), "__lt__": _compare("lt"),
+    "__le__": _compare("le"), "__gt__": _compare("gt"), "__ge__": _compare("ge"),
+    "__and__": _compare("bitwise_and"), "__or__": _compare("bitwise_or"),
+    "__xor__": _compare("bitwise_xor"), "__invert__": _predicate("bitwise_not"),
+    "__rand__": _reflected(_compare("bitwise_and")), "__ror__": _reflected(_compare("bitwise_or")),
+    "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow,
+    "neg": neg, "reciprocal": reciprocal, "square": square, "sqrt": sqrt,
+    "rsqrt": rsqrt, "abs": abs, "sign": sign, "sgn": sgn, "exp": exp,
+    "expm1": expm1, "log": log, "log1p": log1p, "log2": log2, "log10": log10,
+    "sin": sin, "cos": cos, "tan": tan, "asin": asin, "acos": acos,
+    "atan": atan, "atan2": atan2, "sinh": sinh, "cosh": cosh, "tanh": tanh,
+    "asinh": asinh, "acosh": acosh, "atanh": atanh, "sigmoid": sigmoid,
+    "relu": relu, "maximum": maximum, "minimum": minimum, "clamp": clamp,
+    "clip": clamp, "hypot": hypot, "logaddexp": logaddexp, "conj": conj,
+    "angle": angle, "clone": clone, "remainder": remainder, "floor_divide": floor_divide,
+    "softplus": softplus,
+    "floor": _predicate("floor"), "ceil": _predicate("ceil"), "round": _predicate("round"),
+    "trunc": _predicate("trunc"), "isnan": _predicate("isnan"), "isinf": _predicate("isinf"),
+    "isfinite": _predicate("isfinite"),
+    "eq": _compare("eq"), "ne": _compare("ne"), "lt": _compare("lt"), "le": _compare("le"),
+    "gt": _compare("gt"), "ge": _compare("ge"),
+    "to": _to, "astype": to_dtype,
+    "float": lambda self: to_dtype(self, np.float32),
+    "double": lambda self: to_dtype(self, np.float64),
+    "half": lambda self: to_dtype(self, np.float16),
+}
+PROPERTIES: dict[str, Any] = {"real": real, "imag": imag}
+
+__all__ = [
+    "abs", "acos", "acosh", "add", "angle", "asin", "asinh", "atan", "atan2", "atanh", "clamp",
+    "clip", "clone", "conj", "cos", "cosh", "div", "exp", "expm1", "floor_divide", "hypot", "imag",
+    "log", "log1p", "log2", "log10", "logaddexp", "maximum", "minimum", "mul", "neg", "pow", "real",
+    "reciprocal", "relu", "remainder", "rsqrt", "sgn", "sigmoid", "sign", "sin", "sinh", "softplus",
+    "sqrt", "square", "sub", "tan", "tanh", "to_dtype", "where",
+]

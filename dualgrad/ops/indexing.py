@@ -55,3 +55,7 @@ def getitem(x: Tensor, index: Any) -> Tensor:
         return apply(GETITEM, x, index=index)
     except IndexError as err:
         raise IndexError(f"getitem: invalid index for a tensor of shape {x.shape}: {err}") from None
+
+
+METHODS: dict[str, Any] = {"__getitem__": getitem}
+__all__ = ["getitem"]

@@ -66,3 +66,9 @@ def matmul(x: Any, y: Any) -> Tensor:
     tensor([3., 3.])
     """
     return apply(MATMUL, x, y)
+
+
+METHODS: dict[str, Any] = {
+    "__matmul__": matmul, "__rmatmul__": lambda self, other: matmul(other, self), "matmul": matmul,
+}
+__all__ = ["matmul"]

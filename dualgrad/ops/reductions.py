@@ -68,3 +68,7 @@ def mean(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     if dtype is not None:
         x = x.to(dtype)
     return apply(MEAN, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "mean"))
+
+
+METHODS: dict[str, Any] = {"sum": sum, "mean": mean}
+__all__ = ["mean", "sum"]

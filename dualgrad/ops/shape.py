@@ -136,3 +136,17 @@ def squeeze(x: Tensor, dim: Any = None) -> Tensor:
     if not dims:
         return x
     return apply(RESHAPE, x, shape=tuple(n for i, n in enumerate(x.shape) if i not in dims))
+
+
+METHODS: dict[str, Any] = {
+    "reshape": reshape, "view": reshape, "expand": expand, "broadcast_to": broadcast_to,
+    "permute": permute, "transpose": transpose, "swapaxes": swapaxes, "unsqueeze": unsqueeze,
+    "squeeze": squeeze,
+}
+PROPERTIES: dict[str, Any] = {
+    "T": lambda self: permute(self, tuple(range(self.ndim - 1, -1, -1))),
+    "mT": lambda self: transpose(self, -2, -1),
+    "mH": lambda self: transpose(self, -2, -1).conj(),
+    "H": lambda self: transpose(self, 0, 1).conj(),
+}
+__all__ = ["broadcast_to", "expand", "permute", "reshape", "squeeze", "swapaxes", "transpose", "unsqueeze"]
