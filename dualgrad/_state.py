@@ -27,6 +27,8 @@ class _State(threading.local):
     # message of an enclosing ``disable_saved_tensors_hooks`` (None when allowed).
     saved_tensor_hooks: tuple = ()
     saved_hooks_disabled: str | None = None
+    # The backward pass running in this thread (``reverse.engine.GraphTask``) or None.
+    graph_task: object = None
     # Callables ``(op_name, run)`` installed by the profiler / anomaly mode.
     observers: tuple = ()
 

@@ -72,7 +72,8 @@ class Tensor:
         "grad_fn",  # Node that produced this tensor, or None for leaves
         "_output_nr",  # which output of grad_fn this tensor is
         "_fw",  # None or {dual level: tangent Tensor}
-        "_version",  # None (never changed, not shared) or a VersionCounter
+        "_counter",  # None (never changed, not shared) or a VersionCounter
+        "_view",  # None, or the ViewInfo of a view (its base and how to rebuild it)
         "_grad",
         "_extra",  # None or dict: hooks, retains_grad, view base, ...
         "__weakref__",
@@ -85,7 +86,8 @@ class Tensor:
         self.grad_fn = None
         self._output_nr = 0
         self._fw = None
-        self._version = None
+        self._counter = None
+        self._view = None
         self._grad = None
         self._extra = None
         if requires_grad:
@@ -209,15 +211,16 @@ class Tensor:
 
     # -- versions -----------------------------------------------------------
     @property
-    def _version_value(self) -> int:
-        counter = self._version
+    def _version(self) -> int:
+        """How many in-place operations changed this tensor (or its base, or its views)."""
+        counter = self._counter
         return 0 if counter is None else counter.value
 
     def _version_counter(self) -> VersionCounter:
         """The shared counter, created on first need."""
-        counter = self._version
+        counter = self._counter
         if counter is None:
-            counter = self._version = VersionCounter()
+            counter = self._counter = VersionCounter()
         return counter
 
     def _bump_version(self) -> None:
@@ -328,7 +331,7 @@ class Tensor:
         Forward-mode tangents are dropped too (as in torch).
         """
         out = _wrap(self._data)
-        out._version = self._version_counter()
+        out._counter = self._version_counter()
         return out
 
     def detach_(self) -> "Tensor":
@@ -374,7 +377,8 @@ def _wrap(data: np.ndarray) -> Tensor:
     t.grad_fn = None
     t._output_nr = 0
     t._fw = None
-    t._version = None
+    t._counter = None
+    t._view = None
     t._grad = None
     t._extra = None
     return t

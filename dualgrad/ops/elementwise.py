@@ -173,17 +173,17 @@ SOFTPLUS = elementwise("softplus", _softplus_impl,
 RELU = elementwise("relu", lambda x: np.maximum(x, 0), (lambda out, x: (out > 0).to(out.dtype),),
                    save_inputs=False, save_out=True)
 MAXIMUM = elementwise("maximum", np.maximum, (
-    lambda out, x, y: _where(x == y, 0.5, (x > y).to(out.dtype)),
-    lambda out, x, y: _where(x == y, 0.5, (y > x).to(out.dtype)),
+    lambda out, x, y: _where(x == y, 0.5, (x > y).to(x.dtype)),
+    lambda out, x, y: _where(x == y, 0.5, (y > x).to(y.dtype)),
 ))
 MINIMUM = elementwise("minimum", np.minimum, (
-    lambda out, x, y: _where(x == y, 0.5, (x < y).to(out.dtype)),
-    lambda out, x, y: _where(x == y, 0.5, (y < x).to(out.dtype)),
+    lambda out, x, y: _where(x == y, 0.5, (x < y).to(x.dtype)),
+    lambda out, x, y: _where(x == y, 0.5, (y < x).to(y.dtype)),
 ))
 CLAMP = elementwise("clamp", _clamp_impl, (
     lambda out, x, lo, hi: _in_range(x, lo, hi),
-    lambda out, x, lo, hi: (x < lo).to(out.dtype),
-    lambda out, x, lo, hi: (x > hi).to(out.dtype),
+    lambda out, x, lo, hi: (x < lo).to(lo.dtype),
+    lambda out, x, lo, hi: (x > hi).to(hi.dtype),
 ), arg_names=("self", "min", "max"))
 WHERE = elementwise("where", np.where, (None, lambda out, c, x, y: c, lambda out, c, x, y: ~c),
                     arg_names=("condition", "self", "other"))

@@ -46,29 +46,48 @@ def run_backward(
             captures.setdefault(key, []).append(i)
     deps, needed = _count_dependencies([s[0] for s in start], captures if inputs is not None else None)
 
-    prev_mode = STATE.grad_enabled
+    prev_mode, prev_task = STATE.grad_enabled, STATE.graph_task
     STATE.grad_enabled = create_graph
+    STATE.graph_task = GraphTask(deps, needed, [s[0] for s in start])
     try:
         captured, staged = _execute(start, deps, needed, captures, retain_graph,
-                                    accumulate and inputs is None,
-                                    len(inputs) if inputs is not None else 0)
+                                    accumulate, len(inputs) if inputs is not None else 0)
         if accumulate and inputs is not None:
             staged = [(t, g) for t, g in zip(inputs, captured) if g is not None]
         _commit(staged, create_graph)
     finally:
-        STATE.grad_enabled = prev_mode
+        STATE.grad_enabled, STATE.graph_task = prev_mode, prev_task
     return captured
 
 
+class GraphTask:
+    """What the running backward pass will compute (read by multi-grad hooks)."""
+
+    __slots__ = ("deps", "needed", "roots", "__weakref__")
+
+    def __init__(self, deps: dict, needed: set | None, roots: list):
+        self.deps = deps
+        self.needed = needed
+        self.roots = {id(r): r for r in roots}
+
+    def will_compute(self, target: Any) -> bool:
+        """True if this pass computes the gradient flowing into ``target`` (a node or leaf)."""
+        reached = target in self.deps or id(target) in self.roots
+        return reached and (self.needed is None or target in self.needed)
+
+
 def _commit(staged: list, create_graph: bool) -> None:
-    """Write gradients into ``.grad``, then run post-accumulate-grad hooks."""
+    """Write gradients into ``.grad``, then run post-accumulate-grad and AccumulateGrad hooks."""
     for leaf, grad in staged:
         _accumulate_into_leaf(leaf, grad, create_graph)
-    for leaf, _ in staged:
-        hooks = leaf._extra and leaf._extra.get("post_accumulate_hooks")
-        if hooks:
-            for hook in list(hooks.values()):
-                hook(leaf)
+    for leaf, grad in staged:
+        extra = leaf._extra
+        if not extra:
+            continue
+        for hook in list(extra.get("post_accumulate_hooks", {}).values()):
+            hook(leaf)
+        for hook in list(extra.get("accumulate_post_hooks", {}).values()):
+            hook((), (grad,))
 
 
 def _count_dependencies(targets: list, captures: dict | None) -> tuple[dict, Any]:
@@ -116,7 +135,8 @@ def _add(buffer: Any, grad: Tensor | None) -> Any:
     return grad if buffer is None else buffer + grad
 
 
-def _execute(start, deps, needed, captures, retain_graph, accumulate, n_inputs) -> list:
+def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> list:
+    """Run the ready queue; ``to_grad`` is True for ``backward`` (leaf gradients go to ``.grad``)."""
     buffers: dict = {}
     ready_nodes: list = []
     ready_leaves: list = []
@@ -141,23 +161,32 @@ def _execute(start, deps, needed, captures, retain_graph, accumulate, n_inputs) 
     while ready_nodes or ready_leaves:
         if ready_leaves:
             leaf = ready_leaves.pop()
-            grad = _run_leaf_hooks(leaf, buffers.pop(leaf, None))
+            grad = buffers.pop(leaf, None)
+            if leaf._extra and grad is not None:
+                grad = _run_leaf_hooks(leaf, grad, to_grad)
             key = (leaf, 0)
             if key in captures:
                 for i in captures[key]:
                     captured[i] = grad
-            elif accumulate and grad is not None:
+            elif to_grad and grad is not None:
                 staged.append((leaf, grad))
             continue
         node = heapq.heappop(ready_nodes)[2]
         grads = buffers.pop(node)
-        if node._hooks is not None:
-            grads = _run_pre_hooks(node, grads)
+        hooks = node._hooks
+        if hooks is not None and hooks.tensor_pre:
+            _run_tensor_hooks(node, grads)
         if captures:
             for nr in range(node.n_outputs):
                 for i in captures.get((node, nr), ()):
                     captured[i] = grads[nr]
-        if needed is not None and not any(t in needed for t, _ in node.edges):
+        runs = needed is None or any(t in needed for t, _ in node.edges)
+        if hooks is not None:
+            if runs and hooks.pre:
+                grads = _run_pre_hooks(node, grads)
+            if hooks.retain:
+                _update_retained(hooks, grads)
+        if not runs:
             continue  # only captured: nothing below it is wanted
         if all(g is None for g in grads):
             grad_inputs = (None,) * len(node.edges)

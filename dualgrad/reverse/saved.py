@@ -73,7 +73,7 @@ class SavedTensor:
         if self._tensor is not None:
             return self._tensor
         out = _wrap(self._data)
-        out._version = self._counter
+        out._counter = self._counter
         out._fw = self._fw
         if self._requires_grad:
             out._requires_grad = True

@@ -1,0 +1,55 @@
+"""Numerical helpers shared by the tests: central differences and comparisons."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+import dualgrad as dg
+
+
+def as_outputs(result: Any) -> tuple:
+    """A function's result as a tuple of Tensors (dropping non-float ones)."""
+    outs = result if isinstance(result, tuple) else (result,)
+    return tuple(o for o in outs if isinstance(o, dg.Tensor) and o.dtype.kind in "fc")
+
+
+def evaluate(call: Callable, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Plain float64 outputs of ``call`` on ``arrays`` (no grad)."""
+    with dg.no_grad():
+        return [o.numpy() for o in as_outputs(call(*[dg.tensor(a) for a in arrays]))]
+
+
+def directional_fd(call: Callable, arrays: Sequence[np.ndarray], direction: Sequence[np.ndarray],
+                   eps: float = 1e-6) -> list[np.ndarray]:
+    """Central difference of each output along ``direction``: (f(x+e v) - f(x-e v)) / 2e."""
+    plus = evaluate(call, [a + eps * v for a, v in zip(arrays, direction)])
+    minus = evaluate(call, [a - eps * v for a, v in zip(arrays, direction)])
+    return [(p - m) / (2 * eps) for p, m in zip(plus, minus)]
+
+
+def random_like(rng: np.random.Generator, arrays: Sequence[Any]) -> list[np.ndarray]:
+    """Standard normal arrays shaped like ``arrays`` (ndarrays or Tensors)."""
+    return [rng.standard_normal(a.shape if isinstance(a, dg.Tensor) else np.shape(a)) for a in arrays]
+
+
+def leaves(arrays: Sequence[np.ndarray]) -> list[dg.Tensor]:
+    return [dg.tensor(a, requires_grad=True) for a in arrays]
+
+
+def vdot(xs: Sequence[Any], ys: Sequence[Any]) -> float:
+    """Sum of elementwise products over matching lists of arrays/Tensors."""
+    total = 0.0
+    for x, y in zip(xs, ys):
+        x = x.detach().numpy() if isinstance(x, dg.Tensor) else x
+        y = y.detach().numpy() if isinstance(y, dg.Tensor) else y
+        total += float(np.sum(np.asarray(x) * np.asarray(y)))
+    return total
+
+
+def assert_close(actual: float, expected: float, rtol: float = 1e-5, atol: float = 1e-6,
+                 what: str = "") -> None:
+    assert abs(actual - expected) <= atol + rtol * abs(expected), (
+        f"{what}: got {actual!r}, expected {expected!r}"
+    )

@@ -1,0 +1,223 @@
+"""Sample inputs for every op in the table, as Hypothesis strategies.
+
+``SAMPLES[op_name]`` is a strategy drawing a ``Sample``: a callable taking
+Tensors (it calls the op through its public function) and the float64 arrays
+to call it with, all inside the op's domain and away from kinks, so that
+central differences are accurate. The table tests in ``test_op_table*.py``
+walk ``dualgrad.ops.ALL_OPS`` and fail for an op without samples.
+
+Adding an op: add its entry here with ``@sample("op_name")``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import dualgrad as dg
+
+SAMPLES: dict[str, st.SearchStrategy] = {}
+# Ops that exist only as internal helpers of other ops' rules and are covered
+# through them (e.g. the transpose of getitem); name -> the op whose tests cover it.
+COVERED_BY: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class Sample:
+    call: Callable[..., Any]
+    arrays: tuple
+
+    def __repr__(self) -> str:
+        shapes = [np.shape(a) for a in self.arrays]
+        return f"Sample({getattr(self.call, '__name__', self.call)}, shapes={shapes})"
+
+
+def sample(name: str) -> Callable:
+    """Register a ``@st.composite`` drawing function as the samples of op ``name``."""
+
+    def register(fn: Callable) -> Callable:
+        SAMPLES[name] = st.composite(fn)()
+        return fn
+
+    return register
+
+
+# -- strategies for arrays -------------------------------------------------------------
+def shapes(min_dims: int = 0, max_dims: int = 3, min_side: int = 1, max_side: int = 4) -> st.SearchStrategy:
+    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side)
+
+
+def array(draw: Any, shape: tuple, lo: float = -2.0, hi: float = 2.0, away_from: float | None = None,
+          gap: float = 0.1) -> np.ndarray:
+    """A float64 array in [lo, hi]; with ``away_from``, at least ``gap`` from that point."""
+    values = draw(hnp.arrays(np.float64, shape, elements=st.floats(lo, hi, allow_subnormal=False)))
+    if away_from is not None:
+        close = np.abs(values - away_from) < gap
+        values = np.where(close, away_from + np.where(values >= away_from, gap, -gap), values)
+    return values
+
+
+def distinct(draw: Any, shape: tuple, lo: float = -2.0, hi: float = 2.0, gap: float = 0.05) -> np.ndarray:
+    """An array whose values are pairwise at least ``gap`` apart (no ties for max/sort)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    perm = draw(st.permutations(range(n))) if n else []
+    values = lo + (np.asarray(perm, dtype=np.float64) + 0.5) * min(gap * 4, (hi - lo) / max(n, 1))
+    return values.reshape(shape)
+
+
+def broadcastable(draw: Any, n: int = 2) -> list[tuple]:
+    """``n`` mutually broadcastable shapes."""
+    result = draw(hnp.mutually_broadcastable_shapes(num_shapes=n, min_dims=0, max_dims=3, max_side=3))
+    return list(result.input_shapes)
+
+
+# -- elementwise ops ---------------------------------------------------------------------------
+def _unary(name: str, fn: Callable, lo: float = -2.0, hi: float = 2.0, away_from: float | None = None) -> None:
+    def draw_sample(draw: Any) -> Sample:
+        return Sample(fn, (array(draw, draw(shapes()), lo, hi, away_from),))
+
+    SAMPLES[name] = st.composite(draw_sample)()
+
+
+def _binary(name: str, fn: Callable, lo: float = -2.0, hi: float = 2.0, lo2: float | None = None,
+            hi2: float | None = None) -> None:
+    def draw_sample(draw: Any) -> Sample:
+        s1, s2 = broadcastable(draw)
+        x = array(draw, s1, lo, hi)
+        y = array(draw, s2, lo if lo2 is None else lo2, hi if hi2 is None else hi2)
+        return Sample(fn, (x, y))
+
+    SAMPLES[name] = st.composite(draw_sample)()
+
+
+_binary("add", dg.add)
+_binary("sub", dg.sub)
+_binary("mul", dg.mul)
+_binary("div", dg.div, lo2=0.5, hi2=2.0)
+_binary("pow", dg.pow, lo=0.5, hi=2.0)
+_binary("atan2", dg.atan2, lo=0.2, hi=2.0)
+_binary("hypot", dg.hypot, lo=0.2, hi=2.0)
+_binary("logaddexp", dg.logaddexp)
+_binary("remainder", dg.remainder, lo=0.1, hi=0.9, lo2=1.0, hi2=1.5)
+_unary("neg", dg.neg)
+_unary("reciprocal", dg.reciprocal, 0.3, 2.0)
+_unary("square", dg.square)
+_unary("sqrt", dg.sqrt, 0.2, 3.0)
+_unary("rsqrt", dg.rsqrt, 0.2, 3.0)
+_unary("abs", dg.abs, away_from=0.0)
+_unary("exp", dg.exp)
+_unary("expm1", dg.expm1)
+_unary("log", dg.log, 0.2, 3.0)
+_unary("log1p", dg.log1p, -0.5, 2.0)
+_unary("log2", dg.log2, 0.2, 3.0)
+_unary("log10", dg.log10, 0.2, 3.0)
+_unary("sin", dg.sin)
+_unary("cos", dg.cos)
+_unary("tan", dg.tan, -1.2, 1.2)
+_unary("asin", dg.asin, -0.8, 0.8)
+_unary("acos", dg.acos, -0.8, 0.8)
+_unary("atan", dg.atan)
+_unary("sinh", dg.sinh)
+_unary("cosh", dg.cosh)
+_unary("tanh", dg.tanh)
+_unary("asinh", dg.asinh)
+_unary("acosh", dg.acosh, 1.2, 3.0)
+_unary("atanh", dg.atanh, -0.8, 0.8)
+_unary("sigmoid", dg.sigmoid)
+_unary("softplus", dg.softplus)
+_unary("relu", dg.relu, away_from=0.0)
+_unary("real", dg.real)
+_unary("imag", lambda x: dg.imag(x.to("complex128") * (1 + 2j)))
+_unary("conj", dg.conj)
+_unary("angle", lambda x: dg.angle(x * (1 + 1j) + 0.5))
+_unary("clone", dg.clone)
+_unary("to", lambda x: dg.to_dtype(x, "complex128").real * 2)
+
+
+@sample("clamp")
+def _clamp(draw: Any) -> Sample:
+    x = array(draw, draw(shapes()), away_from=0.5, gap=0.1)
+    x = np.where(np.abs(x + 0.5) < 0.1, x + 0.2, x)
+    return Sample(lambda t: dg.clamp(t, -0.5, 0.5), (x,))
+
+
+@sample("where")
+def _where(draw: Any) -> Sample:
+    s1, s2 = broadcastable(draw)
+    cond = draw(hnp.arrays(np.bool_, np.broadcast_shapes(s1, s2)))
+    return Sample(lambda x, y: dg.where(dg.tensor(cond), x, y), (array(draw, s1), array(draw, s2)))
+
+
+@sample("maximum")
+def _maximum(draw: Any) -> Sample:
+    s = draw(shapes())
+    x = distinct(draw, s)
+    return Sample(lambda a, b: dg.maximum(a, b), (x, x[::-1].copy() if x.ndim else x + 1))
+
+
+@sample("minimum")
+def _minimum(draw: Any) -> Sample:
+    s = draw(shapes())
+    x = distinct(draw, s)
+    return Sample(lambda a, b: dg.minimum(a, b), (x, x[::-1].copy() if x.ndim else x + 1))
+
+
+# -- reductions, shape, indexing, linalg -------------------------------------------------
+@sample("sum")
+def _sum(draw: Any) -> Sample:
+    x = array(draw, draw(shapes()))
+    axis = draw(st.sampled_from([None] + list(range(-x.ndim, x.ndim))))
+    keep = draw(st.booleans())
+    return Sample(lambda t: dg.sum(t, dim=axis, keepdim=keep), (x,))
+
+
+@sample("mean")
+def _mean(draw: Any) -> Sample:
+    x = array(draw, draw(shapes()))
+    axis = draw(st.sampled_from([None] + list(range(-x.ndim, x.ndim))))
+    return Sample(lambda t: dg.mean(t, axis=axis, keepdims=True), (x,))
+
+
+@sample("reshape")
+def _reshape(draw: Any) -> Sample:
+    x = array(draw, draw(shapes()))
+    return Sample(lambda t: dg.reshape(t, (-1,)), (x,))
+
+
+@sample("expand")
+def _expand(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(max_dims=2)))
+    return Sample(lambda t: dg.expand(t, (2,) + tuple(t.shape)), (x,))
+
+
+@sample("permute")
+def _permute(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=1)))
+    axes = tuple(draw(st.permutations(range(x.ndim))))
+    return Sample(lambda t: dg.permute(t, axes), (x,))
+
+
+@sample("getitem")
+def _getitem(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=1)))
+    index = draw(st.sampled_from([
+        (slice(None, None, -1),), (0,), (Ellipsis, None),
+        (np.array([0, 0, -1]),), (x > 0,),
+    ]))
+    return Sample(lambda t: t[index], (x,))
+
+
+COVERED_BY["index_add_into_zeros"] = "getitem"
+
+
+@sample("matmul")
+def _matmul(draw: Any) -> Sample:
+    n, k, m = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    batch = draw(st.sampled_from([(), (2,)]))
+    left = draw(st.sampled_from([(k,), batch + (n, k)]))
+    right = draw(st.sampled_from([(k,), (k, m), batch + (k, m)]))
+    return Sample(dg.matmul, (array(draw, left), array(draw, right)))
