@@ -218,55 +218,79 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> 
     return captured, staged
 
 
-def _checked_replacement(new: Any, old: Tensor | None, where: str) -> Tensor | None:
-    """A hook's return value, validated; ``None`` keeps ``old``."""
+def _hook_name(hook: Any) -> str:
+    return getattr(hook, "__qualname__", type(hook).__name__)
+
+
+def _checked(new: Any, old: Tensor | None, hook: Any, where: str, index: int) -> Tensor | None:
+    """A hook's replacement for gradient ``index`` of ``where``, validated; None keeps ``old``."""
     if new is None:
         return old
+    name = _hook_name(hook)
     if not isinstance(new, Tensor):
-        raise TypeError(f"{where}: hook returned {type(new).__name__}, expected a Tensor or None")
+        raise TypeError(
+            f"hook '{name}' of {where} returned {type(new).__name__} for gradient {index}, "
+            "expected a Tensor or None"
+        )
     if old is not None and new.shape != old.shape:
         raise RuntimeError(
-            f"{where}: hook changed the gradient's shape from {old.shape} to {new.shape}"
+            f"hook '{name}' of {where} has changed the size of gradient {index}: expected "
+            f"shape {old.shape}, got shape {new.shape}"
+        )
+    if old is not None and new.dtype != old.dtype:
+        raise RuntimeError(
+            f"hook '{name}' of {where} has changed the type of gradient {index}: expected "
+            f"dtype {old.dtype}, got dtype {new.dtype}"
         )
     return new
 
 
-def _run_leaf_hooks(leaf: Tensor, grad: Tensor | None) -> Tensor | None:
+def _checked_all(new: Any, old: Any, hook: Any, where: str) -> Any:
+    """A node hook's replacement sequence of gradients, validated; None keeps ``old``."""
+    if new is None:
+        return old
+    name = _hook_name(hook)
+    if not isinstance(new, (tuple, list)):
+        raise TypeError(
+            f"hook '{name}' of {where} returned {type(new).__name__}, expected a tuple of "
+            "gradients or None"
+        )
+    if len(new) != len(old):
+        raise RuntimeError(
+            f"hook '{name}' of {where} has returned an incorrect number of gradients "
+            f"(got {len(new)}, but expected {len(old)})"
+        )
+    return [_checked(n, o, hook, where, i) for i, (n, o) in enumerate(zip(new, old))]
+
+
+def _run_leaf_hooks(leaf: Tensor, grad: Tensor, to_grad: bool) -> Tensor:
+    """Tensor hooks of a leaf, then (when accumulating) its AccumulateGrad pre-hooks."""
     extra = leaf._extra
-    if not extra or grad is None:
-        return grad
     for hook in list(extra.get("hooks", {}).values()):
-        grad = _checked_replacement(hook(grad), grad, "tensor hook of a leaf")
-    pre = extra.get("accumulate_pre_hooks")
-    if pre:
-        for hook in list(pre.values()):
-            new = hook((grad,))
-            if new is not None:
-                grad = _checked_replacement(new[0], grad, "AccumulateGrad pre-hook")
-    post = extra.get("accumulate_post_hooks")
-    if post:
-        for hook in list(post.values()):
-            hook((), (grad,))
+        grad = _checked(hook(grad), grad, hook, f"the leaf tensor of shape {leaf.shape}", 0)
+    if to_grad:
+        for hook in list(extra.get("accumulate_pre_hooks", {}).values()):
+            grad = _checked_all(hook((grad,)), (grad,), hook, "AccumulateGrad")[0]
     return grad
 
 
-def _run_pre_hooks(node: Node, grads: list) -> list:
-    """Tensor hooks, then node pre-hooks, then the retain_grad update."""
-    hooks = node._hooks
-    for nr, tensor_hooks in hooks.tensor_pre.items():
+def _run_tensor_hooks(node: Node, grads: list) -> None:
+    """Hooks registered on the node's output tensors, in place on ``grads``."""
+    for nr, tensor_hooks in node._hooks.tensor_pre.items():
         for hook in list(tensor_hooks.values()):
             if grads[nr] is not None:
-                grads[nr] = _checked_replacement(hook(grads[nr]), grads[nr],
-                                                 f"tensor hook on output {nr} of {node.name()}")
-    for hook in list(hooks.pre.values()):
-        new = hook(tuple(grads))
-        if new is not None:
-            if len(new) != len(grads):
-                raise RuntimeError(
-                    f"pre-hook of {node.name()} returned {len(new)} gradients, expected {len(grads)}"
-                )
-            grads = [_checked_replacement(n, g, f"pre-hook of {node.name()}, output {i}")
-                     for i, (n, g) in enumerate(zip(new, grads))]
+                grads[nr] = _checked(hook(grads[nr]), grads[nr], hook,
+                                     f"output {nr} of {node.name()}", nr)
+
+
+def _run_pre_hooks(node: Node, grads: list) -> list:
+    for hook in list(node._hooks.pre.values()):
+        grads = _checked_all(hook(tuple(grads)), grads, hook, f"{node.name()} (pre-hook)")
+    return grads
+
+
+def _update_retained(hooks: Any, grads: list) -> None:
+    """The ``retain_grad`` update of the node's outputs (after its pre-hooks)."""
     for nr, ref in hooks.retain.items():
         tensor = ref()
         if tensor is not None and grads[nr] is not None:
@@ -274,19 +298,12 @@ def _run_pre_hooks(node: Node, grads: list) -> list:
                 tensor._grad = grads[nr] if STATE.grad_enabled else _wrap(grads[nr]._data.copy())
             else:
                 tensor._grad = tensor._grad + grads[nr]
-    return grads
 
 
-def _run_post_hooks(node: Node, grad_inputs: Any, grad_outputs: list) -> tuple:
+def _run_post_hooks(node: Node, grad_inputs: Any, grad_outputs: list) -> Any:
     for hook in list(node._hooks.post.values()):
-        new = hook(tuple(grad_inputs), tuple(grad_outputs))
-        if new is not None:
-            if len(new) != len(grad_inputs):
-                raise RuntimeError(
-                    f"hook of {node.name()} returned {len(new)} gradients, expected {len(grad_inputs)}"
-                )
-            grad_inputs = tuple(_checked_replacement(n, g, f"hook of {node.name()}, input {i}")
-                                for i, (n, g) in enumerate(zip(new, grad_inputs)))
+        grad_inputs = _checked_all(hook(tuple(grad_inputs), tuple(grad_outputs)), grad_inputs,
+                                   hook, node.name())
     return grad_inputs
 
 
