@@ -11,8 +11,9 @@ from __future__ import annotations
 import gc
 import timeit
 import tracemalloc
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 Builder = Callable[[], Callable[[], Any]]
 
@@ -33,16 +34,28 @@ class Workload:
     notes: dict[str, str] = field(default_factory=dict)
 
 
-def best_time(fn: Callable[[], Any], repeat: int, min_seconds: float = 0.05) -> float:
-    """Best-of-``repeat`` seconds per call, after a warm-up, each sample lasting ``min_seconds``."""
-    for _ in range(3):
-        fn()
-    timer = timeit.Timer(fn)
-    number, elapsed = 1, timer.timeit(1)
-    while elapsed * number < min_seconds:
-        number *= 2
+def best_times(runs: dict[str, Callable[[], Any]], repeat: int, min_seconds: float = 0.02) -> dict:
+    """Best-of-``repeat`` seconds per call of each callable, after a warm-up.
+
+    Samples of the implementations are interleaved (one sample of each per round),
+    so that load from other processes on the machine hits all of them alike.
+    Each sample runs a callable often enough to last ``min_seconds``.
+    """
+    timers, numbers = {}, {}
+    for impl, fn in runs.items():
+        for _ in range(3):
+            fn()
+        timers[impl] = timer = timeit.Timer(fn)
+        number, elapsed = 1, timer.timeit(1)
+        while elapsed * number < min_seconds:
+            number *= 2
+        numbers[impl] = number
+    best = dict.fromkeys(runs, float("inf"))
     gc.collect()
-    return min(timer.repeat(repeat=repeat, number=number)) / number
+    for _ in range(repeat):
+        for impl, timer in timers.items():
+            best[impl] = min(best[impl], timer.timeit(numbers[impl]) / numbers[impl])
+    return best
 
 
 def peak_memory(fn: Callable[[], Any]) -> int:

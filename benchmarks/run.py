@@ -12,11 +12,10 @@ import importlib
 import pkgutil
 import sys
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from ._harness import Workload, best_time, peak_memory
+from ._harness import Workload, best_times, peak_memory
 
 ROW = "{:<34} {:<14} {:>11} {:>11} {:>8} {:>7}  {}"
 
@@ -44,7 +43,7 @@ def _check(workload: Workload, runs: dict) -> None:
     for impl, fn in runs.items():
         got = [np.asarray(r) for r in fn()]
         if len(got) != len(expected) or not all(
-                np.allclose(g, e, rtol=1e-6, atol=1e-9) for g, e in zip(got, expected)):
+                np.allclose(g, e, rtol=1e-6, atol=1e-9) for g, e in zip(got, expected, strict=True)):
             raise AssertionError(f"{workload.name}: {impl} disagrees with dualgrad")
 
 
@@ -58,7 +57,7 @@ def run_workload(workload: Workload, repeat: int) -> list[tuple]:
     """Rows ``(workload, peer, ratio kind, peer value, ratio, goal, verdict)``."""
     runs, skipped = _build(workload)
     _check(workload, runs)
-    times = {impl: best_time(fn, repeat) for impl, fn in runs.items()}
+    times = best_times(runs, repeat)
     ours = times["dualgrad"]
     rows = [(workload.name, "dualgrad", f"{ours * 1e3:.3f} ms", "", "", "", "")]
     for impl, seconds in times.items():
@@ -83,7 +82,7 @@ def run_workload(workload: Workload, repeat: int) -> list[tuple]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("-k", default="", help="only workloads whose name contains this")
-    parser.add_argument("--repeat", type=int, default=7, help="timing samples per implementation")
+    parser.add_argument("--repeat", type=int, default=15, help="timing samples per implementation")
     args = parser.parse_args(argv)
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}; ratio = dualgrad / peer")
     print(ROW.format("workload", "implementation", "measured", "ratio of", "ratio", "goal", ""))

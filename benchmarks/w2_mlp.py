@@ -6,7 +6,7 @@ Batch 128, layers 256 -> 512 -> 512 -> 10, float64, no biases:
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -19,7 +19,7 @@ def _data() -> tuple:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((BATCH, SIZES[0]))
     target = rng.standard_normal((BATCH, SIZES[-1]))
-    weights = [rng.standard_normal((m, n)) / np.sqrt(m) for m, n in zip(SIZES[:-1], SIZES[1:])]
+    weights = [rng.standard_normal((m, n)) / np.sqrt(m) for m, n in zip(SIZES[:-1], SIZES[1:], strict=True)]
     return x, target, weights
 
 

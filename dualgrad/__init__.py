@@ -13,7 +13,8 @@ from .factories import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
     manual_seed, ones, ones_like, rand, rand_like, randn, randn_like, tensor, zeros, zeros_like,
 )
-from .ops.elementwise import *  # noqa: F403 - the public op functions
+from .ops.einsum import *  # noqa: F403 - the public op functions
+from .ops.elementwise import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
 from .ops.reductions import *  # noqa: F403
@@ -22,6 +23,13 @@ from .reverse import (
     backward, enable_grad, grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
     no_grad, set_grad_enabled,
 )
+from .function import Function, FunctionCtx, once_differentiable
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .reverse.anomaly import detect_anomaly, set_detect_anomaly
+from . import profiler
+from . import graph
+from .batching import vmap
+from . import func, functional  # noqa: E402 - transforms, built on the names above
 from .tensor import Tensor
 from .variable import Variable
 from . import autograd  # noqa: E402 - needs the names above

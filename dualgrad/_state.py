@@ -17,8 +17,9 @@ class _State(threading.local):
     inference_mode: bool = False
     # Active forward-AD levels, outermost first (a tuple, replaced on change).
     dual_levels: tuple = ()
-    # Number of enclosing vmap calls.
+    # Number of enclosing vmap calls, and their levels (``batching.VmapLevel``), outermost first.
     vmap_depth: int = 0
+    vmap_levels: tuple = ()
     # True while the profiler or anomaly mode wants to see every op call.
     observed: bool = False
     anomaly_enabled: bool = False
@@ -29,8 +30,22 @@ class _State(threading.local):
     saved_hooks_disabled: str | None = None
     # The backward pass running in this thread (``reverse.engine.GraphTask``) or None.
     graph_task: object = None
-    # Callables ``(op_name, run)`` installed by the profiler / anomaly mode.
+    # Objects with ``wrap_op`` / ``wrap_node`` (profiler, anomaly mode); see install_observer.
     observers: tuple = ()
 
 
 STATE = _State()
+
+
+def install_observer(observer: object) -> None:
+    """Let ``observer`` (profiler, anomaly mode) wrap every op call and node of this thread."""
+    STATE.observers = STATE.observers + (observer,)
+    STATE.observed = True
+
+
+def remove_observer(observer: object) -> None:
+    """Undo ``install_observer``; the per-op cost drops back to one flag check when none is left."""
+    observers = list(STATE.observers)
+    observers.remove(observer)
+    STATE.observers = tuple(observers)
+    STATE.observed = bool(observers)

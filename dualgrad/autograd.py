@@ -5,16 +5,31 @@
 True
 """
 
+import sys
+
 from .reverse import (
     backward, enable_grad, grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
     no_grad, set_grad_enabled,
 )
-from .reverse import node as graph  # replaced by dualgrad.graph when it exists
 from .variable import Variable
-from . import forward_ad, functional
+from . import forward_ad, function, functional, graph, profiler
+from .function import Function, FunctionCtx, once_differentiable
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .reverse.anomaly import (
+    detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
+)
+
+# ``from dualgrad.autograd.profiler import profile`` and ``...autograd.gradcheck import ...``
+# work as in torch; the attribute ``autograd.gradcheck`` is the function, as in torch.
+sys.modules[__name__ + ".profiler"] = profiler
+sys.modules[__name__ + ".functional"] = functional
+sys.modules[__name__ + ".graph"] = graph
+sys.modules[__name__ + ".gradcheck"] = sys.modules[gradcheck.__module__]
 
 __all__ = [
-    "Variable", "backward", "enable_grad", "forward_ad", "functional", "grad", "graph",
+    "Function", "FunctionCtx", "Variable", "backward", "enable_grad", "forward_ad", "functional", "grad", "graph",
     "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
-    "set_grad_enabled",
+    "once_differentiable", "set_grad_enabled", "function",
+    "GradcheckError", "detect_anomaly", "gradcheck", "gradgradcheck", "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled", "profiler", "set_detect_anomaly",
 ]

@@ -20,7 +20,8 @@ the function's outputs.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -173,8 +174,12 @@ def gradgradcheck(
         grad_outputs = _as_tuple(grad_outputs)
     n_grads = len(grad_outputs)
     diff_inputs = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    diff_args = {i for i, x in enumerate(inputs + grad_outputs) if isinstance(x, Tensor) and x.requires_grad}
 
     def first_derivatives(*args: Any) -> tuple:
+        # Forward-mode checks pass detached duals: restore requires_grad where it was.
+        args = tuple(x.requires_grad_() if i in diff_args and not x.requires_grad else x
+                     for i, x in enumerate(args))
         primals, cotangents = args[:len(args) - n_grads], args[len(args) - n_grads:]
         outputs = _differentiable(_as_tuple(func(*primals)))
         grads = _grad(outputs, [primals[i] for i in diff_inputs], cotangents,
@@ -197,7 +202,7 @@ def _random_grad_output(out: Tensor, non_contiguous: bool) -> Tensor:
     data = rand(*out.shape, dtype=real)._data * 2 - 1
     if out.dtype.kind == "c":
         data = data + 1j * (rand(*out.shape, dtype=real)._data * 2 - 1)
-    data = data.astype(out.dtype)
+    data = np.array(data, dtype=out.dtype)
     if non_contiguous:
         holder = np.zeros(out.shape + (2,), out.dtype)
         holder[..., 0] = data
@@ -251,7 +256,8 @@ def _check_inputs(inputs: tuple) -> list:
                 "complex. This check will likely fail if all the inputs are not of double "
                 "precision floating point or complex.", stacklevel=4)
         data = x._data
-        if any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)) or not data.flags.writeable:
+        overlapping = any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape, strict=True))
+        if overlapping or not data.flags.writeable:
             raise RuntimeError(
                 f"The {i}th input has a dimension with stride 0 or read-only memory. gradcheck "
                 "only supports inputs that are non-overlapping and writable to be able to compute "
@@ -285,7 +291,7 @@ def _check_reverse(func: Callable, inputs: tuple, diff: list, s: _Settings, part
     numerical = {i: _numerical_jacobians(func, inputs, i, s.eps) for i in diff}
     for k in out_idx:
         analytical = _reverse_jacobians(func_out[k], inputs, diff, s, check=True)
-        for i, a in zip(diff, analytical):
+        for i, a in zip(diff, analytical, strict=True):
             n = numerical[i][k]
             if not _allclose(a, n, s.rtol, s.atol):
                 raise GradcheckError(_mismatch(a, n, k, i, part, "outputs", ""))
@@ -321,7 +327,7 @@ def _check_zero_grad_outputs(outputs: tuple, diff_tensors: list, diff: list) -> 
     """Zero output gradients must give zero input gradients of the right shape and dtype."""
     zeros = [_wrap(np.zeros(o.shape, o.dtype)) for o in outputs]
     grads = _grad(outputs, diff_tensors, zeros, allow_unused=True)
-    for i, g, x in zip(diff, grads, diff_tensors):
+    for i, g, x in zip(diff, grads, diff_tensors, strict=True):
         if g is None:
             continue
         if np.any(g._data != 0):
@@ -390,7 +396,7 @@ def _check_batched_reverse(out: Tensor, k: int, diff_tensors: list, diff: list) 
                        is_grads_batched=True)
     except (RuntimeError, NotImplementedError, ImportError) as error:
         raise GradcheckError(f"While computing batched gradients, got: {error}{_BATCHED_HINT}") from error
-    for i, x, res, exp1, exp2 in zip(diff, diff_tensors, result, *expected):
+    for i, res, exp1, exp2 in zip(diff, result, *expected, strict=True):
         want = np.stack([exp1, exp2])
         got = np.broadcast_to(res._data, want.shape) if res is not None else np.zeros_like(want)
         if not np.allclose(got, want):
@@ -421,7 +427,7 @@ def _check_batched_forward(func: Callable, inputs: tuple, diff: list) -> None:
             raise GradcheckError(
                 f"While computing batched forward gradients, got: {error}{_BATCHED_HINT}"
             ) from error
-        for k, (res, exp1, exp2) in enumerate(zip(result, *expected)):
+        for k, (res, exp1, exp2) in enumerate(zip(result, *expected, strict=True)):
             want = np.stack([exp1._data, exp2._data])
             if not np.allclose(res._data, want):
                 raise GradcheckError(
@@ -448,7 +454,7 @@ def _central_difference(func: Callable, inputs: tuple, data: np.ndarray, where: 
     finally:
         data[where] = orig
     diffs = []
-    for k, (lo, hi) in enumerate(zip(low, high)):
+    for k, (lo, hi) in enumerate(zip(low, high, strict=True)):
         if lo is None:
             diffs.append(None)
             continue
@@ -474,7 +480,7 @@ def _directional(func: Callable, inputs: tuple, i: int, where: Any, direction: A
     re, im = direction
     d_re = _central_difference(func, inputs, data, where, eps * re)
     d_im = _central_difference(func, inputs, data, where, eps * 1j * im)
-    return [None if a is None else (a + 1j * b) / eps for a, b in zip(d_re, d_im)]
+    return [None if a is None else (a + 1j * b) / eps for a, b in zip(d_re, d_im, strict=True)]
 
 
 def _numerical_jacobians(func: Callable, inputs: tuple, i: int, eps: float) -> dict:
@@ -505,9 +511,9 @@ def _reverse_jacobians(out: Tensor, inputs: tuple, diff: list, s: _Settings, che
             v[j] = 1
             rows.append(_reverse_rows(out, diff_tensors, v))
         runs.append([_stack_columns(col, x, i, s, check) for col, x, i in
-                     zip(zip(*rows), diff_tensors, diff)] if rows else
+                     zip(zip(*rows, strict=True), diff_tensors, diff, strict=True)] if rows else
                     [np.zeros((x.numel(), 0), x.dtype) for x in diff_tensors])
-    for i, a1, a2 in zip(diff, *runs):
+    for i, a1, a2 in zip(diff, *runs, strict=True):
         if a1.size and np.max(np.abs(a1 - a2)) > s.nondet_tol:
             raise GradcheckError(
                 f"Backward is not reentrant for input {i}, i.e., running backward with same input "
@@ -604,7 +610,7 @@ def _fast_reverse(func: Callable, inputs: tuple, diff: list, func_out: tuple, ou
     diff_tensors = [inputs[i] for i in diff]
     for k in out_idx:
         runs = [_reverse_rows(func_out[k], diff_tensors, vs[k]) for _ in range(2)]
-        for i, x, g1, g2 in zip(diff, diff_tensors, *runs):
+        for i, x, g1, g2 in zip(diff, diff_tensors, *runs, strict=True):
             vj = _stack_columns((g1,), x, i, s, check=True)[:, 0]
             vj2 = _stack_columns((g2,), x, i, s, check=True)[:, 0]
             if vj.size and np.max(np.abs(vj - vj2)) > s.nondet_tol:
@@ -724,7 +730,8 @@ def _differentiable(outs: tuple) -> tuple:
 
 
 def _grads_or_zeros(grads: tuple, tensors: list) -> list:
-    return [g._data if g is not None else np.zeros(x.shape, x.dtype) for g, x in zip(grads, tensors)]
+    return [g._data if g is not None else np.zeros(x.shape, x.dtype)
+            for g, x in zip(grads, tensors, strict=True)]
 
 
 def _random_like(rng: np.random.Generator, shape: tuple, dtype: np.dtype) -> np.ndarray:

@@ -21,9 +21,12 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ._hooks import RemovableHandle, add_hook
+from ._state import STATE
 
 DEFAULT_DTYPES = {np.dtype("float64"), np.dtype("int64"), np.dtype("bool"), np.dtype("complex128")}
 _new = object.__new__
+# Set by ``dualgrad.ops.dispatch``: rebuilds a stale view's graph from its base.
+REGENERATE_VIEW: list = [None]
 
 
 def is_differentiable_dtype(dtype: np.dtype) -> bool:
@@ -38,6 +41,24 @@ class VersionCounter:
 
     def __init__(self, value: int = 0):
         self.value = value
+
+
+class ViewInfo:
+    """How a view relates to its base: ``chain`` is the ``(op, params)`` steps from the base.
+
+    ``version`` is the value of the shared counter when the view's ``grad_fn`` was
+    last made; when the base or another view changes in place, the view's graph
+    is rebuilt from the base on its next use. ``grad_mode`` records whether the
+    view was created with grad mode on.
+    """
+
+    __slots__ = ("base", "chain", "version", "grad_mode")
+
+    def __init__(self, base: Tensor, chain: tuple, version: int, grad_mode: bool):
+        self.base = base
+        self.chain = chain
+        self.version = version
+        self.grad_mode = grad_mode
 
 
 class Size(int):
@@ -69,7 +90,7 @@ class Tensor:
     __slots__ = (
         "_data",  # the ndarray
         "_requires_grad",
-        "grad_fn",  # Node that produced this tensor, or None for leaves
+        "_grad_fn",  # Node that produced this tensor, or None for leaves (see grad_fn)
         "_output_nr",  # which output of grad_fn this tensor is
         "_fw",  # None or {dual level: tangent Tensor}
         "_counter",  # None (never changed, not shared) or a VersionCounter
@@ -83,7 +104,7 @@ class Tensor:
     def __init__(self, data: Any = None, *, requires_grad: bool = False):
         self._data = data if isinstance(data, np.ndarray) else np.asarray(data if data is not None else [])
         self._requires_grad = False
-        self.grad_fn = None
+        self._grad_fn = None
         self._output_nr = 0
         self._fw = None
         self._counter = None
@@ -226,7 +247,28 @@ class Tensor:
     def _bump_version(self) -> None:
         self._version_counter().value += 1
 
+    @property
+    def _base(self) -> Tensor | None:
+        """The tensor this one is a view of (``None`` if it is not a view)."""
+        return None if self._view is None else self._view.base
+
     # -- autograd metadata --------------------------------------------------
+    @property
+    def grad_fn(self) -> Any:
+        """The graph node that produced this tensor (``None`` for leaves).
+
+        A view whose base or sibling view was changed in place since its node
+        was made gets a node rebuilt from the base first.
+        """
+        view = self._view
+        if view is not None and view.version != self._counter.value:
+            REGENERATE_VIEW[0](self)
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, node: Any) -> None:
+        self._grad_fn = node
+
     @property
     def requires_grad(self) -> bool:
         """True if gradients need to be computed for this tensor."""
@@ -374,7 +416,7 @@ def _wrap(data: np.ndarray) -> Tensor:
     t = _new(Tensor)
     t._data = data
     t._requires_grad = False
-    t.grad_fn = None
+    t._grad_fn = None
     t._output_nr = 0
     t._fw = None
     t._counter = None
@@ -410,4 +452,8 @@ def format_tensor(t: Tensor) -> str:
         parts.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._requires_grad:
         parts.append("requires_grad=True")
+    levels = STATE.dual_levels
+    tangent = t._fw.get(levels[-1]) if t._fw and levels else None
+    if tangent is not None:
+        parts.append(f"tangent={format_tensor(tangent)}")
     return "tensor(" + ", ".join(parts) + ")"

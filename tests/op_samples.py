@@ -221,3 +221,230 @@ def _matmul(draw: Any) -> Sample:
     left = draw(st.sampled_from([(k,), batch + (n, k)]))
     right = draw(st.sampled_from([(k,), (k, m), batch + (k, m)]))
     return Sample(dg.matmul, (array(draw, left), array(draw, right)))
+
+
+# -- indexing and linear algebra: gather, einsum ----------------------------------------
+@sample("gather")
+def _gather(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=1)))
+    dim = draw(st.integers(0, x.ndim - 1))
+    index_shape = tuple(draw(st.integers(1, n)) if d != dim else draw(st.integers(1, 4))
+                        for d, n in enumerate(x.shape))
+    index = draw(hnp.arrays(np.int64, index_shape, elements=st.integers(-x.shape[dim], x.shape[dim] - 1)))
+    return Sample(lambda t: dg.gather(t, dim, dg.tensor(index)), (x,))
+
+
+COVERED_BY["scatter_add_into_zeros"] = "gather"
+
+EINSUM_CASES = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("ij->", [(2, 3)]),
+    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]), ("i,i", [(3,), (3,)]), ("...ij,jk", [(2, 1, 2, 3), (3, 2)]),
+    ("ij,ij->ij", [(2, 3), (2, 3)]), ("iij->ji", [(2, 2, 3)]), ("ij,jk,kl->il", [(2, 3), (3, 2), (2, 2)]),
+    ("i,j->ij", [(2,), (3,)]), ("ij,j->i", [(2, 3), (1,)]),
+]
+
+
+@sample("einsum")
+def _einsum(draw: Any) -> Sample:
+    equation, operand_shapes = draw(st.sampled_from(EINSUM_CASES))
+    return Sample(lambda *ts: dg.einsum(equation, *ts), tuple(array(draw, s) for s in operand_shapes))
+
+
+# -- reductions and shape ops (prod ... narrow) --------------------------------------------
+def _axis(draw: Any, ndim: int, allow_none: bool = True) -> Any:
+    """A dim of an ``ndim``-d array (negative ones included), or None."""
+    choices = ([None] if allow_none else []) + list(range(-ndim, ndim))
+    return draw(st.sampled_from(choices)) if choices else None
+
+
+def _reduction_sample(name: str, fn: Callable, lo: float = -2.0, hi: float = 2.0, min_side: int = 1,
+                      min_dims: int = 0, values: Callable | None = None) -> None:
+    def draw_sample(draw: Any) -> Sample:
+        shape = draw(shapes(min_dims=min_dims, min_side=min_side))
+        x = values(draw, shape) if values else array(draw, shape, lo, hi)
+        axis, keep = _axis(draw, x.ndim), draw(st.booleans())
+        return Sample(lambda t: fn(t, axis, keep), (x,))
+
+    SAMPLES[name] = st.composite(draw_sample)()
+
+
+_reduction_sample("prod", lambda t, d, k: dg.prod(t, dim=d, keepdim=k))
+_reduction_sample("amax", lambda t, d, k: dg.amax(t, dim=d, keepdim=k), values=distinct)
+_reduction_sample("amin", lambda t, d, k: dg.amin(t, axis=d, keepdims=k), values=distinct)
+_reduction_sample("var", lambda t, d, k: dg.var(t, d, keepdim=k, correction=0.5), min_side=2, min_dims=1)
+_reduction_sample("std", lambda t, d, k: dg.std(t, d, keepdim=k), min_side=2, min_dims=1, values=distinct)
+_reduction_sample("logsumexp", lambda t, d, k: dg.logsumexp(t, d, keepdim=k))
+
+
+@sample("norm")
+def _norm(draw: Any) -> Sample:
+    shape = draw(shapes())
+    signs = draw(hnp.arrays(np.float64, shape, elements=st.sampled_from([-1.0, 1.0])))
+    x = distinct(draw, shape, lo=0.2, hi=2.0) * signs  # distinct magnitudes: no ties for p = +-inf
+    p = draw(st.sampled_from([1, 2, 3, 0.5, float("inf"), float("-inf"), "fro"]))
+    axis, keep = _axis(draw, x.ndim), draw(st.booleans())
+    return Sample(lambda t: dg.norm(t, p, axis, keep), (x,))
+
+
+def _along_axis_sample(name: str, fn: Callable, away_from: float | None = None) -> None:
+    def draw_sample(draw: Any) -> Sample:
+        x = array(draw, draw(shapes(min_dims=1)), away_from=away_from)
+        axis = _axis(draw, x.ndim, allow_none=False)
+        return Sample(lambda t: fn(t, axis), (x,))
+
+    SAMPLES[name] = st.composite(draw_sample)()
+
+
+_along_axis_sample("cumsum", dg.cumsum)
+_along_axis_sample("cumprod", dg.cumprod, away_from=0.0)  # second order is exact away from zeros
+_along_axis_sample("softmax", dg.softmax)
+_along_axis_sample("log_softmax", dg.log_softmax)
+
+
+@sample("max")
+def _max(draw: Any) -> Sample:
+    x = distinct(draw, draw(shapes(min_dims=1)))
+    axis, keep = _axis(draw, x.ndim, allow_none=False), draw(st.booleans())
+    return Sample(lambda t: dg.max(t, axis, keep), (x,))
+
+
+@sample("min")
+def _min(draw: Any) -> Sample:
+    x = distinct(draw, draw(shapes(min_dims=1)))
+    axis = _axis(draw, x.ndim, allow_none=False)
+    return Sample(lambda t: t.min(dim=axis).values, (x,))
+
+
+@sample("squeeze")
+def _squeeze(draw: Any) -> Sample:
+    shape = draw(shapes(max_dims=2))
+    ones = draw(st.integers(1, 2))
+    x = array(draw, (1,) * ones + shape)
+    dim = draw(st.sampled_from([None, 0, (0, -1)]))
+    return Sample(lambda t: dg.squeeze(t, dim), (x,))
+
+
+@sample("unsqueeze")
+def _unsqueeze(draw: Any) -> Sample:
+    x = array(draw, draw(shapes()))
+    dim = draw(st.integers(-x.ndim - 1, x.ndim))
+    return Sample(lambda t: dg.unsqueeze(t, dim), (x,))
+
+
+@sample("cat")
+def _cat(draw: Any) -> Sample:
+    shape = draw(shapes(min_dims=1))
+    axis = _axis(draw, len(shape), allow_none=False)
+    sizes = draw(st.lists(st.integers(0, 3), min_size=1, max_size=3))
+    xs = tuple(array(draw, shape[:axis % len(shape)] + (n,) + shape[axis % len(shape) + 1:]) for n in sizes)
+    return Sample(lambda *ts: dg.cat(ts, axis), xs)
+
+
+@sample("stack")
+def _stack(draw: Any) -> Sample:
+    shape = draw(shapes())
+    xs = tuple(array(draw, shape) for _ in range(draw(st.integers(1, 3))))
+    axis = draw(st.integers(-len(shape) - 1, len(shape)))
+    return Sample(lambda *ts: dg.stack(ts, axis), xs)
+
+
+@sample("split")
+def _split(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=1)))
+    axis = _axis(draw, x.ndim, allow_none=False)
+    n = x.shape[axis]
+    sizes = draw(st.sampled_from([1, 2, n, [n], [0, n]] + ([[1, n - 1]] if n > 1 else [])))
+    return Sample(lambda t: dg.split(t, sizes, axis), (x,))
+
+
+@sample("unbind")
+def _unbind(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=1)))
+    axis = _axis(draw, x.ndim, allow_none=False)
+    return Sample(lambda t: t.chunk(2, axis) + dg.unbind(t, axis), (x,))
+
+
+@sample("flip")
+def _flip(draw: Any) -> Sample:
+    x = array(draw, draw(shapes()))
+    dims = draw(st.sampled_from([None, tuple(range(x.ndim))[:1], tuple(range(-x.ndim, 0))]))
+    return Sample(lambda t: dg.flip(t, dims), (x,))
+
+
+@sample("roll")
+def _roll(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=1)))
+    shift = draw(st.integers(-5, 5))
+    dims = draw(st.sampled_from([None, 0, -1]))
+    return Sample(lambda t: dg.roll(t, shift, dims), (x,))
+
+
+@sample("repeat")
+def _repeat(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(max_dims=2)))
+    reps = tuple(draw(st.lists(st.integers(1, 3), min_size=x.ndim, max_size=x.ndim + 1)))
+    if draw(st.booleans()):
+        return Sample(lambda t: t.repeat(*reps), (x,))
+    return Sample(lambda t: dg.tile(t, reps[1:]), (x,))
+
+
+@sample("repeat_interleave")
+def _repeat_interleave(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=1)))
+    axis = _axis(draw, x.ndim)
+    n = x.size if axis is None else x.shape[axis]
+    repeats = draw(st.sampled_from([2, list(range(n))]))
+    return Sample(lambda t: dg.repeat_interleave(t, repeats, axis), (x,))
+
+
+@sample("diagonal")
+def _diagonal(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=2)))
+    d1, d2 = draw(st.permutations(range(x.ndim)))[:2]
+    offset = draw(st.integers(-2, 2))
+    return Sample(lambda t: dg.diagonal(t, offset, d1, d2), (x,))
+
+
+@sample("diag_embed")
+def _diag_embed(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=1, max_dims=2)))
+    offset = draw(st.integers(-2, 2))
+    if x.ndim == 1 and draw(st.booleans()):
+        return Sample(lambda t: dg.diag(t, offset), (x,))
+    d1, d2 = draw(st.permutations(range(x.ndim + 1)))[:2]
+    return Sample(lambda t: dg.diag_embed(t, offset, d1, d2), (x,))
+
+
+@sample("triu")
+def _triu(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=2)))
+    k = draw(st.integers(-2, 2))
+    return Sample(lambda t: dg.triu(t, k), (x,))
+
+
+@sample("tril")
+def _tril(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=2)))
+    k = draw(st.integers(-2, 2))
+    return Sample(lambda t: t.tril(k), (x,))
+
+
+@sample("pad")
+def _pad(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=1)))
+    amounts = []
+    for n in x.shape[::-1][:draw(st.integers(1, x.ndim))]:
+        lo = draw(st.integers(-(n // 2), 2))
+        amounts += [lo, draw(st.integers(-(n - max(-lo, 0)) // 2, 2))]
+    value = draw(st.sampled_from([None, 1.5]))
+    return Sample(lambda t: dg.pad(t, amounts, value=value), (x,))
+
+
+@sample("narrow")
+def _narrow(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=1)))
+    axis = _axis(draw, x.ndim, allow_none=False)
+    n = x.shape[axis]
+    start = draw(st.integers(-n, n))
+    length = draw(st.integers(0, n - (start % n if start < 0 else start)))
+    return Sample(lambda t: dg.narrow(t, axis, start, length), (x,))

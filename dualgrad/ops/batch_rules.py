@@ -1,26 +1,79 @@
-"""Helpers for writing vmap batching rules (``Op.batch``).
+"""Batching rules (vmap) that come from an op's family, and helpers for writing rules.
 
 A batching rule has the signature ``batch(args, bdims, **params) -> (out,
 out_bdim)``: ``args`` are the physical values (Tensors carrying the batch
 dimension, or constants), ``bdims[i]`` is the batch axis of ``args[i]`` or
 ``NOT_BATCHED``. The rule calls dualgrad ops once for the whole batch and says
 where the batch axis of its result is (a tuple of bdims for multi-output ops).
+
+An op without its own ``batch`` gets its family's rule (registered here into
+``dualgrad.batching.family_rules``):
+
+* ``elementwise`` (broadcasting ops): batch axes go first, and a batched input
+  of lower rank than the result gets size-1 axes after its batch axis, so that
+  NumPy broadcasting lines up the logical axes;
+* ``reduction`` (ops with ``axis`` (None, an int or a tuple) and ``keepdims``
+  params): the batch axis goes first and the reduced axes shift by one.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from .. import batching
+from ..batching import rule_for
 from ..tensor import Tensor
 from .dispatch import apply
-from .shape import PERMUTE
 
 NOT_BATCHED = None
 
+__all__ = ["NOT_BATCHED", "elementwise_batch", "reduction_batch", "rule_for", "to_front"]
+
 
 def to_front(x: Any, bdim: int | None) -> Any:
-    """``x`` with its batch axis moved to position 0 (unchanged if not batched or already there)."""
+    """``x`` with its batch axis moved to position 0 (unchanged if not batched or already there).
+
+    Uses the Tensor method, so that the shape module may import this one.
+    """
     if bdim is NOT_BATCHED or bdim == 0 or not isinstance(x, Tensor):
         return x
-    axes = (bdim,) + tuple(i for i in range(x.ndim) if i != bdim)
-    return apply(PERMUTE, x, axes=axes)
+    return x.permute((bdim,) + tuple(i for i in range(x.ndim) if i != bdim))
+
+
+def _logical_ndim(x: Any, bdim: int | None) -> int:
+    return np.ndim(x) - (bdim is not NOT_BATCHED)
+
+
+def elementwise_batch(op: Any, args: list, bdims: list, **params: Any) -> tuple:
+    """The family rule of broadcasting ops: one call on batch-first, rank-aligned inputs."""
+    batched = [i for i, b in enumerate(bdims) if b is not NOT_BATCHED]
+    if len(batched) == 1 and all(not isinstance(a, Tensor) and np.ndim(a) == 0
+                                 for i, a in enumerate(args) if i != batched[0]):
+        return apply(op, *args, **params), bdims[batched[0]]
+    rank = max(_logical_ndim(a, b) for a, b in zip(args, bdims))
+    aligned = list(args)
+    for i in batched:
+        x = to_front(args[i], bdims[i])
+        missing = rank - (x.ndim - 1)
+        if missing:
+            x = x.reshape(x.shape[:1] + (1,) * missing + x.shape[1:])
+        aligned[i] = x
+    return apply(op, *aligned, **params), 0
+
+
+def reduction_batch(op: Any, args: list, bdims: list, *, axis: Any, **params: Any) -> tuple:
+    """The family rule of one-input reductions: batch axis first, reduced axes shifted by one."""
+    x = to_front(args[0], bdims[0])
+    if axis is None:
+        axis = tuple(range(1, x.ndim))
+    elif isinstance(axis, tuple):
+        axis = tuple(a + 1 if a >= 0 else a for a in axis)
+    else:
+        axis = axis + 1 if axis >= 0 else axis
+    return apply(op, x, *args[1:], axis=axis, **params), 0
+
+
+batching.family_rules["elementwise"] = elementwise_batch
+batching.family_rules["reduction"] = reduction_batch

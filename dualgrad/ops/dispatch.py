@@ -17,11 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import tensor as tensor_module
 from .._state import STATE
 from ..forward_ad.engine import propagate_tangents
 from ..reverse.node import Node
 from ..reverse.saved import SavedTensor
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, ViewInfo, _wrap
 
 _ndarray = np.ndarray
 NO_EDGE = (None, 0)
@@ -74,21 +75,83 @@ def apply(op: Any, *args: Any, **params: Any) -> Any:
 
 
 def _apply(op: Any, args: tuple, params: dict, state: Any) -> Any:
-    data = op.impl(*[a._data if isinstance(a, Tensor) else a for a in args], **params)
+    try:
+        data = op.impl(*[a._data if isinstance(a, Tensor) else a for a in args], **params)
+    except ValueError:
+        _check_broadcast(op, args)
+        raise
     if op.multi_output:
         out = tuple(_wrap(d if type(d) is _ndarray else np.asarray(d)) for d in data)
     else:
         out = _wrap(data if type(data) is _ndarray else np.asarray(data))
     if not op.differentiable:
         return out
+    if op.view:
+        _mark_view(args[0], params, out, op, state)
     if state.dual_levels:
         propagate_tangents(op, args, params, out)
     if state.grad_enabled:
+        record = False
         for a in args:
-            if isinstance(a, Tensor) and a._requires_grad:
-                _record(op, args, params, out)
-                break
+            if isinstance(a, Tensor):
+                view = a._view
+                if view is not None and view.version != a._counter.value:
+                    regenerate_view(a)
+                if a._requires_grad:
+                    record = True
+        if record:
+            _record(op, args, params, out)
     return out
+
+
+def _check_broadcast(op: Any, args: tuple) -> None:
+    """Raise torch's error (naming the op and both shapes) if elementwise operands do not broadcast."""
+    if op.family != "elementwise":
+        return
+    shapes = [np.shape(a._data if isinstance(a, Tensor) else a) for a in args]
+    for i, first in enumerate(shapes):
+        for second in shapes[i + 1:]:
+            for dim in range(1, min(len(first), len(second)) + 1):
+                a, b = first[-dim], second[-dim]
+                if a != b and a != 1 and b != 1:
+                    raise RuntimeError(
+                        f"{op.name}: The size of tensor a ({a}) must match the size of tensor b ({b}) "
+                        f"at non-singleton dimension {max(len(first), len(second)) - dim}: "
+                        f"shapes {first} and {second} cannot be broadcast together"
+                    )
+
+
+def _mark_view(x: Any, params: dict, out: Tensor, op: Any, state: Any) -> None:
+    """Make ``out`` a view of ``x``'s base if the op returned memory shared with ``x``."""
+    if not isinstance(x, Tensor) or not np.may_share_memory(out._data, x._data):
+        return
+    out._counter = counter = x._version_counter()
+    info = x._view
+    base, chain = (x, ()) if info is None else (info.base, info.chain)
+    out._view = ViewInfo(base, chain + ((op, params),), counter.value, state.grad_enabled)
+
+
+def regenerate_view(view: Tensor) -> None:
+    """Rebuild a view's ``grad_fn`` from its base after an in-place change of the family."""
+    info = view._view
+    info.version = view._counter.value
+    base = info.base
+    if not (info.grad_mode and base._requires_grad):
+        return
+    state = STATE
+    grad_mode, state.grad_enabled = state.grad_enabled, True
+    try:
+        current = base
+        for op, params in info.chain:
+            current = _apply(op, (current,), params, state)
+    finally:
+        state.grad_enabled = grad_mode
+    view._grad_fn = current._grad_fn
+    view._output_nr = current._output_nr
+    view._requires_grad = current._requires_grad
+
+
+tensor_module.REGENERATE_VIEW[0] = regenerate_view
 
 
 def _apply_observed(op: Any, args: tuple, params: dict) -> Any:

@@ -1,4 +1,15 @@
-"""Indexing: ``x[index]`` and its transpose, a scatter-add into zeros."""
+"""Indexing: ``x[index]``, gather and the functions built on them, with their transposes.
+
+Two pairs of linear ops, each the transpose of the other:
+
+* ``getitem`` (NumPy indexing, ``index`` a parameter) and ``index_add_into_zeros``
+  (a scatter-add of the cotangent into zeros; repeated indices accumulate);
+* ``gather`` (``out[i][j] = x[i][index[i][j]]`` along ``dim``, ``index`` an
+  input, so vmap can batch it) and ``scatter_add_into_zeros``.
+
+``take``, ``take_along_dim`` and ``index_select`` are ``gather`` on reshaped or
+broadcast operands, so their derivatives and batching rules come from it.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor import Tensor, _wrap
+from ._axes import normalize_axis
+from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply
-from .registry import linear
+from .registry import Op, linear
+from .shape import PERMUTE
 
 
+# -- getitem ------------------------------------------------------------------------------
 def _is_basic(index: tuple) -> bool:
     """True when ``index`` has only ints, slices, None and Ellipsis (a view, no repeats)."""
     return all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis for i in index)
@@ -25,12 +40,55 @@ def _scatter_add_impl(g: np.ndarray, shape: tuple, index: tuple) -> np.ndarray:
     return out
 
 
+def _probe(entry: Any) -> Any:
+    """An index entry of the same kind as ``entry`` that is valid on axes of length 1."""
+    if isinstance(entry, (bool, np.bool_)) or entry is None or entry is Ellipsis or isinstance(entry, slice):
+        return entry
+    if isinstance(entry, (int, np.integer)):
+        return 0
+    if entry.dtype == np.bool_:
+        return np.ones((1,) * entry.ndim, dtype=np.bool_)
+    return np.zeros((1,) * entry.ndim, dtype=entry.dtype)
+
+
+def batch_position(index: tuple, ndim: int) -> int:
+    """Where axis 0 of an ``ndim``-d array lands in ``x[(slice(None),) + index]``.
+
+    Axis 0 stays first unless advanced indices separated by a slice, None or
+    Ellipsis move their dimensions to the front (NumPy's rule). NumPy itself
+    answers, on a tiny probe array of the same rank.
+    """
+    probe = np.empty((2,) + (1,) * (ndim - 1))[(slice(None),) + tuple(_probe(i) for i in index)]
+    return probe.shape.index(2)
+
+
+def _move_front_to(x: Tensor, position: int) -> Tensor:
+    """``x`` with its axis 0 moved to ``position``."""
+    if position == 0:
+        return x
+    axes = tuple(range(1, position + 1)) + (0,) + tuple(range(position + 1, x.ndim))
+    return apply(PERMUTE, x, axes=axes)
+
+
+def _getitem_batch(args: tuple, bdims: tuple, index: tuple) -> tuple:
+    """Index every batch member at once: a leading full slice, then find the batch axis."""
+    x = to_front(args[0], bdims[0])
+    return apply(GETITEM, x, index=(slice(None),) + index), batch_position(index, x.ndim)
+
+
+def _index_add_batch(args: tuple, bdims: tuple, shape: tuple, index: tuple) -> tuple:
+    """Scatter every batch member at once: lay ``g`` out as ``x[:, index]`` would be."""
+    g = _move_front_to(to_front(args[0], bdims[0]), batch_position(index, len(shape) + 1))
+    size = g.shape[batch_position(index, len(shape) + 1)]
+    return apply(INDEX_ADD_INTO_ZEROS, g, shape=(size,) + shape, index=(slice(None),) + index), 0
+
+
 GETITEM = linear("getitem", lambda x, index: x[index],
                  (lambda g, out, x, index: apply(INDEX_ADD_INTO_ZEROS, g, shape=x.shape, index=index),),
-                 family="indexing", grad_name="IndexBackward0")
+                 batch=_getitem_batch, family="indexing", grad_name="IndexBackward0", view=True)
 INDEX_ADD_INTO_ZEROS = linear("index_add_into_zeros", _scatter_add_impl,
                               (lambda g, out, x, shape, index: apply(GETITEM, g, index=index),),
-                              family="indexing")
+                              batch=_index_add_batch, family="indexing")
 
 
 def normalize_index(index: Any) -> tuple:
@@ -46,9 +104,16 @@ def normalize_index(index: Any) -> tuple:
 def getitem(x: Tensor, index: Any) -> Tensor:
     """``x[index]`` for ints, slices, Ellipsis, None, bool masks and integer arrays.
 
+    Basic indexing (ints, slices, None, Ellipsis) returns a view; the gradient of
+    advanced indexing adds up over repeated indices.
+
     >>> import dualgrad as dg
     >>> dg.getitem(dg.arange(5.), slice(1, None, 2))
     tensor([1., 3.])
+    >>> x = dg.tensor([1., 2., 3.], requires_grad=True)
+    >>> x[[0, 0, 2]].sum().backward()
+    >>> x.grad
+    tensor([2., 0., 1.])
     """
     index = normalize_index(index)
     try:
@@ -57,5 +122,205 @@ def getitem(x: Tensor, index: Any) -> Tensor:
         raise IndexError(f"getitem: invalid index for a tensor of shape {x.shape}: {err}") from None
 
 
-METHODS: dict[str, Any] = {"__getitem__": getitem}
-__all__ = ["getitem"]
+# -- gather and its transpose ---------------------------------------------------------------
+def _gather_index(index: np.ndarray, dim: int) -> tuple:
+    """The NumPy index selecting ``x[i][index[i][j]]...``: ``index`` at ``dim``, aranges elsewhere."""
+    nd = index.ndim
+    return tuple(
+        index if d == dim else np.arange(n).reshape((n,) + (1,) * (nd - 1 - d))
+        for d, n in enumerate(index.shape)
+    )
+
+
+def _along_axis(index: np.ndarray, dim: int, shape: tuple) -> np.ndarray | None:
+    """The vector ``v`` when ``index`` is ``v`` broadcast along ``dim`` over all of ``shape``."""
+    if any(s != 0 and d != dim and index.shape[d] != 1 for d, s in enumerate(index.strides)):
+        return None
+    if any(n != shape[d] for d, n in enumerate(index.shape) if d != dim):
+        return None
+    return index[(0,) * dim + (slice(None),) + (0,) * (index.ndim - dim - 1)]
+
+
+def _gather_impl(x: np.ndarray, index: np.ndarray, dim: int) -> np.ndarray:
+    vector = _along_axis(index, dim, x.shape)
+    if vector is not None:
+        return np.take(x, vector, axis=dim)
+    return x[_gather_index(index, dim)]
+
+
+def _scatter_impl(g: np.ndarray, index: np.ndarray, shape: tuple, dim: int) -> np.ndarray:
+    out = np.zeros(shape, dtype=g.dtype)
+    vector = _along_axis(index, dim, shape)
+    np.add.at(out, (slice(None),) * dim + (vector,) if vector is not None else _gather_index(index, dim), g)
+    return out
+
+
+def _pair_batch(op: Op, args: tuple, bdims: tuple, **params: Any) -> tuple:
+    """Batch a (values, index) op: both operands batched at axis 0, ``dim`` shifted by one."""
+    first, index = to_front(args[0], bdims[0]), to_front(args[1], bdims[1])
+    size = first.shape[0] if bdims[0] is not NOT_BATCHED else index.shape[0]
+    if bdims[0] is NOT_BATCHED:
+        first = first.expand((size,) + first.shape)
+    if bdims[1] is NOT_BATCHED:
+        index = index.expand((size,) + index.shape)
+    if "shape" in params:
+        params["shape"] = (size,) + params["shape"]
+    params["dim"] += 1
+    return apply(op, first, index, **params), 0
+
+
+GATHER = Op(
+    "gather", _gather_impl,
+    vjp=(lambda g, out, x, index, dim: apply(SCATTER_ADD_INTO_ZEROS, g, index, shape=x.shape, dim=dim), None),
+    jvp=lambda tangents, out, x, index, dim: apply(GATHER, tangents[0], index, dim=dim),
+    batch=lambda args, bdims, dim: _pair_batch(GATHER, args, bdims, dim=dim),
+    family="indexing", arg_names=("self", "index"),
+)
+SCATTER_ADD_INTO_ZEROS = Op(
+    "scatter_add_into_zeros", _scatter_impl,
+    vjp=(lambda g, out, g0, index, shape, dim: apply(GATHER, g, index, dim=dim), None),
+    jvp=lambda tangents, out, g0, index, shape, dim: apply(SCATTER_ADD_INTO_ZEROS, tangents[0], index,
+                                                           shape=shape, dim=dim),
+    batch=lambda args, bdims, shape, dim: _pair_batch(SCATTER_ADD_INTO_ZEROS, args, bdims, shape=shape,
+                                                      dim=dim),
+    family="indexing", arg_names=("self", "index"),
+)
+
+
+def _as_index(index: Any, op: str) -> Tensor:
+    """``index`` as an integer Tensor, or a RuntimeError naming ``op``."""
+    if not isinstance(index, Tensor):
+        index = _wrap(np.asarray(index))
+    if index.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}(): Expected an integer dtype for index, got {index.dtype}")
+    return index
+
+
+def _gathered(x: Tensor, index: Tensor, dim: int, op: str, error: type = RuntimeError,
+              shape: tuple | None = None) -> Tensor:
+    """``apply(GATHER, ...)``, NumPy's out-of-bounds error reworded for ``op`` and the user's ``shape``."""
+    try:
+        return apply(GATHER, x, index, dim=dim)
+    except IndexError as err:
+        raise error(f"{op}: {err} (input shape {x.shape if shape is None else shape}, "
+                    f"index shape {index.shape})") from None
+
+
+def gather(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002 - torch's name
+    """Values of ``input`` along ``dim`` at ``index``: ``out[i][j] = input[i][index[i][j]]`` for ``dim=1``.
+
+    ``index`` has the dimensions of ``input`` and is no larger than it except
+    along ``dim``; the result has the shape of ``index``. Negative indices count
+    from the end.
+
+    >>> import dualgrad as dg
+    >>> dg.gather(dg.tensor([[1., 2.], [3., 4.]]), 1, dg.tensor([[0, 0], [1, 0]]))
+    tensor([[1., 1.],
+            [4., 3.]])
+    """
+    index = _as_index(index, "gather")
+    if index.ndim != input.ndim:
+        raise RuntimeError(
+            f"gather(): Index tensor must have the same number of dimensions as input tensor "
+            f"(index shape {index.shape}, input shape {input.shape})"
+        )
+    if input.ndim == 0:
+        return gather(input.reshape(1), 0, index.reshape(1)).reshape(())
+    dim = normalize_axis(dim, input.ndim, "gather")
+    if any(n > input.shape[d] for d, n in enumerate(index.shape) if d != dim):
+        raise RuntimeError(
+            f"gather(): Size does not match at dimension {dim}: expected index {index.shape} to be no "
+            f"larger than self {input.shape} apart from dimension {dim}"
+        )
+    return _gathered(input, index, dim, "gather()")
+
+
+def take_along_dim(input: Tensor, indices: Any, dim: int | None = None) -> Tensor:  # noqa: A002
+    """``gather`` with ``input`` and ``indices`` broadcast against each other except along ``dim``.
+
+    With ``dim=None`` both are flattened first (``torch.take_along_dim`` and
+    ``numpy.take_along_axis`` semantics).
+
+    >>> import dualgrad as dg
+    >>> x = dg.tensor([[10., 30., 20.], [60., 40., 50.]])
+    >>> dg.take_along_dim(x, dg.tensor([[0], [1]]), dim=1)
+    tensor([[10.],
+            [40.]])
+    """
+    indices = _as_index(indices, "take_along_dim")
+    if dim is None:
+        return _gathered(input.reshape(-1), indices.reshape(-1), 0, "take_along_dim()", shape=input.shape)
+    if indices.ndim != input.ndim:
+        raise RuntimeError(
+            f"take_along_dim(): input and indices should have the same number of dimensions, but got "
+            f"{input.ndim} dimensions for input (shape {input.shape}), and {indices.ndim} dimensions for "
+            f"indices (shape {indices.shape})"
+        )
+    dim = normalize_axis(dim, input.ndim, "take_along_dim")
+
+    def with_dim(shape: tuple, n: int) -> tuple:
+        return shape[:dim] + (n,) + shape[dim + 1:]
+
+    try:
+        common = np.broadcast_shapes(with_dim(input.shape, 1), with_dim(indices.shape, 1))
+    except ValueError:
+        raise RuntimeError(
+            f"take_along_dim(): shapes {input.shape} and {indices.shape} do not broadcast apart from "
+            f"dimension {dim}"
+        ) from None
+    input = input.expand(with_dim(common, input.shape[dim]))
+    indices = indices.expand(with_dim(common, indices.shape[dim]))
+    return _gathered(input, indices, dim, "take_along_dim()")
+
+
+def take_along_axis(arr: Tensor, indices: Any, axis: int | None = -1) -> Tensor:
+    """NumPy's spelling of ``take_along_dim``.
+
+    >>> import dualgrad as dg
+    >>> dg.take_along_axis(dg.tensor([[3., 1.], [0., 5.]]), dg.tensor([[1], [0]]), 1)
+    tensor([[1.],
+            [0.]])
+    """
+    return take_along_dim(arr, indices, axis)
+
+
+def take(input: Tensor, index: Any) -> Tensor:  # noqa: A002 - torch's name
+    """Elements of ``input`` read as a flat 1-D tensor, at ``index`` (the result has its shape).
+
+    >>> import dualgrad as dg
+    >>> dg.take(dg.tensor([[4., 3.], [5., 7.]]), dg.tensor([0, 2, -1]))
+    tensor([4., 5., 7.])
+    """
+    index = _as_index(index, "take")
+    return _gathered(input.reshape(-1), index.reshape(-1), 0, "take(): out of range", IndexError,
+                     input.shape).reshape(index.shape)
+
+
+def index_select(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002 - torch's name
+    """The slices of ``input`` along ``dim`` at the positions in the vector ``index``.
+
+    >>> import dualgrad as dg
+    >>> dg.index_select(dg.tensor([[1., 2., 3.], [4., 5., 6.]]), 1, dg.tensor([2, 0]))
+    tensor([[3., 1.],
+            [6., 4.]])
+    """
+    index = _as_index(index, "index_select")
+    if index.ndim > 1:
+        raise IndexError(f"index_select(): Index is supposed to be a vector, got shape {index.shape}")
+    if input.ndim == 0:
+        input = input.reshape(1)
+    dim = normalize_axis(dim, input.ndim, "index_select")
+    n = index.numel()
+    column = (1,) * dim + (n,) + (1,) * (input.ndim - dim - 1)
+    index = index.reshape(column).expand(input.shape[:dim] + (n,) + input.shape[dim + 1:])
+    return _gathered(input, index, dim, "index_select()", IndexError)
+
+
+METHODS: dict[str, Any] = {
+    "__getitem__": getitem,
+    "gather": gather,
+    "take": take,
+    "take_along_dim": take_along_dim,
+    "index_select": index_select,
+}
+__all__ = ["gather", "getitem", "index_select", "take", "take_along_axis", "take_along_dim"]

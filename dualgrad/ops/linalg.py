@@ -1,4 +1,9 @@
-"""Linear algebra: matmul and the products built on it."""
+"""Linear algebra: matmul and the products built on it (dot, inner, outer, tensordot, trace).
+
+Only ``matmul`` is an op of its own; the other products are ``matmul``,
+``einsum``, ``mul`` or indexing on reshaped operands, so their derivatives and
+batching rules come from those ops.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor import Tensor, _wrap
+from ._axes import normalize_axis
+from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply
+from .einsum import einsum
 from .registry import Op
 
 
@@ -54,8 +62,35 @@ def _matmul_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         ) from None
 
 
+def _matrix_form(x: Any, bdim: int | None, vector_axis: int, rank: int) -> Any:
+    """A batched operand as ``(B, 1.., rows, cols)`` of ``rank + 1`` dims; an unbatched one as a matrix.
+
+    A vector gets its missing matrix axis at ``vector_axis`` (-2 on the left, -1 on the right).
+    """
+    if not isinstance(x, Tensor):
+        x = _wrap(np.asarray(x))
+    x = to_front(x, bdim)
+    if x.ndim - (bdim is not NOT_BATCHED) == 1:
+        x = x.unsqueeze(vector_axis)
+    if bdim is NOT_BATCHED:
+        return x
+    missing = rank - (x.ndim - 1)
+    return x.reshape(x.shape[:1] + (1,) * missing + x.shape[1:]) if missing else x
+
+
+def _matmul_batch(args: tuple, bdims: tuple) -> tuple:
+    """Batch axes to the front and broadcast; vectors go through as one-row/one-column matrices."""
+    (x, y), (bx, by) = args, bdims
+    x_vector = np.ndim(x) - (bx is not NOT_BATCHED) == 1
+    y_vector = np.ndim(y) - (by is not NOT_BATCHED) == 1
+    rank = max(2, np.ndim(x) - (bx is not NOT_BATCHED), np.ndim(y) - (by is not NOT_BATCHED))
+    out = matmul(_matrix_form(x, bx, -2, rank), _matrix_form(y, by, -1, rank))
+    shape = out.shape[:-2] + out.shape[-2:-1] * (not x_vector) + out.shape[-1:] * (not y_vector)
+    return (out.reshape(shape) if shape != out.shape else out), 0
+
+
 MATMUL = Op("matmul", _matmul_impl, vjp=(_matmul_vjp_x, _matmul_vjp_y), jvp=_matmul_jvp,
-            family="linalg", grad_name="MmBackward0")
+            batch=_matmul_batch, family="linalg", grad_name="MmBackward0")
 
 
 def matmul(x: Any, y: Any) -> Tensor:
@@ -68,7 +103,111 @@ def matmul(x: Any, y: Any) -> Tensor:
     return apply(MATMUL, x, y)
 
 
+def _as_tensor(x: Any) -> Tensor:
+    return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
+
+
+def tensordot(a: Any, b: Any, dims: Any = 2, *, axes: Any = None) -> Tensor:
+    """Sum of products over the axes ``dims`` of ``a`` and ``b`` (NumPy's ``axes`` also accepted).
+
+    ``dims`` is an int ``k`` (the last ``k`` axes of ``a`` with the first ``k``
+    of ``b``) or a pair of axis lists.
+
+    >>> import dualgrad as dg
+    >>> dg.tensordot(dg.ones(2, 3, 4), dg.ones(4, 3), dims=([1, 2], [1, 0]))
+    tensor([12., 12.])
+    """
+    a, b = _as_tensor(a), _as_tensor(b)
+    spec = dims if axes is None else axes
+    if isinstance(spec, (int, np.integer)):
+        if not 0 <= spec <= min(a.ndim, b.ndim):
+            raise RuntimeError(f"tensordot: dims={spec} is invalid for shapes {a.shape} and {b.shape}")
+        axes_a, axes_b = list(range(a.ndim - spec, a.ndim)), list(range(spec))
+    else:
+        axes_a, axes_b = ([d] if isinstance(d, (int, np.integer)) else list(d) for d in spec)
+        if len(axes_a) != len(axes_b):
+            raise RuntimeError(f"tensordot: both dimension lists should have the same length, got "
+                               f"{axes_a} and {axes_b}")
+        axes_a = [normalize_axis(d, a.ndim, "tensordot") for d in axes_a]
+        axes_b = [normalize_axis(d, b.ndim, "tensordot") for d in axes_b]
+    for da, db in zip(axes_a, axes_b, strict=True):
+        if a.shape[da] != b.shape[db]:
+            raise RuntimeError(
+                f"tensordot: contracted dimensions need to match, but first has size {a.shape[da]} in dim "
+                f"{da} and second has size {b.shape[db]} in dim {db} (shapes {a.shape} and {b.shape})"
+            )
+    letters_a = list(range(a.ndim))
+    letters_b = list(range(a.ndim, a.ndim + b.ndim))
+    for da, db in zip(axes_a, axes_b, strict=True):
+        letters_b[db] = letters_a[da]
+    free = [k for k in letters_a if k not in letters_b] + [k for k in letters_b if k not in letters_a]
+    return einsum(a, letters_a, b, letters_b, free)
+
+
+def dot(x: Any, y: Any) -> Tensor:
+    """Dot product of two vectors (NumPy's rules for other ranks: matmul, or tensordot over the last axis).
+
+    >>> import dualgrad as dg
+    >>> dg.dot(dg.tensor([2., 3.]), dg.tensor([2., 1.]))
+    tensor(7.)
+    """
+    x, y = _as_tensor(x), _as_tensor(y)
+    if x.ndim == 0 or y.ndim == 0:
+        return x * y
+    if x.ndim == 1 and y.ndim == 1 and x.shape != y.shape:
+        raise RuntimeError(
+            f"dot: inconsistent tensor size, expected tensor {list(x.shape)} and src {list(y.shape)} to "
+            f"have the same number of elements, but got {x.shape[0]} and {y.shape[0]} elements respectively"
+        )
+    if y.ndim <= 2:
+        return matmul(x, y)
+    return tensordot(x, y, ([-1], [-2]))
+
+
+def inner(x: Any, y: Any) -> Tensor:
+    """Sum of products over the last axis of both (a plain product if either is a scalar).
+
+    >>> import dualgrad as dg
+    >>> dg.inner(dg.tensor([[1., 2.], [3., 4.]]), dg.tensor([1., 1.]))
+    tensor([3., 7.])
+    """
+    x, y = _as_tensor(x), _as_tensor(y)
+    if x.ndim == 0 or y.ndim == 0:
+        return x * y
+    if x.shape[-1] != y.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{x.shape} and {y.shape}")
+    return tensordot(x, y, ([-1], [-1]))
+
+
+def outer(x: Any, y: Any) -> Tensor:
+    """Outer product ``out[i, j] = x[i] * y[j]`` (inputs of more dimensions are flattened, as NumPy).
+
+    >>> import dualgrad as dg
+    >>> dg.outer(dg.tensor([1., 2.]), dg.tensor([1., 10., 100.]))
+    tensor([[  1.,  10., 100.],
+            [  2.,  20., 200.]])
+    """
+    x, y = _as_tensor(x), _as_tensor(y)
+    return x.reshape(-1, 1) * y.reshape(1, -1)
+
+
+def trace(x: Any) -> Tensor:
+    """Sum of the main diagonal of a matrix.
+
+    >>> import dualgrad as dg
+    >>> dg.trace(dg.tensor([[1., 2.], [3., 4.]]))
+    tensor(5.)
+    """
+    x = _as_tensor(x)
+    if x.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim} (shape {x.shape})")
+    diagonal = np.arange(min(x.shape))
+    return x[diagonal, diagonal].sum()
+
+
 METHODS: dict[str, Any] = {
     "__matmul__": matmul, "__rmatmul__": lambda self, other: matmul(other, self), "matmul": matmul,
+    "dot": dot, "inner": inner, "outer": outer, "trace": trace,
 }
-__all__ = ["matmul"]
+__all__ = ["dot", "inner", "matmul", "outer", "tensordot", "trace"]

@@ -8,9 +8,9 @@ installs them all, so adding a method means one line next to its op.
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import elementwise, indexing, linalg, reductions, shape
+from . import einsum, elementwise, indexing, inplace, linalg, reductions, shape
 
-MODULES = (elementwise, reductions, shape, indexing, linalg)
+MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace)
 
 
 def install() -> None:

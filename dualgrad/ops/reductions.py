@@ -1,49 +1,363 @@
-"""Reductions over axes: sum, mean, and the other reductions of the op table."""
+"""Reductions and axis-wise ops: sum, prod, amax, var, norm, logsumexp, cumsum, softmax, ...
+
+Public functions take torch's ``dim``/``keepdim`` and NumPy's ``axis``/``keepdims``
+and normalize them (``axis`` is None or a sorted tuple of non-negative ints), so
+each implementation is one NumPy call. Every op here is in the ``reduction``
+family, whose vmap rule (``batch_rules.reduction_batch``) moves the batch axis
+first and shifts ``axis`` by one; only ``max``/``min`` with indices have their own.
+
+Most reductions ``r`` are derived from a weight ``w = dr/dconj(x)`` shaped like
+``x``: the reverse rule is ``g * w`` (``g`` broadcast back over the reduced axes)
+and the forward rule ``sum(Re(conj(w) * t))``; for the holomorphic ones (prod,
+logsumexp) they are ``g * conj(w)`` and ``sum(w * t)``.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import builtins
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..tensor import Tensor
-from ._axes import normalize_axes, pick_axis, pick_keepdims
+from ..tensor import Tensor, _wrap
+from ._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
+from .batch_rules import to_front
 from .dispatch import apply
-from .registry import linear
+from .elementwise import maximum, minimum, sgn, where
+from .registry import Op, linear, nondifferentiable
+from .shape import FLIP, NARROW, PAD, PERMUTE, RESHAPE, reshape
+
+
+class ValuesIndices(NamedTuple):
+    """What ``max``/``min`` along a dimension return, as torch's ``return_types``."""
+
+    values: Tensor
+    indices: Tensor
+
+
+# -- helpers for rules --------------------------------------------------------------------
+def keep_dims(t: Any, ndim: int, axis: tuple | None, keepdims: bool) -> Any:
+    """A reduced ``t`` reshaped with size-1 axes where ``axis`` was reduced (broadcasts to the input)."""
+    if t is None or keepdims or ndim == 0:
+        return t
+    shape = list(t.shape)
+    for a in range(ndim) if axis is None else axis:
+        shape.insert(a, 1)
+    return apply(RESHAPE, t, shape=tuple(shape))
 
 
 def expand_reduced(g: Tensor, shape: tuple, axis: tuple | None, keepdims: bool) -> Tensor:
     """Broadcast a reduced gradient ``g`` back to the input ``shape``."""
-    if not keepdims and shape:
-        axes = range(len(shape)) if axis is None else axis
-        kept = list(shape)
-        for a in axes:
-            kept[a] = 1
-        g = g.reshape(tuple(kept))
+    g = keep_dims(g, len(shape), axis, keepdims)
     return g.expand(shape) if g.shape != shape else g
 
 
 def _count(shape: tuple, axis: tuple | None) -> int:
-    if axis is None:
-        return int(np.prod(shape, dtype=np.int64))
-    return int(np.prod([shape[a] for a in axis], dtype=np.int64))
+    return math.prod(shape if axis is None else [shape[a] for a in axis])
 
 
+def _conj(t: Any) -> Any:
+    return t.conj() if t.dtype.kind == "c" else t
+
+
+def _sum(t: Tensor, axis: tuple | None, keepdims: bool) -> Tensor:
+    return apply(SUM, t, axis=axis, keepdims=keepdims)
+
+
+def _flip_last(t: Tensor) -> Tensor:
+    return apply(FLIP, t, axis=(t.ndim - 1,))
+
+
+def _weighted(weight: Callable, holomorphic: bool = False) -> tuple:
+    """The (vjp, jvp) of a reduction from its weight ``weight(out_kept, x, axis=, **params)``."""
+
+    def vjp(g: Tensor, out: Any, x: Any, *, axis: Any, keepdims: bool, **params: Any) -> Tensor:
+        w = weight(keep_dims(out, x.ndim, axis, keepdims), x, axis=axis, **params)
+        return keep_dims(g, x.ndim, axis, keepdims) * (_conj(w) if holomorphic else w)
+
+    def jvp(tangents: tuple, out: Any, x: Tensor, *, axis: Any, keepdims: bool, **params: Any) -> Tensor:
+        w = weight(keep_dims(out, x.ndim, axis, keepdims), x, axis=axis, **params)
+        t = tangents[0]
+        if holomorphic:
+            return _sum(t * w, axis, keepdims)
+        product = _conj(w) * t
+        return _sum(product.real if product.dtype.kind == "c" else product, axis, keepdims)
+
+    return (vjp,), jvp
+
+
+def _reduction(name: str, impl: Callable, weight: Callable, holomorphic: bool = False, **kwargs: Any) -> Op:
+    vjp, jvp = _weighted(weight, holomorphic)
+    return Op(name, impl, vjp=vjp, jvp=jvp, family="reduction", **kwargs)
+
+
+# -- weights ------------------------------------------------------------------------------------------
+def _to_last(x: Tensor, axis: tuple | None) -> tuple:
+    """``x`` with the ``axis`` dimensions moved last and merged, and the function undoing it."""
+    axes = tuple(range(x.ndim)) if axis is None else axis
+    order = tuple(a for a in range(x.ndim) if a not in axes) + axes
+    moved = apply(PERMUTE, x, axes=order)
+    lines = apply(RESHAPE, moved, shape=moved.shape[:x.ndim - len(axes)] + (_count(x.shape, axes),))
+
+    def restore(t: Tensor) -> Tensor:
+        back = apply(RESHAPE, t, shape=moved.shape)
+        return apply(PERMUTE, back, axes=tuple(int(i) for i in np.argsort(order)))
+
+    return lines, restore
+
+
+def _exclusive_cumprod(lines: Tensor) -> Tensor:
+    """``prod_{j < i} x_j`` along the last axis (1 for the first element), without division."""
+    last = lines.ndim - 1
+    head = apply(NARROW, apply(CUMPROD, lines, axis=last), axis=last, start=0, length=lines.shape[-1] - 1)
+    return apply(PAD, head, widths=((0, 0),) * (lines.ndim - 1) + ((1, 0),), value=1)
+
+
+def _prod_weight(out: Any, x: Tensor, *, axis: tuple | None) -> Tensor:
+    """``prod_{j != i} x_j`` over the reduced axes: left times right exclusive products (exact with zeros)."""
+    lines, restore = _to_last(x, axis)
+    if lines.shape[-1] == 0:
+        return x
+    right = _flip_last(_exclusive_cumprod(_flip_last(lines)))
+    return restore(_exclusive_cumprod(lines) * right)
+
+
+def _tie_weight(out: Tensor, x: Tensor, *, axis: tuple | None) -> Tensor:
+    """1/k on the k elements equal to the extreme value, 0 elsewhere (torch's amax/amin rule)."""
+    mask = (x == out).to(x.dtype)
+    return mask / apply(SUM, mask, axis=axis, keepdims=True)
+
+
+def _var_weight(out: Any, x: Tensor, *, axis: tuple | None, correction: float) -> Tensor:
+    """``2 (x - mean) / (N - correction)``."""
+    dof = _count(x.shape, axis) - correction
+    return (x - apply(MEAN, x, axis=axis, keepdims=True)) * (2.0 / dof if dof > 0 else math.inf)
+
+
+def _std_weight(out: Tensor, x: Tensor, *, axis: tuple | None, correction: float) -> Tensor:
+    """``var``'s weight over ``2 std`` (0 where std == 0, as in torch)."""
+    return where(out == 0, 0.0, _var_weight(None, x, axis=axis, correction=correction) / (2 * _nonzero(out)))
+
+
+def _logsumexp_weight(out: Tensor, x: Tensor, *, axis: tuple | None) -> Tensor:
+    """``exp(x - logsumexp(x))``: the softmax over the reduced axes."""
+    return (x - out).exp()
+
+
+def _nonzero(t: Tensor) -> Tensor:
+    """``t`` with zeros replaced by ones (a safe denominator)."""
+    return where(t == 0, 1.0, t)
+
+
+def _unit(x: Tensor) -> Any:
+    """``x / |x|`` (0 at 0): the sign for real ``x``, differentiable for complex ``x``."""
+    if x.dtype.kind != "c":
+        return sgn(x)
+    return x / _nonzero(x.abs())
+
+
+def _norm_weight(out: Tensor, x: Tensor, *, axis: tuple | None, p: float) -> Tensor:
+    """``sgn(x) |x|^(p-1) / norm^(p-1)``; 0 where the norm is 0; ties share evenly for p = +-inf."""
+    if p == 0:
+        return x.real * 0.0
+    if math.isinf(p):
+        return _unit(x) * _tie_weight(out, x.abs(), axis=axis)
+    if p == 1:
+        return _unit(x)
+    if p == 2:
+        return x / _nonzero(out)
+    w = _unit(x) * x.abs() ** (p - 1) / _nonzero(out) ** (p - 1)
+    return where(out == 0, 0.0, w) if p < 1 else w
+
+
+# -- implementations that are more than one NumPy call ---------------------------------------------
+def _logsumexp_impl(x: np.ndarray, *, axis: tuple | None, keepdims: bool) -> np.ndarray:
+    """``log(sum(exp(x)))`` shifted by the maximum, so it neither overflows nor underflows."""
+    m = np.amax(x, axis=axis, keepdims=True) if x.size else np.zeros((1,) * x.ndim, x.dtype)
+    m = np.where(np.isfinite(m), m, 0)
+    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def _softmax_impl(x: np.ndarray, *, axis: int) -> np.ndarray:
+    e = np.exp(x - np.amax(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax_impl(x: np.ndarray, *, axis: int) -> np.ndarray:
+    shifted = x - np.amax(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def _select_impl(pick: Callable) -> Callable:
+    """``(values, indices)`` of ``np.argmax``/``np.argmin`` along one axis."""
+
+    def impl(x: np.ndarray, *, axis: int, keepdims: bool) -> tuple:
+        indices = pick(x, axis=axis, keepdims=True)
+        values = np.take_along_axis(x, indices, axis=axis)
+        if keepdims:
+            return values, indices
+        return np.squeeze(values, axis), np.squeeze(indices, axis)
+
+    return impl
+
+
+# -- rules of the axis-wise ops -----------------------------------------------------------------------
+def _reverse_cumsum(t: Tensor, axis: int) -> Tensor:
+    """``sum_{i >= k} t_i`` along ``axis``."""
+    return apply(FLIP, apply(CUMSUM, apply(FLIP, t, axis=(axis,)), axis=axis), axis=(axis,))
+
+
+def _zero_counts(x: Tensor, axis: int) -> tuple:
+    """``(is_zero, zeros among x_0..x_i, cumulative product of the non-zero elements, x with 1 for 0)``."""
+    zero = x == 0
+    safe = where(zero, 1.0, x)
+    return zero, apply(CUMSUM, zero, axis=axis), apply(CUMPROD, safe, axis=axis), safe
+
+
+def _cumprod_vjp(g: Tensor, out: Any, x: Tensor, *, axis: int) -> Tensor:
+    """``sum_{i >= k} g_i conj(prod_{j <= i, j != k} x_j)``, by counting zeros instead of dividing by them.
+
+    Before the first zero the sum is ``reverse_cumsum(g conj(P)) / conj(x)``; at the first zero it
+    runs over ``i`` up to the second zero with the zero left out of ``P``; later zeros get 0.
+    Exact to first order with zeros; higher orders are exact away from zeros.
+    """
+    zero, seen, nonzero_prod, safe = _zero_counts(x, axis)
+    weighted = g * _conj(nonzero_prod)
+    before = _reverse_cumsum(weighted * (seen == 0), axis) / _conj(safe)
+    first_zero = seen == 1
+    return where(zero, _reverse_cumsum(weighted * first_zero, axis) * first_zero, before)
+
+
+def _cumprod_jvp(tangents: tuple, out: Any, x: Tensor, *, axis: int) -> Tensor:
+    """``sum_{k <= i} t_k prod_{j <= i, j != k} x_j``, counting zeros as in the reverse rule."""
+    t = tangents[0]
+    zero, seen, nonzero_prod, safe = _zero_counts(x, axis)
+    before = apply(CUMSUM, t / safe, axis=axis) * (seen == 0)
+    at_first = apply(CUMSUM, t * zero, axis=axis) * (seen == 1)
+    return nonzero_prod * (before + at_first)
+
+
+def _softmax_vjp(g: Tensor, out: Tensor, x: Any, *, axis: int) -> Tensor:
+    """``out * (g - sum(g * out))``."""
+    return out * (g - apply(SUM, g * out, axis=(axis,), keepdims=True))
+
+
+def _softmax_jvp(tangents: tuple, out: Tensor, x: Any, *, axis: int) -> Tensor:
+    t = tangents[0]
+    return out * (t - apply(SUM, t * out, axis=(axis,), keepdims=True))
+
+
+def _log_softmax_vjp(g: Tensor, out: Tensor, x: Any, *, axis: int) -> Tensor:
+    """``g - softmax * sum(g)``."""
+    return g - out.exp() * apply(SUM, g, axis=(axis,), keepdims=True)
+
+
+def _log_softmax_jvp(tangents: tuple, out: Tensor, x: Any, *, axis: int) -> Tensor:
+    t = tangents[0]
+    return t - apply(SUM, out.exp() * t, axis=(axis,), keepdims=True)
+
+
+def _one_hot(indices: Tensor, shape: tuple, axis: int, keepdims: bool) -> Tensor:
+    """A boolean tensor of ``shape``: True at ``indices`` along ``axis``."""
+    positions = np.arange(shape[axis]).reshape((-1,) + (1,) * (len(shape) - axis - 1))
+    return keep_dims(indices, len(shape), (axis,), keepdims) == _wrap(positions)
+
+
+def _select_vjp(g: tuple, out: tuple, x: Any, *, axis: int, keepdims: bool) -> Tensor:
+    """The values' gradient goes to the selected index only (torch's ``max(dim)``)."""
+    return keep_dims(g[0], x.ndim, (axis,), keepdims) * _one_hot(out[1], x.shape, axis, keepdims)
+
+
+def _select_jvp(tangents: tuple, out: tuple, x: Tensor, *, axis: int, keepdims: bool) -> tuple:
+    chosen = tangents[0] * _one_hot(out[1], x.shape, axis, keepdims)
+    return _sum(chosen, (axis,), keepdims), None
+
+
+def _select_batch(op: Op, args: tuple, bdims: tuple, *, axis: int, keepdims: bool) -> tuple:
+    return apply(op, to_front(args[0], bdims[0]), axis=axis + 1, keepdims=keepdims), (0, 0)
+
+
+# -- the ops -------------------------------------------------------------------------------------------
 SUM = linear("sum", lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims),
              (lambda g, out, x, axis, keepdims: expand_reduced(g, x.shape, axis, keepdims),),
              family="reduction")
 MEAN = linear("mean", lambda x, axis, keepdims: np.mean(x, axis=axis, keepdims=keepdims),
               (lambda g, out, x, axis, keepdims:
-               expand_reduced(g, x.shape, axis, keepdims) / max(_count(x.shape, axis), 1),),
+               expand_reduced(g, x.shape, axis, keepdims) / builtins.max(_count(x.shape, axis), 1),),
               family="reduction")
+PROD = _reduction("prod", lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
+                  _prod_weight, holomorphic=True)
+AMAX = _reduction("amax", lambda x, axis, keepdims: np.amax(x, axis=axis, keepdims=keepdims),
+                  _tie_weight, save_out=True)
+AMIN = _reduction("amin", lambda x, axis, keepdims: np.amin(x, axis=axis, keepdims=keepdims),
+                  _tie_weight, save_out=True)
+VAR = _reduction("var", lambda x, axis, keepdims, correction:
+                 np.var(x, axis=axis, ddof=correction, keepdims=keepdims), _var_weight)
+STD = _reduction("std", lambda x, axis, keepdims, correction:
+                 np.std(x, axis=axis, ddof=correction, keepdims=keepdims), _std_weight, save_out=True)
+LOGSUMEXP = _reduction("logsumexp", _logsumexp_impl, _logsumexp_weight, holomorphic=True, save_out=True)
+NORM = _reduction("norm", lambda x, axis, keepdims, p:
+                  np.linalg.vector_norm(x, ord=p, axis=axis, keepdims=keepdims), _norm_weight,
+                  save_out=True, grad_name="LinalgVectorNormBackward0")
+CUMSUM = linear("cumsum", lambda x, axis: np.cumsum(x, axis=axis),
+                (lambda g, out, x, axis: _reverse_cumsum(g, axis),), family="reduction")
+CUMPROD = Op("cumprod", lambda x, axis: np.cumprod(x, axis=axis), vjp=(_cumprod_vjp,), jvp=_cumprod_jvp,
+             family="reduction")
+SOFTMAX = Op("softmax", _softmax_impl, vjp=(_softmax_vjp,), jvp=_softmax_jvp, family="reduction",
+             save_inputs=False, save_out=True)
+LOG_SOFTMAX = Op("log_softmax", _log_softmax_impl, vjp=(_log_softmax_vjp,), jvp=_log_softmax_jvp,
+                 family="reduction", save_inputs=False, save_out=True)
+MAX = Op("max", _select_impl(np.argmax), vjp=(_select_vjp,), jvp=_select_jvp, family="reduction",
+         save_inputs=False, save_out=True, multi_output=True)
+MIN = Op("min", _select_impl(np.argmin), vjp=(_select_vjp,), jvp=_select_jvp, family="reduction",
+         save_inputs=False, save_out=True, multi_output=True)
+MAX.batch = lambda args, bdims, **params: _select_batch(MAX, args, bdims, **params)
+MIN.batch = lambda args, bdims, **params: _select_batch(MIN, args, bdims, **params)
+ALL = nondifferentiable("all", lambda x, axis, keepdims: np.all(x, axis=axis, keepdims=keepdims),
+                        family="reduction")
+ANY = nondifferentiable("any", lambda x, axis, keepdims: np.any(x, axis=axis, keepdims=keepdims),
+                        family="reduction")
+ARGMAX = nondifferentiable("argmax", lambda x, axis, keepdims: np.argmax(x, axis=axis, keepdims=keepdims),
+                           family="reduction")
+ARGMIN = nondifferentiable("argmin", lambda x, axis, keepdims: np.argmin(x, axis=axis, keepdims=keepdims),
+                           family="reduction")
+
+
+# -- argument handling ------------------------------------------------------------------------------
+def _ndim(x: Any) -> int:
+    return x.ndim if isinstance(x, Tensor) else np.ndim(x)
 
 
 def _reduce_args(x: Any, dim: Any, axis: Any, keepdim: Any, keepdims: Any, name: str) -> dict:
-    ndim = np.ndim(x._data if isinstance(x, Tensor) else x)
-    return {"axis": normalize_axes(pick_axis(dim, axis), ndim, name),
+    ndim = _ndim(x)
+    axes = normalize_axes(pick_axis(dim, axis), ndim, name)
+    return {"axis": () if ndim == 0 and axes is not None else axes,
             "keepdims": pick_keepdims(keepdim, keepdims)}
 
 
+def _one_axis(x: Any, dim: Any, axis: Any, name: str) -> int:
+    """A single required axis (the last one when neither ``dim`` nor ``axis`` is given)."""
+    d = pick_axis(dim, axis)
+    return normalize_axis(-1 if d is None else int(d), _ndim(x), name)
+
+
+def _correction(correction: Any, unbiased: Any, ddof: Any, name: str) -> float:
+    given = [v for v in (correction, unbiased, ddof) if v is not None]
+    if len(given) > 1:
+        raise TypeError(f"{name}: pass only one of 'correction', 'unbiased' and 'ddof'")
+    if unbiased is not None:
+        return 1 if unbiased else 0
+    return 1 if not given else given[0]
+
+
+def _cast(x: Any, dtype: Any) -> Any:
+    return x if dtype is None else x.to(dtype)
+
+
+# -- public functions --------------------------------------------------------------------------------
 def sum(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
         keepdims: bool | None = None, dtype: Any = None) -> Tensor:
     """Sum over ``dim`` (all axes when None); ``axis``/``keepdims`` are NumPy's spellings.
@@ -52,8 +366,7 @@ def sum(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
     >>> dg.sum(dg.tensor([[1., 2.], [3., 4.]]), dim=0)
     tensor([4., 6.])
     """
-    if dtype is not None:
-        x = x.to(dtype)
+    x = _cast(x, dtype)
     return apply(SUM, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "sum"))
 
 
@@ -65,10 +378,260 @@ def mean(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     >>> dg.mean(dg.tensor([[1., 2.], [3., 4.]]), dim=1)
     tensor([1.5000, 3.5000])
     """
-    if dtype is not None:
-        x = x.to(dtype)
+    x = _cast(x, dtype)
     return apply(MEAN, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "mean"))
 
 
-METHODS: dict[str, Any] = {"sum": sum, "mean": mean}
-__all__ = ["mean", "sum"]
+def prod(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+         keepdims: bool | None = None, dtype: Any = None) -> Tensor:
+    """Product over ``dim`` (all axes when None); its gradient is exact when elements are zero.
+
+    >>> import dualgrad as dg
+    >>> x = dg.tensor([2., 0., 3.], requires_grad=True)
+    >>> dg.prod(x).backward()
+    >>> x.grad
+    tensor([0., 6., 0.])
+    """
+    x = _cast(x, dtype)
+    return apply(PROD, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "prod"))
+
+
+def amax(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+         keepdims: bool | None = None) -> Tensor:
+    """Maximum over ``dim`` (all axes when None); tied maxima share the gradient evenly.
+
+    >>> import dualgrad as dg
+    >>> x = dg.tensor([1., 3., 3.], requires_grad=True)
+    >>> dg.amax(x).backward()
+    >>> x.grad
+    tensor([0.0000, 0.5000, 0.5000])
+    """
+    return apply(AMAX, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "amax"))
+
+
+def amin(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+         keepdims: bool | None = None) -> Tensor:
+    """Minimum over ``dim`` (all axes when None); tied minima share the gradient evenly.
+
+    >>> import dualgrad as dg
+    >>> dg.amin(dg.tensor([[1., 3.], [0., 2.]]), dim=1)
+    tensor([1., 0.])
+    """
+    return apply(AMIN, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "amin"))
+
+
+def _extreme(op: Op, whole: Op, pair: Callable, name: str, x: Any, dim: Any, keepdim: bool, axis: Any,
+             keepdims: bool | None) -> Any:
+    if isinstance(dim, Tensor):
+        return pair(x, dim)
+    d = pick_axis(dim, axis)
+    if d is None or isinstance(d, (tuple, list)):
+        return apply(whole, x, **_reduce_args(x, d, None, keepdim, keepdims, name))
+    keep = pick_keepdims(keepdim, keepdims)
+    if _ndim(x) == 0:
+        normalize_axis(int(d), 0, name)
+        return ValuesIndices(apply(whole, x, axis=(), keepdims=keep), _wrap(np.zeros((), np.int64)))
+    return ValuesIndices(*apply(op, x, axis=normalize_axis(int(d), _ndim(x), name), keepdims=keep))
+
+
+def max(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
+        keepdims: bool | None = None) -> Any:
+    """Three forms, as in torch: ``max(x)`` is the largest element (ties share the gradient),
+    ``max(x, dim, keepdim)`` is a named tuple ``(values, indices)`` (the gradient goes to the
+    index returned), ``max(x, other)`` is ``maximum``. A tuple of dims reduces like ``amax``.
+
+    >>> import dualgrad as dg
+    >>> x = dg.tensor([[1., 5.], [4., 2.]])
+    >>> dg.max(x)
+    tensor(5.)
+    >>> dg.max(x, 1)
+    ValuesIndices(values=tensor([5., 4.]), indices=tensor([1, 0]))
+    """
+    return _extreme(MAX, AMAX, maximum, "max", x, dim, keepdim, axis, keepdims)
+
+
+def min(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
+        keepdims: bool | None = None) -> Any:
+    """The smallest element, ``(values, indices)`` along ``dim``, or ``minimum(x, other)`` (see ``max``).
+
+    >>> import dualgrad as dg
+    >>> dg.min(dg.tensor([[1., 5.], [4., 2.]]), dim=0).values
+    tensor([1., 2.])
+    """
+    return _extreme(MIN, AMIN, minimum, "min", x, dim, keepdim, axis, keepdims)
+
+
+def var(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None, axis: Any = None, keepdims: bool | None = None,
+        ddof: float | None = None) -> Tensor:
+    """Variance over ``dim``, dividing by ``N - correction`` (default 1, Bessel's correction).
+
+    ``unbiased=False`` means ``correction=0``; NumPy's ``ddof`` is the same number.
+
+    >>> import dualgrad as dg
+    >>> dg.var(dg.tensor([1., 2., 3., 4.]))
+    tensor(1.6667)
+    >>> dg.var(dg.tensor([1., 2., 3., 4.]), correction=0)
+    tensor(1.2500)
+    """
+    return apply(VAR, x, correction=_correction(correction, unbiased, ddof, "var"),
+                 **_reduce_args(x, dim, axis, keepdim, keepdims, "var"))
+
+
+def std(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None, axis: Any = None, keepdims: bool | None = None,
+        ddof: float | None = None) -> Tensor:
+    """Standard deviation, ``sqrt(var)`` (same arguments); its gradient is 0 where it is 0.
+
+    >>> import dualgrad as dg
+    >>> dg.std(dg.tensor([[1., 3.], [2., 2.]]), dim=1, unbiased=False)
+    tensor([1., 0.])
+    """
+    return apply(STD, x, correction=_correction(correction, unbiased, ddof, "std"),
+                 **_reduce_args(x, dim, axis, keepdim, keepdims, "std"))
+
+
+def logsumexp(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+              keepdims: bool | None = None) -> Tensor:
+    """``log(sum(exp(x)))`` over ``dim`` (all axes when None), computed without overflow.
+
+    >>> import dualgrad as dg
+    >>> dg.logsumexp(dg.tensor([1000., 1000.]), 0)
+    tensor(1000.6931)
+    """
+    return apply(LOGSUMEXP, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "logsumexp"))
+
+
+def norm(x: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, ord: Any = None,  # noqa: A002
+         axis: Any = None, keepdims: bool | None = None) -> Tensor:
+    """The vector p-norm over ``dim`` (all elements when None): ``p`` a number, ``inf``, ``-inf`` or 'fro'.
+
+    'fro' is the 2-norm of the elements. At ``x = 0`` the gradient is 0 (no NaN); for
+    ``p = inf`` tied largest magnitudes share it evenly. ``ord`` is NumPy's name for ``p``.
+
+    >>> import dualgrad as dg
+    >>> dg.norm(dg.tensor([3., -4.]))
+    tensor(5.)
+    >>> dg.norm(dg.tensor([3., -4.]), p=float("inf"))
+    tensor(4.)
+    """
+    order = p if ord is None else ord
+    if order is None or order == "fro":
+        order = 2.0
+    elif isinstance(order, str):
+        raise NotImplementedError(f"norm: p={order!r} is not supported (use a number, inf, -inf or 'fro')")
+    return apply(NORM, x, p=float(order), **_reduce_args(x, dim, axis, keepdim, keepdims, "norm"))
+
+
+def cumsum(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
+    """Cumulative sum along ``dim`` (of the flattened tensor when None, as NumPy).
+
+    >>> import dualgrad as dg
+    >>> dg.cumsum(dg.tensor([1., 2., 3.]), 0)
+    tensor([1., 3., 6.])
+    """
+    x = _cast(x, dtype)
+    if pick_axis(dim, axis) is None:
+        x, dim = reshape(x, -1), 0
+    return apply(CUMSUM, x, axis=_one_axis(x, dim, axis, "cumsum"))
+
+
+def cumprod(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
+    """Cumulative product along ``dim`` (flattened when None); the gradient is exact with zeros.
+
+    >>> import dualgrad as dg
+    >>> dg.cumprod(dg.tensor([1., 2., 3.]), 0)
+    tensor([1., 2., 6.])
+    """
+    x = _cast(x, dtype)
+    if pick_axis(dim, axis) is None:
+        x, dim = reshape(x, -1), 0
+    return apply(CUMPROD, x, axis=_one_axis(x, dim, axis, "cumprod"))
+
+
+def softmax(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim`` (the last when None), shifted by the max to stay finite.
+
+    >>> import dualgrad as dg
+    >>> dg.softmax(dg.tensor([0., 1000.]), 0)
+    tensor([0., 1.])
+    """
+    x = _cast(x, dtype)
+    return apply(SOFTMAX, x, axis=_one_axis(x, dim, axis, "softmax"))
+
+
+def log_softmax(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
+    """``x - logsumexp(x)`` along ``dim`` (the last when None), without overflow.
+
+    >>> import dualgrad as dg
+    >>> dg.log_softmax(dg.tensor([0., 1000.]), 0)
+    tensor([-1000.,     0.])
+    """
+    x = _cast(x, dtype)
+    return apply(LOG_SOFTMAX, x, axis=_one_axis(x, dim, axis, "log_softmax"))
+
+
+def all(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
+        keepdims: bool | None = None) -> Tensor:
+    """True where every element along ``dim`` is non-zero (not differentiable).
+
+    >>> import dualgrad as dg
+    >>> dg.tensor([1., 0.]).all(), dg.all(dg.tensor([[1., 2.], [0., 1.]]), dim=1)
+    (tensor(False), tensor([ True, False]))
+    """
+    return apply(ALL, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "all"))
+
+
+def any(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
+        keepdims: bool | None = None) -> Tensor:
+    """True where some element along ``dim`` is non-zero (not differentiable).
+
+    >>> import dualgrad as dg
+    >>> dg.tensor([1., 0.]).any()
+    tensor(True)
+    """
+    return apply(ANY, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "any"))
+
+
+def _arg_extreme(op: Op, name: str, x: Any, dim: Any, keepdim: bool, axis: Any, keepdims: Any) -> Tensor:
+    keep = pick_keepdims(keepdim, keepdims)
+    d = pick_axis(dim, axis)
+    if d is None:
+        ndim = _ndim(x)
+        index = apply(op, reshape(x, -1), axis=0, keepdims=False)
+        return reshape(index, (1,) * ndim) if keep else index
+    return apply(op, x, axis=normalize_axis(int(d), _ndim(x), name), keepdims=keep)
+
+
+def argmax(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+           keepdims: bool | None = None) -> Tensor:
+    """Index of the largest element along ``dim`` (of the flattened tensor when None).
+
+    >>> import dualgrad as dg
+    >>> dg.argmax(dg.tensor([[1., 5.], [4., 2.]])), dg.argmax(dg.tensor([[1., 5.], [4., 2.]]), 1)
+    (tensor(1), tensor([1, 0]))
+    """
+    return _arg_extreme(ARGMAX, "argmax", x, dim, keepdim, axis, keepdims)
+
+
+def argmin(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+           keepdims: bool | None = None) -> Tensor:
+    """Index of the smallest element along ``dim`` (of the flattened tensor when None).
+
+    >>> import dualgrad as dg
+    >>> dg.argmin(dg.tensor([[1., 5.], [4., 2.]]), dim=0)
+    tensor([0, 1])
+    """
+    return _arg_extreme(ARGMIN, "argmin", x, dim, keepdim, axis, keepdims)
+
+
+METHODS: dict[str, Any] = {
+    "sum": sum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "max": max, "min": min,
+    "var": var, "std": std, "logsumexp": logsumexp, "norm": norm, "cumsum": cumsum,
+    "cumprod": cumprod, "softmax": softmax, "log_softmax": log_softmax, "all": all, "any": any,
+    "argmax": argmax, "argmin": argmin,
+}
+__all__ = [
+    "ValuesIndices", "all", "amax", "amin", "any", "argmax", "argmin", "cumprod", "cumsum",
+    "log_softmax", "logsumexp", "max", "mean", "min", "norm", "prod", "softmax", "std", "sum", "var",
+]

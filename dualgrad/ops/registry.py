@@ -88,7 +88,7 @@ class Op:
     def unpack(self, node: Any) -> tuple:
         """``(out, inputs)`` as the rules see them, checked for versions and freeing."""
         ctx = node.ctx
-        inputs = tuple(x.unpack(node) if type(x) is SavedTensor else x for x in ctx.inputs)
+        inputs = [x.unpack(node) if type(x) is SavedTensor else x for x in ctx.inputs]
         saved_out = ctx.out
         if saved_out is None:
             out = None
@@ -113,22 +113,20 @@ class Op:
             g = grads[0]
         params = ctx.params
         vjp = self.vjp
-        if type(vjp) is tuple:
-            results = [
-                None if target is None else vjp[i](g, out, *inputs, **params)
-                for i, (target, _) in enumerate(node.edges)
-            ]
-        else:
+        edges = node.edges
+        if type(vjp) is not tuple:
             results = list(vjp(g, out, *inputs, **params))
-            if len(results) != len(node.edges):
-                raise RuntimeError(f"{self.grad_name} returned {len(results)} gradients for {len(node.edges)} inputs")
-        for i, (target, _) in enumerate(node.edges):
-            if target is None:
-                results[i] = None
-            elif results[i] is not None:
-                shape, dtype = ctx.metas[i]
-                results[i] = fit_gradient(results[i], shape, dtype)
-        return results
+            if len(results) != len(edges):
+                raise RuntimeError(f"{self.grad_name} returned {len(results)} gradients for {len(edges)} inputs")
+        metas = ctx.metas
+        grads_in = []
+        for i, (target, _) in enumerate(edges):
+            if target is None:  # no gradient wanted: the rule is not called
+                grads_in.append(None)
+                continue
+            grad = vjp[i](g, out, *inputs, **params) if type(vjp) is tuple else results[i]
+            grads_in.append(None if grad is None else fit_gradient(grad, *metas[i]))
+        return grads_in
 
     def saved_attribute(self, node: Any, name: str) -> Any:
         """``node._saved_self`` / ``_saved_result`` / ``_raw_saved_*`` lookups."""
@@ -170,9 +168,9 @@ def fit_gradient(g: Any, shape: tuple, dtype: np.dtype) -> Tensor:
     """
     if not isinstance(g, Tensor):
         g = _wrap(np.asarray(g))
-    if g.shape != shape:
+    if g._data.shape != shape:
         g = sum_to_shape(g, shape)
-    if g.dtype != dtype:
+    if g._data.dtype != dtype:
         if g.dtype.kind == "c" and dtype.kind != "c":
             g = g.real
         g = g.to(dtype)
@@ -195,7 +193,9 @@ def sum_to_shape(g: Tensor, shape: tuple) -> Tensor:
 # -- families --------------------------------------------------------------------
 def _conj_if_complex(d: Any) -> Any:
     if isinstance(d, Tensor):
-        return d.conj() if d.dtype.kind == "c" else d
+        return d.conj() if d._data.dtype.kind == "c" else d
+    if isinstance(d, (int, float)):  # real constants (the common case): skip NumPy's slow check
+        return d
     return np.conj(d) if np.iscomplexobj(d) else d
 
 

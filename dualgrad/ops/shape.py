@@ -1,15 +1,25 @@
-"""Shape ops: reshape, expand, permute and friends. All are linear."""
+"""Shape ops: reshape, permute, cat, split, pad and friends. All are linear.
+
+Each op is a ``registry.linear`` entry: its forward rule is the op applied to the
+tangent and its reverse rule is the transpose (``cat`` <-> ``split``, ``pad`` <->
+``narrow``, ``diagonal`` <-> ``diag_embed``, ...). Public functions check and
+normalize their arguments (torch's names and semantics) so that each op's
+implementation is one NumPy call. Each op has a batching rule that moves the
+batch axis to the front and shifts its axis parameters by one.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor
-from ._axes import normalize_axis
+from ..tensor import Tensor, _wrap
+from ._axes import normalize_axes, normalize_axis
 from .dispatch import apply
-from .registry import linear, sum_to_shape
+from .registry import Op, linear, sum_to_shape
 
 
 def _shape_arg(shape: tuple) -> tuple:
@@ -19,20 +29,225 @@ def _shape_arg(shape: tuple) -> tuple:
     return tuple(int(s) for s in shape)
 
 
+def _tensor(x: Any) -> Tensor:
+    return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
+
+
+def _dims(dims: Any) -> tuple:
+    """An int or a sequence of ints as a tuple."""
+    return (int(dims),) if isinstance(dims, int) or hasattr(dims, "__index__") else tuple(dims)
+
+
 def _inverse_permutation(axes: tuple) -> tuple:
     return tuple(int(i) for i in np.argsort(axes))
 
 
+# -- batching rules ---------------------------------------------------------------------
+def _front(x: Any, bdim: int | None) -> Any:
+    """``x`` with its batch axis first (``batch_rules.to_front``, which imports this module)."""
+    if bdim is None or bdim == 0:
+        return x
+    return apply(PERMUTE, x, axes=(bdim,) + tuple(i for i in range(x.ndim) if i != bdim))
+
+
+def _fronted(args: Sequence, bdims: Sequence) -> list:
+    """All ``args`` with a leading batch axis; unbatched ones are broadcast to the batch size."""
+    size = next(a.shape[b] for a, b in zip(args, bdims, strict=True) if b is not None)
+    return [
+        _front(a, b) if b is not None
+        else apply(EXPAND, apply(UNSQUEEZE, _tensor(a), axis=0), shape=(size,) + np.shape(a))
+        for a, b in zip(args, bdims, strict=True)
+    ]
+
+
+def _shifted(*axis_params: str) -> Any:
+    """A batching rule for a one-input op whose params ``axis_params`` are axes (int or tuple)."""
+
+    def rule(op: Op, args: tuple, bdims: tuple, **params: Any) -> tuple:
+        for name in axis_params:
+            value = params[name]
+            params[name] = value + 1 if isinstance(value, int) else tuple(a + 1 for a in value)
+        out = apply(op, _front(args[0], bdims[0]), **params)
+        return out, (0,) * len(out) if op.multi_output else 0
+
+    return rule
+
+
+def _batched(op: Op, rule: Any) -> Op:
+    """Give ``op`` the batching rule ``rule(op, args, bdims, **params)``."""
+    op.batch = lambda args, bdims, **params: rule(op, args, bdims, **params)
+    return op
+
+
+def _reshape_batch(op: Op, args: tuple, bdims: tuple, *, shape: tuple) -> tuple:
+    x = _front(args[0], bdims[0])
+    return apply(op, x, shape=x.shape[:1] + shape), 0
+
+
+def _expand_batch(op: Op, args: tuple, bdims: tuple, *, shape: tuple) -> tuple:
+    x = _front(args[0], bdims[0])
+    lead = len(shape) - (x.ndim - 1)
+    if lead:
+        x = apply(RESHAPE, x, shape=x.shape[:1] + (1,) * lead + x.shape[1:])
+    return apply(op, x, shape=x.shape[:1] + shape), 0
+
+
+def _permute_batch(op: Op, args: tuple, bdims: tuple, *, axes: tuple) -> tuple:
+    return apply(op, _front(args[0], bdims[0]), axes=(0,) + tuple(a + 1 for a in axes)), 0
+
+
+def _variadic_batch(op: Op, args: tuple, bdims: tuple, *, axis: int) -> tuple:
+    return apply(op, *_fronted(args, bdims), axis=axis + 1), 0
+
+
+def _tile_batch(op: Op, args: tuple, bdims: tuple, *, reps: tuple) -> tuple:
+    x = _front(args[0], bdims[0])
+    lead = len(reps) - (x.ndim - 1)
+    if lead > 0:
+        x = apply(RESHAPE, x, shape=x.shape[:1] + (1,) * lead + x.shape[1:])
+    return apply(op, x, reps=(1,) + reps), 0
+
+
+def _pad_batch(op: Op, args: tuple, bdims: tuple, *, widths: tuple, value: Any) -> tuple:
+    return apply(op, _front(args[0], bdims[0]), widths=((0, 0),) + widths, value=value), 0
+
+
+def _embed_batch(op: Op, args: tuple, bdims: tuple, *, shape: tuple, offset: int, axis1: int,
+                 axis2: int) -> tuple:
+    x = _front(args[0], bdims[0])
+    return apply(op, x, shape=x.shape[:1] + shape, offset=offset, axis1=axis1 + 1, axis2=axis2 + 1), 0
+
+
+def _same_batch(op: Op, args: tuple, bdims: tuple, **params: Any) -> tuple:
+    """For ops acting on the last axes only (triu, tril)."""
+    return apply(op, _front(args[0], bdims[0]), **params), 0
+
+
+# -- implementations that are more than one NumPy call -----------------------------------------
+def _split_impl(x: np.ndarray, *, sizes: tuple, axis: int) -> tuple:
+    return tuple(np.split(x, np.cumsum(sizes[:-1]), axis=axis))
+
+
+def _pad_impl(x: np.ndarray, *, widths: tuple, value: Any) -> np.ndarray:
+    """Constant padding; negative widths crop (torch's ``pad``)."""
+    if any(lo < 0 or hi < 0 for lo, hi in widths):
+        x = x[tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(widths, x.shape, strict=True))]
+        widths = tuple((max(lo, 0), max(hi, 0)) for lo, hi in widths)
+    return np.pad(x, widths, constant_values=value)
+
+
+def _diag_embed_impl(x: np.ndarray, *, shape: tuple, offset: int, axis1: int, axis2: int) -> np.ndarray:
+    """Zeros of ``shape`` with the last axis of ``x`` on its diagonal over ``axis1``, ``axis2``."""
+    out = np.zeros(shape, dtype=x.dtype)
+    i = np.arange(x.shape[-1])
+    np.moveaxis(out, (axis1, axis2), (-2, -1))[..., i + max(-offset, 0), i + max(offset, 0)] = x
+    return out
+
+
+def _narrow_impl(x: np.ndarray, *, axis: int, start: int, length: int) -> np.ndarray:
+    return x[(slice(None),) * axis + (slice(start, start + length),)]
+
+
+def _repeat_interleave_vjp(g: Tensor, out: Any, x: Any, *, repeats: Any, axis: int) -> Tensor:
+    """Sum each run of repeated copies back onto its source element."""
+    if isinstance(repeats, int):
+        runs = apply(RESHAPE, g, shape=x.shape[:axis + 1] + (repeats,) + x.shape[axis + 1:])
+        return runs.sum(axis=axis + 1)
+    from .indexing import INDEX_ADD_INTO_ZEROS  # indexing imports this module
+
+    source = np.repeat(np.arange(x.shape[axis]), repeats)
+    return apply(INDEX_ADD_INTO_ZEROS, g, shape=x.shape, index=(slice(None),) * axis + (source,))
+
+
+def _pad_jvp(tangents: tuple, out: Any, x: Any, *, widths: tuple, value: Any) -> Tensor:
+    """Padding is affine: the tangent is padded with zeros."""
+    return apply(PAD, tangents[0], widths=widths, value=0)
+
+
+# -- the ops -------------------------------------------------------------------------------------
 RESHAPE = linear("reshape", lambda x, shape: np.reshape(x, shape),
                  (lambda g, out, x, shape: g.reshape(x.shape),), family="shape", view=True,
                  grad_name="ViewBackward0")
 EXPAND = linear("expand", lambda x, shape: np.broadcast_to(x, shape),
                 (lambda g, out, x, shape: sum_to_shape(g, x.shape),), family="shape", view=True)
 PERMUTE = linear("permute", lambda x, axes: np.transpose(x, axes),
-                 (lambda g, out, x, axes: g.permute(_inverse_permutation(axes)),),
+                 (lambda g, out, x, axes: apply(PERMUTE, g, axes=_inverse_permutation(axes)),),
                  family="shape", view=True)
+SQUEEZE = linear("squeeze", lambda x, axis: np.squeeze(x, axis),
+                 (lambda g, out, x, axis: apply(RESHAPE, g, shape=x.shape),), family="shape", view=True)
+UNSQUEEZE = linear("unsqueeze", lambda x, axis: np.expand_dims(x, axis),
+                   (lambda g, out, x, axis: apply(SQUEEZE, g, axis=(axis,)),), family="shape", view=True)
+CAT = linear("cat", lambda *xs, axis: np.concatenate(xs, axis=axis),
+             lambda g, out, *xs, axis: apply(SPLIT, g, sizes=tuple(x.shape[axis] for x in xs), axis=axis),
+             family="shape")
+STACK = linear("stack", lambda *xs, axis: np.stack(xs, axis=axis),
+               lambda g, out, *xs, axis: apply(UNBIND, g, axis=axis), family="shape")
+SPLIT = linear("split", _split_impl, (lambda g, out, x, sizes, axis: apply(CAT, *g, axis=axis),),
+               family="shape", multi_output=True, grad_name="SplitWithSizesBackward0")
+UNBIND = linear("unbind", lambda x, axis: tuple(np.moveaxis(x, axis, 0)),
+                (lambda g, out, x, axis: apply(STACK, *g, axis=axis),), family="shape", multi_output=True)
+FLIP = linear("flip", lambda x, axis: np.flip(x, axis),
+              (lambda g, out, x, axis: apply(FLIP, g, axis=axis),), family="shape")
+ROLL = linear("roll", lambda x, shift, axis: np.roll(x, shift, axis),
+              (lambda g, out, x, shift, axis: apply(ROLL, g, shift=tuple(-s for s in shift), axis=axis),),
+              family="shape")
+TILE = linear("repeat", lambda x, reps: np.tile(x, reps),
+              (lambda g, out, x, reps: _untile(g, x.shape, reps),), family="shape")
+REPEAT_INTERLEAVE = linear("repeat_interleave", lambda x, repeats, axis: np.repeat(x, repeats, axis),
+                           (_repeat_interleave_vjp,), family="shape")
+DIAGONAL = linear("diagonal", lambda x, offset, axis1, axis2: np.diagonal(x, offset, axis1, axis2),
+                  (lambda g, out, x, offset, axis1, axis2:
+                   apply(DIAG_EMBED, g, shape=x.shape, offset=offset, axis1=axis1, axis2=axis2),),
+                  family="shape", view=True)
+DIAG_EMBED = linear("diag_embed", _diag_embed_impl,
+                    (lambda g, out, x, shape, offset, axis1, axis2:
+                     apply(DIAGONAL, g, offset=offset, axis1=axis1, axis2=axis2),), family="shape")
+TRIU = linear("triu", lambda x, k: np.triu(x, k), (lambda g, out, x, k: apply(TRIU, g, k=k),),
+              family="shape")
+TRIL = linear("tril", lambda x, k: np.tril(x, k), (lambda g, out, x, k: apply(TRIL, g, k=k),),
+              family="shape")
+PAD = Op("pad", _pad_impl, vjp=(lambda g, out, x, widths, value:
+                                apply(PAD, g, widths=tuple((-lo, -hi) for lo, hi in widths), value=0),),
+         jvp=_pad_jvp, family="shape", save_inputs=False, grad_name="ConstantPadNdBackward0")
+NARROW = linear("narrow", _narrow_impl,
+                (lambda g, out, x, axis, start, length:
+                 apply(PAD, g, widths=_narrow_widths(x.shape, axis, start, length), value=0),),
+                family="shape", view=True, grad_name="SliceBackward0")
+
+_batched(RESHAPE, _reshape_batch)
+_batched(EXPAND, _expand_batch)
+_batched(PERMUTE, _permute_batch)
+_batched(SQUEEZE, _shifted("axis"))
+_batched(UNSQUEEZE, _shifted("axis"))
+_batched(CAT, _variadic_batch)
+_batched(STACK, _variadic_batch)
+_batched(SPLIT, _shifted("axis"))
+_batched(UNBIND, _shifted("axis"))
+_batched(FLIP, _shifted("axis"))
+_batched(ROLL, _shifted("axis"))
+_batched(TILE, _tile_batch)
+_batched(REPEAT_INTERLEAVE, _shifted("axis"))
+_batched(DIAGONAL, _shifted("axis1", "axis2"))
+_batched(DIAG_EMBED, _embed_batch)
+_batched(TRIU, _same_batch)
+_batched(TRIL, _same_batch)
+_batched(PAD, _pad_batch)
+_batched(NARROW, _shifted("axis"))
 
 
+def _untile(g: Tensor, shape: tuple, reps: tuple) -> Tensor:
+    """Transpose of ``tile``: sum the ``reps[i]`` copies along each axis."""
+    padded = (1,) * (len(reps) - len(shape)) + tuple(shape)
+    g = apply(RESHAPE, g, shape=tuple(n for pair in zip(reps, padded, strict=True) for n in pair))
+    return g.sum(axis=tuple(range(0, 2 * len(reps), 2))).reshape(shape)
+
+
+def _narrow_widths(shape: tuple, axis: int, start: int, length: int) -> tuple:
+    """The pad widths that put a narrowed slice back in place."""
+    return tuple((start, n - start - length) if i == axis else (0, 0) for i, n in enumerate(shape))
+
+
+# -- public functions: views and reshapes ---------------------------------------------------------
 def reshape(x: Tensor, *shape: Any) -> Tensor:
     """The same elements in a new shape (one dimension may be -1).
 
@@ -46,8 +261,28 @@ def reshape(x: Tensor, *shape: Any) -> Tensor:
     try:
         target = np.empty(data_shape, dtype=np.bool_).reshape(shape).shape
     except ValueError as err:
-        raise RuntimeError(f"reshape: shape {shape} is invalid for input of shape {data_shape}: {err}") from None
+        raise RuntimeError(
+            f"reshape: shape {shape} is invalid for input of shape {data_shape}: {err}"
+        ) from None
     return apply(RESHAPE, x, shape=target)
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dimensions ``start_dim`` to ``end_dim`` (inclusive) into one.
+
+    >>> import dualgrad as dg
+    >>> dg.flatten(dg.zeros(2, 3, 4), 1).shape
+    (2, 12)
+    """
+    x = _tensor(x)
+    if x.ndim == 0:
+        return apply(RESHAPE, x, shape=(1,))
+    start = normalize_axis(start_dim, x.ndim, "flatten")
+    end = normalize_axis(end_dim, x.ndim, "flatten")
+    if start > end:
+        raise RuntimeError(f"flatten: start_dim ({start_dim}) cannot come after end_dim ({end_dim})")
+    merged = math.prod(x.shape[start:end + 1])
+    return apply(RESHAPE, x, shape=x.shape[:start] + (merged,) + x.shape[end + 1:])
 
 
 def expand(x: Tensor, *shape: Any) -> Tensor:
@@ -76,7 +311,12 @@ def expand(x: Tensor, *shape: Any) -> Tensor:
 
 
 def broadcast_to(x: Tensor, shape: Any) -> Tensor:
-    """NumPy's name for ``expand``."""
+    """NumPy's name for ``expand``.
+
+    >>> import dualgrad as dg
+    >>> dg.broadcast_to(dg.tensor([1., 2.]), (3, 2)).shape
+    (3, 2)
+    """
     return expand(x, tuple(shape) if not isinstance(shape, int) else (shape,))
 
 
@@ -88,10 +328,10 @@ def permute(x: Tensor, *axes: Any) -> Tensor:
     (4, 2, 3)
     """
     axes = _shape_arg(axes)
-    if sorted(normalize_axis(a, x.ndim, "permute") for a in axes) != list(range(x.ndim)):
+    normalized = tuple(normalize_axis(a, x.ndim, "permute") for a in axes)
+    if sorted(normalized) != list(range(x.ndim)):
         raise RuntimeError(f"permute: {axes} is not a permutation of the {x.ndim} dimensions")
-    axes = tuple(normalize_axis(a, x.ndim, "permute") for a in axes)
-    return apply(PERMUTE, x, axes=axes)
+    return apply(PERMUTE, x, axes=normalized)
 
 
 def transpose(x: Tensor, dim0: int = -2, dim1: int = -1) -> Tensor:
@@ -110,6 +350,33 @@ def transpose(x: Tensor, dim0: int = -2, dim1: int = -1) -> Tensor:
 swapaxes = transpose
 
 
+def moveaxis(x: Tensor, source: Any, destination: Any) -> Tensor:
+    """Move dimensions ``source`` to positions ``destination`` (torch's ``movedim``).
+
+    >>> import dualgrad as dg
+    >>> dg.moveaxis(dg.zeros(2, 3, 4), 0, -1).shape
+    (3, 4, 2)
+    """
+    source, destination = _dims(source), _dims(destination)
+    if len(source) != len(destination):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({list(source)} dims) should "
+            f"contain the same number of dims as destination ({list(destination)} dims)"
+        )
+    src = [normalize_axis(a, x.ndim, "movedim") for a in source]
+    dst = [normalize_axis(a, x.ndim, "movedim") for a in destination]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise RuntimeError(
+            f"movedim: repeated dim in source {list(source)} or destination {list(destination)}"
+        )
+    rest = iter(a for a in range(x.ndim) if a not in src)
+    placed = dict(zip(dst, src, strict=True))
+    return apply(PERMUTE, x, axes=tuple(placed[i] if i in placed else next(rest) for i in range(x.ndim)))
+
+
+movedim = moveaxis
+
+
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """Insert a dimension of size 1 at ``dim``.
 
@@ -117,8 +384,7 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     >>> dg.unsqueeze(dg.zeros(3), 0).shape
     (1, 3)
     """
-    dim = normalize_axis(dim, x.ndim + 1, "unsqueeze")
-    return apply(RESHAPE, x, shape=x.shape[:dim] + (1,) + x.shape[dim:])
+    return apply(UNSQUEEZE, x, axis=normalize_axis(dim, x.ndim + 1, "unsqueeze"))
 
 
 def squeeze(x: Tensor, dim: Any = None) -> Tensor:
@@ -129,19 +395,356 @@ def squeeze(x: Tensor, dim: Any = None) -> Tensor:
     (3,)
     """
     if dim is None:
-        dims = {i for i, n in enumerate(x.shape) if n == 1}
+        axes = tuple(i for i, n in enumerate(x.shape) if n == 1)
     else:
-        dims = {normalize_axis(d, x.ndim, "squeeze") for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
-        dims = {d for d in dims if x.shape[d] == 1}
-    if not dims:
+        axes = tuple(a for a in normalize_axes(dim, x.ndim, "squeeze") if x.ndim and x.shape[a] == 1)
+    if not axes:
         return x
-    return apply(RESHAPE, x, shape=tuple(n for i, n in enumerate(x.shape) if i not in dims))
+    return apply(SQUEEZE, x, axis=axes)
+
+
+# -- joining and splitting ------------------------------------------------------------------------
+def _check_join(name: str, tensors: Sequence) -> list:
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{name}: expected a sequence of Tensors, got a Tensor")
+    if not len(tensors):
+        raise RuntimeError(f"{name}: expected a non-empty sequence of Tensors")
+    return [_tensor(t) for t in tensors]
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
+    """Join tensors along an existing dimension; the other sizes must match.
+
+    >>> import dualgrad as dg
+    >>> dg.cat([dg.zeros(2, 3), dg.ones(1, 3)]).shape
+    (3, 3)
+    """
+    xs = _check_join("cat", tensors)
+    first = xs[0]
+    if first.ndim == 0:
+        raise RuntimeError("cat: zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = normalize_axis(dim if axis is None else axis, first.ndim, "cat")
+    for i, x in enumerate(xs[1:], 1):
+        if x.ndim != first.ndim or x.shape[:d] + x.shape[d + 1:] != first.shape[:d] + first.shape[d + 1:]:
+            raise RuntimeError(
+                f"cat: Sizes of tensors must match except in dimension {d}: tensor 0 has shape "
+                f"{first.shape} but tensor {i} has shape {x.shape}"
+            )
+    return apply(CAT, *xs, axis=d)
+
+
+concatenate = cat
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
+    """Join tensors of equal shape along a new dimension.
+
+    >>> import dualgrad as dg
+    >>> dg.stack([dg.zeros(3), dg.ones(3)], dim=1).shape
+    (3, 2)
+    """
+    xs = _check_join("stack", tensors)
+    for i, x in enumerate(xs[1:], 1):
+        if x.shape != xs[0].shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {xs[0].shape} at entry 0 "
+                f"and {x.shape} at entry {i}"
+            )
+    return apply(STACK, *xs, axis=normalize_axis(dim if axis is None else axis, xs[0].ndim + 1, "stack"))
+
+
+def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the given sizes.
+
+    >>> import dualgrad as dg
+    >>> [p.shape for p in dg.split(dg.zeros(5, 2), 2)]
+    [(2, 2), (2, 2), (1, 2)]
+    >>> [p.shape for p in dg.split(dg.zeros(5, 2), [1, 4])]
+    [(1, 2), (4, 2)]
+    """
+    x = _tensor(x)
+    axis = normalize_axis(dim, x.ndim, "split")
+    n = x.shape[axis]
+    if isinstance(split_size_or_sections, int) or hasattr(split_size_or_sections, "__index__"):
+        size = int(split_size_or_sections)
+        if size < 0 or (size == 0 and n):
+            raise RuntimeError(f"split: split_size must be positive, but got split_size={size}")
+        sizes = (size,) * (n // size) + ((n % size,) if n % size else ()) if size else (0,)
+    else:
+        sizes = tuple(int(s) for s in split_size_or_sections)
+        if sum(sizes) != n or any(s < 0 for s in sizes):
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                f"dimension {axis}), but got split_sizes={list(sizes)}"
+            )
+    return apply(SPLIT, x, sizes=sizes, axis=axis)
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """At most ``chunks`` pieces of ``ceil(size / chunks)`` along ``dim`` (torch's rule).
+
+    >>> import dualgrad as dg
+    >>> [p.shape for p in dg.chunk(dg.zeros(5), 3)]
+    [(2,), (2,), (1,)]
+    """
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    x = _tensor(x)
+    n = x.shape[normalize_axis(dim, x.ndim, "chunk")]
+    if n == 0:
+        return split(x, [0] * chunks, dim)
+    return split(x, -(-n // chunks), dim)
+
+
+def unbind(x: Tensor, dim: int = 0) -> tuple:
+    """The slices of ``x`` along ``dim``, as a tuple.
+
+    >>> import dualgrad as dg
+    >>> dg.unbind(dg.tensor([[1., 2.], [3., 4.]]), 1)
+    (tensor([1., 3.]), tensor([2., 4.]))
+    """
+    x = _tensor(x)
+    return apply(UNBIND, x, axis=normalize_axis(dim, x.ndim, "unbind"))
+
+
+# -- rearranging -------------------------------------------------------------------------------------
+def flip(x: Tensor, dims: Any = None) -> Tensor:
+    """Reverse the order of elements along ``dims`` (all dimensions when None).
+
+    >>> import dualgrad as dg
+    >>> dg.flip(dg.tensor([[1., 2.], [3., 4.]]), 1)
+    tensor([[2., 1.],
+            [4., 3.]])
+    """
+    x = _tensor(x)
+    axes = tuple(range(x.ndim)) if dims is None else normalize_axes(dims, x.ndim, "flip")
+    return apply(FLIP, x, axis=axes)
+
+
+def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    """Shift elements circularly along ``dims`` (over the flattened tensor when None).
+
+    >>> import dualgrad as dg
+    >>> dg.roll(dg.tensor([1., 2., 3.]), 1)
+    tensor([3., 1., 2.])
+    """
+    x = _tensor(x)
+    if dims is None:
+        flat = apply(RESHAPE, x, shape=(x.size,))
+        return apply(RESHAPE, roll(flat, shifts, 0), shape=x.shape)
+    shifts, dims = _dims(shifts), _dims(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(
+            f"roll: shifts and dimensions must align. shifts: {len(shifts)}, dims: {len(dims)}"
+        )
+    axes = tuple(normalize_axis(d, x.ndim, "roll") for d in dims)
+    return apply(ROLL, x, shift=shifts, axis=axes)
+
+
+def tile(x: Tensor, dims: Any) -> Tensor:
+    """Repeat ``x`` ``dims[i]`` times along each dimension (missing leading entries count as 1).
+
+    >>> import dualgrad as dg
+    >>> dg.tile(dg.tensor([1., 2.]), (2,))
+    tensor([1., 2., 1., 2.])
+    """
+    x = _tensor(x)
+    reps = _dims(dims)
+    if any(r < 0 for r in reps):
+        raise RuntimeError(f"tile: trying to create a tensor with negative dimension: repeats {reps}")
+    reps = (1,) * (x.ndim - len(reps)) + reps
+    return apply(TILE, x, reps=reps)
+
+
+def repeat(x: Tensor, *sizes: Any) -> Tensor:
+    """Torch's ``Tensor.repeat``: tile ``x`` with one count per dimension (leading new ones allowed).
+
+    >>> import dualgrad as dg
+    >>> dg.repeat(dg.tensor([1., 2.]), 2, 2)
+    tensor([[1., 2., 1., 2.],
+            [1., 2., 1., 2.]])
+    """
+    x = _tensor(x)
+    reps = _shape_arg(sizes)
+    if len(reps) < x.ndim:
+        raise RuntimeError(
+            "repeat: Number of dimensions of repeat dims can not be smaller than number of dimensions "
+            f"of tensor (got {len(reps)} repeats for a tensor of shape {x.shape})"
+        )
+    return tile(x, reps)
+
+
+def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None) -> Tensor:
+    """Repeat each element ``repeats`` times along ``dim`` (flattened when None), as ``np.repeat``.
+
+    >>> import dualgrad as dg
+    >>> dg.repeat_interleave(dg.tensor([1., 2.]), 2)
+    tensor([1., 1., 2., 2.])
+    >>> dg.repeat_interleave(dg.tensor([[1., 2.], [3., 4.]]), [1, 2], dim=0)
+    tensor([[1., 2.],
+            [3., 4.],
+            [3., 4.]])
+    """
+    x = _tensor(x)
+    if dim is None:
+        x, dim = apply(RESHAPE, x, shape=(x.size,)), 0
+    axis = normalize_axis(dim, x.ndim, "repeat_interleave")
+    counts = np.asarray(repeats._data if isinstance(repeats, Tensor) else repeats)
+    if counts.dtype.kind not in "iu" or counts.ndim > 1:
+        raise TypeError(
+            f"repeat_interleave: repeats must be an int or a 1-D sequence of ints, got {repeats!r}"
+        )
+    if (counts < 0).any():
+        raise RuntimeError("repeat_interleave: repeats can not be negative")
+    if counts.ndim == 1 and counts.size not in (1, x.shape[axis]):
+        raise RuntimeError(
+            f"repeat_interleave: repeats must have the same size as input along dim, but got "
+            f"repeats.size(0) = {counts.size} and input.size({axis}) = {x.shape[axis]}"
+        )
+    counts = int(counts.ravel()[0]) if counts.size == 1 else tuple(int(c) for c in counts)
+    return apply(REPEAT_INTERLEAVE, x, repeats=counts, axis=axis)
+
+
+# -- diagonals and triangles ------------------------------------------------------------------------------
+def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The diagonal over ``dim1``, ``dim2`` (above it for ``offset > 0``), as the last dimension.
+
+    >>> import dualgrad as dg
+    >>> dg.diagonal(dg.tensor([[1., 2.], [3., 4.]]))
+    tensor([1., 4.])
+    """
+    x = _tensor(x)
+    a1, a2 = normalize_axis(dim1, x.ndim, "diagonal"), normalize_axis(dim2, x.ndim, "diagonal")
+    if a1 == a2:
+        raise RuntimeError(f"diagonal: diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return apply(DIAGONAL, x, offset=int(offset), axis1=a1, axis2=a2)
+
+
+def diag_embed(x: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """A tensor whose diagonals over ``dim1``, ``dim2`` hold the last dimension of ``x``.
+
+    >>> import dualgrad as dg
+    >>> dg.diag_embed(dg.tensor([1., 2.]))
+    tensor([[1., 0.],
+            [0., 2.]])
+    """
+    x = _tensor(x)
+    if x.ndim == 0:
+        raise RuntimeError("diag_embed: the input must have at least 1 dimension")
+    ndim = x.ndim + 1
+    a1, a2 = normalize_axis(dim1, ndim, "diag_embed"), normalize_axis(dim2, ndim, "diag_embed")
+    if a1 == a2:
+        raise RuntimeError(f"diag_embed: diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = x.shape[-1] + abs(int(offset))
+    rest = iter(x.shape[:-1])
+    shape = tuple(n if i in (a1, a2) else next(rest) for i in range(ndim))
+    return apply(DIAG_EMBED, x, shape=shape, offset=int(offset), axis1=a1, axis2=a2)
+
+
+def diag(x: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-D ``x`` on the ``diagonal``-th diagonal of a square matrix, or a matrix's diagonal.
+
+    >>> import dualgrad as dg
+    >>> dg.diag(dg.tensor([1., 2.]), 1)
+    tensor([[0., 1., 0.],
+            [0., 0., 2.],
+            [0., 0., 0.]])
+    """
+    x = _tensor(x)
+    if x.ndim == 1:
+        return diag_embed(x, diagonal, 0, 1)
+    if x.ndim == 2:
+        return apply(DIAGONAL, x, offset=int(diagonal), axis1=0, axis2=1)
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D (shape {x.shape})")
+
+
+def _triangle(op: Op, x: Any, diagonal: int) -> Tensor:
+    x = _tensor(x)
+    if x.ndim < 2:
+        raise RuntimeError(f"{op.name}: input tensor must have at least 2 dimensions, got shape {x.shape}")
+    return apply(op, x, k=int(diagonal))
+
+
+def triu(x: Tensor, diagonal: int = 0) -> Tensor:
+    """The upper triangle of the last two dimensions (on and above the ``diagonal``-th diagonal).
+
+    >>> import dualgrad as dg
+    >>> dg.triu(dg.ones(2, 2))
+    tensor([[1., 1.],
+            [0., 1.]])
+    """
+    return _triangle(TRIU, x, diagonal)
+
+
+def tril(x: Tensor, diagonal: int = 0) -> Tensor:
+    """The lower triangle of the last two dimensions (on and below the ``diagonal``-th diagonal).
+
+    >>> import dualgrad as dg
+    >>> dg.tril(dg.ones(2, 2))
+    tensor([[1., 0.],
+            [1., 1.]])
+    """
+    return _triangle(TRIL, x, diagonal)
+
+
+# -- padding and slicing ---------------------------------------------------------------------------------
+def pad(x: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = None) -> Tensor:
+    """Pad with ``value`` (0 by default); ``pad`` = (before, after) pairs from the last dimension back.
+
+    Negative amounts crop, as in ``torch.nn.functional.pad``.
+
+    >>> import dualgrad as dg
+    >>> dg.pad(dg.ones(1, 2), (1, 0, 0, 1))
+    tensor([[0., 1., 1.],
+            [0., 0., 0.]])
+    """
+    x = _tensor(x)
+    if mode != "constant":
+        raise NotImplementedError(f"pad: only mode='constant' is supported, got mode={mode!r}")
+    amounts = tuple(int(p) for p in pad)
+    if len(amounts) % 2:
+        raise RuntimeError(f"pad: Padding length must be divisible by 2, got {len(amounts)}")
+    if len(amounts) // 2 > x.ndim:
+        raise RuntimeError(
+            f"pad: Padding length should be less than or equal to two times the input dimension but "
+            f"got padding length {len(amounts)} and input of dimension {x.ndim}"
+        )
+    pairs = [(amounts[i], amounts[i + 1]) for i in range(0, len(amounts), 2)][::-1]
+    widths = ((0, 0),) * (x.ndim - len(pairs)) + tuple(pairs)
+    for axis, ((lo, hi), n) in enumerate(zip(widths, x.shape, strict=True)):
+        if n + lo + hi < 0:
+            raise RuntimeError(
+                f"pad: The input size {n}, plus negative padding {lo} and {hi} resulted in a negative "
+                f"output size, which is invalid. Check dimension {axis} of your input of shape {x.shape}."
+            )
+    return apply(PAD, x, widths=widths, value=0 if value is None else value)
+
+
+def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """The slice ``start:start + length`` of ``dim`` (a view; ``start`` may be negative).
+
+    >>> import dualgrad as dg
+    >>> dg.narrow(dg.arange(5.), 0, 1, 3)
+    tensor([1., 2., 3.])
+    """
+    x = _tensor(x)
+    axis = normalize_axis(dim, x.ndim, "narrow")
+    n = x.shape[axis]
+    begin = start + n if start < 0 and -n <= start else start
+    if not 0 <= begin <= n:
+        raise IndexError(f"narrow: start ({start}) out of range for dimension {axis} of size {n}")
+    if length < 0 or begin + length > n:
+        raise RuntimeError(f"narrow: start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return apply(NARROW, x, axis=axis, start=int(begin), length=int(length))
 
 
 METHODS: dict[str, Any] = {
-    "reshape": reshape, "view": reshape, "expand": expand, "broadcast_to": broadcast_to,
-    "permute": permute, "transpose": transpose, "swapaxes": swapaxes, "unsqueeze": unsqueeze,
-    "squeeze": squeeze,
+    "reshape": reshape, "view": reshape, "flatten": flatten, "expand": expand,
+    "broadcast_to": broadcast_to, "permute": permute, "transpose": transpose, "swapaxes": swapaxes,
+    "moveaxis": moveaxis, "movedim": movedim, "unsqueeze": unsqueeze, "squeeze": squeeze,
+    "split": split, "chunk": chunk, "unbind": unbind, "flip": flip, "roll": roll, "tile": tile,
+    "repeat": repeat, "repeat_interleave": repeat_interleave, "diagonal": diagonal, "diag": diag,
+    "diag_embed": diag_embed, "triu": triu, "tril": tril, "narrow": narrow,
 }
 PROPERTIES: dict[str, Any] = {
     "T": lambda self: permute(self, tuple(range(self.ndim - 1, -1, -1))),
@@ -149,4 +752,9 @@ PROPERTIES: dict[str, Any] = {
     "mH": lambda self: transpose(self, -2, -1).conj(),
     "H": lambda self: transpose(self, 0, 1).conj(),
 }
-__all__ = ["broadcast_to", "expand", "permute", "reshape", "squeeze", "swapaxes", "transpose", "unsqueeze"]
+__all__ = [
+    "broadcast_to", "cat", "chunk", "concatenate", "diag", "diag_embed", "diagonal", "expand",
+    "flatten", "flip", "moveaxis", "movedim", "narrow", "pad", "permute", "repeat", "repeat_interleave",
+    "reshape", "roll", "split", "squeeze", "stack", "swapaxes", "tile", "transpose", "tril", "triu",
+    "unbind", "unsqueeze",
+]

@@ -157,12 +157,18 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> 
 
     captured: list = [None] * n_inputs
     staged: list = []  # (leaf, grad) to commit into .grad after success
+    ran: list = []  # nodes whose saved tensors are released after success
     observed = STATE.observed
+    if observed:
+        _observe_node(_GRAPH_ROOT, [s[2] for s in start], lambda node, grads: grads)
     while ready_nodes or ready_leaves:
         if ready_leaves:
             leaf = ready_leaves.pop()
             grad = buffers.pop(leaf, None)
-            if leaf._extra and grad is not None:
+            if observed and to_grad and grad is not None:
+                grad = _observe_node(_ACCUMULATE_GRAD, grad, lambda node, g, leaf=leaf: (
+                    _run_leaf_hooks(leaf, g, to_grad) if leaf._extra else g))
+            elif leaf._extra and grad is not None:
                 grad = _run_leaf_hooks(leaf, grad, to_grad)
             key = (leaf, 0)
             if key in captures:
@@ -196,8 +202,7 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> 
             grad_inputs = node.op.backward(node, grads)
         if node._hooks is not None and node._hooks.post:
             grad_inputs = _run_post_hooks(node, grad_inputs, grads)
-        if not retain_graph:
-            node.release()
+        ran.append(node)
         for (target, nr), grad in zip(node.edges, grad_inputs):
             if target is None or (needed is not None and target not in needed):
                 continue
@@ -215,6 +220,9 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> 
                 if deps[target] == 0:
                     heapq.heappush(ready_nodes, (-target.seq, id(target), target))
 
+    if not retain_graph:  # only now: a pass that fails leaves the graph usable
+        for node in ran:
+            node.release()
     return captured, staged
 
 
@@ -260,7 +268,7 @@ def _checked_all(new: Any, old: Any, hook: Any, where: str) -> Any:
             f"hook '{name}' of {where} has returned an incorrect number of gradients "
             f"(got {len(new)}, but expected {len(old)})"
         )
-    return [_checked(n, o, hook, where, i) for i, (n, o) in enumerate(zip(new, old))]
+    return [_checked(n, o, hook, where, i) for i, (n, o) in enumerate(zip(new, old, strict=True))]
 
 
 def _run_leaf_hooks(leaf: Tensor, grad: Tensor, to_grad: bool) -> Tensor:
@@ -307,9 +315,26 @@ def _run_post_hooks(node: Node, grad_inputs: Any, grad_outputs: list) -> Any:
     return grad_inputs
 
 
-def _observe_node(node: Node, grads: list) -> Any:
-    """Run a node with every installed observer (profiler, anomaly mode) around it."""
-    run = node.op.backward
+class _EngineStep:
+    """Names an engine step that has no graph node (GraphRoot, AccumulateGrad) for observers."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def name(self) -> str:
+        return self._name
+
+
+_GRAPH_ROOT = _EngineStep("GraphRoot")
+_ACCUMULATE_GRAD = _EngineStep("AccumulateGrad")
+
+
+def _observe_node(node: Any, grads: Any, run: Any = None) -> Any:
+    """Run a node (or an engine step's ``run``) with every installed observer around it."""
+    if run is None:
+        run = node.op.backward
     for observer in STATE.observers:
         run = observer.wrap_node(node, run)
     return run(node, grads)

@@ -121,9 +121,6 @@ class set_grad_enabled(_SetGrad):
         clone._prev = prev
         return clone
 
-    def __enter__(self) -> "set_grad_enabled":
-        return self
-
     def __exit__(self, *exc: Any) -> None:
         STATE.grad_enabled = self._prev
 

@@ -111,9 +111,33 @@ class Node:
         raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
 
     def __dir__(self) -> list:
-        names = set(object.__dir__(self))
+        """As torch lists a node: Python's special names, the public API and the saved values."""
+        names = {name for name in object.__dir__(self) if name.startswith("__")}
+        names.update(_PUBLIC_NAMES)
         names.update(getattr(self.op, "saved_attribute_names", lambda node: ())(self))
         return sorted(names)
+
+    def __call__(self, *grad_outputs: Tensor) -> Any:
+        """Apply the backward rule to one gradient per output: the gradient of each input.
+
+        A single input gives a Tensor, several a tuple (``None`` where no gradient flows).
+
+        >>> import dualgrad as dg
+        >>> a = dg.tensor([0., 1.], requires_grad=True)
+        >>> (a * 3).grad_fn(dg.ones(2))
+        (tensor([3., 3.]), None)
+        """
+        if len(grad_outputs) != self.n_outputs:
+            raise TypeError(
+                f"{self.name()} expects {self.n_outputs} gradient(s), one per output, "
+                f"got {len(grad_outputs)}"
+            )
+        grads = self.op.backward(self, list(grad_outputs))
+        return grads[0] if len(grads) == 1 else tuple(grads)
+
+
+_PUBLIC_NAMES = ("metadata", "name", "next_functions", "register_hook", "register_prehook",
+                 "requires_grad")
 
 
 class AccumulateGrad:

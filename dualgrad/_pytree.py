@@ -1,0 +1,91 @@
+"""Nested tuples, lists and dicts of values ("pytrees"): flatten, rebuild, match a prefix.
+
+vmap's ``in_dims``/``out_dims`` and the transforms' ``argnums`` and outputs are
+pytrees; these helpers are all they need.
+
+>>> leaves, spec = flatten((1, [2, {"a": 3}]))
+>>> leaves
+[1, 2, 3]
+>>> unflatten([4, 5, 6], spec)
+(4, [5, {'a': 6}])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_CONTAINERS = (tuple, list, dict)
+
+
+def _children(tree: Any) -> tuple[list, Any]:
+    """``(children, keys)`` of a container (keys are None for tuples and lists)."""
+    if isinstance(tree, dict):
+        keys = list(tree)
+        return [tree[k] for k in keys], keys
+    return list(tree), None
+
+
+def flatten(tree: Any) -> tuple[list, Any]:
+    """The leaves of ``tree`` (depth first) and a spec to rebuild it with ``unflatten``."""
+    leaves: list = []
+
+    def walk(node: Any) -> Any:
+        if type(node) not in _CONTAINERS:
+            leaves.append(node)
+            return None
+        children, keys = _children(node)
+        return (type(node), keys, [walk(c) for c in children])
+
+    return leaves, walk(tree)
+
+
+def unflatten(leaves: list, spec: Any) -> Any:
+    """Rebuild the tree described by ``spec`` with ``leaves`` in order."""
+    it = iter(leaves)
+
+    def build(node: Any) -> Any:
+        if node is None:
+            return next(it)
+        kind, keys, children = node
+        values = [build(c) for c in children]
+        if kind is dict:
+            return dict(zip(keys, values))
+        return kind(values)
+
+    return build(spec)
+
+
+def describe(spec: Any) -> str:
+    """A short text form of a spec: ``(*, [*, {a: *}])``."""
+    if spec is None:
+        return "*"
+    kind, keys, children = spec
+    parts = [describe(c) for c in children]
+    if kind is dict:
+        return "{" + ", ".join(f"{k}: {p}" for k, p in zip(keys, parts)) + "}"
+    text = ", ".join(parts)
+    return f"[{text}]" if kind is list else f"({text},)" if len(parts) == 1 else f"({text})"
+
+
+def broadcast_prefix(prefix: Any, tree: Any) -> list | None:
+    """One value per leaf of ``tree``: ``prefix`` is a tree whose leaves cover whole subtrees.
+
+    Returns None when ``prefix`` does not match the structure of ``tree``.
+
+    >>> broadcast_prefix((0, None), ([1, 2], 3))
+    [0, 0, None]
+    """
+    if type(prefix) not in _CONTAINERS:
+        return [prefix] * len(flatten(tree)[0])
+    if type(tree) is not type(prefix) or len(tree) != len(prefix):
+        return None
+    if isinstance(prefix, dict) and set(prefix) != set(tree):
+        return None
+    pairs = [(prefix[k], tree[k]) for k in tree] if isinstance(tree, dict) else zip(prefix, tree)
+    result: list = []
+    for p, t in pairs:
+        part = broadcast_prefix(p, t)
+        if part is None:
+            return None
+        result += part
+    return result

@@ -1,0 +1,456 @@
+"""Composable function transforms, following ``torch.func``.
+
+``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``,
+``vmap`` and ``linearize`` take a function and return a function (or values);
+they nest freely: ``jacfwd(jacrev(f))``, ``vmap(grad(f))`` (per-example
+gradients), ``grad(grad(f))``, ``vmap(jacrev(f))``, ``jacrev(jacfwd(f))``.
+
+How they compose: reverse and forward mode act on *physical* tensors. Inside
+``vmap``, an input to differentiate is turned into a physical tensor with one
+leading dimension per active vmap level (``batching.to_physical``), made a
+fresh leaf (or, when an enclosing transform tracks it, an alias that keeps
+its graph and tangents) and wrapped back as a batched tensor for the
+function. The backward pass then runs on the physical graph, where the batch
+members are independent, so each one gets its own gradient. The backward is
+recorded (``create_graph``) only when the graph reaches a tensor an enclosing
+transform or ``dualgrad.grad`` differentiates.
+
+>>> import dualgrad as dg
+>>> from dualgrad.func import grad, vmap
+>>> grad(lambda x: (x ** 3).sum())(dg.tensor([1., 2.]))
+tensor([ 3., 12.])
+>>> w = dg.tensor([1., -1.])
+>>> vmap(grad(lambda w, x: (w * x).sum()), in_dims=(None, 0))(w, dg.tensor([[1., 2.], [3., 4.]]))
+tensor([[1., 2.],
+        [3., 4.]])
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from . import _pytree as pytree
+from ._state import STATE
+from .batching import from_physical, is_batched_at, to_physical, vmap
+from .factories import eye, ones_like, zeros_like
+from .forward_ad import dual_level, make_dual, unpack_dual
+from .forward_ad.engine import tangent_at
+from .ops.dispatch import apply
+from .ops.shape import RESHAPE
+from .reverse import enable_grad
+from .reverse import grad as autograd_grad
+from .tensor import Tensor
+
+__all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "vjp", "vmap"]
+
+
+# -- tracking inputs -------------------------------------------------------------------------
+def _has_tangent(x: Tensor) -> bool:
+    return any(tangent_at(x, level) is not None for level in STATE.dual_levels)
+
+
+def _track(x: Any, levels: tuple, what: str) -> tuple[Tensor, Tensor]:
+    """``(input for the function, physical tensor to differentiate with respect to)``."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{what}: expected the inputs to differentiate to be Tensors, got {type(x).__name__}")
+    phys = to_physical(x, levels)
+    if phys.requires_grad or _has_tangent(phys):
+        leaf = apply(RESHAPE, phys, shape=phys.shape)  # an alias: keeps outer graphs and tangents
+        if not leaf.requires_grad:
+            leaf.requires_grad_()
+    else:
+        leaf = phys.detach().requires_grad_()
+    return from_physical(leaf, levels), leaf
+
+
+def _reaches_outer_graph(outputs: list, leaves: list) -> bool:
+    """True if the graph of ``outputs`` reaches a tensor requiring grad other than ``leaves``.
+
+    Then an enclosing transform (or ``dualgrad.grad``) differentiates through
+    this one, so the backward pass must be recorded.
+    """
+    own = {id(leaf) for leaf in leaves if leaf.grad_fn is None}
+    stack, seen = [], set()
+    for out in outputs:
+        if out.grad_fn is not None:
+            stack.append(out.grad_fn)
+        elif out.requires_grad and id(out) not in own:
+            return True
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for target, _ in getattr(node, "edges", ()):
+            if isinstance(target, Tensor):
+                if id(target) not in own:
+                    return True
+            elif target is not None:
+                stack.append(target)
+    return False
+
+
+def _pullback(outputs: list, leaves: list, cotangents: list, create: bool, retain_graph: bool) -> list:
+    """``sum_i <cotangent_i, d output_i / d leaf>`` for each leaf (zeros where independent)."""
+    pairs = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
+    if not pairs:
+        return [zeros_like(leaf) for leaf in leaves]
+    grads = autograd_grad([o for o, _ in pairs], leaves, [c for _, c in pairs],
+                          retain_graph=retain_graph or create, create_graph=create, allow_unused=True)
+    return [zeros_like(leaf) if g is None else g for g, leaf in zip(grads, leaves)]
+
+
+def _argnums_tuple(argnums: Any, nargs: int, name: str) -> tuple:
+    if isinstance(argnums, int) and not isinstance(argnums, bool):
+        nums = (argnums,)
+    elif isinstance(argnums, tuple) and argnums and all(isinstance(a, int) for a in argnums):
+        nums = argnums
+    else:
+        raise RuntimeError(f"{name}: argnums must be int or Tuple[int, ...], got: {argnums!r}")
+    for a in nums:
+        if not -nargs <= a < nargs:
+            raise RuntimeError(f"{name}: Got argnums={a}, but only {nargs} positional inputs")
+    nums = tuple(a % nargs for a in nums)
+    if len(set(nums)) != len(nums):
+        raise RuntimeError(f"{name}: argnums must be unique, got {argnums}")
+    return nums
+
+
+def _select(args: tuple, argnums: Any, name: str) -> tuple:
+    """The differentiated arguments: one pytree (int argnums) or a tuple of them."""
+    nums = _argnums_tuple(argnums, len(args), name)
+    return nums, (args[nums[0]] if isinstance(argnums, int) else tuple(args[i] for i in nums))
+
+
+def _replace(args: tuple, nums: tuple, argnums: Any, new: Any) -> tuple:
+    values = (new,) if isinstance(argnums, int) else new
+    args = list(args)
+    for i, v in zip(nums, values):
+        args[i] = v
+    return tuple(args)
+
+
+def _split_aux(output: Any, has_aux: bool, name: str) -> tuple:
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise RuntimeError(
+            f"{name}(f)(*args): output of function f should be a tuple: (output, aux) if has_aux is True"
+        )
+    return output
+
+
+# -- reverse mode ----------------------------------------------------------------------------
+def grad_and_value(func: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
+    """A function returning ``(gradient, value)`` of scalar-valued ``func``.
+
+    ``argnums`` (an int or a tuple of ints) picks the arguments to differentiate;
+    the gradient has their structure. With ``has_aux=True``, ``func`` returns
+    ``(value, aux)`` and the result is ``(gradient, (value, aux))``.
+
+    >>> import dualgrad as dg
+    >>> from dualgrad.func import grad_and_value
+    >>> grad_and_value(lambda x: (x * x).sum())(dg.tensor([1., 2.]))
+    (tensor([2., 4.]), tensor(5.))
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> tuple:
+        levels = STATE.vmap_levels
+        nums, chosen = _select(args, argnums, "grad_and_value")
+        flat, spec = pytree.flatten(chosen)
+        with enable_grad():
+            tracked = [_track(x, levels, "grad_and_value") for x in flat]
+            new = pytree.unflatten([t for t, _ in tracked], spec)
+            output, aux = _split_aux(func(*_replace(args, nums, argnums, new), **kwargs), has_aux,
+                                     "grad_and_value")
+            if not isinstance(output, Tensor):
+                raise RuntimeError(
+                    f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(output)}"
+                )
+            if output.ndim != 0:
+                raise RuntimeError(
+                    "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
+                    f"with {output.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
+                )
+            leaves = [leaf for _, leaf in tracked]
+            out_phys = to_physical(output, levels)
+            create = _reaches_outer_graph([out_phys], leaves)
+            grads = _pullback([out_phys], leaves, [ones_like(out_phys)], create, False)
+        result = pytree.unflatten([from_physical(g, levels) for g in grads], spec)
+        value = output if create else output.detach()
+        return result, (value, aux) if has_aux else value
+
+    return wrapper
+
+
+def grad(func: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
+    """The gradient of scalar-valued ``func`` with respect to argument(s) ``argnums``.
+
+    With ``has_aux=True``, ``func`` returns ``(value, aux)`` and the result is
+    ``(gradient, aux)``. Composes with every transform of this module.
+
+    >>> import dualgrad as dg
+    >>> from dualgrad.func import grad
+    >>> grad(grad(lambda x: x ** 3))(dg.tensor(2.))
+    tensor(12.)
+    """
+    inner = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        gradient, value = inner(*args, **kwargs)
+        return (gradient, value[1]) if has_aux else gradient
+
+    return wrapper
+
+
+def _check_outputs(flat: list, name: str) -> None:
+    if not flat:
+        raise RuntimeError(f"{name}(f, *primals): Expected f to be a function that has non-empty output")
+    for out in flat:
+        if not isinstance(out, Tensor):
+            raise RuntimeError(
+                f"{name}(f, *primals): Expected f(*primals) to return only tensors, got unsupported "
+                f"type {type(out)}"
+            )
+
+
+def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
+    """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangents)`` gives one vector-Jacobian product per primal.
+
+    ``cotangents`` has the structure of the output; ``vjp_fn`` may be called
+    many times (also under ``vmap``, which is how ``jacrev`` works).
+
+    >>> import dualgrad as dg
+    >>> from dualgrad.func import vjp
+    >>> out, vjp_fn = vjp(lambda x: x.sin(), dg.tensor([0., 0.]))
+    >>> vjp_fn(dg.tensor([1., 2.]))
+    (tensor([1., 2.]),)
+    """
+    levels = STATE.vmap_levels
+    flat, spec = pytree.flatten(primals)
+    with enable_grad():
+        tracked = [_track(x, levels, "vjp") for x in flat]
+        output, aux = _split_aux(func(*pytree.unflatten([t for t, _ in tracked], spec)), has_aux, "vjp")
+    flat_out, out_spec = pytree.flatten(output)
+    _check_outputs(flat_out, "vjp")
+    leaves = [leaf for _, leaf in tracked]
+    with enable_grad():
+        outs_phys = [to_physical(o, levels) for o in flat_out]
+    create = _reaches_outer_graph(outs_phys, leaves)
+
+    def vjp_fn(cotangents: Any) -> tuple:
+        flat_ct, ct_spec = pytree.flatten(cotangents)
+        if ct_spec != out_spec:
+            raise RuntimeError(
+                "Expected pytree structure of cotangents to be the same as pytree structure of outputs "
+                f"to the function. cotangents: {pytree.describe(ct_spec)}, primal output: "
+                f"{pytree.describe(out_spec)}"
+            )
+        for i, (c, o) in enumerate(zip(flat_ct, flat_out)):
+            if not isinstance(c, Tensor) or c.shape != o.shape:
+                got = c.shape if isinstance(c, Tensor) else type(c).__name__
+                raise RuntimeError(
+                    f"vjp_fn: Mismatch in shape: grad_output[{i}] has a shape of {got} and output[{i}] "
+                    f"has a shape of {o.shape}."
+                )
+        with enable_grad():
+            cts = [to_physical(c, levels) for c in flat_ct]
+            grads = _pullback(outs_phys, leaves, cts, create, True)
+        return tuple(pytree.unflatten([from_physical(g, levels) for g in grads], spec))
+
+    detached = output if create else pytree.unflatten(
+        [o.detach() for o in flat_out], out_spec)
+    return (detached, vjp_fn, aux) if has_aux else (detached, vjp_fn)
+
+
+# -- forward mode ----------------------------------------------------------------------------
+def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False,
+        has_aux: bool = False) -> tuple:
+    """``(func(*primals), J @ tangents)`` in one forward pass (forward mode).
+
+    >>> import dualgrad as dg
+    >>> from dualgrad.func import jvp
+    >>> jvp(lambda x: x ** 2, (dg.tensor([1., 2.]),), (dg.tensor([1., 1.]),))
+    (tensor([1., 4.]), tensor([2., 4.]))
+    """
+    if strict:
+        raise RuntimeError("jvp(f, primals, tangents, strict=True): strict=True is not implemented yet")
+    if not isinstance(primals, tuple):
+        raise RuntimeError(
+            "jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
+            "call f(*primals)."
+        )
+    flat_p, spec = pytree.flatten(primals)
+    flat_t, t_spec = pytree.flatten(tangents)
+    if t_spec != spec:
+        raise RuntimeError(
+            "jvp(f, primals, tangents): Expected primals and tangents to have the same python "
+            f"structure. Got primals with structure {pytree.describe(spec)} and tangents with "
+            f"structure {pytree.describe(t_spec)}"
+        )
+    levels = STATE.vmap_levels
+    with dual_level():
+        duals = []
+        for p, t in zip(flat_p, flat_t):
+            if not isinstance(p, Tensor) or not isinstance(t, Tensor):
+                raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be Tensors")
+            own = tuple(level for level in levels if is_batched_at(p, level))
+            duals.append(from_physical(make_dual(to_physical(p, own), to_physical(t, own)), own))
+        output, aux = _split_aux(func(*pytree.unflatten(duals, spec)), has_aux, "jvp")
+        flat_out, out_spec = pytree.flatten(output)
+        _check_outputs(flat_out, "jvp")
+        primal_out, tangent_out = [], []
+        for o in flat_out:
+            own = tuple(level for level in levels if is_batched_at(o, level))
+            primal, tangent = unpack_dual(to_physical(o, own))
+            primal_out.append(from_physical(primal, own))
+            tangent_out.append(from_physical(zeros_like(primal) if tangent is None else tangent, own))
+    result = (pytree.unflatten(primal_out, out_spec), pytree.unflatten(tangent_out, out_spec))
+    return result + (aux,) if has_aux else result
+
+
+def linearize(func: Callable, *primals: Any) -> tuple:
+    """``(func(*primals), jvp_fn)`` with ``jvp_fn(*tangents)`` the Jacobian-vector product at ``primals``.
+
+    Each ``jvp_fn`` call is one forward-mode pass (the function is re-run).
+
+    >>> import dualgrad as dg
+    >>> from dualgrad.func import linearize
+    >>> out, jvp_fn = linearize(lambda x: x.exp(), dg.tensor([0., 1.]))
+    >>> jvp_fn(dg.tensor([1., 0.]))
+    tensor([1., 0.])
+    """
+    output = func(*primals)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        return jvp(func, primals, tangents)[1]
+
+    return output, jvp_fn
+
+
+# -- Jacobians -------------------------------------------------------------------------------
+def _blocks(basis: Tensor, like: list) -> list:
+    """Split the columns of ``basis`` (n, total) into one ``(n, *x.shape)`` block per tensor of ``like``."""
+    blocks, start = [], 0
+    for x in like:
+        size = x.numel()
+        blocks.append(basis[:, start:start + size].reshape((basis.shape[0],) + tuple(x.shape)).to(x.dtype))
+        start += size
+    return blocks
+
+
+def jacrev(func: Callable, argnums: Any = 0, *, has_aux: bool = False,
+           chunk_size: int | None = None) -> Callable:
+    """The Jacobian of ``func`` by reverse mode: one vjp per output element, batched with vmap.
+
+    The result for an output ``o`` and input ``x`` has shape ``o.shape + x.shape``
+    (nested by outputs, then by ``argnums``, when either is a tuple).
+    ``chunk_size`` bounds how many rows are computed at once.
+
+    >>> import dualgrad as dg
+    >>> from dualgrad.func import jacrev
+    >>> jacrev(lambda x: x ** 2)(dg.tensor([1., 2.]))
+    tensor([[2., 0.],
+            [0., 4.]])
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        nums, chosen = _select(args, argnums, "jacrev")
+
+        def partial(*new: Any) -> Any:
+            return func(*_replace(args, nums, argnums, new[0] if isinstance(argnums, int) else new),
+                        **kwargs)
+
+        primals = (chosen,) if isinstance(argnums, int) else chosen
+        result = vjp(partial, *primals, has_aux=has_aux)
+        output, vjp_fn = result[0], result[1]
+        flat_out, out_spec = pytree.flatten(output)
+        total = sum(o.numel() for o in flat_out)
+        cotangents = _blocks(eye(total, dtype=flat_out[0].dtype), flat_out)
+        rows = vmap(lambda *cts: vjp_fn(pytree.unflatten(list(cts), out_spec)),
+                    chunk_size=chunk_size)(*cotangents)
+        in_spec = pytree.flatten(chosen)[1]
+        flat_rows = pytree.flatten(rows)[0]
+        jac, start = [], 0
+        for o in flat_out:
+            stop = start + o.numel()
+            per_input = [r[start:stop].reshape(tuple(o.shape) + tuple(r.shape[1:])) for r in flat_rows]
+            jac.append(pytree.unflatten(per_input, in_spec))
+            start = stop
+        jac = pytree.unflatten(jac, out_spec)
+        return (jac, result[2]) if has_aux else jac
+
+    return wrapper
+
+
+def _to_trailing(t: Tensor, out_shape: tuple, in_shape: tuple) -> Tensor:
+    """``(n, *out_shape)`` tangents of the n input elements as the Jacobian block ``out_shape + in_shape``."""
+    n = t.shape[0]
+    moved = t.reshape((n, -1)).permute((1, 0)) if out_shape else t.reshape((1, n))
+    return moved.reshape(tuple(out_shape) + tuple(in_shape))
+
+
+def jacfwd(func: Callable, argnums: Any = 0, has_aux: bool = False, *, randomness: str = "error",
+           chunk_size: int | None = None) -> Callable:
+    """The Jacobian of ``func`` by forward mode: one jvp per input element, batched with vmap.
+
+    Same result structure as ``jacrev``; preferable when inputs are fewer than outputs.
+
+    >>> import dualgrad as dg
+    >>> from dualgrad.func import jacfwd
+    >>> jacfwd(lambda x: x.sum() * x)(dg.tensor([1., 2.]))
+    tensor([[4., 1.],
+            [2., 5.]])
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        nums, chosen = _select(args, argnums, "jacfwd")
+        flat_in, in_spec = pytree.flatten(chosen)
+        for x in flat_in:
+            if not isinstance(x, Tensor):
+                raise TypeError(f"jacfwd: expected the inputs to differentiate to be Tensors, got {type(x).__name__}")
+        total = sum(x.numel() for x in flat_in)
+        tangents = _blocks(eye(total, dtype=flat_in[0].dtype), flat_in)
+
+        def partial(*new: Any) -> Any:
+            tree = pytree.unflatten(list(new), in_spec)
+            return func(*_replace(args, nums, argnums, tree), **kwargs)
+
+        def push(*ts: Any) -> Any:
+            result = jvp(partial, tuple(flat_in), tuple(ts), has_aux=has_aux)
+            return (result[1], result[2]) if has_aux else result[1]
+
+        pushed = vmap(push, out_dims=(0, None) if has_aux else 0, randomness=randomness,
+                      chunk_size=chunk_size)(*tangents)
+        tangent_out, aux = pushed if has_aux else (pushed, None)
+        flat_t, out_spec = pytree.flatten(tangent_out)
+        jac = []
+        for t in flat_t:
+            out_shape = tuple(t.shape[1:])
+            per_input, start = [], 0
+            for x in flat_in:
+                stop = start + x.numel()
+                per_input.append(_to_trailing(t[start:stop], out_shape, tuple(x.shape)))
+                start = stop
+            jac.append(pytree.unflatten(per_input, in_spec))
+        jac = pytree.unflatten(jac, out_spec)
+        return (jac, aux) if has_aux else jac
+
+    return wrapper
+
+
+def hessian(func: Callable, argnums: Any = 0) -> Callable:
+    """The Hessian of scalar-valued ``func``: ``jacfwd(jacrev(func))`` (forward-over-reverse).
+
+    >>> import dualgrad as dg
+    >>> from dualgrad.func import hessian
+    >>> hessian(lambda x: (x ** 3).sum())(dg.tensor([1., 2.]))
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
+    return jacfwd(jacrev(func, argnums), argnums)

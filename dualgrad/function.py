@@ -1,0 +1,524 @@
+"""Custom autograd Functions: ``Function``, its ``ctx`` (``FunctionCtx``) and ``once_differentiable``.
+
+A subclass gives static ``forward`` and ``backward`` (alias ``vjp``), and optionally
+``jvp`` (forward mode), ``vmap`` or ``generate_vmap_rule = True`` (vmap) and
+``setup_context``. ``Function.apply`` runs ``forward`` with grad mode off and,
+when an input requires grad, records one graph node whose op is a
+``FunctionOp``: an object with the same ``backward`` / ``jvp`` / ``batch``
+methods as an entry of the op table, so the engines need no special case.
+
+>>> import dualgrad as dg
+>>> class Exp(dg.autograd.Function):
+...     @staticmethod
+...     def forward(ctx, i):
+...         result = i.exp()
+...         ctx.save_for_backward(result)
+...         return result
+...
+...     @staticmethod
+...     def backward(ctx, grad_output):
+...         result, = ctx.saved_tensors
+...         return grad_output * result
+>>> x = dg.tensor([0., 1.], requires_grad=True)
+>>> y = Exp.apply(x)
+>>> y
+tensor([1.0000, 2.7183], grad_fn=<ExpBackward>)
+>>> y.sum().backward()
+>>> x.grad
+tensor([1.0000, 2.7183])
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ._state import STATE
+from .forward_ad.engine import propagate_tangents
+from .ops import dispatch
+from .ops.dispatch import regenerate_view
+from .ops.inplace import take_graph
+from .ops.registry import fit_gradient
+from .reverse.grad_mode import no_grad
+from .reverse.node import Node
+from .reverse.saved import FREED_MESSAGE, SavedTensor
+from .tensor import Tensor, _wrap
+
+ONCE_DIFFERENTIABLE_MESSAGE = (
+    "trying to differentiate twice a function that was marked with @once_differentiable"
+)
+
+
+class VmapInfo(NamedTuple):
+    """What a ``vmap`` staticmethod is told about the batch."""
+
+    batch_size: int
+    randomness: str = "error"
+
+
+class FunctionCtx:
+    """The ``ctx`` passed to a custom Function's ``forward``/``setup_context``, ``backward`` and ``jvp``.
+
+    Any attribute may be set on it to pass values to ``backward``.
+    """
+
+    def __init__(self) -> None:
+        self._to_save: tuple = ()
+        self._saved: tuple | None = None  # (SavedTensor | None, output_nr | None) per saved value
+        self._node_ref: Any = None
+        self._for_forward: tuple = ()
+        self._in_jvp = False
+        self._dirty: tuple = ()
+        self._non_differentiable: tuple = ()
+        self.materialize_grads = True
+        self.needs_input_grad: tuple = ()
+
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
+        """Save tensors (or ``None``) for ``backward``; read them back with ``saved_tensors``.
+
+        Saved tensors are version-checked: changing one in place before backward
+        raises an error there.
+        """
+        _check_tensors(tensors, "save_for_backward")
+        self._to_save = tensors
+
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
+        """Save tensors for ``jvp``, where ``saved_tensors`` returns them."""
+        _check_tensors(tensors, "save_for_forward")
+        self._for_forward = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward`` (``save_for_forward`` inside ``jvp``)."""
+        if self._in_jvp:
+            return self._for_forward
+        if self._saved is None:
+            return self._to_save
+        node = self._node_ref() if self._node_ref is not None else None
+        return tuple(
+            None if saved is None else saved.unpack(node, nr or 0) for saved, nr in self._saved
+        )
+
+    def mark_dirty(self, *tensors: Tensor) -> None:
+        """Mark input tensors that ``forward`` modified in place (they must be returned)."""
+        _check_tensors(tensors, "mark_dirty")
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        """Mark outputs that do not require grad; ``backward`` still gets (zero) gradients for them."""
+        _check_tensors(tensors, "mark_non_differentiable")
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """With ``False``, ``backward``/``jvp`` receive ``None`` instead of zeros for missing gradients."""
+        self.materialize_grads = bool(value)
+
+
+def _check_tensors(values: tuple, method: str) -> None:
+    for i, v in enumerate(values):
+        if v is not None and not isinstance(v, Tensor):
+            raise TypeError(
+                f"{method} can only save tensors (or None), but argument {i} is of type "
+                f"{type(v).__name__}"
+            )
+
+
+def _contains(items: tuple, x: Any) -> bool:
+    return any(item is x for item in items)
+
+
+def _zeros(meta: tuple) -> Tensor:
+    shape, dtype = meta
+    return _wrap(np.zeros(shape, dtype))
+
+
+class FunctionOp:
+    """The op of one ``Function.apply`` call: the engines' view of a custom Function."""
+
+    family = "custom"
+    differentiable = True
+    view = False
+    multi_output = True
+
+    def __init__(self, cls: type, ctx: FunctionCtx, args: tuple):
+        self.cls = cls
+        self.ctx = ctx
+        self.name = cls.__name__
+        self.grad_name = f"{cls.__name__}Backward"
+        self.input_metas = tuple((a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args)
+        self.output_metas: tuple = ()
+        self.tangent_outputs: tuple = ()  # indices of the outputs that carry tangents
+
+    def __repr__(self) -> str:
+        return f"<FunctionOp {self.name}>"
+
+    # -- reverse mode -------------------------------------------------------------------
+    def backward(self, node: Node, grads: list) -> list:
+        """Call the user's ``backward`` and check what it returns."""
+        if node._released and node.saved:
+            raise RuntimeError(FREED_MESSAGE)
+        ctx = self.ctx
+        if ctx.materialize_grads:
+            grads = [_zeros(meta) if g is None and meta is not None else g
+                     for g, meta in zip(grads, self.output_metas, strict=True)]
+        result = self.cls._vjp_rule(ctx, *grads)
+        return self._check_gradients(node, result if isinstance(result, tuple) else (result,))
+
+    def _check_gradients(self, node: Node, result: tuple) -> list:
+        n = len(node.edges)
+        if len(result) < n or any(g is not None for g in result[n:]):
+            raise RuntimeError(
+                f"function {self.grad_name} returned an incorrect number of gradients "
+                f"(expected {n}, got {len(result)})"
+            )
+        grads: list = []
+        for i, ((target, _), g, meta) in enumerate(zip(node.edges, result, self.input_metas, strict=False)):
+            if g is not None and meta is None:
+                raise RuntimeError(
+                    f"function {self.grad_name} returned a gradient different than None at "
+                    f"position {i + 1}, but the corresponding forward input was not a Tensor"
+                )
+            if g is None or target is None:
+                grads.append(None)
+                continue
+            if not isinstance(g, Tensor):
+                raise TypeError(
+                    f"function {self.grad_name} returned a {type(g).__name__} as the gradient of "
+                    f"{self.cls._input_name(i)}; expected a Tensor or None"
+                )
+            shape, dtype = meta
+            if g.shape != shape and not _reducible(g.shape, shape):
+                raise RuntimeError(
+                    f"Function {self.grad_name} returned an invalid gradient at index {i} "
+                    f"({self.cls._input_name(i)}) - got shape {g.shape} but expected shape "
+                    f"compatible with {shape}"
+                )
+            grads.append(fit_gradient(g, shape, dtype))
+        return grads
+
+    # -- forward mode -------------------------------------------------------------------
+    def jvp(self, tangents: tuple, out: Any, *inputs: Any, **params: Any) -> tuple:
+        """Tangents of the differentiable outputs from the user's ``jvp``."""
+        cls = self.cls
+        if not cls._has("jvp"):
+            raise RuntimeError(
+                f"{cls.__name__}: You must implement the jvp function for custom "
+                "autograd.Function to use it with forward mode AD."
+            )
+        ctx = self.ctx
+        if ctx.materialize_grads:
+            tangents = tuple(_zeros(meta) if t is None and meta is not None else t
+                             for t, meta in zip(tangents, self.input_metas, strict=True))
+        ctx._in_jvp = True
+        try:
+            result = cls.jvp(ctx, *tangents)
+        finally:
+            ctx._in_jvp = False
+        result = result if isinstance(result, tuple) else (result,)
+        if len(result) != len(self.output_metas):
+            raise RuntimeError(
+                f"{cls.__name__}.jvp returned {len(result)} tangents for "
+                f"{len(self.output_metas)} outputs of forward"
+            )
+        return tuple(result[i] for i in self.tangent_outputs)
+
+    # -- vmap ----------------------------------------------------------------------------
+    def batch(self, args: tuple, bdims: tuple, **params: Any) -> tuple:
+        """Run the user's ``vmap`` staticmethod: ``(output, out_dims)``."""
+        cls = self.cls
+        if not cls._has("vmap"):
+            raise RuntimeError(
+                f"{cls.__name__}: To use autograd.Function with vmap, you must either override "
+                "the vmap staticmethod or set generate_vmap_rule=True."
+            )
+        size = next(a.shape[d] for a, d in zip(args, bdims, strict=True) if d is not None)
+        return cls.vmap(VmapInfo(size), tuple(bdims), *args, **params)
+
+
+def _reducible(grad_shape: tuple, shape: tuple) -> bool:
+    """True if a gradient of ``grad_shape`` sums back to ``shape`` (``shape`` broadcasts to it)."""
+    try:
+        return np.broadcast_shapes(grad_shape, shape) == tuple(grad_shape)
+    except ValueError:
+        return False
+
+
+class Function:
+    """Base class of custom autograd Functions; subclass it and call ``apply``.
+
+    Write ``forward(ctx, *args)``, or ``forward(*args)`` together with
+    ``setup_context(ctx, inputs, output)``; then ``backward(ctx, *grad_outputs)``
+    returning one gradient (or ``None``) per input of ``forward``, written with
+    dualgrad ops so that it can be differentiated again. Non-Tensor arguments
+    and outputs pass through.
+
+    >>> import dualgrad as dg
+    >>> class Cube(dg.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(x):
+    ...         return x ** 3
+    ...
+    ...     @staticmethod
+    ...     def setup_context(ctx, inputs, output):
+    ...         ctx.save_for_backward(inputs[0])
+    ...
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         x, = ctx.saved_tensors
+    ...         return 3 * g * x ** 2
+    >>> x = dg.tensor(2., requires_grad=True)
+    >>> g, = dg.grad(Cube.apply(x), x, create_graph=True)
+    >>> g, dg.grad(g, x)[0]
+    (tensor(12., grad_fn=<MulBackward0>), tensor(12.))
+    """
+
+    generate_vmap_rule = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls._has("backward") and cls._has("vjp"):
+            raise RuntimeError(
+                f"{cls.__name__}: Implementing both 'backward' and 'vjp' for a custom Function "
+                "is not allowed. You should only implement one of them."
+            )
+        if cls._has("vmap") and cls.generate_vmap_rule:
+            raise RuntimeError(
+                f"{cls.__name__}: it has both generate_vmap_rule=True and an overridden vmap "
+                "staticmethod. Please set generate_vmap_rule=False or delete the overridden vmap "
+                "staticmethod to avoid ambiguity."
+            )
+
+    @classmethod
+    def _has(cls, name: str) -> bool:
+        return getattr(cls, name) is not getattr(Function, name)
+
+    @staticmethod
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        """Compute the outputs (grad mode is off here); override it."""
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> None:
+        """Save what ``backward`` needs when ``forward`` does not take ``ctx``."""
+        raise NotImplementedError("setup_context is not overridden")
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
+        """The vector-Jacobian product: one gradient (or None) per input of forward."""
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx: FunctionCtx, *grad_inputs: Any) -> Any:
+        """The Jacobian-vector product: one tangent per output of forward."""
+        raise NotImplementedError
+
+    @staticmethod
+    def vmap(info: VmapInfo, in_dims: tuple, *args: Any) -> tuple:
+        """The batching rule: ``(output, out_dims)`` for inputs batched along ``in_dims``."""
+        raise NotImplementedError
+
+    @classmethod
+    def _vjp_rule(cls, ctx: FunctionCtx, *grads: Any) -> Any:
+        return cls.vjp(ctx, *grads) if cls._has("vjp") else cls.backward(ctx, *grads)
+
+    @classmethod
+    def _input_name(cls, i: int) -> str:
+        params = list(inspect.signature(cls.forward).parameters.values())
+        if not cls._has("setup_context"):
+            params = params[1:]
+        if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY,
+                                                   params[i].POSITIONAL_OR_KEYWORD):
+            return f"input {i} ('{params[i].name}')"
+        return f"input {i}"
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run the Function on ``args``, recording it for every active autograd mode."""
+        state = STATE
+        if state.vmap_depth:
+            if not cls.generate_vmap_rule:
+                result = dispatch.batching_hook[0](FunctionOp(cls, FunctionCtx(), args), args, kwargs)
+                if result is not NotImplemented:
+                    return result
+            else:
+                cls._check_generated_vmap(args)
+        ctx = FunctionCtx()
+        op = FunctionOp(cls, ctx, args)
+        grad_on = state.grad_enabled
+        if grad_on:
+            for a in args:
+                if isinstance(a, Tensor) and a._view is not None and a._view.version != a._counter.value:
+                    regenerate_view(a)
+        ctx.needs_input_grad = tuple(grad_on and isinstance(a, Tensor) and a._requires_grad for a in args)
+        edges = tuple((a if a.grad_fn is None else a.grad_fn, a._output_nr) if need else dispatch.NO_EDGE
+                      for a, need in zip(args, ctx.needs_input_grad, strict=True))
+        versions = [a._version if isinstance(a, Tensor) else None for a in args]
+        output = cls._run_forward(ctx, args, kwargs)
+        is_tuple = isinstance(output, tuple)
+        outputs = cls._prepare_outputs(ctx, args, versions, output if is_tuple else (output,))
+        op.output_metas = tuple((o.shape, o.dtype) if isinstance(o, Tensor) else None for o in outputs)
+        if any(ctx.needs_input_grad):
+            cls._record(op, edges, outputs)
+        if state.dual_levels:
+            differentiable = [i for i, o in enumerate(outputs)
+                              if isinstance(o, Tensor) and o.dtype.kind in "fc"
+                              and not _contains(ctx._non_differentiable, o)]
+            op.tangent_outputs = tuple(differentiable)
+            propagate_tangents(op, args, kwargs, tuple(outputs[i] for i in differentiable))
+        return tuple(outputs) if is_tuple else outputs[0]
+
+    @classmethod
+    def _check_generated_vmap(cls, args: tuple) -> None:
+        """A generated vmap rule runs ``forward`` through the ops' rules; its graph is not batched yet."""
+        from .batching import BatchedTensor
+
+        if STATE.grad_enabled and any(type(a) is BatchedTensor for a in args) \
+                and any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            raise NotImplementedError(
+                f"{cls.__name__}: reverse-mode differentiation of a custom Function with "
+                "generate_vmap_rule=True under vmap is not supported yet; give the Function a "
+                "vmap staticmethod instead"
+            )
+
+    @classmethod
+    def _run_forward(cls, ctx: FunctionCtx, args: tuple, kwargs: dict) -> Any:
+        """``forward`` (and ``setup_context``) with grad mode and forward AD off."""
+        state = STATE
+        levels = state.dual_levels
+        state.dual_levels = ()
+        try:
+            with no_grad():
+                if cls._has("setup_context"):
+                    output = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, output)
+                else:
+                    output = cls.forward(ctx, *args, **kwargs)
+        finally:
+            state.dual_levels = levels
+        return output
+
+    @classmethod
+    def _prepare_outputs(cls, ctx: FunctionCtx, args: tuple, versions: list, outputs: tuple) -> list:
+        """Check ``mark_dirty``; an input returned unmodified becomes a new alias of it."""
+        for t in ctx._dirty:
+            index = next((i for i, a in enumerate(args) if a is t), None)
+            if index is None:
+                raise RuntimeError(
+                    f"{cls.__name__}: mark_dirty was called on a tensor that is not an input of forward"
+                )
+            if t._version == versions[index]:
+                raise RuntimeError(
+                    f"{cls.__name__}: mark_dirty was called on {cls._input_name(index)}, but forward "
+                    "did not modify it in place (its version counter did not change)"
+                )
+            if not _contains(outputs, t):
+                raise RuntimeError(
+                    f"{cls.__name__}: some elements marked as dirty during the forward method "
+                    "were not returned as output"
+                )
+            if t._requires_grad and t.grad_fn is None and any(ctx.needs_input_grad):
+                raise RuntimeError(
+                    "a leaf Variable that requires grad has been used in an in-place operation."
+                )
+        result = []
+        for o in outputs:
+            if isinstance(o, Tensor) and _contains(args, o) and not _contains(ctx._dirty, o):
+                alias = _wrap(o._data)
+                alias._counter = o._version_counter()
+                o = alias
+            result.append(o)
+        return result
+
+    @classmethod
+    def _record(cls, op: FunctionOp, edges: tuple, outputs: list) -> None:
+        """Create the graph node, attach it to the differentiable outputs, save tensors."""
+        ctx = op.ctx
+        node = Node(op, edges, (), ctx, len(outputs))
+        for i, o in enumerate(outputs):
+            if not isinstance(o, Tensor) or o.dtype.kind not in "fc" or _contains(ctx._non_differentiable, o):
+                continue
+            if _contains(ctx._dirty, o):
+                marker = _wrap(o._data)
+                marker._requires_grad = True
+                marker.grad_fn = node
+                marker._output_nr = i
+                take_graph(o, marker)
+            else:
+                o._requires_grad = True
+                o.grad_fn = node
+                o._output_nr = i
+        saved = []
+        for t in ctx._to_save:
+            if t is None:
+                saved.append((None, None))
+                continue
+            nr = next((i for i, o in enumerate(outputs) if o is t), None)
+            saved.append((SavedTensor(t, is_output=nr is not None), nr))
+        ctx._saved = tuple(saved)
+        ctx._node_ref = weakref.ref(node)
+        node.saved = tuple(s for s, _ in saved if s is not None)
+
+
+def once_differentiable(fn: Callable) -> Callable:
+    """Decorate ``backward`` so it runs with grad off; differentiating its result raises.
+
+    >>> import dualgrad as dg
+    >>> class Square(dg.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...
+    ...     @staticmethod
+    ...     @dg.autograd.function.once_differentiable
+    ...     def backward(ctx, g):
+    ...         x, = ctx.saved_tensors
+    ...         return 2 * x * g
+    >>> x = dg.tensor(3., requires_grad=True)
+    >>> dg.grad(Square.apply(x), x)
+    (tensor(6.),)
+    """
+
+    @functools.wraps(fn)
+    def wrapper(ctx: FunctionCtx, *grads: Any) -> Any:
+        with no_grad():
+            result = fn(ctx, *grads)
+        if not STATE.grad_enabled:
+            return result
+        sources = [t for t in (*grads, *ctx.saved_tensors) if isinstance(t, Tensor) and t._requires_grad]
+        if not sources:
+            return result
+        is_tuple = isinstance(result, tuple)
+        outputs = result if is_tuple else (result,)
+        edges = tuple((t if t.grad_fn is None else t.grad_fn, t._output_nr) for t in sources)
+        node = Node(_DelayedError(), edges, (), None, len(outputs))
+        wrapped = []
+        for i, g in enumerate(outputs):
+            if isinstance(g, Tensor) and g.dtype.kind in "fc":
+                g = _wrap(g._data)
+                g._requires_grad = True
+                g.grad_fn = node
+                g._output_nr = i
+            wrapped.append(g)
+        return tuple(wrapped) if is_tuple else wrapped[0]
+
+    return wrapper
+
+
+class _DelayedError:
+    """The op of the node behind a ``once_differentiable`` backward's results."""
+
+    grad_name = "DelayedError"
+
+    def backward(self, node: Node, grads: list) -> list:
+        raise RuntimeError(ONCE_DIFFERENTIABLE_MESSAGE)

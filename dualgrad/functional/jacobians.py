@@ -1,0 +1,201 @@
+"""Full Jacobians and Hessians: row by row, or in one batched pass (``vectorize=True``)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..factories import eye, zeros_like
+from ..func import _to_trailing
+from ..func import jvp as func_jvp
+from ..ops.shape import stack
+from ..reverse import enable_grad
+from ..reverse import grad as autograd_grad
+from ..tensor import Tensor
+from ._common import as_tuple, check_requires_grad, fill_unused, finish, prepare
+from .products import INDEPENDENT
+
+FORWARD_NEEDS_VECTORIZE = (
+    "Computing Jacobian using forward-AD or forward-over-reverse Hessian is only implemented for "
+    "`vectorize=True`."
+)
+STRICT_OUTPUT_INDEPENDENT = (
+    "Output {o} of the user-provided function is independent of input {i}. This is not allowed in strict mode."
+)
+
+
+def _blocks(n: int, like: tuple) -> list:
+    """The identity of size ``n`` split by columns into ``(n, *x.shape)`` blocks, one per ``x`` of ``like``."""
+    basis, blocks, start = eye(n, dtype=like[0].dtype), [], 0
+    for x in like:
+        stop = start + x.numel()
+        blocks.append(basis[:, start:stop].reshape((n,) + tuple(x.shape)).to(x.dtype))
+        start = stop
+    return blocks
+
+
+def _rows_loop(outputs: tuple, xs: tuple, create_graph: bool, strict: bool) -> list:
+    """One backward pass per output element (``vectorize=False``)."""
+    jac = []
+    for o, out in enumerate(outputs):
+        flat = out.reshape(-1)
+        rows: list = [[] for _ in xs]
+        for j in range(flat.shape[0]):
+            grads = (autograd_grad(flat[j], xs, retain_graph=True, create_graph=create_graph,
+                                   allow_unused=True) if out.requires_grad else (None,) * len(xs))
+            grads = fill_unused(grads, xs, strict, STRICT_OUTPUT_INDEPENDENT.replace("{o}", str(o)))
+            for r, g in zip(rows, grads):
+                r.append(g)
+        jac.append(tuple(stack(r).reshape(tuple(out.shape) + tuple(x.shape)) if r
+                         else zeros_like(x).reshape(tuple(out.shape) + tuple(x.shape))
+                         for r, x in zip(rows, xs)))
+    return jac
+
+
+def _rows_batched(outputs: tuple, xs: tuple, create_graph: bool) -> list:
+    """All rows in one backward pass with a batch of basis cotangents (``is_grads_batched``)."""
+    n = sum(o.numel() for o in outputs)
+    pairs = [(o, c) for o, c in zip(outputs, _blocks(n, outputs)) if o.requires_grad]
+    if pairs:
+        grads = autograd_grad([o for o, _ in pairs], xs, [c for _, c in pairs], retain_graph=True,
+                              create_graph=create_graph, allow_unused=True, is_grads_batched=True)
+    else:
+        grads = (None,) * len(xs)
+    jac, start = [], 0
+    for out in outputs:
+        stop = start + out.numel()
+        shape = tuple(out.shape)
+        jac.append(tuple(zeros_like(x).expand(shape + tuple(x.shape)) if g is None
+                         else g[start:stop].reshape(shape + tuple(x.shape)) for g, x in zip(grads, xs)))
+        start = stop
+    return jac
+
+
+def _columns_forward(func: Callable, inputs: tuple) -> list:
+    """All columns in one forward pass with a batch of basis tangents (``strategy='forward-mode'``)."""
+    from ..batching import vmap
+
+    xs = tuple(x.detach() for x in inputs)
+    out_is_tuple = []
+
+    def as_tuple_func(*args: Any) -> tuple:
+        is_tuple, outs = as_tuple(func(*args), "outputs of the user-provided function", "jacobian")
+        out_is_tuple.append(is_tuple)
+        return outs
+
+    def push(*tangents: Tensor) -> tuple:
+        return func_jvp(as_tuple_func, xs, tangents)[1]
+
+    n = sum(x.numel() for x in xs)
+    columns = vmap(push)(*_blocks(n, xs))
+    jac = []
+    for t in columns:
+        shape, start, per_input = tuple(t.shape[1:]), 0, []
+        for x in xs:
+            stop = start + x.numel()
+            per_input.append(_to_trailing(t[start:stop], shape, tuple(x.shape)))
+            start = stop
+        jac.append(tuple(per_input))
+    return jac, out_is_tuple[0]
+
+
+def _structure(jac: list, out_tuple: bool, in_tuple: bool) -> Any:
+    rows = [row if in_tuple else row[0] for row in jac]
+    return tuple(rows) if out_tuple else rows[0]
+
+
+def _check_strategy(strategy: str, vectorize: bool, create_graph: bool, strict: bool, fn: str) -> None:
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise ValueError(
+            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function has '
+            'more outputs than inputs, "forward-mode" tends to be more performant. Otherwise, prefer to '
+            'use "reverse-mode".'
+        )
+    if strict and vectorize:
+        raise RuntimeError(
+            f"dualgrad.autograd.functional.{fn}: `strict=True` and `vectorize=True` are not supported "
+            "together. Please either set `strict=False` or `vectorize=False`."
+        )
+    if strategy == "forward-mode":
+        if not vectorize:
+            raise NotImplementedError(FORWARD_NEEDS_VECTORIZE)
+        if create_graph:
+            raise NotImplementedError(
+                f"dualgrad.autograd.functional.{fn}: `create_graph=True` and `strategy=\"forward-mode\"` "
+                "are not supported together (yet). Please either set `create_graph=False` or "
+                "`strategy=\"reverse-mode\"`."
+            )
+
+
+def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bool = False,
+             vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
+    """The Jacobian of ``func`` at ``inputs``: ``jac[i][j]`` has shape ``outputs[i].shape + inputs[j].shape``.
+
+    The nesting follows ``torch.autograd.functional.jacobian``: a tuple level
+    for tuple outputs, inside it one for tuple inputs. ``vectorize=True``
+    computes it in one batched pass: reverse mode (a batch of basis
+    cotangents) or, with ``strategy='forward-mode'``, forward mode (a batch of
+    basis tangents); otherwise one backward pass per output element.
+
+    >>> import dualgrad as dg
+    >>> from dualgrad.autograd.functional import jacobian
+    >>> jacobian(lambda x: x ** 2, dg.tensor([1., 2.]), vectorize=True)
+    tensor([[2., 0.],
+            [0., 4.]])
+    """
+    _check_strategy(strategy, vectorize, create_graph, strict, "jacobian")
+    in_tuple, inputs = as_tuple(inputs, "inputs", "jacobian")
+    if strategy == "forward-mode":
+        jac, out_tuple = _columns_forward(func, inputs)
+        return _structure(jac, out_tuple, in_tuple)
+    with enable_grad():
+        xs = prepare(inputs, create_graph)
+        out_tuple, outputs = as_tuple(func(*xs), "outputs of the user-provided function", "jacobian")
+        check_requires_grad(outputs, strict)
+        jac = _rows_batched(outputs, xs, create_graph) if vectorize else _rows_loop(outputs, xs, create_graph, strict)
+    return _structure([finish(row, create_graph) for row in jac], out_tuple, in_tuple)
+
+
+def hessian(func: Callable, inputs: Any, create_graph: bool = False, strict: bool = False,
+            vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:
+    """The Hessian of scalar ``func`` at ``inputs`` (``hess[i][j]``: ``inputs[i].shape + inputs[j].shape``).
+
+    The Jacobian of the gradient: with ``vectorize=True`` and
+    ``outer_jacobian_strategy='forward-mode'``, forward over reverse in one
+    batched pass; reverse over reverse otherwise.
+
+    >>> import dualgrad as dg
+    >>> from dualgrad.autograd.functional import hessian
+    >>> hessian(lambda x: (x ** 3).sum(), dg.tensor([1., 2.]))
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
+    _check_strategy(outer_jacobian_strategy, vectorize, create_graph, strict, "hessian")
+    in_tuple, inputs = as_tuple(inputs, "inputs", "hessian")
+    inner_graph = outer_jacobian_strategy == "reverse-mode"
+
+    def gradient(*xs: Tensor) -> tuple:
+        with enable_grad():
+            xs = tuple(x if x.requires_grad else x.view(x.shape).requires_grad_() for x in xs)
+            out = func(*xs)
+            if isinstance(out, (tuple, list)) or not isinstance(out, Tensor):
+                raise RuntimeError("The function given to hessian should return a single Tensor")
+            if out.numel() != 1:
+                raise RuntimeError("The Tensor returned by the function given to hessian should contain a single element")
+            check_requires_grad((out,), strict)
+            grads = (autograd_grad(out, xs, create_graph=inner_graph, allow_unused=True)
+                     if out.requires_grad else (None,) * len(xs))
+            grads = fill_unused(grads, xs, strict, INDEPENDENT)
+            for i, g in enumerate(grads):
+                if strict and not g.requires_grad:
+                    raise RuntimeError(
+                        "While computing the hessian, found that the jacobian of the user-provided "
+                        f"function with respect to input {i} is independent of the input. This is not "
+                        "allowed in strict mode. You should ensure that your function is twice "
+                        "differentiable and that the jacobian depends on the inputs (this would be "
+                        "violated by a linear function for example)."
+                    )
+            return grads
+
+    hess = jacobian(gradient, inputs if in_tuple else inputs[0], create_graph=create_graph, strict=strict, vectorize=vectorize,
+                    strategy=outer_jacobian_strategy)
+    return hess if in_tuple else hess[0]

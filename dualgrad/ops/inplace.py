@@ -1,0 +1,318 @@
+"""In-place operations (``add_``, ``x[i] = v``, ``+=``, ...) and the re-basing of views.
+
+An in-place op is computed out of place and then written back:
+
+1. checks (leaf that requires grad, view of such a leaf, view made under
+   ``no_grad``, read-only or overlapping memory) leave everything unchanged on failure;
+2. the result ``r`` is computed by the ordinary ops from a *snapshot* of the
+   tensor when a graph is recorded, so rules that save the old value keep it;
+3. ``r`` is written into the tensor's memory (seen by its base and all its
+   views) and the shared version counter is bumped;
+4. the tensor takes ``r``'s graph: ``grad_fn`` becomes ``r``'s node. For a view,
+   the *base* is re-based instead: its new node ``CopySlices`` sends the
+   gradient of the view's region to ``r`` and the rest to the base's old graph,
+   and the view's ``grad_fn`` is rebuilt from the base (torch's behaviour).
+   Tangents of active dual levels are written in place the same way.
+
+>>> import dualgrad as dg
+>>> x = dg.tensor([1., 2., 3.], requires_grad=True)
+>>> y = x.clone()
+>>> y[1:].mul_(10)
+tensor([20., 30.], grad_fn=<IndexBackward0>)
+>>> y
+tensor([ 1., 20., 30.], grad_fn=<CopySlices>)
+>>> y.sum().backward()
+>>> x.grad
+tensor([ 1., 10., 10.])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._state import STATE
+from ..factories import zeros_like
+from ..forward_ad.engine import set_tangent, tangent_at
+from ..reverse.mutation import note_mutation
+from ..tensor import Tensor, _wrap
+from . import elementwise as ew
+from .dispatch import _record, apply, regenerate_view
+from .indexing import GETITEM, _is_basic, normalize_index
+from .registry import linear
+
+LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_MESSAGE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+NO_GRAD_VIEW_MESSAGE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block "
+    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+    "to be tracked)."
+)
+OVERLAP_MESSAGE = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+
+
+# -- ops used only by in-place updates ---------------------------------------------------
+def view_of(array: np.ndarray, chain: tuple) -> np.ndarray:
+    """Apply the view steps ``chain`` to an ndarray (a view of it, never a copy)."""
+    for op, params in chain:
+        array = op.impl(array, **params)
+    return array
+
+
+def _view_of_tensor(t: Tensor, chain: tuple) -> Tensor:
+    for op, params in chain:
+        t = apply(op, t, **params)
+    return t
+
+
+def _copy_slices_impl(base: np.ndarray, src: Any, chain: tuple) -> np.ndarray:
+    """``base`` with the region ``chain`` selects replaced by ``src``."""
+    out = base.copy(order="K")
+    region = view_of(out, chain)
+    if not np.may_share_memory(region, out):
+        raise RuntimeError("copy_slices: the view steps do not give a view of the base")
+    region[...] = src
+    return out
+
+
+def _index_put_impl(x: np.ndarray, values: Any, index: tuple) -> np.ndarray:
+    out = x.copy()
+    out[index] = values
+    return out
+
+
+COPY = linear(
+    "copy", lambda x, src: np.broadcast_to(src, np.shape(x)).astype(x.dtype),
+    (lambda g, out, x, src: zeros_like(g), lambda g, out, x, src: g),
+    family="elementwise", grad_name="CopyBackwards",
+)
+COPY_SLICES = linear(
+    "copy_slices", _copy_slices_impl,
+    (lambda g, out, base, src, chain: apply(COPY_SLICES, g, 0.0, chain=chain),
+     lambda g, out, base, src, chain: _view_of_tensor(g, chain)),
+    family="indexing", grad_name="CopySlices",
+)
+INDEX_PUT = linear(
+    "index_put", _index_put_impl,
+    (lambda g, out, x, values, index: apply(INDEX_PUT, g, 0.0, index=index),
+     lambda g, out, x, values, index: apply(GETITEM, g, index=index)),
+    family="indexing", grad_name="IndexPutBackward0",
+)
+
+
+# -- the in-place machinery --------------------------------------------------------------
+def _check_writable(t: Tensor, what: str) -> None:
+    """Refuse before anything changes: leaves that require grad, bad views, read-only memory."""
+    if STATE.grad_enabled:
+        if t._requires_grad and t.grad_fn is None and t._view is None:
+            raise RuntimeError(LEAF_MESSAGE)
+        info = t._view
+        if info is not None and info.base._requires_grad:
+            if not info.grad_mode:
+                raise RuntimeError(NO_GRAD_VIEW_MESSAGE)
+            if info.base.grad_fn is None:
+                raise RuntimeError(VIEW_OF_LEAF_MESSAGE)
+    data = t._data
+    if not data.flags.writeable:
+        if data.size > 1 and 0 in data.strides:
+            raise RuntimeError(f"{what}: {OVERLAP_MESSAGE}")
+        raise RuntimeError(f"{what}: the tensor's memory is read-only; clone() it first")
+
+
+def _snapshot(t: Tensor) -> Tensor:
+    """A copy of ``t`` with its place in the graph, so that rules may save the old value."""
+    s = _wrap(t._data.copy())
+    s.grad_fn = t.grad_fn
+    s._output_nr = t._output_nr
+    s._requires_grad = t._requires_grad
+    s._fw = t._fw
+    return s
+
+
+def _records_graph(t: Tensor, args: tuple, kwargs: dict) -> bool:
+    if not STATE.grad_enabled:
+        return False
+    if t._requires_grad:
+        return True
+    return any(isinstance(a, Tensor) and a._requires_grad for a in (*args, *kwargs.values()))
+
+
+def update_(t: Tensor, compute: Callable, what: str, *args: Any, **kwargs: Any) -> Tensor:
+    """Set ``t`` to ``compute(t, *args, **kwargs)`` in place (see the module docstring)."""
+    _check_writable(t, what)
+    view = t._view
+    if view is not None and STATE.grad_enabled and view.version != t._counter.value:
+        regenerate_view(t)
+    source = _snapshot(t) if _records_graph(t, args, kwargs) else t
+    result = compute(source, *args, **kwargs)
+    if not isinstance(result, Tensor):
+        result = _wrap(np.asarray(result))
+    if result.shape != t.shape:
+        raise RuntimeError(
+            f"{what}: output with shape {list(t.shape)} doesn't match the broadcast shape "
+            f"{list(result.shape)}"
+        )
+    if result.dtype != t.dtype:
+        if not np.can_cast(result.dtype, t.dtype, "same_kind"):
+            raise RuntimeError(
+                f"{what}: result type {result.dtype} can't be cast to the desired output type {t.dtype}"
+            )
+        result = ew.to_dtype(result, t.dtype)
+    commit(t, result)
+    return t
+
+
+def commit(t: Tensor, result: Tensor) -> None:
+    """Write ``result`` (same shape and dtype) into ``t`` and give ``t`` its graph and tangents."""
+    note_mutation(t)
+    np.copyto(t._data, result._data)
+    t._bump_version()
+    take_graph(t, result)
+
+
+def take_graph(t: Tensor, result: Tensor) -> None:
+    """Give ``t`` (whose data already is ``result``'s) the graph and tangents of ``result``."""
+    if result._fw:
+        _commit_tangents(t, result)
+    if result._requires_grad and result.grad_fn is not None:
+        info = t._view
+        if info is None:
+            t.grad_fn = result.grad_fn
+            t._output_nr = result._output_nr
+            t._requires_grad = True
+        else:
+            _rebase(info.base, result, info.chain)
+            regenerate_view(t)
+    if t._view is not None:
+        t._view.version = t._counter.value
+
+
+def _rebase(base: Tensor, result: Tensor, chain: tuple) -> None:
+    """Give ``base`` the node ``CopySlices(old base graph, result)`` (data already written)."""
+    old = _wrap(base._data)
+    old.grad_fn = base.grad_fn
+    old._output_nr = base._output_nr
+    old._requires_grad = base._requires_grad
+    _record(COPY_SLICES, (old, result), {"chain": chain}, base)
+
+
+def _commit_tangents(t: Tensor, result: Tensor) -> None:
+    """Write the result's tangents into ``t``'s (and so its base's and views') in place."""
+    info = t._view
+    for level, tangent in result._fw.items():
+        if tangent is None or not level.alive:
+            continue
+        if info is not None and tangent_at(info.base, level) is None:
+            set_tangent(info.base, level, _wrap(np.zeros_like(info.base._data)))
+        current = tangent_at(t, level)
+        if current is None or current._requires_grad or tangent._requires_grad \
+                or not current._data.flags.writeable:
+            set_tangent(t, level, tangent)
+        else:
+            np.copyto(current._data, tangent._data, casting="unsafe")
+
+
+# -- the in-place methods ----------------------------------------------------------------
+def _inplace(name: str, compute: Callable, doc: str) -> Callable:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return update_(self, compute, name, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = doc
+    return method
+
+
+def _fill(x: Tensor, value: Any) -> Tensor:
+    return apply(COPY, x, value)
+
+
+def _masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
+    return ew.where(mask, value, x)
+
+
+def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` (broadcast to this shape, cast to this dtype) into ``self``.
+
+    The gradient flows to ``src``; the old value of ``self`` gets zero.
+
+    >>> import dualgrad as dg
+    >>> dg.zeros(2).copy_(dg.tensor([1., 2.]))
+    tensor([1., 2.])
+    """
+    shape = src.shape if isinstance(src, Tensor) else np.shape(src)
+    try:
+        fits = np.broadcast_shapes(shape, self.shape) == self.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"copy_: source of shape {tuple(shape)} cannot be broadcast to shape {self.shape}")
+    return update_(self, _fill, "copy_", src)
+
+
+def zero_(self: Tensor) -> Tensor:
+    """Fill ``self`` with zeros.
+
+    >>> import dualgrad as dg
+    >>> dg.ones(2).zero_()
+    tensor([0., 0.])
+    """
+    return update_(self, _fill, "zero_", 0)
+
+
+def setitem(self: Tensor, index: Any, value: Any) -> None:
+    """``self[index] = value`` for every index ``__getitem__`` takes; differentiable.
+
+    Basic indices (ints, slices, ``None``, ``...``) copy into a view (``CopySlices``);
+    advanced ones (integer arrays, masks) use ``index_put``, where repeated
+    indices keep one of the values (which one is unspecified) and its gradient.
+
+    >>> import dualgrad as dg
+    >>> x = dg.zeros(3)
+    >>> x[1] = 5.
+    >>> x
+    tensor([0., 5., 0.])
+    """
+    index = normalize_index(index)
+    if _is_basic(index):
+        if Ellipsis not in index:
+            index = index + (Ellipsis,)
+        _check_writable(self, "__setitem__")
+        copy_(apply(GETITEM, self, index=index), value)
+    else:
+        update_(self, lambda x, v: apply(INDEX_PUT, x, v, index=index), "__setitem__", value)
+
+
+add_ = _inplace("add_", ew.add, "In-place ``add`` (``alpha`` scales ``other``).")
+sub_ = _inplace("sub_", ew.sub, "In-place ``sub`` (``alpha`` scales ``other``).")
+mul_ = _inplace("mul_", ew.mul, "In-place ``mul``.")
+div_ = _inplace("div_", ew.div, "In-place ``div``.")
+pow_ = _inplace("pow_", ew.pow, "In-place ``pow``.")
+neg_ = _inplace("neg_", ew.neg, "In-place ``neg``.")
+exp_ = _inplace("exp_", ew.exp, "In-place ``exp``.")
+log_ = _inplace("log_", ew.log, "In-place ``log``.")
+sin_ = _inplace("sin_", ew.sin, "In-place ``sin``.")
+cos_ = _inplace("cos_", ew.cos, "In-place ``cos``.")
+tanh_ = _inplace("tanh_", ew.tanh, "In-place ``tanh``.")
+sigmoid_ = _inplace("sigmoid_", ew.sigmoid, "In-place ``sigmoid``.")
+sqrt_ = _inplace("sqrt_", ew.sqrt, "In-place ``sqrt``.")
+abs_ = _inplace("abs_", ew.abs, "In-place ``abs``.")
+clamp_ = _inplace("clamp_", ew.clamp, "In-place ``clamp(min, max)``.")
+fill_ = _inplace("fill_", _fill, "Fill with ``value`` (a number or a one-element Tensor).")
+masked_fill_ = _inplace("masked_fill_", _masked_fill, "Set ``value`` where ``mask`` is True.")
+
+METHODS: dict[str, Any] = {
+    "add_": add_, "sub_": sub_, "mul_": mul_, "div_": div_, "pow_": pow_, "neg_": neg_,
+    "exp_": exp_, "log_": log_, "sin_": sin_, "cos_": cos_, "tanh_": tanh_,
+    "sigmoid_": sigmoid_, "sqrt_": sqrt_, "abs_": abs_, "clamp_": clamp_, "clip_": clamp_,
+    "fill_": fill_, "zero_": zero_, "copy_": copy_, "masked_fill_": masked_fill_,
+    "__setitem__": setitem,
+    "__iadd__": add_, "__isub__": sub_, "__imul__": mul_, "__itruediv__": div_, "__ipow__": pow_,
+}
+__all__: list[str] = []

@@ -1,0 +1,240 @@
+"""Profiler results: ``FunctionEvent``, ``FunctionEventAvg`` and ``EventList``.
+
+Times are in microseconds, as torch's. An event's *self* time is its total time
+minus the total time of the events nested directly inside it; its *self* memory
+likewise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["EventList", "FunctionEvent", "FunctionEventAvg"]
+
+SORT_KEYS = ("cpu_time", "cpu_time_total", "self_cpu_time_total", "cpu_memory_usage",
+             "self_cpu_memory_usage", "count", "flops")
+
+
+class FunctionEvent:
+    """One recorded call: an op (``mul``), a backward node (``MulBackward0``) or a user range."""
+
+    def __init__(self, id: int, name: str, thread: int, start_us: float, end_us: float = 0.0, *,
+                 input_shapes: list | None = None, stack: list | None = None,
+                 sequence_nr: int = -1, is_backward: bool = False):
+        self.id = id
+        self.name = name
+        self.key = name
+        self.thread = thread
+        self.start_us = start_us
+        self.end_us = end_us
+        self.input_shapes = input_shapes
+        self.stack = stack or []
+        self.sequence_nr = sequence_nr
+        self.is_backward = is_backward
+        self.cpu_memory_usage = 0
+        self.flops = 0
+        self.count = 1
+        self.cpu_children: list[FunctionEvent] = []
+        self.cpu_parent: FunctionEvent | None = None
+        self.kernels: list[tuple[str, float]] = []  # (name, duration in us), from nvprof traces
+
+    @property
+    def cpu_time_total(self) -> float:
+        return self.end_us - self.start_us
+
+    @property
+    def cpu_time(self) -> float:
+        return self.cpu_time_total
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
+
+    @property
+    def self_cpu_memory_usage(self) -> int:
+        return self.cpu_memory_usage - sum(c.cpu_memory_usage for c in self.cpu_children)
+
+    def __repr__(self) -> str:
+        return (f"<FunctionEvent id={self.id} name={self.name} cpu_time={_format_time(self.cpu_time_total)} "
+                f"self_cpu_time={_format_time(self.self_cpu_time_total)} "
+                f"input_shapes={self.input_shapes} cpu_memory_usage={self.cpu_memory_usage}>")
+
+
+class FunctionEventAvg:
+    """Events with the same key (name, and shapes / stack when grouped by them), summed."""
+
+    def __init__(self, key: str | None = None):
+        self.key = key
+        self.count = 0
+        self.cpu_time_total = 0.0
+        self.self_cpu_time_total = 0.0
+        self.cpu_memory_usage = 0
+        self.self_cpu_memory_usage = 0
+        self.flops = 0
+        self.input_shapes: list | None = None
+        self.stack: list = []
+        self.is_backward = False
+
+    def add(self, other: FunctionEvent | FunctionEventAvg) -> FunctionEventAvg:
+        """Add an event (or another average) into this one; returns self."""
+        if self.key is None:
+            self.key = other.key
+            self.is_backward = other.is_backward
+        self.count += other.count
+        self.cpu_time_total += other.cpu_time_total
+        self.self_cpu_time_total += other.self_cpu_time_total
+        self.cpu_memory_usage += other.cpu_memory_usage
+        self.self_cpu_memory_usage += other.self_cpu_memory_usage
+        self.flops += other.flops
+        return self
+
+    @property
+    def cpu_time(self) -> float:
+        """Average total time per call."""
+        return self.cpu_time_total / self.count if self.count else 0.0
+
+    def __repr__(self) -> str:
+        return (f"<FunctionEventAvg key={self.key} self_cpu_time={_format_time(self.self_cpu_time_total)} "
+                f"cpu_time={_format_time(self.cpu_time)} input_shapes={self.input_shapes} "
+                f"cpu_memory_usage={self.cpu_memory_usage}>")
+
+
+class EventList(list):
+    """A list of events (or averages) with summaries: ``table``, ``key_averages``, ..."""
+
+    def __init__(self, events: Iterable = (), *, with_flops: bool = False,
+                 profile_memory: bool = False):
+        super().__init__(events)
+        self._with_flops = with_flops
+        self._profile_memory = profile_memory
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """Total self CPU time of all events, in microseconds."""
+        return sum(e.self_cpu_time_total for e in self)
+
+    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0) -> EventList:
+        """One ``FunctionEventAvg`` per name (and input shapes / top stack frames if asked)."""
+        groups: dict = {}
+        for event in self:
+            key = (event.key,)
+            if group_by_input_shape:
+                key += (str(event.input_shapes),)
+            if group_by_stack_n:
+                key += tuple(event.stack[:group_by_stack_n])
+            avg = groups.get(key)
+            if avg is None:
+                avg = groups[key] = FunctionEventAvg()
+                if group_by_input_shape:
+                    avg.input_shapes = event.input_shapes
+                if group_by_stack_n:
+                    avg.stack = event.stack[:group_by_stack_n]
+            avg.add(event)
+        return EventList(groups.values(), with_flops=self._with_flops,
+                         profile_memory=self._profile_memory)
+
+    def total_average(self) -> FunctionEventAvg:
+        """All events summed into one average with key ``"Total"``."""
+        total = FunctionEventAvg()
+        for event in self:
+            total.add(event)
+        total.key = "Total"
+        return total
+
+    def table(self, sort_by: str | None = None, row_limit: int = 100, max_name_column_width: int = 55,
+              header: str | None = None, top_level_events_only: bool = False) -> str:
+        """The events as a text table, sorted by ``sort_by`` (descending), first ``row_limit`` rows.
+
+        ``sort_by`` is one of ``cpu_time``, ``cpu_time_total``, ``self_cpu_time_total``,
+        ``cpu_memory_usage``, ``self_cpu_memory_usage``, ``count``, ``flops``.
+        """
+        return build_table(self, sort_by, row_limit, max_name_column_width, header,
+                           top_level_events_only, self._with_flops, self._profile_memory)
+
+    def export_chrome_trace(self, path: str) -> None:
+        """Write the events as Trace Event JSON (chrome://tracing, Perfetto)."""
+        pid = os.getpid()
+        trace = []
+        for e in self:
+            if not isinstance(e, FunctionEvent):
+                raise TypeError("export_chrome_trace needs the recorded events, not key averages")
+            args: dict[str, Any] = {}
+            if e.input_shapes is not None:
+                args["Input Dims"] = e.input_shapes
+            if e.sequence_nr >= 0:
+                args["Sequence number"] = e.sequence_nr
+            if e.flops:
+                args["FLOPs"] = e.flops
+            if e.stack:
+                args["Call stack"] = ";".join(e.stack)
+            trace.append({"name": e.name, "ph": "X", "ts": e.start_us, "dur": e.cpu_time_total,
+                          "pid": pid, "tid": e.thread,
+                          "cat": "cpu_op" if not e.is_backward else "autograd", "args": args})
+        text = json.dumps({"traceEvents": trace, "displayTimeUnit": "ms"}, indent=1)
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as error:
+            raise OSError(error.errno, f"export_chrome_trace could not write the trace to {path!r}: "
+                                       f"{error.strerror}") from error
+
+
+def build_table(events: list, sort_by: str | None, row_limit: int, name_width: int,
+                header: str | None, top_level_only: bool, with_flops: bool, profile_memory: bool) -> str:
+    """Format events as torch's profiler table."""
+    if sort_by is not None and sort_by not in SORT_KEYS:
+        raise ValueError(f"table(sort_by={sort_by!r}): unknown key; valid keys are "
+                         f"{', '.join(SORT_KEYS)}")
+    rows = [e for e in events if not (top_level_only and getattr(e, "cpu_parent", None))]
+    if sort_by is not None:
+        rows.sort(key=lambda e: getattr(e, sort_by), reverse=True)
+    if row_limit is not None and row_limit >= 0:
+        rows = rows[:row_limit]
+    total_self = sum(e.self_cpu_time_total for e in events) or 1.0
+    name_width = min(max([len(e.key) for e in rows] + [4]) + 2, name_width)
+    columns = [("Self CPU %", lambda e: f"{100 * e.self_cpu_time_total / total_self:.2f}%"),
+               ("Self CPU", lambda e: _format_time(e.self_cpu_time_total)),
+               ("CPU total %", lambda e: f"{100 * e.cpu_time_total / total_self:.2f}%"),
+               ("CPU total", lambda e: _format_time(e.cpu_time_total)),
+               ("CPU time avg", lambda e: _format_time(e.cpu_time_total / max(e.count, 1)))]
+    if profile_memory:
+        columns += [("CPU Mem", lambda e: _format_memory(e.cpu_memory_usage)),
+                    ("Self CPU Mem", lambda e: _format_memory(e.self_cpu_memory_usage))]
+    columns.append(("# of Calls", lambda e: str(e.count)))
+    if any(e.input_shapes for e in rows):
+        columns.append(("Input Shapes", lambda e: str(e.input_shapes or [])))
+    if any(e.stack for e in rows):
+        columns.append(("Source Location", lambda e: e.stack[0] if e.stack else ""))
+    if with_flops:
+        columns.append(("Total FLOPs", lambda e: f"{e.flops:,}" if e.flops else "--"))
+    widths = [max(12, len(title), *(len(render(e)) for e in rows)) for title, render in columns]
+    rule = "-" * name_width + "".join("  " + "-" * w for w in widths)
+    lines = []
+    if header:
+        lines += ["=" * len(rule), header]
+    titles = "".join("  " + t.rjust(w) for (t, _), w in zip(columns, widths, strict=True))
+    lines += [rule, "Name".rjust(name_width) + titles, rule]
+    for e in rows:
+        name = e.key if len(e.key) <= name_width else e.key[:name_width - 3] + "..."
+        cells = "".join("  " + render(e).rjust(w) for (_, render), w in zip(columns, widths, strict=True))
+        lines.append(name.rjust(name_width) + cells)
+    lines += [rule, f"Self CPU time total: {_format_time(sum(e.self_cpu_time_total for e in events))}", ""]
+    return "\n".join(lines)
+
+
+def _format_time(us: float) -> str:
+    if us >= 1e6:
+        return f"{us / 1e6:.3f}s"
+    if us >= 1e3:
+        return f"{us / 1e3:.3f}ms"
+    return f"{us:.3f}us"
+
+
+def _format_memory(nbytes: int) -> str:
+    for unit, size in (("Gb", 1024 ** 3), ("Mb", 1024 ** 2), ("Kb", 1024)):
+        if abs(nbytes) >= size:
+            return f"{nbytes / size:.2f} {unit}"
+    return f"{nbytes} B"

@@ -1,0 +1,48 @@
+"""dualgrad in one screen: a gradient, a Jacobian and a Hessian, printed.
+
+Run it with ``python examples/quickstart.py``.
+
+* gradient and Hessian of the Rosenbrock function
+  ``f(x, y) = (1 - x)**2 + 100 * (y - x**2)**2`` at ``(-1.2, 1)``;
+* Jacobian of the Lorenz system's vector field
+  ``(sigma (y - x), x (rho - z) - y, x y - beta z)`` at ``(1, 2, 3)``.
+
+The Jacobian is built one row per output with ``dg.grad``; the Hessian
+differentiates the gradient again (``create_graph=True``).
+"""
+
+import dualgrad as dg
+
+
+def rosenbrock(p: dg.Tensor) -> dg.Tensor:
+    """The Rosenbrock "banana" function of a point ``p = (x, y)``."""
+    x, y = p[0], p[1]
+    return (1 - x) ** 2 + 100 * (y - x**2) ** 2
+
+
+def lorenz(u: dg.Tensor, sigma: float = 10.0, rho: float = 28.0, beta: float = 8 / 3) -> dg.Tensor:
+    """The right-hand side of the Lorenz equations at state ``u = (x, y, z)``."""
+    x, y, z = u[0], u[1], u[2]
+    return dg.stack([sigma * (y - x), x * (rho - z) - y, x * y - beta * z])
+
+
+def jacobian(f, x: dg.Tensor) -> dg.Tensor:
+    """The Jacobian of a vector function: one reverse pass per output."""
+    x = x.detach().requires_grad_()
+    out = f(x)
+    rows = [dg.grad(out[i], x, retain_graph=True)[0] for i in range(out.shape[0])]
+    return dg.stack(rows)
+
+
+def hessian(f, x: dg.Tensor) -> dg.Tensor:
+    """The Hessian of a scalar function: the Jacobian of its gradient."""
+    return jacobian(lambda z: dg.grad(f(z), z, create_graph=True)[0], x)
+
+
+point = dg.tensor([-1.2, 1.0], requires_grad=True)
+value = rosenbrock(point)
+value.backward()
+print("Rosenbrock f(-1.2, 1) =", round(value.item(), 4))
+print("gradient:", point.grad)  # (-215.6, -88)
+print("Hessian:", hessian(rosenbrock, point), sep="\n")  # [[1330, 480], [480, 200]]
+print("Lorenz Jacobian at (1, 2, 3):", jacobian(lorenz, dg.tensor([1.0, 2.0, 3.0])), sep="\n")

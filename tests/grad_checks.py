@@ -1,0 +1,66 @@
+"""Gradient checks against central differences, first and second order (float64).
+
+``call`` takes Tensors and returns a Tensor or a tuple (non-float entries are
+ignored); it may use in-place operations, since each evaluation builds fresh
+tensors from the arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from helpers import as_outputs, assert_close, directional_fd, leaves, random_like, vdot
+
+import dualgrad as dg
+
+
+def reverse_grads(call: Callable, arrays: Sequence[np.ndarray], cotangents: Sequence[np.ndarray],
+                  create_graph: bool = False) -> tuple[list, tuple]:
+    """The leaves and ``J^T u`` for each of them (zeros where unused)."""
+    xs = leaves(arrays)
+    outs = as_outputs(call(*xs))
+    grads = dg.grad(outs, xs, [dg.tensor(u) for u in cotangents], create_graph=create_graph,
+                    materialize_grads=True)
+    return xs, grads
+
+
+def check_first_order(call: Callable, arrays: Sequence[np.ndarray], seed: int = 0,
+                      rtol: float = 1e-5, atol: float = 1e-6) -> None:
+    """``<J^T u, v>`` (reverse mode) equals ``<u, J v>`` (central differences)."""
+    rng = np.random.default_rng(seed)
+    arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
+    with dg.no_grad():
+        outs = as_outputs(call(*[dg.tensor(a) for a in arrays]))
+    us = random_like(rng, outs)
+    vs = random_like(rng, arrays)
+    _, grads = reverse_grads(call, arrays, us)
+    expected = vdot(us, directional_fd(call, arrays, vs))
+    assert_close(vdot(grads, vs), expected, rtol=rtol, atol=atol, what="first order")
+
+
+def check_second_order(call: Callable, arrays: Sequence[np.ndarray], seed: int = 0,
+                       rtol: float = 1e-4, atol: float = 1e-5, eps: float = 1e-5) -> None:
+    """The reverse-over-reverse derivative of ``<J^T u, w>`` matches central differences."""
+    rng = np.random.default_rng(seed)
+    arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
+    with dg.no_grad():
+        outs = as_outputs(call(*[dg.tensor(a) for a in arrays]))
+    us = random_like(rng, outs)
+    ws = random_like(rng, arrays)
+    vs = random_like(rng, arrays)
+
+    def inner(arrs: Sequence[np.ndarray]) -> float:
+        _, grads = reverse_grads(call, arrs, us)
+        return vdot(grads, ws)
+
+    xs, grads = reverse_grads(call, arrays, us, create_graph=True)
+    total: Any = sum((g * dg.tensor(w)).sum() for g, w in zip(grads, ws, strict=True) if g.requires_grad)
+    if isinstance(total, int):
+        second = 0.0
+    else:
+        second = vdot(dg.grad(total, xs, materialize_grads=True), vs)
+    plus = inner([a + eps * v for a, v in zip(arrays, vs, strict=True)])
+    minus = inner([a - eps * v for a, v in zip(arrays, vs, strict=True)])
+    assert_close(second, (plus - minus) / (2 * eps), rtol=rtol, atol=atol, what="second order")

@@ -1,0 +1,54 @@
+"""Namespaces (issue 2, item 7): top-level functions, and ``dualgrad.autograd`` mirroring torch.autograd."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+import dualgrad as dg
+from dualgrad import autograd
+
+# torch.autograd names that code ports use, all present in dualgrad.autograd.
+AUTOGRAD_NAMES = [
+    "Function", "Variable", "backward", "detect_anomaly", "enable_grad", "forward_ad", "functional",
+    "grad", "gradcheck", "gradgradcheck", "graph", "inference_mode", "no_grad", "profiler",
+    "set_detect_anomaly", "set_grad_enabled",
+]
+TOP_LEVEL = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+             "is_grad_enabled", "is_inference_mode_enabled", "Variable", "Tensor", "manual_seed"]
+
+
+@pytest.mark.parametrize("name", AUTOGRAD_NAMES)
+def test_autograd_mirrors_torch_autograd(name):
+    assert hasattr(autograd, name)
+
+
+@pytest.mark.parametrize("name", TOP_LEVEL)
+def test_functions_live_at_the_top_level(name):
+    assert hasattr(dg, name)
+
+
+def test_autograd_and_top_level_are_the_same_objects():
+    for name in ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+                 "Variable"]:
+        assert getattr(autograd, name) is getattr(dg, name)
+
+
+def test_autograd_all_is_importable():
+    for name in autograd.__all__:
+        assert hasattr(autograd, name), name
+
+
+@pytest.mark.parametrize("module", ["dualgrad.autograd.graph", "dualgrad.autograd.profiler",
+                                    "dualgrad.autograd.gradcheck"])
+def test_torch_style_submodule_imports(module):
+    assert importlib.import_module(module) is not None
+
+
+def test_ported_torch_autograd_code_runs():
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    with autograd.set_grad_enabled(True):
+        (gx,) = autograd.grad((x ** 2).sum(), x, create_graph=True)
+    autograd.backward(gx.sum())
+    assert x.grad.tolist() == [2.0, 2.0]

@@ -1,0 +1,205 @@
+"""The Tensor API (issue 2, item 2): storage, conversion, repr, dtypes, factories, operators."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import dualgrad as dg
+
+FLOAT_DTYPES = ["float16", "float32", "float64", "complex64", "complex128"]
+
+
+# -- storage and conversion -----------------------------------------------------------------
+def test_shape_dtype_ndim_size_and_transpose():
+    t = dg.tensor(np.arange(6.0).reshape(2, 3))
+    assert t.shape == (2, 3) and t.ndim == 2 and t.dtype == np.float64
+    assert t.size == 6 and t.size() == (2, 3) and t.size(0) == 2 and t.numel() == 6
+    assert t.T.shape == (3, 2)
+    np.testing.assert_array_equal(t.T.numpy(), np.arange(6.0).reshape(2, 3).T)
+
+
+def test_item_numpy_tolist_len_and_iteration():
+    t = dg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert dg.tensor([2.5]).item() == 2.5 and isinstance(dg.tensor(3).item(), int)
+    assert t.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert isinstance(t.numpy(), np.ndarray)
+    assert len(t) == 2
+    rows = list(t)
+    assert len(rows) == 2 and all(isinstance(r, dg.Tensor) for r in rows)
+    assert rows[1].tolist() == [3.0, 4.0]
+
+
+def test_numpy_shares_memory():
+    a = np.zeros(3)
+    t = dg.from_numpy(a)
+    t.numpy()[0] = 5.0
+    assert a[0] == 5.0
+
+
+def test_item_of_many_elements_and_len_of_scalar_raise():
+    with pytest.raises(RuntimeError, match="2 elements cannot be converted to Scalar"):
+        dg.tensor([1.0, 2.0]).item()
+    with pytest.raises(TypeError, match="0-d"):
+        len(dg.tensor(1.0))
+    with pytest.raises(TypeError, match="0-d"):
+        iter(dg.tensor(1.0))
+
+
+def test_numpy_of_tensor_requiring_grad_raises():
+    t = dg.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"detach\(\).numpy\(\)"):
+        t.numpy()
+    np.testing.assert_array_equal(t.detach().numpy(), [1.0, 1.0])
+
+
+# -- repr ----------------------------------------------------------------------------------
+def test_repr_like_torch():
+    x = dg.ones(2, 2, requires_grad=True)
+    assert repr(x + 2) == "tensor([[3., 3.],\n        [3., 3.]], grad_fn=<AddBackward0>)"
+    assert repr(x) == "tensor([[1., 1.],\n        [1., 1.]], requires_grad=True)"
+    assert repr(dg.tensor([0.5, 1.0])) == "tensor([0.5000, 1.0000])"
+    assert repr(dg.tensor([1, 2])) == "tensor([1, 2])"
+    assert repr(dg.tensor([1.0], dtype="float32")) == "tensor([1.], dtype=float32)"
+    assert repr(dg.tensor(2.0)) == "tensor(2.)"
+    assert repr((x * 2).sum()) == "tensor(8., grad_fn=<SumBackward0>)"
+
+
+# -- dtypes --------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_floating_and_complex_dtypes_can_require_grad(dtype):
+    t = dg.ones(3, dtype=dtype, requires_grad=True)
+    assert t.dtype == np.dtype(dtype) and t.requires_grad
+    (t * t).sum().real.backward() if t.is_complex() else (t * t).sum().backward()
+    assert t.grad.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(t.grad.numpy(), 2 * np.ones(3))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "bool", "uint8"])
+def test_integer_and_bool_tensors_cannot_require_grad(dtype):
+    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype"):
+        dg.zeros(2, dtype=dtype, requires_grad=True)
+    t = dg.zeros(2, dtype=dtype)
+    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype"):
+        t.requires_grad_()
+    assert not t.requires_grad
+
+
+def test_dtype_aliases():
+    assert dg.float32 == np.float32 and dg.double == np.float64 and dg.cfloat == np.complex64
+
+
+# -- factories -----------------------------------------------------------------------------
+@pytest.mark.parametrize("make", [
+    lambda **kw: dg.zeros(2, 3, **kw), lambda **kw: dg.ones((2, 3), **kw),
+    lambda **kw: dg.empty(2, 3, **kw), lambda **kw: dg.full((2, 3), 1.5, **kw),
+    lambda **kw: dg.rand(2, 3, **kw), lambda **kw: dg.randn(2, 3, **kw),
+    lambda **kw: dg.eye(2, 3, **kw), lambda **kw: dg.tensor(np.ones((2, 3)), **kw),
+    lambda **kw: dg.zeros_like(dg.ones(2, 3), **kw), lambda **kw: dg.ones_like(dg.ones(2, 3), **kw),
+    lambda **kw: dg.empty_like(dg.ones(2, 3), **kw), lambda **kw: dg.full_like(dg.ones(2, 3), 7.0, **kw),
+    lambda **kw: dg.rand_like(dg.ones(2, 3), **kw), lambda **kw: dg.randn_like(dg.ones(2, 3), **kw),
+])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+def test_factories_take_dtype_and_requires_grad(make, dtype):
+    t = make(dtype=dtype, requires_grad=True)
+    assert t.shape == (2, 3) and t.dtype == np.dtype(dtype) and t.requires_grad and t.is_leaf
+    assert make().dtype == np.float64 and not make().requires_grad
+
+
+def test_factory_values():
+    np.testing.assert_array_equal(dg.arange(1, 7, 2).numpy(), [1, 3, 5])
+    assert dg.arange(3.0).dtype == np.float64
+    np.testing.assert_allclose(dg.linspace(0, 1, 5).numpy(), [0, 0.25, 0.5, 0.75, 1])
+    np.testing.assert_array_equal(dg.eye(3).numpy(), np.eye(3))
+    np.testing.assert_array_equal(dg.full((2,), 3).numpy(), [3, 3])
+    np.testing.assert_array_equal(dg.zeros_like(dg.arange(3)).numpy(), [0, 0, 0])
+    assert dg.zeros_like(dg.arange(3)).dtype == np.int64
+    r = dg.rand(1000).numpy()
+    assert r.min() >= 0 and r.max() < 1
+
+
+def test_tensor_copies_and_as_tensor_shares():
+    a = np.ones(2)
+    t, s = dg.tensor(a), dg.as_tensor(a)
+    a[0] = 9.0
+    assert t.tolist() == [1.0, 1.0] and s.tolist() == [9.0, 1.0]
+    assert dg.tensor([dg.tensor(1.0), dg.tensor(2.0)]).tolist() == [1.0, 2.0]
+
+
+def test_manual_seed_makes_random_factories_reproducible():
+    dg.manual_seed(123)
+    first = (dg.rand(3).numpy(), dg.randn(2, 2).numpy(), dg.randn_like(dg.ones(2)).numpy())
+    dg.manual_seed(123)
+    second = (dg.rand(3).numpy(), dg.randn(2, 2).numpy(), dg.randn_like(dg.ones(2)).numpy())
+    for a, b in zip(first, second, strict=True):
+        np.testing.assert_array_equal(a, b)
+    dg.manual_seed(124)
+    assert not np.array_equal(dg.rand(3).numpy(), first[0])
+
+
+# -- operators -----------------------------------------------------------------------------
+BINARY = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+          operator.mod, operator.pow, operator.matmul]
+
+
+@pytest.mark.parametrize("op", BINARY, ids=lambda op: op.__name__)
+def test_binary_operators_match_numpy(op):
+    rng = np.random.default_rng(1)
+    a, b = rng.uniform(0.5, 2, (3, 3)), rng.uniform(0.5, 2, (3, 3))
+    np.testing.assert_allclose(op(dg.tensor(a), dg.tensor(b)).numpy(), op(a, b))
+    np.testing.assert_allclose(op(dg.tensor(a), b).numpy(), op(a, b))
+    if op is not operator.matmul:
+        np.testing.assert_allclose(op(dg.tensor(a), 1.5).numpy(), op(a, 1.5))
+        np.testing.assert_allclose(op(1.5, dg.tensor(a)).numpy(), op(1.5, a))
+
+
+def test_unary_operators():
+    a = np.array([-1.5, 0.0, 2.0])
+    np.testing.assert_array_equal((-dg.tensor(a)).numpy(), -a)
+    np.testing.assert_array_equal(abs(dg.tensor(a)).numpy(), np.abs(a))
+
+
+@pytest.mark.parametrize("op", [operator.lt, operator.le, operator.gt, operator.ge, operator.eq,
+                                operator.ne], ids=lambda op: op.__name__)
+def test_comparisons_give_untracked_bool_tensors(op):
+    x = dg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    result = op(x, 2.0)
+    assert isinstance(result, dg.Tensor) and result.dtype == np.bool_
+    assert not result.requires_grad and result.grad_fn is None
+    np.testing.assert_array_equal(result.numpy(), op(np.array([1.0, 2.0, 3.0]), 2.0))
+
+
+@given(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=3))
+def test_broadcasting_follows_numpy(shapes):
+    a, b = np.ones(shapes.input_shapes[0]), np.full(shapes.input_shapes[1], 2.0)
+    out = dg.tensor(a, requires_grad=True) * dg.tensor(b)
+    assert out.shape == shapes.result_shape
+
+
+def test_broadcast_gradient_is_summed_back_to_each_shape():
+    x = dg.ones(3, 1, requires_grad=True)
+    y = dg.ones(4, requires_grad=True)
+    (x * y * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((3, 1), 8.0))
+    np.testing.assert_array_equal(y.grad.numpy(), np.full(4, 6.0))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "complex64"])
+@given(scalar=st.floats(-10, 10, allow_nan=False) | st.integers(-10, 10))
+def test_python_scalars_do_not_upcast(dtype, scalar):
+    x = dg.ones(2, dtype=dtype, requires_grad=True)
+    for out in (x + scalar, scalar * x, x - scalar, x / 2.0, x ** 2, 2.0 ** x):
+        assert out.dtype == np.dtype(dtype)
+    (x * scalar).sum().real.backward() if x.is_complex() else (x * scalar).sum().backward()
+    assert x.grad.dtype == np.dtype(dtype)
+
+
+def test_mixed_tensor_dtypes_promote_like_numpy():
+    out = dg.ones(2, dtype="float32") + dg.ones(2, dtype="float64")
+    assert out.dtype == np.float64
+    assert (dg.arange(3) * 1.5).dtype == np.float64
