@@ -257,7 +257,7 @@ def _check_inputs(inputs: tuple) -> list:
                 "precision floating point or complex.", stacklevel=4)
         data = x._data
         overlapping = any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape, strict=True))
-        if overlapping or not data.flags.writeable:
+        if data.size and (overlapping or not data.flags.writeable):
             raise RuntimeError(
                 f"The {i}th input has a dimension with stride 0 or read-only memory. gradcheck "
                 "only supports inputs that are non-overlapping and writable to be able to compute "

@@ -3,7 +3,8 @@
 Every ``grad_fn`` is a :class:`Node`: ``name()``, ``metadata``,
 ``next_functions``, ``register_hook`` / ``register_prehook`` and its saved values
 as ``_saved_*`` / ``_raw_saved_*`` attributes. This module adds the context
-managers for saved-tensor hooks, ``register_multi_grad_hook``, and two tools
+managers for saved-tensor hooks, ``register_multi_grad_hook``,
+``allow_mutation_on_saved_tensors`` (from ``reverse.mutation``), and two tools
 beyond torch: :func:`to_dot` (the graph as Graphviz text) and
 :class:`save_on_disk` (saved tensors kept in memory-mapped files).
 
@@ -42,12 +43,13 @@ from typing import Any
 import numpy as np
 
 from ._state import STATE
+from .reverse.mutation import allow_mutation_on_saved_tensors
 from .reverse.node import Node, accumulate_grad_node
 from .tensor import Tensor, _wrap
 
 __all__ = [
-    "Node", "disable_saved_tensors_hooks", "register_multi_grad_hook", "save_on_cpu",
-    "save_on_disk", "saved_tensors_hooks", "to_dot",
+    "MultiGradHookHandle", "Node", "allow_mutation_on_saved_tensors", "disable_saved_tensors_hooks",
+    "register_multi_grad_hook", "save_on_cpu", "save_on_disk", "saved_tensors_hooks", "to_dot",
 ]
 
 
@@ -245,7 +247,15 @@ class _MultiGradHook:
 
 
 class MultiGradHookHandle:
-    """Returned by :func:`register_multi_grad_hook`; ``remove()`` unregisters the hook."""
+    """Returned by :func:`register_multi_grad_hook`; ``remove()`` unregisters the hook.
+
+    >>> import dualgrad as dg
+    >>> a = dg.ones(2, requires_grad=True)
+    >>> with dg.graph.register_multi_grad_hook((a,), print):
+    ...     (a * 2).sum().backward()
+    (tensor([2., 2.]),)
+    >>> (a * 2).sum().backward()
+    """
 
     def __init__(self, handles: list):
         self._handles = handles
@@ -408,11 +418,3 @@ def _write_svg(text: str, svg_path: str | os.PathLike) -> None:
             f"to_dot: Graphviz 'dot' failed to write {os.fspath(svg_path)!r}: {done.stderr.strip()}"
         )
 
-
-def __getattr__(name: str) -> Any:
-    """``allow_mutation_on_saved_tensors`` lives with the in-place machinery; import it on use."""
-    if name == "allow_mutation_on_saved_tensors":
-        from .reverse.mutation import allow_mutation_on_saved_tensors
-
-        return allow_mutation_on_saved_tensors
-    raise AttributeError(f"module 'dualgrad.graph' has no attribute '{name}'")

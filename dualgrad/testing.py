@@ -148,14 +148,15 @@ def check_derivatives(func: Callable, inputs: tuple, *, forward: bool = True, se
 
 
 def assert_derivatives_match(func: Callable, *inputs: Any, forward: bool = True, second_order: bool = True,
-                             max_examples: int | None = None, eps: float = 1e-6, atol: float = 1e-5,
-                             rtol: float = 1e-3) -> None:
-    """Assert, for inputs drawn from the ``inputs`` strategies, that derivatives match finite differences.
+                             max_examples: int | None = None, hypothesis_settings: Any = None,
+                             eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3) -> None:
+    """Assert that derivatives match finite differences for inputs drawn from the ``inputs`` strategies.
 
     One Hypothesis run of ``check_derivatives``: reverse and forward mode, first
-    and second order. ``max_examples`` overrides the active Hypothesis profile.
-    On failure Hypothesis reports the smallest failing inputs and the
-    ``GradcheckError`` naming the mismatching Jacobians.
+    and second order. ``max_examples`` overrides the active Hypothesis profile;
+    ``hypothesis_settings`` (a ``hypothesis.settings``) replaces it. On failure
+    Hypothesis reports the smallest failing inputs and the ``GradcheckError``
+    naming the mismatching Jacobians.
 
     >>> import dualgrad as dg
     >>> from dualgrad.testing import assert_derivatives_match, tensors
@@ -168,7 +169,7 @@ def assert_derivatives_match(func: Callable, *inputs: Any, forward: bool = True,
     if max_examples is not None:
         options["max_examples"] = max_examples
 
-    @hypothesis.settings(**options)
+    @hypothesis.settings(hypothesis_settings, **options)
     @hypothesis.given(st.tuples(*inputs))
     def derivatives_match(drawn: tuple) -> None:
         check_derivatives(func, drawn, forward=forward, second_order=second_order,

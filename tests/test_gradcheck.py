@@ -308,7 +308,7 @@ def test_forward_mode_check_with_complex_inputs():
 
 
 class ScaleWrongBatching(Function):
-    """2x with a vmap rule that forgets the factor 2 for batched gradients."""
+    """2x whose vmap rule computes 3x; backward and jvp reuse it, so batched derivatives are wrong."""
 
     @staticmethod
     def forward(ctx, x):
@@ -317,6 +317,10 @@ class ScaleWrongBatching(Function):
     @staticmethod
     def backward(ctx, g):
         return ScaleWrongBatching.apply(g)
+
+    @staticmethod
+    def jvp(ctx, t):
+        return ScaleWrongBatching.apply(t)
 
     @staticmethod
     def vmap(info, in_dims, x):
@@ -377,3 +381,19 @@ def test_inputs_are_left_unchanged():
     gradcheck(ExpWrongBackward.apply, (x,), raise_exception=False)
     np.testing.assert_array_equal(x.detach().numpy(), before)
     assert x.grad is None
+
+
+@needs_batching
+@needs_forward_ad
+def test_gradcheck_catches_a_wrong_batching_rule_in_forward_mode():
+    x, = _inputs((3,))
+    assert gradcheck(lambda a: a.sin() * a, (x,), check_forward_ad=True, check_batched_forward_grad=True)
+    assert gradcheck(ScaleWrongBatching.apply, (x,), check_forward_ad=True)
+    with pytest.raises(GradcheckError, match="batched forward gradient"):
+        gradcheck(ScaleWrongBatching.apply, (x,), check_forward_ad=True, check_batched_forward_grad=True)
+
+
+def test_check_batched_forward_grad_requires_check_forward_ad():
+    x, = _inputs((2,))
+    with pytest.raises(AssertionError, match="check_batched_forward_grad=True requires check_forward_ad"):
+        gradcheck(lambda a: a, (x,), check_batched_forward_grad=True)

@@ -202,3 +202,6 @@ def test_graph_module_exports():
     from dualgrad.autograd.graph import saved_tensors_hooks
 
     assert saved_tensors_hooks is dg.graph.saved_tensors_hooks
+    from dualgrad.reverse.mutation import allow_mutation_on_saved_tensors
+
+    assert dg.graph.allow_mutation_on_saved_tensors is allow_mutation_on_saved_tensors

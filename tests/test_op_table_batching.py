@@ -13,14 +13,60 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from helpers import as_outputs
-from op_samples import COVERED_BY, SAMPLES
+from hypothesis.extra import numpy as hnp
+from op_samples import COVERED_BY, SAMPLES, Sample, broadcastable, shapes
 
 import dualgrad as dg
 from dualgrad.ops import ALL_OPS
+from dualgrad.ops.dispatch import apply
 from dualgrad.ops.batch_rules import rule_for
 
-SAMPLED = sorted(SAMPLES)
+
+
+def _unary_sample(fn, dtype=np.float64):
+    @st.composite
+    def draw(draw):
+        shape = draw(shapes())
+        x = draw(hnp.arrays(dtype, shape, elements=_elements(dtype)))
+        return Sample(fn, (x,))
+    return draw()
+
+
+def _binary_sample(fn, dtype=np.float64):
+    @st.composite
+    def draw(draw):
+        s1, s2 = broadcastable(draw)
+        x = draw(hnp.arrays(dtype, s1, elements=_elements(dtype)))
+        y = draw(hnp.arrays(dtype, s2, elements=_elements(dtype)))
+        return Sample(fn, (x, y))
+    return draw()
+
+
+def _elements(dtype):
+    return st.booleans() if dtype == np.bool_ else st.floats(-3, 3, allow_subnormal=False)
+
+
+def _op(name: str):
+    return lambda *xs: apply(ALL_OPS[name], *xs)
+
+
+# Samples of the ops that have none in op_samples (not differentiable, so not needed there).
+_BINARY = ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"]
+_UNARY = ["floor", "ceil", "round", "trunc", "isnan", "isinf", "isfinite", "signbit", "sign", "sgn",
+          "logical_not"]
+_EXTRA = {
+    **{name: _binary_sample(_op(name)) for name in _BINARY},
+    **{name: _unary_sample(_op(name)) for name in _UNARY},
+    **{name: _binary_sample(_op(name), np.bool_) for name in ["bitwise_and", "bitwise_or", "bitwise_xor"]},
+    "bitwise_not": _unary_sample(_op("bitwise_not"), np.bool_),
+    "floor_divide": _binary_sample(lambda x, y: dg.floor_divide(x, y.abs() + 1)),
+    "all": _unary_sample(lambda x: dg.all(x > 0, dim=-1) if x.ndim else dg.all(x > 0)),
+    "any": _unary_sample(lambda x: dg.any(x > 0)),
+    "argmax": _unary_sample(lambda x: dg.argmax(x, -1) if x.ndim else dg.argmax(x)),
+    "argmin": _unary_sample(lambda x: dg.argmin(x)),
+}
+ALL_SAMPLES = {**_EXTRA, **SAMPLES}
+SAMPLED = sorted(ALL_SAMPLES)
 
 
 def test_every_op_has_a_batching_rule():
@@ -29,13 +75,19 @@ def test_every_op_has_a_batching_rule():
 
 
 def test_every_op_is_sampled_for_batching():
-    missing = sorted(n for n in ALL_OPS if n not in SAMPLES and n not in COVERED_BY)
+    missing = sorted(n for n in ALL_OPS if n not in ALL_SAMPLES and n not in COVERED_BY)
     assert not missing, f"ops without samples in tests/op_samples.py: {missing}"
 
 
 def _member(array: np.ndarray, k: int) -> np.ndarray:
     """Batch member ``k``: a slight scaling of the sample (distinct members, same domain)."""
     return array * (1.0 + 0.03 * k) if array.dtype.kind == "f" else array
+
+
+def as_outputs(result) -> tuple:
+    """A sample's result as a tuple of Tensors (any dtype)."""
+    outs = result if isinstance(result, tuple) else (result,)
+    return tuple(o for o in outs if isinstance(o, dg.Tensor))
 
 
 def _results(call, tensors) -> list[np.ndarray]:
@@ -62,7 +114,7 @@ def batch_layouts(draw, arrays: tuple) -> tuple:
 @pytest.mark.parametrize("name", SAMPLED)
 @given(data=st.data())
 def test_batching_rule_matches_loop(name, data):
-    sample = data.draw(SAMPLES[name], label="sample")
+    sample = data.draw(ALL_SAMPLES[name], label="sample")
     size = data.draw(st.integers(1, 3), label="batch size")
     dims = data.draw(batch_layouts(sample.arrays), label="in_dims")
     out_dim = data.draw(st.sampled_from([0, -1]), label="out_dims")
@@ -82,7 +134,7 @@ def test_batching_rule_matches_loop(name, data):
 @pytest.mark.parametrize("name", SAMPLED)
 @given(data=st.data())
 def test_nested_vmap_matches_double_loop(name, data):
-    sample = data.draw(SAMPLES[name], label="sample")
+    sample = data.draw(ALL_SAMPLES[name], label="sample")
     outer, inner = data.draw(st.integers(1, 2), label="outer"), data.draw(st.integers(1, 3), label="inner")
     which = data.draw(st.integers(0, len(sample.arrays) - 1), label="batched input")
     arrays = list(sample.arrays)

@@ -316,3 +316,15 @@ def test_load_nvprof_on_a_file_that_is_not_a_trace(tmp_path):
     path.write_text("hello")
     with pytest.raises(RuntimeError, match="not a readable nvprof trace"):
         profiler.load_nvprof(str(path))
+
+
+def test_profiler_and_anomaly_mode_together():
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        with dg.detect_anomaly(), profiler.profile() as prof:
+            y = x.exp()
+            y.sum().backward()
+    assert {"exp", "ExpBackward0", "GraphRoot", "AccumulateGrad"} <= {e.name for e in prof.events()}
+    assert "traceback_" in y.grad_fn.metadata
+    assert x.grad.tolist() == pytest.approx([math.e, math.e ** 2])
+    assert not STATE.observed

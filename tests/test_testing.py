@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import Phase, given, settings
 
 import dualgrad as dg
 from dualgrad import Function, GradcheckError
@@ -23,9 +23,9 @@ def test_shapes_respect_their_bounds(shape):
 def test_tensors_respect_range_dtype_and_gaps(t):
     assert t.requires_grad and t.ndim <= 3
     assert t.dtype in (np.float64, np.float32, np.complex128, np.complex64)
-    real = t.detach().numpy().real
-    assert np.all(np.abs(real - 0.0) >= 0.2 - 1e-6) and np.all(np.abs(real - 1.0) >= 0.2 - 1e-6)
-    assert np.all(real >= -1.0 - 0.2) and np.all(real <= 3.0 + 0.2)
+    values = t.detach().numpy()
+    assert np.all(np.abs(values - 0.0) >= 0.2 - 1e-6) and np.all(np.abs(values - 1.0) >= 0.2 - 1e-6)
+    assert np.all(values.real >= -1.0 - 0.2) and np.all(values.real <= 3.0 + 0.2)
 
 
 @given(t=tensors(shape=shapes(min_dims=2, max_dims=2), requires_grad=False))
@@ -82,8 +82,8 @@ def test_a_correct_custom_function_passes():
 
 
 def test_several_inputs_and_complex_values_pass():
-    assert_derivatives_match(lambda x, z: (x.sin() * z, (z * z).abs()),
-                             tensors(shape=(2,)), tensors(shape=(2,), dtype="complex128"), max_examples=5)
+    assert_derivatives_match(lambda x, z: (x.sin() * z, (z * z.conj()).real * x),
+                             tensors(shape=(2,)), tensors(shape=(2,), dtype="complex128"), max_examples=3)
 
 
 @pytest.mark.parametrize("wrong, message", [
@@ -92,8 +92,10 @@ def test_several_inputs_and_complex_values_pass():
     (CubeDetachedBackward, "Jacobian"),
 ])
 def test_wrong_derivatives_are_caught(wrong, message):
+    no_shrinking = settings(max_examples=20, phases=[Phase.generate], database=None)
     with pytest.raises(GradcheckError, match=message):
-        assert_derivatives_match(wrong.apply, tensors(shape=(3,), away_from=(0.0,)), max_examples=20)
+        assert_derivatives_match(wrong.apply, tensors(shape=(2,), away_from=(0.0,)),
+                                 hypothesis_settings=no_shrinking)
 
 
 def test_modes_can_be_left_out():

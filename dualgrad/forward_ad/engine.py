@@ -20,8 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .._state import STATE
-from ..tensor import Tensor
+from ..tensor import Tensor, _wrap
 
 _MISSING = object()
 
@@ -121,6 +123,16 @@ def propagate_tangents(op: Any, args: tuple, params: dict, out: Any) -> None:
             STATE.dual_levels = levels
         for o, t in pairs:
             set_tangent(o, level, t)
+            _share_with_saved_output(o)
+
+
+def _share_with_saved_output(o: Tensor) -> None:
+    """Let the node that produced ``o`` see its tangents (it saved its output before they existed)."""
+    node = o.grad_fn
+    if node is not None:
+        for saved in node.saved:
+            if saved._is_output and saved._data is o._data:
+                saved._fw = o._fw
 
 
 def fit_tangent(t: Tensor, out: Tensor) -> Tensor:
@@ -132,3 +144,42 @@ def fit_tangent(t: Tensor, out: Tensor) -> Tensor:
             t = t.real
         t = t.to(out.dtype)
     return t
+
+
+def commit_tangents(t: Tensor, result: Tensor) -> None:
+    """The in-place API: ``t``'s values were just overwritten by ``result``'s; take its tangents.
+
+    At each active level where ``t`` or ``result`` has a tangent, ``t``'s tangent
+    is overwritten in place (so its base and its views see the change) by
+    ``result``'s, or by zeros where ``result`` has none. A view whose base had no
+    tangent first gives the base a zero tangent, so the base's tangent is zero
+    outside the view. The writes run with the outer levels active, so
+    tangents of tangents are updated too. A tangent that cannot be written in
+    place (read-only, or a leaf that requires grad) is replaced instead.
+    """
+    levels = STATE.dual_levels
+    for i, level in enumerate(levels):
+        new = tangent_at(result, level)
+        current = tangent_at(t, level)
+        if new is None and current is None:
+            continue
+        if current is None and t._view is not None:
+            base = t._view.base
+            set_tangent(base, level, _zeros(base))
+            current = tangent_at(t, level)
+        if current is None or not _writable(current):
+            set_tangent(t, level, new if new is not None else _zeros(t))
+            continue
+        STATE.dual_levels = levels[:i]
+        try:
+            current.copy_(new if new is not None else 0.0)
+        finally:
+            STATE.dual_levels = levels
+
+
+def _zeros(x: Tensor) -> Tensor:
+    return _wrap(np.zeros(x._data.shape, x._data.dtype))
+
+
+def _writable(t: Tensor) -> bool:
+    return t._data.flags.writeable and not (t._requires_grad and t.grad_fn is None)

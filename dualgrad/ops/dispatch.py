@@ -4,11 +4,12 @@ Modes are handled in a fixed order:
 
 1. batching: inside ``vmap``, arguments that are batched go to the op's batching rule;
 2. primal: the op's NumPy implementation on the raw arrays;
-3. tangents: for each active dual level where an input has a tangent, the op's jvp;
-4. tape: when grad mode is on and an input requires grad, a graph node;
+3. tape: when grad mode is on and an input requires grad, a graph node;
+4. tangents: for each active dual level where an input has a tangent, the op's jvp
+   (after the tape, so that a rule reading the output differentiates through it);
 5. observers: the profiler and anomaly mode wrap the whole call.
 
-With no vmap, no dual level and no observer, steps 1, 3 and 5 cost one flag check each.
+With no vmap, no dual level and no observer, steps 1, 4 and 5 cost one flag check each.
 """
 
 from __future__ import annotations
@@ -88,8 +89,6 @@ def _apply(op: Any, args: tuple, params: dict, state: Any) -> Any:
         return out
     if op.view:
         _mark_view(args[0], params, out, op, state)
-    if state.dual_levels:
-        propagate_tangents(op, args, params, out)
     if state.grad_enabled:
         record = False
         for a in args:
@@ -101,6 +100,8 @@ def _apply(op: Any, args: tuple, params: dict, state: Any) -> Any:
                     record = True
         if record:
             _record(op, args, params, out)
+    if state.dual_levels:
+        propagate_tangents(op, args, params, out)
     return out
 
 

@@ -78,9 +78,10 @@ def _getitem_batch(args: tuple, bdims: tuple, index: tuple) -> tuple:
 
 def _index_add_batch(args: tuple, bdims: tuple, shape: tuple, index: tuple) -> tuple:
     """Scatter every batch member at once: lay ``g`` out as ``x[:, index]`` would be."""
-    g = _move_front_to(to_front(args[0], bdims[0]), batch_position(index, len(shape) + 1))
-    size = g.shape[batch_position(index, len(shape) + 1)]
-    return apply(INDEX_ADD_INTO_ZEROS, g, shape=(size,) + shape, index=(slice(None),) + index), 0
+    position = batch_position(index, len(shape) + 1)
+    g = _move_front_to(to_front(args[0], bdims[0]), position)
+    return apply(INDEX_ADD_INTO_ZEROS, g, shape=g.shape[position:position + 1] + shape,
+                 index=(slice(None),) + index), 0
 
 
 GETITEM = linear("getitem", lambda x, index: x[index],

@@ -159,7 +159,7 @@ def _unit(x: Tensor) -> Any:
 
 
 def _norm_weight(out: Tensor, x: Tensor, *, axis: tuple | None, p: float) -> Tensor:
-    """``sgn(x) |x|^(p-1) / norm^(p-1)``; 0 where the norm is 0; ties share evenly for p = +-inf."""
+    """``sgn(x) |x|^(p-1) / norm^(p-1)``, 0 where ``x`` is 0 (even for p < 1); ties share for p = +-inf."""
     if p == 0:
         return x.real * 0.0
     if math.isinf(p):
@@ -168,8 +168,7 @@ def _norm_weight(out: Tensor, x: Tensor, *, axis: tuple | None, p: float) -> Ten
         return _unit(x)
     if p == 2:
         return x / _nonzero(out)
-    w = _unit(x) * x.abs() ** (p - 1) / _nonzero(out) ** (p - 1)
-    return where(out == 0, 0.0, w) if p < 1 else w
+    return _unit(x) * _nonzero(x.abs()) ** (p - 1) / _nonzero(out) ** (p - 1)
 
 
 # -- implementations that are more than one NumPy call ---------------------------------------------

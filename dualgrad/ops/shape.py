@@ -661,7 +661,7 @@ def diag(x: Tensor, diagonal: int = 0) -> Tensor:
 def _triangle(op: Op, x: Any, diagonal: int) -> Tensor:
     x = _tensor(x)
     if x.ndim < 2:
-        raise RuntimeError(f"{op.name}: input tensor must have at least 2 dimensions, got shape {x.shape}")
+        raise RuntimeError(f"{op.name}: input tensor must have at least 2 dimensions, got {x.shape}")
     return apply(op, x, k=int(diagonal))
 
 
