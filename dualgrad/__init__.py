@@ -15,10 +15,12 @@ from .factories import (
 )
 from .ops.einsum import *  # noqa: F403 - the public op functions
 from .ops.elementwise import *  # noqa: F403
+from .ops.elementwise_extra import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
 from .ops.reductions import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
+from .ops.sorting import *  # noqa: F403
 from .reverse import (
     backward, enable_grad, grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
     no_grad, set_grad_enabled,
@@ -33,6 +35,8 @@ from . import func, functional  # noqa: E402 - transforms, built on the names ab
 from .tensor import Tensor
 from .variable import Variable
 from . import autograd  # noqa: E402 - needs the names above
+from . import fft, linalg  # noqa: E402 - the np.fft / np.linalg namespaces (dualgrad/fft.py, linalg.py)
+from . import numpy_dispatch  # noqa: E402 - NumPy calls on Tensors (NEP 13/18), needs the names above
 
 float16 = __import__("numpy").dtype("float16")
 float32 = __import__("numpy").dtype("float32")
@@ -44,5 +48,7 @@ int64 = __import__("numpy").dtype("int64")
 bool_ = __import__("numpy").dtype("bool")
 half, float, double = float16, float32, float64  # noqa: A001 - torch's aliases
 cfloat, cdouble, long = complex64, complex128, int64
+
+numpy_dispatch.install()
 
 __version__ = "0.1.0"

@@ -13,10 +13,11 @@ tensor([1., 1.], dtype=float32, requires_grad=True)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
+from ._state import STATE
 from .tensor import Tensor, _wrap
 
 _generator = [np.random.default_rng()]
@@ -143,20 +144,33 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
     return _finish(np.eye(n, m, dtype=_dtype(dtype) or np.float64), requires_grad)
 
 
+def _random(sample: Callable[[tuple], np.ndarray], size: tuple, requires_grad: bool) -> Tensor:
+    """A tensor of ``sample(shape)``; inside vmap, drawn as the vmap's ``randomness`` says."""
+    shape = _size(size)
+    if STATE.vmap_depth:
+        from .batching import random_under_vmap  # imported late: the batching engine sits above
+
+        return random_under_vmap(lambda s: _finish(sample(s), requires_grad), shape)
+    return _finish(sample(shape), requires_grad)
+
+
 def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
     """Uniform samples on [0, 1)."""
     dtype = _dtype(dtype) or np.dtype(np.float64)
-    return _finish(_generator[0].random(_size(size)).astype(dtype), requires_grad)
+    return _random(lambda shape: _generator[0].random(shape).astype(dtype), size, requires_grad)
 
 
 def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
     """Standard normal samples (complex dtypes get variance 1 split over both parts)."""
     dtype = _dtype(dtype) or np.dtype(np.float64)
-    shape = _size(size)
-    data = _generator[0].standard_normal(shape)
-    if dtype.kind == "c":
-        data = (data + 1j * _generator[0].standard_normal(shape)) / np.sqrt(2)
-    return _finish(data.astype(dtype), requires_grad)
+
+    def sample(shape: tuple) -> np.ndarray:
+        data = _generator[0].standard_normal(shape)
+        if dtype.kind == "c":
+            data = (data + 1j * _generator[0].standard_normal(shape)) / np.sqrt(2)
+        return data.astype(dtype)
+
+    return _random(sample, size, requires_grad)
 
 
 def _like(factory: Any, name: str) -> Any:

@@ -2,38 +2,103 @@
 
 NumPy calls on Tensors route to dualgrad's op table, so unmodified NumPy code is
 differentiable: ``np.sin(t)``, ``np.sum(t, axis=0)``, ``np.linalg.solve(A, b)``
-return Tensors tracked by reverse mode, forward mode and vmap.
+return Tensors tracked by reverse mode, forward mode and vmap. Tensors, ndarrays
+and Python scalars mix freely (NumPy's type promotion; a Python float does not
+upcast a float32 Tensor).
 
 The tables below map a NumPy ufunc or function to the *name* of a dualgrad
-function (resolved when called) or to an adaptor with NumPy's signature. When a
-NumPy function has no entry:
+function (resolved when first called, so ``np.linalg.*`` and ``np.fft.*`` reach
+``dualgrad.linalg`` / ``dualgrad.fft`` once those exist) or to an adaptor with
+NumPy's signature (``dualgrad/_numpy_functions.py``). What comes back:
 
-* if any argument is tracked (requires grad, carries a tangent, or is batched),
-  ``TypeError("dualgrad has no derivative rule for numpy.<name>")`` is raised —
-  never a silently detached result;
-* otherwise NumPy runs on the raw arrays and array results come back as Tensors.
+* differentiable functions: Tensors in the graph, as the dualgrad function gives;
+* non-differentiable functions (comparisons, ``floor``, ``isnan``, ``argmax``,
+  ``argsort``, ``nonzero``, ``unique``, ``searchsorted``, ...): bool/int array
+  results are Tensors that do not require grad (as in torch), Python values stay
+  Python values (``np.allclose`` gives a ``bool``, ``np.shape`` a tuple), so
+  ``if np.allclose(a, b):`` keeps working;
+* a NumPy function or ufunc method with no entry: if any argument is tracked
+  (requires grad, carries a forward-mode tangent, or is batched by vmap),
+  ``TypeError("dualgrad has no derivative rule for numpy.<name>")`` — never a
+  silently detached result; otherwise NumPy runs on the data and array results
+  come back as Tensors.
 
-``np.asarray(t)`` returns the data without any graph (like torch's ``.numpy()``).
+Ufunc keywords: ``out=`` (a Tensor is written in place with ``copy_``, so the
+write is differentiable; an ndarray only receives untracked results), ``where=``
+(elements where it is False keep ``out``'s value, or are 0 without ``out`` —
+NumPy leaves them uninitialized), ``dtype=`` (inputs are cast first); the
+methods ``reduce`` (``axis``, ``keepdims``, ``initial``, ``where``) and
+``accumulate`` (``axis``) for ``add``, ``multiply``, ``maximum``, ``minimum``.
+
+``np.asarray(t)`` and ``np.array(t)`` return the data without any graph (like
+torch's ``.numpy()``): the result is detached.
 
 >>> import numpy as np, dualgrad as dg
 >>> x = dg.tensor([0.0, 1.0], requires_grad=True)
 >>> y = np.sum(np.sin(x) * 2.0)
 >>> type(y).__name__, y.grad_fn.name()
 ('Tensor', 'SumBackward0')
+>>> bool(np.allclose(x, [0.0, 1.0])), np.isnan(x)
+(True, tensor([False, False]))
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
 from typing import Any, Callable
 
 import numpy as np
 
+from .ops.dispatch import apply
+from .ops.registry import ALL_OPS
 from .tensor import Tensor, _wrap
 
-# ufunc -> name of the dualgrad function computing it (``ufunc(*inputs)``).
-UFUNCS: dict[np.ufunc, str] = {
+
+def _op_call(name: str) -> Callable:
+    """A function applying table op ``name`` (used for the non-differentiable ufuncs)."""
+    op = ALL_OPS[name]
+    return lambda *inputs: apply(op, *inputs)
+
+
+def _float_power(x: Any, y: Any) -> Tensor:
+    """``np.float_power``: ``pow`` computed in at least float64 (complex128 for complex)."""
+    return _resolve("pow")(_at_least_double(x), _at_least_double(y))
+
+
+def _at_least_double(x: Any) -> Any:
+    dtype = x.dtype if isinstance(x, Tensor) else np.result_type(x)
+    wide = np.complex128 if dtype.kind == "c" else np.float64
+    return _resolve("to_dtype")(x, wide) if isinstance(x, Tensor) else np.asarray(x, wide)
+
+
+def _divmod(x: Any, y: Any) -> tuple:
+    return _resolve("floor_divide")(x, y), _resolve("remainder")(x, y)
+
+
+def _vecdot(x: Any, y: Any, axis: int = -1) -> Tensor:
+    """``sum(conj(x) * y)`` over ``axis`` (the array API's ``vecdot``)."""
+    return _resolve("sum")(_resolve("conj")(x) * y, axis=axis)
+
+
+def _matvec(a: Any, v: Any) -> Tensor:
+    matmul, unsqueeze = _resolve("matmul"), _resolve("unsqueeze")
+    return matmul(a, unsqueeze(_tensor(v), -1))[..., 0]
+
+
+def _vecmat(v: Any, a: Any) -> Tensor:
+    matmul, unsqueeze = _resolve("matmul"), _resolve("unsqueeze")
+    return matmul(unsqueeze(_resolve("conj")(_tensor(v)), -2), a)[..., 0, :]
+
+
+def _tensor(x: Any) -> Tensor:
+    return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
+
+
+# ufunc -> name of the dualgrad function computing it (``ufunc(*inputs)``), or a function.
+UFUNCS: dict[np.ufunc, str | Callable] = {
     np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
-    np.power: "pow", np.float_power: "pow", np.negative: "neg", np.positive: "clone",
+    np.power: "pow", np.float_power: _float_power, np.negative: "neg", np.positive: "clone",
     np.reciprocal: "reciprocal", np.square: "square", np.sqrt: "sqrt", np.absolute: "abs",
     np.fabs: "abs", np.exp: "exp", np.expm1: "expm1", np.log: "log", np.log1p: "log1p",
     np.log2: "log2", np.log10: "log10", np.sin: "sin", np.cos: "cos", np.tan: "tan",
@@ -41,19 +106,47 @@ UFUNCS: dict[np.ufunc, str] = {
     np.sinh: "sinh", np.cosh: "cosh", np.tanh: "tanh", np.arcsinh: "asinh",
     np.arccosh: "acosh", np.arctanh: "atanh", np.hypot: "hypot", np.logaddexp: "logaddexp",
     np.maximum: "maximum", np.minimum: "minimum", np.fmax: "maximum", np.fmin: "minimum",
-    np.conjugate: "conj", np.remainder: "remainder", np.matmul: "matmul",
+    np.conjugate: "conj", np.remainder: "remainder", np.fmod: "fmod", np.matmul: "matmul",
     np.exp2: "exp2", np.logaddexp2: "logaddexp2", np.cbrt: "cbrt", np.deg2rad: "deg2rad",
-    np.rad2deg: "rad2deg", np.copysign: "copysign", np.heaviside: "heaviside",
+    np.radians: "deg2rad", np.rad2deg: "rad2deg", np.degrees: "rad2deg", np.copysign: "copysign",
+    np.heaviside: "heaviside", np.divmod: _divmod, np.vecdot: _vecdot,
+    np.matvec: _matvec, np.vecmat: _vecmat,
+    # not differentiable: table ops, so that they also run under vmap
+    np.equal: _op_call("eq"), np.not_equal: _op_call("ne"), np.less: _op_call("lt"),
+    np.less_equal: _op_call("le"), np.greater: _op_call("gt"), np.greater_equal: _op_call("ge"),
+    np.logical_and: _op_call("logical_and"), np.logical_or: _op_call("logical_or"),
+    np.logical_xor: _op_call("logical_xor"), np.logical_not: _op_call("logical_not"),
+    np.bitwise_and: _op_call("bitwise_and"), np.bitwise_or: _op_call("bitwise_or"),
+    np.bitwise_xor: _op_call("bitwise_xor"), np.invert: _op_call("bitwise_not"),
+    np.floor: _op_call("floor"), np.ceil: _op_call("ceil"), np.trunc: _op_call("trunc"),
+    np.rint: _op_call("round"), np.isnan: _op_call("isnan"), np.isinf: _op_call("isinf"),
+    np.isfinite: _op_call("isfinite"), np.signbit: _op_call("signbit"), np.sign: _op_call("sign"),
+    np.floor_divide: _op_call("floor_divide"),
 }
+# Keywords a ufunc's dualgrad function takes (generalized ufuncs with an axis).
+UFUNC_KEYWORDS: dict[np.ufunc, set] = {np.vecdot: {"axis"}}
+# ufuncs with no derivative anywhere that run on the data even for tracked inputs.
+RAW_UFUNCS = {np.nextafter, np.spacing, np.isnat, np.left_shift, np.right_shift, np.gcd, np.lcm,
+              np.bitwise_count}
 # ufunc.reduce / ufunc.accumulate -> dualgrad function name (taking axis=, keepdims=).
 REDUCTIONS: dict[np.ufunc, str] = {
     np.add: "sum", np.multiply: "prod", np.maximum: "amax", np.minimum: "amin",
-    np.logical_and: "all", np.logical_or: "any",
+    np.fmax: "amax", np.fmin: "amin", np.logical_and: "all", np.logical_or: "any",
 }
 ACCUMULATIONS: dict[np.ufunc, str] = {np.add: "cumsum", np.multiply: "cumprod"}
+# How ``initial=`` of a reduction combines with the reduced value.
+_COMBINE = {np.add: "add", np.multiply: "mul", np.maximum: "maximum", np.minimum: "minimum",
+            np.fmax: "maximum", np.fmin: "minimum"}
+# Ufunc keywords whose default value changes nothing here.
+_NEUTRAL_KEYWORDS = {"casting": "same_kind", "order": "K", "subok": True, "signature": None}
 
-# NumPy functions -> dualgrad function name or adaptor with NumPy's signature.
-FUNCTIONS: dict[Callable, Any] = {}
+# NumPy functions -> adaptor with NumPy's signature (filled by ``dualgrad._numpy_functions``).
+FUNCTIONS: dict[Callable, Callable] = {}
+# NumPy functions without derivative that run on the data even for tracked inputs.
+RAW_FUNCTIONS: set = set()
+
+_RESOLVED: dict[str, Callable] = {}
+_UFUNC_FNS: dict[np.ufunc, Callable] = {}
 
 
 def implements(*numpy_functions: Callable) -> Callable:
@@ -73,13 +166,30 @@ def is_tracked(value: Any) -> bool:
         return value._requires_grad or bool(value._fw) or type(value) is not Tensor
     if isinstance(value, (list, tuple)):
         return any(is_tracked(v) for v in value)
+    if isinstance(value, dict):
+        return any(is_tracked(v) for v in value.values())
     return False
 
 
 def _resolve(name: str) -> Callable | None:
+    """``dualgrad.<name>`` (dotted names reach submodules such as ``linalg``), or None."""
+    fn = _RESOLVED.get(name)
+    if fn is not None:
+        return fn
     import dualgrad
 
-    return getattr(dualgrad, name, None)
+    head, *rest = name.split(".")
+    fn = getattr(dualgrad, head, None)
+    if fn is None and rest:
+        try:
+            fn = importlib.import_module(f"dualgrad.{head}")
+        except ModuleNotFoundError:
+            return None
+    for part in rest:
+        fn = getattr(fn, part, None)
+    if fn is not None:
+        _RESOLVED[name] = fn
+    return fn
 
 
 def _raw(value: Any) -> Any:
@@ -94,13 +204,15 @@ def _wrap_result(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return _wrap(value)
     if isinstance(value, tuple):
-        return tuple(_wrap_result(v) for v in value)
+        return type(value)(*(_wrap_result(v) for v in value)) if hasattr(value, "_fields") \
+            else tuple(_wrap_result(v) for v in value)
     if isinstance(value, list):
         return [_wrap_result(v) for v in value]
     return value
 
 
-def _no_rule(name: str) -> TypeError:
+def no_rule(name: str) -> TypeError:
+    """The error for a tracked Tensor reaching NumPy function ``numpy.<name>`` without a rule."""
     return TypeError(
         f"dualgrad has no derivative rule for numpy.{name}; it was called with a tracked Tensor "
         "(requires_grad, a forward-mode tangent or a vmap batch). Use a dualgrad function, or "
@@ -108,94 +220,209 @@ def _no_rule(name: str) -> TypeError:
     )
 
 
-def _run_untracked(fn: Callable, args: tuple, kwargs: dict) -> Any:
+def run_untracked(fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """NumPy's ``fn`` on the data of its arguments; array results come back as Tensors."""
     return _wrap_result(fn(*_raw(args), **{k: _raw(v) for k, v in kwargs.items()}))
+
+
+def numpy_name(func: Callable) -> str:
+    """``sum``, ``linalg.solve``, ``fft.rfft``: a NumPy function's name below ``numpy.``."""
+    module = (getattr(func, "__module__", None) or "numpy").removeprefix("numpy").lstrip(".")
+    return f"{module}.{func.__name__}" if module else func.__name__
+
+
+# -- ufuncs ---------------------------------------------------------------------------------------------
+def _ufunc_fn(ufunc: np.ufunc) -> Callable | None:
+    fn = _UFUNC_FNS.get(ufunc)
+    if fn is None:
+        entry = UFUNCS.get(ufunc)
+        fn = _resolve(entry) if isinstance(entry, str) else entry
+        if fn is not None:
+            _UFUNC_FNS[ufunc] = fn
+    return fn
 
 
 def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     """``Tensor.__array_ufunc__``: route a ufunc call to the op table."""
+    if method == "__call__" and not kwargs:
+        fn = _UFUNC_FNS.get(ufunc) or _ufunc_fn(ufunc)
+        if fn is not None:
+            return fn(*inputs)
+    kwargs = dict(kwargs)
     out = kwargs.pop("out", None)
     where = kwargs.pop("where", True)
     dtype = kwargs.pop("dtype", None)
-    tracked = any(is_tracked(x) for x in inputs) or is_tracked(out)
-    if method == "__call__":
-        name = UFUNCS.get(ufunc)
-    elif method == "reduce":
-        name = REDUCTIONS.get(ufunc)
-    elif method == "accumulate":
-        name = ACCUMULATIONS.get(ufunc)
-    else:
-        name = None
-    fn = _resolve(name) if name else None
-    if fn is None or kwargs:
-        if tracked and ufunc.types and not _all_outputs_bool(ufunc):
-            raise _no_rule(f"{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"))
-        plain = {**kwargs, **({"dtype": dtype} if dtype is not None else {})}
-        if where is not True:
-            plain["where"] = _raw(where)
-        result = getattr(ufunc, method)(*_raw(inputs), **plain, **({"out": _raw(out)} if out else {}))
-        return out[0] if out and len(out) == 1 else _wrap_result(result)
-    if dtype is not None:
-        inputs = tuple(x.to(dtype) if isinstance(x, Tensor) else np.asarray(x, dtype=dtype) for x in inputs)
-    if method == "__call__":
-        result = fn(*inputs)
-    else:
-        axis = kwargs.pop("axis", 0)
-        extra = {"keepdims": kwargs.pop("keepdims")} if method == "reduce" and "keepdims" in kwargs else {}
-        result = fn(inputs[0], axis=axis, **extra) if method == "reduce" else fn(inputs[0], axis)
-    if where is not True:
-        fallback = out[0] if out else 0.0
-        result = _resolve("where")(where, result, fallback)
-    if out:
-        return _write_out(out, result)
+    for key, neutral in _NEUTRAL_KEYWORDS.items():
+        if key in kwargs and kwargs[key] == neutral:
+            del kwargs[key]
+    name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+    run = _METHODS.get(method)
+    result = None if run is None else run(ufunc, inputs, kwargs, where, dtype)
+    if result is NotImplemented or run is None:
+        return _ufunc_fallback(ufunc, method, name, inputs, kwargs, out, where, dtype)
+    if method == "__call__" and where is not True:
+        kept = 0.0 if out is None or out[0] is None else out[0]
+        result = _resolve("where")(where, result, kept.clone() if isinstance(kept, Tensor) else kept)
+    if out is not None:
+        return write_out(name, out, result)
     return result
 
 
-def _all_outputs_bool(ufunc: np.ufunc) -> bool:
-    """Comparisons, predicates and rounding: results that carry no derivative."""
-    return ufunc in NONDIFFERENTIABLE_UFUNCS
+def _cast(inputs: tuple, dtype: Any) -> tuple:
+    if dtype is None:
+        return inputs
+    to_dtype = _resolve("to_dtype")
+    return tuple(to_dtype(x, dtype) if isinstance(x, Tensor) else np.asarray(x, dtype=dtype) for x in inputs)
 
 
-NONDIFFERENTIABLE_UFUNCS = {
-    np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
-    np.logical_and, np.logical_or, np.logical_xor, np.logical_not, np.isnan, np.isinf,
-    np.isfinite, np.signbit, np.floor, np.ceil, np.trunc, np.rint, np.sign, np.floor_divide,
-    np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, np.isnat, np.spacing,
-}
+def _call(ufunc: np.ufunc, inputs: tuple, kwargs: dict, where: Any, dtype: Any) -> Any:
+    fn = _ufunc_fn(ufunc)
+    if fn is None or not set(kwargs) <= UFUNC_KEYWORDS.get(ufunc, set()):
+        return NotImplemented
+    return fn(*_cast(inputs, dtype), **kwargs)
 
 
-def _write_out(out: tuple, result: Any) -> Any:
-    """Write ``result`` into ``out[0]`` (a Tensor in place, or an ndarray)."""
-    (target,) = out
-    if isinstance(target, Tensor):
-        copy_ = getattr(target, "copy_", None)
-        if copy_ is None:
-            raise TypeError("out= with a Tensor needs in-place support (Tensor.copy_)")
-        return copy_(result)
-    if is_tracked(result):
-        raise _no_rule("out= into an ndarray")
-    np.copyto(target, _raw(result))
-    return target
+def _reduce(ufunc: np.ufunc, inputs: tuple, kwargs: dict, where: Any, dtype: Any) -> Any:
+    name = REDUCTIONS.get(ufunc)
+    axis = kwargs.pop("axis", 0)
+    keepdims = kwargs.pop("keepdims", False)
+    initial = kwargs.pop("initial", np._NoValue)
+    if name is None or kwargs or len(inputs) != 1:
+        return NotImplemented
+    (x,) = _cast(inputs, dtype)
+    if where is not True:
+        fill = ufunc.identity if initial is np._NoValue else initial
+        if fill is None:
+            raise ValueError(f"reduction operation '{ufunc.__name__}' does not have an identity, "
+                             "so to use a where mask one has to specify 'initial'")
+        x = _resolve("where")(where, x, fill)
+    result = _resolve(name)(x, axis=axis, keepdims=keepdims)
+    if initial is not np._NoValue:
+        combine = _COMBINE.get(ufunc)
+        if combine is None:
+            return NotImplemented
+        result = _resolve(combine)(result, initial)
+    return result
 
 
+def _accumulate(ufunc: np.ufunc, inputs: tuple, kwargs: dict, where: Any, dtype: Any) -> Any:
+    name = ACCUMULATIONS.get(ufunc)
+    axis = kwargs.pop("axis", 0)
+    if name is None or kwargs or where is not True:
+        return NotImplemented
+    (x,) = _cast(inputs, dtype)
+    return _resolve(name)(x, axis=axis)
+
+
+_METHODS = {"__call__": _call, "reduce": _reduce, "accumulate": _accumulate}
+
+
+def _ufunc_fallback(ufunc: np.ufunc, method: str, name: str, inputs: tuple, kwargs: dict, out: Any,
+                    where: Any, dtype: Any) -> Any:
+    """NumPy itself on the data, when nothing is tracked (or the ufunc has no derivative)."""
+    if ufunc not in RAW_UFUNCS and (is_tracked(inputs) or is_tracked(where)):
+        raise no_rule(name)
+    extra = dict(kwargs)
+    if where is not True:
+        extra["where"] = _raw(where)
+    if dtype is not None:
+        extra["dtype"] = dtype
+    if out is None:
+        return _wrap_result(getattr(ufunc, method)(*_raw(inputs), **extra))
+    scratch = tuple(o._data.copy() if isinstance(o, Tensor) else o for o in out)
+    result = getattr(ufunc, method)(*_raw(inputs), out=scratch, **extra)
+    results = result if isinstance(result, tuple) else (result,)
+    return write_out(name, out, tuple(_wrap(r) if isinstance(r, np.ndarray) else r for r in results))
+
+
+def write_out(name: str, out: Any, result: Any) -> Any:
+    """Write ``result`` into NumPy's ``out`` (a Tensor in place with ``copy_``, or an ndarray).
+
+    Returns ``out`` (its only entry for a single output), as NumPy does.
+    """
+    targets = out if isinstance(out, tuple) else (out,)
+    results = result if isinstance(result, tuple) else (result,)
+    written = []
+    for target, value in zip(targets, results, strict=True):
+        if target is None:
+            written.append(value)
+        elif isinstance(target, Tensor):
+            written.append(target.copy_(value))
+        else:
+            if is_tracked(value):
+                raise TypeError(
+                    f"numpy.{name}: out= is an ndarray but the result is tracked by autograd; writing it "
+                    "there would detach it. Pass a Tensor as out=, or detach the inputs."
+                )
+            np.copyto(target, _raw(value))
+            written.append(target)
+    return written[0] if len(written) == 1 else tuple(written)
+
+
+# -- functions ------------------------------------------------------------------------------------------
 def array_function(func: Callable, types: tuple, args: tuple, kwargs: dict) -> Any:
     """``Tensor.__array_function__``: route a NumPy function call to the op table."""
     target = FUNCTIONS.get(func)
-    if isinstance(target, str):
-        target = _resolve(target)
-    if target is None:
-        if is_tracked(args) or is_tracked(tuple(kwargs.values())):
-            module = func.__module__.replace("numpy.", "").replace("numpy", "")
-            name = f"{module}.{func.__name__}" if module else func.__name__
-            raise _no_rule(name)
-        return _run_untracked(func, args, kwargs)
-    return target(*args, **kwargs)
+    if target is not None:
+        return target(*args, **kwargs)
+    if func not in RAW_FUNCTIONS and (is_tracked(args) or is_tracked(kwargs)):
+        raise no_rule(numpy_name(func))
+    return run_untracked(func, args, kwargs)
+
+
+_TORCH_KEYWORDS = {"axis": "dim", "axes": "dim", "keepdims": "keepdim"}
+_PARAMETERS: dict[Callable, set] = {}
+
+
+def _accepted(fn: Callable) -> set:
+    params = _PARAMETERS.get(fn)
+    if params is None:
+        try:
+            params = set(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            params = set()
+        _PARAMETERS[fn] = params
+    return params
+
+
+def routed(name: str, numpy_fn: Callable) -> Callable:
+    """An adaptor calling ``dualgrad.<name>`` (resolved per call until it exists).
+
+    NumPy's keyword names are kept when the dualgrad function takes them, else
+    renamed to torch's (``axis``/``axes`` -> ``dim``, ``keepdims`` -> ``keepdim``).
+    While ``dualgrad.<name>`` does not exist, untracked calls run NumPy and tracked
+    ones raise the "no derivative rule" TypeError.
+    """
+
+    def adaptor(*args: Any, **kwargs: Any) -> Any:
+        fn = _resolve(name)
+        if fn is None:
+            if is_tracked(args) or is_tracked(kwargs):
+                raise no_rule(numpy_name(numpy_fn))
+            return run_untracked(numpy_fn, args, kwargs)
+        accepted = _accepted(fn)
+        renamed = {(k if k in accepted or _TORCH_KEYWORDS.get(k) not in accepted else _TORCH_KEYWORDS[k]): v
+                   for k, v in kwargs.items()}
+        return fn(*args, **renamed)
+
+    adaptor.__name__ = adaptor.__qualname__ = numpy_fn.__name__
+    return adaptor
 
 
 def install() -> None:
-    """Give ``Tensor`` its NumPy protocol methods."""
+    """Give ``Tensor`` its NumPy protocol methods and fill the function table.
+
+    >>> import numpy as np, dualgrad as dg
+    >>> np.ones(2) @ dg.tensor([1.0, 2.0], requires_grad=True)
+    tensor(3., grad_fn=<MmBackward0>)
+    """
+    from . import _numpy_functions  # noqa: F401 - registers the adaptors into FUNCTIONS
 
     def __array_ufunc__(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if method == "__call__" and not kwargs:  # the common case, kept short
+            fn = _UFUNC_FNS.get(ufunc)
+            if fn is not None:
+                return fn(*inputs)
         return array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self: Tensor, func: Callable, types: tuple, args: tuple, kwargs: dict) -> Any:

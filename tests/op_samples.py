@@ -448,3 +448,214 @@ def _narrow(draw: Any) -> Sample:
     start = draw(st.integers(-n, n))
     length = draw(st.integers(0, n - (start % n if start < 0 else start)))
     return Sample(lambda t: dg.narrow(t, axis, start, length), (x,))
+
+
+# -- in-place updates (dualgrad.ops.inplace): sampled through the in-place methods ----------
+@sample("copy")
+def _copy(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=1, max_dims=2)))
+    src = array(draw, x.shape[-1:])
+
+    def call(t: dg.Tensor, s: dg.Tensor) -> dg.Tensor:
+        return (t * t).copy_(s) * t
+
+    return Sample(call, (x, src))
+
+
+@sample("copy_slices")
+def _copy_slices(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=1, max_dims=2, min_side=2)))
+    index = draw(st.sampled_from([(0,), (slice(1, None),), (Ellipsis, slice(None, None, -2))]))
+    value = array(draw, x[index].shape)
+
+    def call(t: dg.Tensor, v: dg.Tensor) -> dg.Tensor:
+        base = t * t
+        base[index] = v * t[index]
+        return base
+
+    return Sample(call, (x, value))
+
+
+@sample("index_put")
+def _index_put(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=1, max_dims=2, min_side=2)))
+    index = draw(st.sampled_from([(np.array([1, 0]),), (x > 0,)]))
+    value = array(draw, x[index].shape)
+
+    def call(t: dg.Tensor, v: dg.Tensor) -> dg.Tensor:
+        base = t * t
+        base[index] = v * t[index]
+        return base
+
+    return Sample(call, (x, value))
+
+
+# -- NumPy namespace extras (elementwise_extra.py, sorting.py) --------------------------------------
+_unary("exp2", dg.exp2)
+_unary("deg2rad", dg.deg2rad)
+_unary("rad2deg", dg.rad2deg)
+_binary("logaddexp2", dg.logaddexp2)
+_binary("fmod", dg.fmod, lo=0.1, hi=0.9, lo2=1.0, hi2=1.5)
+COVERED_BY["argsort"] = "gather"  # not differentiable; its vmap rule is tested in test_numpy_dispatch.py
+
+
+@sample("cbrt")
+def _cbrt(draw: Any) -> Sample:
+    return Sample(dg.cbrt, (array(draw, draw(shapes()), away_from=0.0, gap=0.3),))
+
+
+@sample("copysign")
+def _copysign(draw: Any) -> Sample:
+    s1, s2 = broadcastable(draw)
+    return Sample(dg.copysign, (array(draw, s1, away_from=0.0), array(draw, s2, away_from=0.0)))
+
+
+@sample("heaviside")
+def _heaviside(draw: Any) -> Sample:
+    s1, s2 = broadcastable(draw)
+    return Sample(lambda x, h: dg.heaviside(x, h) * x, (array(draw, s1, away_from=0.0), array(draw, s2)))
+
+
+# -- np.linalg decompositions and np.fft (dualgrad.ops.linalg_decomp, dualgrad.ops.fft) -----------
+def _stack_shape(draw: Any, max_dims: int = 1) -> tuple:
+    return draw(shapes(min_dims=0, max_dims=max_dims, max_side=2))
+
+
+def _well_conditioned(draw: Any, shape: tuple) -> np.ndarray:
+    """``2 I + E`` with ``|E| <= 0.4 / n`` elementwise: eigenvalues stay near 2, far from 0."""
+    n = shape[-1]
+    return 2.0 * np.eye(n) + array(draw, shape, -0.4 / n, 0.4 / n)
+
+
+def _orthogonal(draw: Any, shape: tuple) -> np.ndarray:
+    """Stacks of orthogonal matrices (Q of the QR of well-conditioned ones)."""
+    return np.linalg.qr(_well_conditioned(draw, shape) + array(draw, shape, -1.0, 1.0))[0]
+
+
+def _spread(draw: Any, lead: tuple, k: int, low: float = 0.5, gap: float = 0.4) -> np.ndarray:
+    """Values per stack member at least ``gap`` apart and at least ``low`` (no degeneracy)."""
+    steps = array(draw, lead + (k,), gap, gap + 0.5)
+    return low + np.cumsum(steps, axis=-1)
+
+
+@sample("linalg_inv")
+def _linalg_inv(draw: Any) -> Sample:
+    n = draw(st.integers(1, 4))
+    return Sample(dg.linalg.inv, (_well_conditioned(draw, _stack_shape(draw) + (n, n)),))
+
+
+@sample("linalg_solve")
+def _linalg_solve(draw: Any) -> Sample:
+    n = draw(st.integers(1, 4))
+    lead = _stack_shape(draw)
+    a = _well_conditioned(draw, lead + (n, n))
+    vector = draw(st.booleans())
+    b_shape = (n,) if vector else draw(st.sampled_from([lead, lead[1:], (1,) * len(lead)])) + (
+        n, draw(st.integers(1, 3)))
+    return Sample(dg.linalg.solve, (a, array(draw, b_shape)))
+
+
+@sample("linalg_det")
+def _linalg_det(draw: Any) -> Sample:
+    n = draw(st.integers(1, 4))
+    return Sample(dg.linalg.det, (_well_conditioned(draw, _stack_shape(draw) + (n, n)),))
+
+
+@sample("linalg_slogdet")
+def _linalg_slogdet(draw: Any) -> Sample:
+    n = draw(st.integers(1, 4))
+    a = _well_conditioned(draw, _stack_shape(draw) + (n, n)) * draw(st.sampled_from([1.0, -1.0]))
+    return Sample(lambda t: tuple(dg.linalg.slogdet(t)), (a,))
+
+
+@sample("linalg_cholesky")
+def _linalg_cholesky(draw: Any) -> Sample:
+    n = draw(st.integers(1, 4))
+    x = array(draw, _stack_shape(draw) + (n, n), -1.0, 1.0)
+    return Sample(lambda t: dg.linalg.cholesky(t @ t.mT + n * np.eye(n)), (x,))
+
+
+@sample("linalg_eigh")
+def _linalg_eigh(draw: Any) -> Sample:
+    n = draw(st.integers(1, 4))
+    lead = _stack_shape(draw)
+    q = _orthogonal(draw, lead + (n, n))
+    a = q @ (_spread(draw, lead, n, low=-1.0)[..., None] * q.swapaxes(-1, -2))
+    # LAPACK may flip an eigenvector's sign between nearby inputs: sample sign-invariant functions.
+    def call(t: dg.Tensor) -> tuple:
+        values, vectors = dg.linalg.eigh((t + t.mT) * 0.5)
+        return values, vectors * vectors, (vectors * np.arange(1.0, n + 1)) @ vectors.mT
+
+    return Sample(call, (a,))
+
+
+@sample("linalg_svd")
+def _linalg_svd(draw: Any) -> Sample:
+    m, n = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    lead = _stack_shape(draw)
+    k = min(m, n)
+    u = _orthogonal(draw, lead + (m, m))[..., :k]
+    v = _orthogonal(draw, lead + (n, n))[..., :k]
+    a = (u * _spread(draw, lead, k)[..., ::-1][..., None, :]) @ v.swapaxes(-1, -2)
+    full_matrices = draw(st.booleans())
+
+    # Singular vectors may flip sign (in pairs) between nearby inputs, and the completing
+    # columns of full matrices are not unique: sample the functions of t that are unique.
+    def call(t: dg.Tensor) -> tuple:
+        big_u, s, big_vh = dg.linalg.svd(t, full_matrices=full_matrices)
+        u, vh = big_u[..., :k], big_vh[..., :k, :]
+        u2, vh2 = big_u[..., k:], big_vh[..., k:, :]
+        return s, u * u, vh * vh, (u * np.arange(1.0, k + 1)) @ vh, u2 @ u2.mT, vh2.mT @ vh2
+
+    return Sample(call, (a,))
+
+
+@sample("linalg_qr")
+def _linalg_qr(draw: Any) -> Sample:
+    n = draw(st.integers(1, 4))
+    m = draw(st.integers(n, 5))
+    lead = _stack_shape(draw)
+    a = np.concatenate([_well_conditioned(draw, lead + (n, n)), array(draw, lead + (m - n, n), -0.5, 0.5)],
+                       axis=-2)
+    mode = draw(st.sampled_from(["reduced", "complete"])) if m == n else "reduced"
+    return Sample(lambda t: tuple(dg.linalg.qr(t, mode=mode)), (a,))
+
+
+def _fft_params(draw: Any, shape: tuple) -> tuple:
+    """``(s, axes, norm)``: a non-empty subset of axes, sizes that pad or crop, any norm."""
+    axes = draw(st.lists(st.integers(0, len(shape) - 1), min_size=1, max_size=len(shape), unique=True))
+    s = [draw(st.sampled_from([shape[a], shape[a] + 1, max(shape[a] - 1, 1), 2 * shape[a]])) for a in axes]
+    return tuple(s), tuple(axes), draw(st.sampled_from(["backward", "ortho", "forward"]))
+
+
+def _parts(z: dg.Tensor) -> tuple:
+    return z.real, z.imag
+
+
+def _complex_fft_sample(transform: Callable) -> Callable:
+    def draw_sample(draw: Any) -> Sample:
+        shape = draw(shapes(min_dims=1, max_dims=3, max_side=4))
+        s, axes, norm = _fft_params(draw, shape)
+        return Sample(lambda x, y: _parts(transform(x + y * 1j, s=s, axes=axes, norm=norm)),
+                      (array(draw, shape), array(draw, shape)))
+
+    return draw_sample
+
+
+sample("fftn")(_complex_fft_sample(dg.fft.fftn))
+sample("ifftn")(_complex_fft_sample(dg.fft.ifftn))
+
+
+@sample("rfftn")
+def _rfftn(draw: Any) -> Sample:
+    shape = draw(shapes(min_dims=1, max_dims=3, max_side=4))
+    s, axes, norm = _fft_params(draw, shape)
+    return Sample(lambda x: _parts(dg.fft.rfftn(x, s=s, axes=axes, norm=norm)), (array(draw, shape),))
+
+
+@sample("irfftn")
+def _irfftn(draw: Any) -> Sample:
+    shape = draw(shapes(min_dims=1, max_dims=3, max_side=4))
+    s, axes, norm = _fft_params(draw, shape)
+    return Sample(lambda x, y: dg.fft.irfftn(x + y * 1j, s=s, axes=axes, norm=norm),
+                  (array(draw, shape), array(draw, shape)))

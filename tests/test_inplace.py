@@ -232,6 +232,12 @@ def test_inplace_on_expanded_tensor_raises():
         e.add_(1)
 
 
+def test_inplace_on_a_batched_tensor_inside_vmap_raises():
+    vmap = pytest.importorskip("dualgrad.batching").vmap
+    with pytest.raises(RuntimeError, match="add_: in-place operations on a batched tensor inside vmap"):
+        vmap(lambda row: row.add_(1))(dg.ones(2, 3))
+
+
 def _needed_by_mul(x):
     return x * x
 

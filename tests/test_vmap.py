@@ -21,7 +21,7 @@ def loop(f, *arrays, in_dims, out_dim=0):
 
 
 def f(x, y):
-    return (x.sin() * y).sum(-1) + (x @ y) * 0.5
+    return (x.sin() * y).sum(-1) + (x @ y.mT).sum(-1) * 0.5
 
 
 @given(data=st.data())

@@ -23,7 +23,7 @@ from .._state import STATE
 from ..forward_ad.engine import propagate_tangents
 from ..reverse.node import Node
 from ..reverse.saved import SavedTensor
-from ..tensor import Tensor, ViewInfo, _wrap
+from ..tensor import Tensor, ViewInfo, _wrap, is_differentiable_dtype
 
 _ndarray = np.ndarray
 NO_EDGE = (None, 0)
@@ -176,7 +176,7 @@ def _record(op: Any, args: tuple, params: dict, out: Any) -> None:
     for a in args:
         if isinstance(a, Tensor):
             if a._requires_grad:
-                fn = a.grad_fn
+                fn = a._grad_fn  # (views were brought up to date by _apply)
                 edges.append((a if fn is None else fn, a._output_nr))
             else:
                 edges.append(NO_EDGE)
@@ -196,9 +196,9 @@ def _record(op: Any, args: tuple, params: dict, out: Any) -> None:
                 tuple((o._data.shape, o._data.dtype) for o in outs) if op.multi_output else None)
     node = Node(op, tuple(edges), (), ctx, len(outs))
     for i, o in enumerate(outs):
-        if o._data.dtype.kind in "fc":
+        if o._data.dtype.kind in "fc" or is_differentiable_dtype(o._data.dtype):  # bfloat16: kind "V"
             o._requires_grad = True
-            o.grad_fn = node
+            o._grad_fn = node
             o._output_nr = i
     if op.save_out:
         saved_out = tuple(SavedTensor(o, is_output=True) for o in outs)

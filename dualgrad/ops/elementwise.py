@@ -25,6 +25,8 @@ def _where(cond: Any, x: Any, y: Any) -> Tensor:
 def _pow_base_partial(out: Any, x: Any, y: Any) -> Any:
     """d(x**y)/dx = y * x**(y-1), taken as 0 where y == 0 (so 0**0 has slope 0)."""
     if not isinstance(y, Tensor):
+        if y == 2:
+            return 2 * x  # the common square, one pass instead of two
         return 0.0 * x if y == 0 else y * x ** (y - 1)
     return _where(y == 0, 0.0, y * x ** (y - 1))
 

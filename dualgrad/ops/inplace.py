@@ -110,6 +110,11 @@ INDEX_PUT = linear(
 # -- the in-place machinery --------------------------------------------------------------
 def _check_writable(t: Tensor, what: str) -> None:
     """Refuse before anything changes: leaves that require grad, bad views, read-only memory."""
+    if STATE.vmap_depth and hasattr(t, "bdim"):
+        raise RuntimeError(
+            f"{what}: in-place operations on a batched tensor inside vmap are not supported; "
+            "use the out-of-place op"
+        )
     if STATE.grad_enabled:
         if t._requires_grad and t.grad_fn is None and t._view is None:
             raise RuntimeError(LEAF_MESSAGE)
@@ -212,11 +217,10 @@ def _commit_tangents(t: Tensor, result: Tensor) -> None:
         if info is not None and tangent_at(info.base, level) is None:
             set_tangent(info.base, level, _wrap(np.zeros_like(info.base._data)))
         current = tangent_at(t, level)
-        if current is None or current._requires_grad or tangent._requires_grad \
-                or not current._data.flags.writeable:
+        if current is None or not current._data.flags.writeable:
             set_tangent(t, level, tangent)
         else:
-            np.copyto(current._data, tangent._data, casting="unsafe")
+            commit(current, tangent)  # the tangent is updated in place, with its own tangents and graph
 
 
 # -- the in-place methods ----------------------------------------------------------------

@@ -8,9 +8,11 @@ installs them all, so adding a method means one line next to its op.
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import einsum, elementwise, indexing, inplace, linalg, reductions, shape
+from . import einsum, elementwise, elementwise_extra, indexing, inplace, linalg, reductions, shape, sorting
+from . import fft, linalg_decomp, linalg_derived
 
-MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace)
+MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace, elementwise_extra, sorting,
+           linalg_decomp, linalg_derived, fft)
 
 
 def install() -> None:

@@ -168,9 +168,9 @@ def fit_gradient(g: Any, shape: tuple, dtype: np.dtype) -> Tensor:
     """
     if not isinstance(g, Tensor):
         g = _wrap(np.asarray(g))
-    if g._data.shape != shape:
+    if g.shape != shape:  # the logical shape (a batched cotangent under vmap)
         g = sum_to_shape(g, shape)
-    if g._data.dtype != dtype:
+    if g.dtype != dtype:
         if g.dtype.kind == "c" and dtype.kind != "c":
             g = g.real
         g = g.to(dtype)
@@ -193,7 +193,7 @@ def sum_to_shape(g: Tensor, shape: tuple) -> Tensor:
 # -- families --------------------------------------------------------------------
 def _conj_if_complex(d: Any) -> Any:
     if isinstance(d, Tensor):
-        return d.conj() if d._data.dtype.kind == "c" else d
+        return d.conj() if d.dtype.kind == "c" else d
     if isinstance(d, (int, float)):  # real constants (the common case): skip NumPy's slow check
         return d
     return np.conj(d) if np.iscomplexobj(d) else d
@@ -215,6 +215,9 @@ def _jvp_from_partials(partials: tuple) -> Callable:
         total = None
         for t, partial in zip(tangents, partials):
             if t is None:
+                continue
+            if partial == -1 and total is not None:
+                total = total - t
                 continue
             if partial == 1:
                 term = t

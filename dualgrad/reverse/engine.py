@@ -10,6 +10,7 @@ failed backward leaves every ``.grad`` as it was.
 from __future__ import annotations
 
 import heapq
+import operator
 from typing import Any, Sequence
 
 import numpy as np
@@ -90,6 +91,9 @@ def _commit(staged: list, create_graph: bool) -> None:
             hook((), (grad,))
 
 
+_by_seq = operator.attrgetter("seq")
+
+
 def _count_dependencies(targets: list, captures: dict | None) -> tuple[dict, Any]:
     """Incoming-edge counts of all reachable nodes; with captures, only needed ones.
 
@@ -117,15 +121,14 @@ def _count_dependencies(targets: list, captures: dict | None) -> tuple[dict, Any
     # topological order from the leaves up.
     wanted = {key[0] for key in captures}
     needed: set = {t for t in wanted if isinstance(t, Tensor)}
-    for node in sorted(order, key=lambda n: n.seq):
-        if node in wanted or any(t in needed for t, _ in node.edges if t is not None):
-            needed.add(node)
     deps = {}
+    order.sort(key=_by_seq)
     for node in order:
-        if node in needed:
-            for target, _ in node.edges:
-                if target in needed:
-                    deps[target] = deps.get(target, 0) + 1
+        below = [target for target, _ in node.edges if target in needed]
+        if below or node in wanted:
+            needed.add(node)
+            for target in below:
+                deps[target] = deps.get(target, 0) + 1
     return deps, needed
 
 
@@ -158,6 +161,7 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> 
     captured: list = [None] * n_inputs
     staged: list = []  # (leaf, grad) to commit into .grad after success
     ran: list = []  # nodes whose saved tensors are released after success
+    captured_nodes = {target for target, _ in captures}
     observed = STATE.observed
     if observed:
         _observe_node(_GRAPH_ROOT, [s[2] for s in start], lambda node, grads: grads)
@@ -182,7 +186,7 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> 
         hooks = node._hooks
         if hooks is not None and hooks.tensor_pre:
             _run_tensor_hooks(node, grads)
-        if captures:
+        if node in captured_nodes:
             for nr in range(node.n_outputs):
                 for i in captures.get((node, nr), ()):
                     captured[i] = grads[nr]
@@ -194,7 +198,7 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> 
                 _update_retained(hooks, grads)
         if not runs:
             continue  # only captured: nothing below it is wanted
-        if all(g is None for g in grads):
+        if grads[0] is None and all(g is None for g in grads):  # (grads[0] first: cheap and usual)
             grad_inputs = (None,) * len(node.edges)
         elif observed:
             grad_inputs = _observe_node(node, grads)

@@ -1,0 +1,30 @@
+"""``dualgrad.linalg``: NumPy's ``np.linalg`` (and torch.linalg's common names) on Tensors.
+
+Every function keeps NumPy's name, signature and result types (named tuples
+such as ``SVDResult(U, S, Vh)``), takes stacks of matrices in leading
+dimensions, and is differentiable in reverse and forward mode and under vmap.
+Singular or non-positive-definite inputs raise NumPy's ``LinAlgError``.
+
+>>> import dualgrad as dg
+>>> A = dg.tensor([[1., 0.], [0., 2.]], requires_grad=True)
+>>> dg.linalg.slogdet(A).logabsdet.backward()
+>>> A.grad  # the inverse transpose
+tensor([[1.0000, 0.0000],
+        [0.0000, 0.5000]])
+"""
+
+from .ops.linalg import matmul, outer, tensordot
+from .ops.linalg_decomp import (
+    EighResult, LinAlgError, QRResult, SlogdetResult, SVDResult, cholesky, det, eigh, eigvalsh, inv, qr,
+    slogdet, solve, svd, svdvals,
+)
+from .ops.linalg_derived import (
+    diagonal, lstsq, matrix_norm, matrix_power, matrix_transpose, multi_dot, norm, pinv, trace, vector_norm,
+)
+
+__all__ = [
+    "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "det", "diagonal",
+    "eigh", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_transpose",
+    "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace",
+    "vector_norm",
+]

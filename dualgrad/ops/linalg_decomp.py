@@ -1,0 +1,628 @@
+"""Matrix functions and decompositions: inv, solve, det, slogdet, cholesky, eigh, svd, qr.
+
+Each is a primitive op on stacks of matrices (leading batch dimensions, as NumPy 2)
+with explicit rules written with dualgrad ops, so they differentiate again:
+
+* reverse rules are the adjoints of the forward rules (conjugate Wirtinger for complex);
+* ``cholesky`` and ``eigh`` read a Hermitian input: both rules act on the Hermitian
+  part ``(dA + dA^H) / 2`` of a direction, so forward and reverse mode agree;
+* ``eigh`` and ``svd``: eigenvector and singular-vector derivatives divide by
+  ``lambda_j - lambda_i`` (``s_j^2 - s_i^2``); where two values are equal that
+  factor is set to 0. The derivative of the *values* stays exact there, but the
+  derivative of the *vectors* is mathematically undefined at a degenerate
+  spectrum, and what dualgrad returns for it then is not meaningful;
+* complex ``eigh``/``svd`` vectors have an arbitrary phase: the rules take the
+  gauge where ``V^H dV`` has a zero diagonal, so only phase-invariant functions
+  of them have meaningful derivatives (as in torch);
+* batching rules move the batch axis first: NumPy's linalg functions already
+  treat leading dimensions as a stack.
+
+Singular inputs raise NumPy's ``LinAlgError``, untouched.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..tensor import Tensor, _wrap
+from .batch_rules import NOT_BATCHED, to_front
+from .dispatch import apply
+from .elementwise import where
+from .linalg import matmul
+from .registry import Op
+from .shape import cat
+
+LinAlgError = np.linalg.LinAlgError
+
+
+# -- helpers used by the rules -------------------------------------------------------------------
+def _tensor(x: Any) -> Tensor:
+    return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
+
+
+def _is_complex(x: Any) -> bool:
+    return x.dtype.kind == "c"
+
+
+def _h(x: Tensor) -> Tensor:
+    """The conjugate transpose of the last two axes."""
+    return x.mT.conj() if _is_complex(x) else x.mT
+
+
+def _herm(x: Tensor) -> Tensor:
+    """The Hermitian part ``(x + x^H) / 2``."""
+    return (x + _h(x)) * 0.5
+
+
+def _diag(x: Tensor) -> Tensor:
+    return x.diagonal(0, -2, -1)
+
+
+def _trace(x: Tensor) -> Tensor:
+    return _diag(x).sum(axis=-1)
+
+
+def _im_diag(x: Tensor) -> Tensor:
+    """``i Im(diag(x))`` as a diagonal matrix (zero for real ``x``)."""
+    return (_diag(x).imag * 1j).diag_embed()
+
+
+def _safe_reciprocal(d: Tensor) -> Tensor:
+    """``1 / d`` where ``d != 0``, else 0 (a differentiable mask, not a NaN)."""
+    zero = d == 0
+    return where(zero, 0.0, 1.0 / where(zero, 1.0, d))
+
+
+def _gaps(values: Tensor) -> Tensor:
+    """``F[i, j] = 1 / (values[j] - values[i])``, 0 on the diagonal and wherever values are equal."""
+    return _safe_reciprocal(values.unsqueeze(-2) - values.unsqueeze(-1))
+
+
+def _front_batch(op: Op) -> Any:
+    """The vmap rule of a one-input matrix op: the batch axis first, as one more stack dimension."""
+    return lambda args, bdims, **params: (apply(op, to_front(args[0], bdims[0]), **params), 0)
+
+
+def _check_square(name: str, a: Tensor) -> None:
+    if a.ndim < 2:
+        raise LinAlgError(f"{name}: {a.ndim}-dimensional array given. Array must be at least "
+                          f"two-dimensional (shape {a.shape})")
+    if a.shape[-1] != a.shape[-2]:
+        raise LinAlgError(f"{name}: Last 2 dimensions of the array must be square, got shape {a.shape}")
+
+
+def _check_matrix(name: str, a: Tensor) -> None:
+    if a.ndim < 2:
+        raise LinAlgError(f"{name}: {a.ndim}-dimensional array given. Array must be at least "
+                          f"two-dimensional (shape {a.shape})")
+
+
+# -- inv ---------------------------------------------------------------------------------------------
+def _inv_vjp(g: Tensor, out: Tensor, a: Any) -> Tensor:
+    """``-A^{-H} g A^{-H}``."""
+    out_h = _h(out)
+    return -(out_h @ g @ out_h)
+
+
+def _inv_jvp(tangents: tuple, out: Tensor, a: Any) -> Tensor:
+    """``-A^{-1} dA A^{-1}``."""
+    return -(out @ tangents[0] @ out)
+
+
+INV = Op("linalg_inv", np.linalg.inv, vjp=(_inv_vjp,), jvp=_inv_jvp, family="linalg", save_inputs=False,
+         save_out=True, grad_name="LinalgInvExBackward0")
+INV.batch = _front_batch(INV)
+
+
+def inv(a: Any) -> Tensor:
+    """The inverse of a square matrix (or of each matrix in a stack).
+
+    A singular matrix raises NumPy's ``LinAlgError``.
+
+    >>> import dualgrad as dg
+    >>> dg.linalg.inv(dg.tensor([[2., 0.], [0., 4.]]))
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.2500]])
+    """
+    a = _tensor(a)
+    _check_square("inv", a)
+    return apply(INV, a)
+
+
+# -- solve -------------------------------------------------------------------------------------------
+def _is_vector_rhs(b: Any) -> bool:
+    """NumPy 2's rule: ``b`` is a vector (not a stack of matrices) only when it is 1-D."""
+    return b.ndim == 1
+
+
+def _solve_for(a: Tensor, rhs: Tensor, vector: bool) -> Tensor:
+    """``A^{-1} rhs``; with ``vector``, ``rhs`` is a stack of vectors (NumPy 2 reads 2-D as a matrix)."""
+    if vector:
+        return apply(SOLVE, a, rhs.unsqueeze(-1)).squeeze(-1)
+    return apply(SOLVE, a, rhs)
+
+
+def _solve_vjp(g: Tensor, out: Tensor, a: Tensor, b: Any) -> list:
+    """``gb = A^{-H} g`` and ``gA = -gb x^H``."""
+    vector = _is_vector_rhs(b)
+    gb = _solve_for(_h(a), g, vector)
+    if not (isinstance(a, Tensor) and a.requires_grad):
+        return [None, gb]
+    x = out.conj() if _is_complex(out) else out
+    ga = -(gb.unsqueeze(-1) * x.unsqueeze(-2)) if vector else -(gb @ x.mT)
+    return [ga, gb]
+
+
+def _solve_jvp(tangents: tuple, out: Tensor, a: Tensor, b: Any) -> Tensor:
+    """``A^{-1} (db - dA x)``."""
+    ta, tb = tangents
+    vector = _is_vector_rhs(b)
+    if ta is None:
+        return _solve_for(a, tb, vector)
+    ta_x = matmul(ta, out.unsqueeze(-1)).squeeze(-1) if vector else matmul(ta, out)
+    return _solve_for(a, -ta_x if tb is None else tb - ta_x, vector)
+
+
+def _pad_stack(x: Tensor, bdim: Any, rank: int) -> Tensor:
+    """A batch-first operand with size-1 stack axes after the batch axis, up to ``rank`` logical axes."""
+    if bdim is NOT_BATCHED:
+        return x
+    missing = rank - (x.ndim - 1)
+    return x.reshape(x.shape[:1] + (1,) * missing + x.shape[1:]) if missing > 0 else x
+
+
+def _solve_batch(args: tuple, bdims: tuple) -> tuple:
+    """Batch axes first, stacks aligned; a vector right-hand side becomes a one-column matrix."""
+    (a, b), (ba, bb) = [_tensor(x) for x in args], bdims
+    a, b = to_front(a, ba), to_front(b, bb)
+    vector = b.ndim - (bb is not NOT_BATCHED) == 1
+    if vector:
+        b = b.unsqueeze(-1)
+    rank = max(a.ndim - (ba is not NOT_BATCHED), b.ndim - (bb is not NOT_BATCHED))
+    out = apply(SOLVE, _pad_stack(a, ba, rank), _pad_stack(b, bb, rank))
+    return (out.squeeze(-1) if vector else out), 0
+
+
+SOLVE = Op("linalg_solve", np.linalg.solve, vjp=_solve_vjp, jvp=_solve_jvp, batch=_solve_batch,
+           family="linalg", save_out=True, arg_names=("A", "B"), grad_name="LinalgSolveExBackward0")
+
+
+def solve(a: Any, b: Any) -> Tensor:
+    """The solution ``x`` of ``a @ x = b`` (NumPy 2: ``b`` is a vector only when it is 1-D).
+
+    Stacks of matrices broadcast; a singular ``a`` raises NumPy's ``LinAlgError``.
+
+    >>> import dualgrad as dg
+    >>> dg.linalg.solve(dg.tensor([[2., 0.], [0., 4.]]), dg.tensor([2., 4.]))
+    tensor([1., 1.])
+    """
+    a, b = _tensor(a), _tensor(b)
+    _check_square("solve", a)
+    rows = b.shape[0] if _is_vector_rhs(b) else (b.shape[-2] if b.ndim >= 2 else None)
+    if rows != a.shape[-1]:
+        raise ValueError(f"solve: a of shape {a.shape} and b of shape {b.shape} do not match: b needs "
+                         f"{a.shape[-1]} rows (a vector of that size or a stack of matrices)")
+    try:
+        np.broadcast_shapes(a.shape[:-2], b.shape[:-2] if not _is_vector_rhs(b) else ())
+    except ValueError:
+        raise ValueError(
+            f"solve: the stack dimensions of a {a.shape} and b {b.shape} do not broadcast"
+        ) from None
+    return apply(SOLVE, a, b)
+
+
+# -- det and slogdet -----------------------------------------------------------------------------------
+def _det_vjp(g: Tensor, out: Tensor, a: Tensor) -> Tensor:
+    """``conj(g det A) A^{-H}`` (a singular ``A`` raises LinAlgError)."""
+    scale = g * out.conj() if _is_complex(out) else g * out
+    return scale.unsqueeze(-1).unsqueeze(-1) * _h(inv(a))
+
+
+def _det_jvp(tangents: tuple, out: Tensor, a: Tensor) -> Tensor:
+    """``det(A) tr(A^{-1} dA)``."""
+    return out * _trace(solve(a, tangents[0]))
+
+
+DET = Op("linalg_det", np.linalg.det, vjp=(_det_vjp,), jvp=_det_jvp, family="linalg", save_out=True,
+         arg_names=("A",), grad_name="LinalgDetBackward0")
+DET.batch = _front_batch(DET)
+
+
+def det(a: Any) -> Tensor:
+    """The determinant of a square matrix (or of each matrix in a stack).
+
+    Its gradient, ``conj(det A) A^{-H}``, needs ``A`` invertible: at a singular
+    matrix the backward raises NumPy's ``LinAlgError`` (use ``slogdet`` for
+    products of many factors, where ``det`` under- or overflows).
+
+    >>> import dualgrad as dg
+    >>> dg.linalg.det(dg.tensor([[2., 0.], [0., 3.]]))
+    tensor(6.)
+    """
+    a = _tensor(a)
+    _check_square("det", a)
+    return apply(DET, a)
+
+
+class SlogdetResult(NamedTuple):
+    """``(sign, logabsdet)``, as NumPy's ``slogdet``."""
+
+    sign: Tensor
+    logabsdet: Tensor
+
+
+def _slogdet_impl(a: np.ndarray) -> tuple:
+    sign, logabsdet = np.linalg.slogdet(a)
+    return sign, logabsdet
+
+
+def _slogdet_vjp(g: tuple, out: tuple, a: Tensor) -> Tensor:
+    """``(g_log + i Im(g_sign conj(sign))) A^{-H}``: the log-determinant's gradient is ``A^{-H}``."""
+    g_sign, g_log = g
+    sign = out[0]
+    coefficient = g_log
+    if _is_complex(sign):
+        coefficient = g_log + (g_sign * sign.conj()).imag * 1j
+    return coefficient.unsqueeze(-1).unsqueeze(-1) * _h(inv(a))
+
+
+def _slogdet_jvp(tangents: tuple, out: tuple, a: Tensor) -> tuple:
+    """``d logabsdet = Re tr(A^{-1} dA)``; ``d sign = i sign Im tr(A^{-1} dA)`` (0 for real A)."""
+    tau = _trace(solve(a, tangents[0]))
+    if not _is_complex(tau):
+        return None, tau
+    return out[0] * (tau.imag * 1j), tau.real
+
+
+SLOGDET = Op("linalg_slogdet", _slogdet_impl, vjp=(_slogdet_vjp,), jvp=_slogdet_jvp, family="linalg",
+             save_out=True, multi_output=True, arg_names=("A",), grad_name="LinalgSlogdetBackward0")
+SLOGDET.batch = _front_batch(SLOGDET)
+
+
+def slogdet(a: Any) -> SlogdetResult:
+    """The sign (a unit complex number for complex input) and ``log |det a|``, computed stably.
+
+    ``det(a) == sign * exp(logabsdet)`` without over- or underflow. The gradient
+    of ``logabsdet`` is ``a^{-H}``; the sign of a real matrix has zero derivative.
+
+    >>> import dualgrad as dg
+    >>> sign, logabsdet = dg.linalg.slogdet(dg.tensor([[-2., 0.], [0., 3.]]))
+    >>> sign, logabsdet.exp()
+    (tensor(-1.), tensor(6.))
+    """
+    a = _tensor(a)
+    _check_square("slogdet", a)
+    return SlogdetResult(*apply(SLOGDET, a))
+
+
+# -- cholesky ------------------------------------------------------------------------------------------
+def _lower_half(x: Tensor) -> Tensor:
+    """The strictly lower triangle plus half the diagonal."""
+    return x.tril(-1) + _diag(x).diag_embed() * 0.5
+
+
+def _cholesky_jvp(tangents: tuple, out: Tensor, a: Any) -> Tensor:
+    """``dL = L phi(L^{-1} dA L^{-H})``, ``phi`` = strictly lower part plus half the diagonal."""
+    left = solve(out, _herm(tangents[0]))
+    return out @ _lower_half(_h(solve(out, _h(left))))
+
+
+def _cholesky_vjp(g: Tensor, out: Tensor, a: Any) -> Tensor:
+    """The Hermitian part of ``L^{-H} phi(L^H g) L^{-1}`` (the adjoint of the forward rule)."""
+    out_h = _h(out)
+    left = solve(out_h, _lower_half(out_h @ g))
+    return _herm(_h(solve(out_h, _h(left))))
+
+
+CHOLESKY = Op("linalg_cholesky", np.linalg.cholesky, vjp=(_cholesky_vjp,), jvp=_cholesky_jvp, family="linalg",
+              save_inputs=False, save_out=True, arg_names=("A",), grad_name="LinalgCholeskyExBackward0")
+CHOLESKY.batch = _front_batch(CHOLESKY)
+
+
+def cholesky(a: Any, /, *, upper: bool = False) -> Tensor:
+    """The Cholesky factor ``L`` (lower, ``a = L L^H``) of a Hermitian positive-definite matrix.
+
+    Only the lower triangle of ``a`` is read (as NumPy); derivatives are taken along
+    Hermitian directions. With ``upper=True``, returns ``L^H``. A matrix that is
+    not positive-definite raises NumPy's ``LinAlgError``.
+
+    >>> import dualgrad as dg
+    >>> dg.linalg.cholesky(dg.tensor([[4., 2.], [2., 5.]]))
+    tensor([[2., 0.],
+            [1., 2.]])
+    """
+    a = _tensor(a)
+    _check_square("cholesky", a)
+    lower = apply(CHOLESKY, a)
+    return _h(lower) if upper else lower
+
+
+# -- eigh ----------------------------------------------------------------------------------------------
+class EighResult(NamedTuple):
+    """``(eigenvalues, eigenvectors)``, as NumPy's ``eigh``."""
+
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+def _eigh_impl(a: np.ndarray, *, UPLO: str) -> tuple:  # noqa: N803 - NumPy's argument name
+    values, vectors = np.linalg.eigh(a, UPLO=UPLO)
+    return values, vectors
+
+
+def _eigh_jvp(tangents: tuple, out: tuple, a: Any, *, UPLO: str) -> tuple:  # noqa: N803
+    """``d lambda = Re diag(X)``, ``dV = V (F o X)`` with ``X = V^H dA V``, ``F_ij = 1 / (l_j - l_i)``."""
+    values, vectors = out
+    x = _h(vectors) @ _herm(tangents[0]) @ vectors
+    d_values = _diag(x).real if _is_complex(x) else _diag(x)
+    return d_values, vectors @ (_gaps(values) * x)
+
+
+def _eigh_vjp(g: tuple, out: tuple, a: Any, *, UPLO: str) -> Tensor:  # noqa: N803
+    """The Hermitian part of ``V (diag(g_lambda) + F o (V^H g_V)) V^H``."""
+    g_values, g_vectors = g
+    values, vectors = out
+    inner = g_values.diag_embed() + _gaps(values) * (_h(vectors) @ g_vectors)
+    return _herm(vectors @ inner @ _h(vectors))
+
+
+EIGH = Op("linalg_eigh", _eigh_impl, vjp=(_eigh_vjp,), jvp=_eigh_jvp, family="linalg", save_inputs=False,
+          save_out=True, multi_output=True, arg_names=("A",), grad_name="LinalgEighBackward0")
+EIGH.batch = _front_batch(EIGH)
+
+
+def _check_uplo(uplo: str) -> str:
+    if uplo not in ("L", "U"):
+        raise ValueError(f"eigh: UPLO argument must be 'L' or 'U', got {uplo!r}")
+    return uplo
+
+
+def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's argument name
+    """Eigenvalues (ascending) and orthonormal eigenvectors of a Hermitian matrix.
+
+    Only the ``UPLO`` triangle is read; derivatives are taken along Hermitian
+    directions. Degenerate eigenvalues: the eigenvalues' derivatives stay exact,
+    the eigenvectors' are undefined there (the factor ``1 / (l_j - l_i)`` is set
+    to 0 for equal values, so do not trust them). Complex eigenvectors have an
+    arbitrary phase: differentiate only phase-invariant functions of them.
+
+    >>> import dualgrad as dg
+    >>> values, vectors = dg.linalg.eigh(dg.tensor([[2., 0.], [0., 1.]]))
+    >>> values
+    tensor([1., 2.])
+    """
+    a = _tensor(a)
+    _check_square("eigh", a)
+    return EighResult(*apply(EIGH, a, UPLO=_check_uplo(UPLO)))
+
+
+def eigvalsh(a: Any, UPLO: str = "L") -> Tensor:  # noqa: N803
+    """The eigenvalues (ascending) of a Hermitian matrix; differentiable even when some are equal.
+
+    >>> import dualgrad as dg
+    >>> dg.linalg.eigvalsh(dg.tensor([[2., 1.], [1., 2.]]))
+    tensor([1., 3.])
+    """
+    return eigh(a, UPLO)[0]
+
+
+# -- svd -----------------------------------------------------------------------------------------------
+class SVDResult(NamedTuple):
+    """``(U, S, Vh)`` with ``a = U @ diag(S) @ Vh``, as NumPy's ``svd``."""
+
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+
+def _svd_impl(a: np.ndarray, *, full_matrices: bool) -> tuple:
+    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    return u, s, vh
+
+
+def _columns(x: Tensor, start: int, stop: int | None) -> Tensor:
+    return x[..., start:stop]
+
+
+def _svd_parts(out: tuple) -> tuple:
+    """``(U1, s, V1, U2, V2)``: the ``k = min(m, n)`` leading singular vectors and the completions."""
+    u, s, vh = out
+    k = s.shape[-1]
+    v = _h(vh)
+    return _columns(u, 0, k), s, _columns(v, 0, k), _columns(u, k, None), _columns(v, k, None)
+
+
+def _svd_jvp(tangents: tuple, out: tuple, a: Tensor, *, full_matrices: bool) -> tuple:
+    """The reduced SVD's tangents; full matrices extend them so ``[U1 U2]`` stays unitary.
+
+    ``P = U^H dA V``, ``dS = Re diag P``, ``dU = U (F o (P S + S P^H)) + (dA V - U P) S^{-1}``,
+    ``dV = V (F o (S P + P^H S)) + (dA^H U - V P^H) S^{-1}``, ``F_ij = 1 / (s_j^2 - s_i^2)``;
+    complex: ``U^H dU`` gets the diagonal ``i Im(P_kk) / s_k`` (gauge ``diag(V^H dV) = 0``).
+    """
+    u1, s, v1, u2, v2 = _svd_parts(out)
+    m, n = a.shape[-2], a.shape[-1]
+    t = tangents[0]
+    p = _h(u1) @ t @ v1
+    f = _gaps(s * s)
+    s_row, s_inv = s.unsqueeze(-2), _safe_reciprocal(s)
+    p_h = _h(p)
+    omega_u = f * (p * s_row + s.unsqueeze(-1) * p_h)
+    omega_v = f * (s.unsqueeze(-1) * p + p_h * s_row)
+    if _is_complex(p):
+        omega_u = omega_u + _im_diag(p) * s_inv.unsqueeze(-2)
+    du = u1 @ omega_u
+    dv = v1 @ omega_v
+    if m > n:
+        du = du + (t @ v1 - u1 @ p) * s_inv.unsqueeze(-2)
+    if n > m:
+        dv = dv + (_h(t) @ u1 - v1 @ p_h) * s_inv.unsqueeze(-2)
+    if full_matrices and m > n:
+        du = _cat_columns(du, -(u1 @ (_h(du) @ u2)))
+    if full_matrices and n > m:
+        dv = _cat_columns(dv, -(v1 @ (_h(dv) @ v2)))
+    ds = _diag(p).real if _is_complex(p) else _diag(p)
+    return du, ds, _h(dv)
+
+
+def _cat_columns(left: Tensor, right: Tensor) -> Tensor:
+    return cat([left, right], -1)
+
+
+def _svd_vjp(g: tuple, out: tuple, a: Tensor, *, full_matrices: bool) -> Tensor:
+    """The adjoint of ``_svd_jvp``: ``gA = U Gamma V^H`` plus the parts orthogonal to ``U``, ``V``.
+
+    ``Gamma = diag(gS) + (F o J) S + (F o J)^H S + S (F o K) + S (F o K)^H`` (+ the complex
+    gauge term), ``J = U^H gU``, ``K = V^H gV``.
+    """
+    g_u, g_s, g_vh = g
+    u1, s, v1, u2, v2 = _svd_parts(out)
+    m, n = a.shape[-2], a.shape[-1]
+    k = s.shape[-1]
+    g_v = _h(g_vh)
+    g_u1, g_v1 = _columns(g_u, 0, k), _columns(g_v, 0, k)
+    if full_matrices and m > n:
+        g_u1 = g_u1 - u2 @ (_h(_columns(g_u, k, None)) @ u1)
+    if full_matrices and n > m:
+        g_v1 = g_v1 - v2 @ (_h(_columns(g_v, k, None)) @ v1)
+    j, kk = _h(u1) @ g_u1, _h(v1) @ g_v1
+    f = _gaps(s * s)
+    s_row, s_col, s_inv = s.unsqueeze(-2), s.unsqueeze(-1), _safe_reciprocal(s)
+    fj, fk = f * j, f * kk
+    gamma = g_s.diag_embed() + (fj + _h(fj)) * s_row + s_col * (fk + _h(fk))
+    if _is_complex(j):
+        gamma = gamma + _im_diag(j) * s_inv.unsqueeze(-2)
+    ga = u1 @ gamma @ _h(v1)
+    if m > n:
+        ga = ga + ((g_u1 - u1 @ j) * s_inv.unsqueeze(-2)) @ _h(v1)
+    if n > m:
+        ga = ga + (u1 * s_inv.unsqueeze(-2)) @ _h(g_v1 - v1 @ kk)
+    return ga
+
+
+SVD = Op("linalg_svd", _svd_impl, vjp=(_svd_vjp,), jvp=_svd_jvp, family="linalg", save_out=True,
+         multi_output=True, arg_names=("A",), grad_name="LinalgSvdBackward0")
+SVD.batch = _front_batch(SVD)
+
+
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
+    """The singular value decomposition ``a = U @ diag(S) @ Vh`` (``S`` descending), as NumPy's.
+
+    With ``full_matrices=True``, ``U``/``Vh`` are completed to unitary matrices; the
+    completion is not unique, and its derivative is the one that keeps the
+    matrices unitary while moving the extra columns only along the leading ones.
+    With ``compute_uv=False``, returns ``S`` only (see ``svdvals``). Equal singular
+    values: ``S``'s derivative stays exact, ``U``/``Vh``'s is undefined (as ``eigh``).
+    ``hermitian`` is accepted for NumPy compatibility; the general algorithm is used.
+
+    >>> import dualgrad as dg
+    >>> U, S, Vh = dg.linalg.svd(dg.tensor([[3., 0.], [0., -2.]]))
+    >>> S
+    tensor([3., 2.])
+    """
+    a = _tensor(a)
+    _check_matrix("svd", a)
+    if not compute_uv:
+        return svdvals(a)
+    return SVDResult(*apply(SVD, a, full_matrices=bool(full_matrices)))
+
+
+def svdvals(x: Any, /) -> Tensor:
+    """The singular values, descending; their derivative is exact even when some are equal.
+
+    >>> import dualgrad as dg
+    >>> dg.linalg.svdvals(dg.tensor([[0., 2.], [1., 0.]]))
+    tensor([2., 1.])
+    """
+    x = _tensor(x)
+    _check_matrix("svdvals", x)
+    return apply(SVD, x, full_matrices=False)[1]
+
+
+# -- qr ------------------------------------------------------------------------------------------------
+class QRResult(NamedTuple):
+    """``(Q, R)``, as NumPy's ``qr``."""
+
+    Q: Tensor
+    R: Tensor
+
+
+def _qr_impl(a: np.ndarray, *, mode: str) -> tuple:
+    q, r = np.linalg.qr(a, mode=mode)
+    return q, r
+
+
+def _check_qr_derivative(a: Any, mode: str) -> None:
+    m, n = a.shape[-2], a.shape[-1]
+    if m < n or (mode == "complete" and m != n):
+        raise NotImplementedError(
+            f"qr: derivatives are implemented for inputs with at least as many rows as columns in mode "
+            f"'reduced' or 'r' (or square inputs in mode 'complete'); got shape {tuple(a.shape)}, "
+            f"mode={mode!r}"
+        )
+
+
+def _skew_lower(x: Tensor) -> Tensor:
+    """``C`` with the strictly lower part of ``x``, skew-Hermitian, and ``i Im diag(x)``."""
+    lower = x.tril(-1)
+    c = lower - _h(lower)
+    return c + _im_diag(x) if _is_complex(x) else c
+
+
+def _hermitian_from_upper(x: Tensor) -> Tensor:
+    """``triu(x, 1) + triu(x, 1)^H + Re diag(x)``."""
+    upper = x.triu(1)
+    d = _diag(x).real if _is_complex(x) else _diag(x)
+    return upper + _h(upper) + d.diag_embed()
+
+
+def _qr_jvp(tangents: tuple, out: tuple, a: Tensor, *, mode: str) -> tuple:
+    """``X = Q^H dA R^{-1}``, ``C = skew(X)``: ``dQ = Q C + (dA R^{-1} - Q X)``, ``dR = (X - C) R``."""
+    _check_qr_derivative(a, mode)
+    q, r = out
+    t_rinv = _h(solve(_h(r), _h(tangents[0])))
+    x = _h(q) @ t_rinv
+    c = _skew_lower(x)
+    return q @ c + (t_rinv - q @ x), (x - c) @ r
+
+
+def _qr_vjp(g: tuple, out: tuple, a: Tensor, *, mode: str) -> Tensor:
+    """``(gQ - Q herm_upper(Q^H gQ - gR R^H)) R^{-H}`` (the adjoint of the forward rule)."""
+    _check_qr_derivative(a, mode)
+    g_q, g_r = g
+    q, r = out
+    m = _h(q) @ g_q - g_r @ _h(r)
+    return _h(solve(r, _h(g_q - q @ _hermitian_from_upper(m))))
+
+
+QR = Op("linalg_qr", _qr_impl, vjp=(_qr_vjp,), jvp=_qr_jvp, family="linalg", save_inputs=False,
+        save_out=True, multi_output=True, arg_names=("A",), grad_name="LinalgQrBackward0")
+QR.batch = _front_batch(QR)
+
+
+def qr(a: Any, mode: str = "reduced") -> Any:
+    """The QR decomposition ``a = Q @ R`` (``mode`` 'reduced', 'complete' or 'r'), as NumPy's.
+
+    Derivatives need at least as many rows as columns (``mode='complete'``: a
+    square matrix) and a full-rank input; otherwise the backward raises
+    NotImplementedError naming the shape.
+
+    >>> import dualgrad as dg
+    >>> Q, R = dg.linalg.qr(dg.tensor([[3., 0.], [4., 1.]]))
+    >>> R
+    tensor([[-5.0000, -0.8000],
+            [ 0.0000,  0.6000]])
+    """
+    a = _tensor(a)
+    _check_matrix("qr", a)
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"qr: unrecognized mode {mode!r} (dualgrad supports 'reduced', 'complete' and 'r')")
+    if mode == "r":
+        return apply(QR, a, mode="reduced")[1]
+    return QRResult(*apply(QR, a, mode=mode))
+
+
+METHODS: dict[str, Any] = {"det": det, "inverse": inv, "slogdet": slogdet}
+__all__ = ["LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "qr", "slogdet", "solve", "svd",
+           "svdvals"]

@@ -1,0 +1,181 @@
+"""SciPy integration (optional extra ``dualgrad[scipy]``): exact derivatives for ``scipy.optimize``.
+
+``minimize_problem(f)`` gives the callables ``scipy.optimize.minimize`` takes
+(``fun``, ``jac``, ``hess``, ``hessp``) for a scalar function ``f`` of a 1-D
+Tensor; ``residual_problem(r)`` gives ``fun`` and ``jac`` for
+``scipy.optimize.least_squares``. ``f`` and ``r`` may be plain NumPy code (NumPy
+calls on Tensors are differentiated, see ``dualgrad.numpy_dispatch``). Extra
+``args`` that SciPy passes are forwarded to them unchanged. The value and the
+gradient come from one reverse pass, cached for the last point, since SciPy asks
+for ``fun(x)`` and ``jac(x)`` at the same ``x``.
+
+``minimize`` and ``least_squares`` call SciPy with these callables; they import
+SciPy when called and raise ImportError if it is not installed. The problem
+builders themselves do not need SciPy.
+
+>>> import numpy as np
+>>> from dualgrad.scipy import minimize
+>>> rosen = lambda x: np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+>>> result = minimize(rosen, np.array([-1.2, 1.0]), method="Newton-CG")
+>>> bool(result.success), np.round(result.x, 4)
+(True, array([1., 1.]))
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from . import func
+from .factories import tensor
+from .tensor import Tensor
+
+
+def _scipy_optimize() -> Any:
+    try:
+        import scipy.optimize
+    except ImportError as err:
+        raise ImportError(
+            "dualgrad.scipy needs SciPy, which is not installed: pip install 'dualgrad[scipy]'"
+        ) from err
+    return scipy.optimize
+
+
+def _point(x: Any) -> Tensor:
+    return tensor(np.asarray(x, dtype=np.float64))
+
+
+class MinimizeProblem:
+    """``fun``, ``jac``, ``hess`` and ``hessp`` of a scalar function, for ``scipy.optimize.minimize``.
+
+    >>> import numpy as np
+    >>> problem = minimize_problem(lambda x: np.sum(x ** 3))
+    >>> problem.fun([1.0, 2.0]), problem.jac([1.0, 2.0]), problem.hessp([1.0, 2.0], [1.0, 1.0])
+    (9.0, array([ 3., 12.]), array([ 6., 12.]))
+    """
+
+    def __init__(self, f: Callable[..., Any]):
+        self.f = f
+        self._cached_at: bytes | None = None
+        self._cached: tuple = ()
+
+    def _value_and_grad(self, x: Any, args: tuple) -> tuple:
+        key = np.asarray(x, dtype=np.float64).tobytes() + repr(args).encode()
+        if key != self._cached_at:
+            gradient, value = func.grad_and_value(lambda p: self.f(p, *args))(_point(x))
+            self._cached = (float(value.item()), gradient.numpy().copy())
+            self._cached_at = key
+        return self._cached
+
+    def fun(self, x: Any, *args: Any) -> float:
+        """``f(x)`` as a float."""
+        return self._value_and_grad(x, args)[0]
+
+    def jac(self, x: Any, *args: Any) -> np.ndarray:
+        """The gradient of ``f`` at ``x`` (reverse mode)."""
+        return self._value_and_grad(x, args)[1].copy()
+
+    def hess(self, x: Any, *args: Any) -> np.ndarray:
+        """The Hessian matrix of ``f`` at ``x``."""
+        return func.hessian(lambda p: self.f(p, *args))(_point(x)).numpy().copy()
+
+    def hessp(self, x: Any, p: Any, *args: Any) -> np.ndarray:
+        """The Hessian of ``f`` at ``x`` times ``p``, without forming the Hessian (forward over reverse)."""
+        gradient = func.grad(lambda q: self.f(q, *args))
+        return func.jvp(gradient, (_point(x),), (_point(p),))[1].numpy().copy()
+
+
+class ResidualProblem:
+    """``fun`` (residuals) and ``jac`` (their Jacobian) for ``scipy.optimize.least_squares``.
+
+    The Jacobian uses forward mode when there are at least as many residuals as
+    parameters (one jvp per parameter), reverse mode otherwise.
+
+    >>> import numpy as np
+    >>> problem = residual_problem(lambda x: np.stack([x[0] * x[1], x[0] - 1.0, x[1] ** 2]))
+    >>> problem.jac([2.0, 3.0])
+    array([[3., 2.],
+           [1., 0.],
+           [0., 6.]])
+    """
+
+    def __init__(self, residuals: Callable[..., Any]):
+        self.residuals = residuals
+
+    def fun(self, x: Any, *args: Any) -> np.ndarray:
+        """The residual vector at ``x``."""
+        return np.asarray(self.residuals(_point(x), *args).detach().numpy(), dtype=np.float64).copy()
+
+    def jac(self, x: Any, *args: Any) -> np.ndarray:
+        """The Jacobian matrix ``d residuals / d x`` at ``x``."""
+        point = _point(x)
+        f = lambda p: self.residuals(p, *args)
+        n_residuals = f(point).numel()
+        jacobian = func.jacfwd(f) if n_residuals >= point.numel() else func.jacrev(f)
+        return jacobian(point).numpy().reshape(n_residuals, point.numel()).copy()
+
+
+def minimize_problem(f: Callable[..., Any]) -> MinimizeProblem:
+    """The ``fun``/``jac``/``hess``/``hessp`` callables of scalar ``f`` for ``scipy.optimize.minimize``.
+
+    >>> import numpy as np, scipy.optimize
+    >>> problem = minimize_problem(lambda x: np.sum((x - 3.0) ** 2))
+    >>> result = scipy.optimize.minimize(problem.fun, np.zeros(2), jac=problem.jac, hess=problem.hess,
+    ...                                  method="trust-exact")
+    >>> np.round(result.x, 6)
+    array([3., 3.])
+    """
+    return MinimizeProblem(f)
+
+
+def residual_problem(residuals: Callable[..., Any]) -> ResidualProblem:
+    """The ``fun``/``jac`` callables of a residual function for ``scipy.optimize.least_squares``.
+
+    >>> import numpy as np, scipy.optimize
+    >>> t = np.array([0.0, 1.0, 2.0])
+    >>> problem = residual_problem(lambda p: p[0] * np.exp(p[1] * t) - np.array([2.0, 2.0 * np.e, 2.0 * np.e ** 2]))
+    >>> fit = scipy.optimize.least_squares(problem.fun, [1.0, 0.0], jac=problem.jac)
+    >>> np.round(fit.x, 6)
+    array([2., 1.])
+    """
+    return ResidualProblem(residuals)
+
+
+def minimize(f: Callable[..., Any], x0: Any, method: str = "BFGS", **options: Any) -> Any:
+    """``scipy.optimize.minimize`` of ``f`` from ``x0`` with exact derivatives from dualgrad.
+
+    The Hessian is passed to the methods that use it (``hessp`` for Newton-CG and
+    the trust-region Krylov methods, ``hess`` for the others).
+
+    >>> import numpy as np
+    >>> result = minimize(lambda x: np.sum(np.cosh(x - 1.0)), np.zeros(3), method="trust-exact")
+    >>> np.round(result.x, 4)
+    array([1., 1., 1.])
+    """
+    optimize = _scipy_optimize()
+    problem = minimize_problem(f)
+    method_name = method.lower()
+    if method_name in ("newton-cg", "trust-ncg", "trust-krylov", "trust-constr"):
+        options.setdefault("hessp", problem.hessp)
+    elif method_name in ("dogleg", "trust-exact"):
+        options.setdefault("hess", problem.hess)
+    return optimize.minimize(problem.fun, np.asarray(x0, dtype=np.float64), jac=problem.jac, method=method,
+                             **options)
+
+
+def least_squares(residuals: Callable[..., Any], x0: Any, **options: Any) -> Any:
+    """``scipy.optimize.least_squares`` of ``residuals`` from ``x0`` with their exact Jacobian.
+
+    >>> import numpy as np
+    >>> fit = least_squares(lambda p: np.stack([p[0] + p[1] - 3.0, p[0] - p[1] - 1.0]), [0.0, 0.0])
+    >>> np.round(fit.x, 6)
+    array([2., 1.])
+    """
+    optimize = _scipy_optimize()
+    problem = residual_problem(residuals)
+    return optimize.least_squares(problem.fun, np.asarray(x0, dtype=np.float64), jac=problem.jac, **options)
+
+
+__all__ = ["MinimizeProblem", "ResidualProblem", "least_squares", "minimize", "minimize_problem",
+           "residual_problem"]

@@ -1,0 +1,165 @@
+"""dualgrad.func transforms and their compositions, against finite differences and their definitions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import dualgrad as dg
+from dualgrad.func import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp, vmap
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((4, 3))
+
+
+def f(x):
+    """R^3 -> R^4, nonlinear."""
+    return (dg.tensor(A) @ x).tanh() + 0.5 * x.sum() * x.sin().sum()
+
+
+def scalar(x):
+    return (f(x) ** 2).sum() + (x ** 3).sum()
+
+
+def numeric_jacobian(fn, x0: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central differences, column by column: shape out.shape + x.shape."""
+    with dg.no_grad():
+        cols = []
+        for i in range(x0.size):
+            e = np.zeros(x0.size)
+            e[i] = eps
+            e = e.reshape(x0.shape)
+            cols.append((fn(dg.tensor(x0 + e)).numpy() - fn(dg.tensor(x0 - e)).numpy()) / (2 * eps))
+    out_shape = np.shape(cols[0])
+    return np.moveaxis(np.array(cols), 0, -1).reshape(out_shape + x0.shape)
+
+
+def numeric_gradient(fn, x0):
+    return numeric_jacobian(fn, x0)
+
+
+vectors = hnp.arrays(np.float64, 3, elements=st.floats(-1.5, 1.5))
+
+
+@given(x0=vectors)
+def test_jacrev_and_jacfwd_match_finite_differences(x0):
+    expected = numeric_jacobian(f, x0)
+    np.testing.assert_allclose(jacrev(f)(dg.tensor(x0)).numpy(), expected, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(jacfwd(f)(dg.tensor(x0)).numpy(), expected, rtol=1e-6, atol=1e-7)
+
+
+@given(x0=vectors)
+def test_hessians_all_ways_agree_are_symmetric_and_match_finite_differences(x0):
+    x = dg.tensor(x0)
+    expected = numeric_jacobian(lambda t: grad(scalar)(t), x0)
+    ways = [hessian(scalar)(x), jacfwd(jacrev(scalar))(x), jacrev(jacfwd(scalar))(x),
+            jacrev(jacrev(scalar))(x), jacfwd(jacfwd(scalar))(x), jacrev(grad(scalar))(x)]
+    for h in ways:
+        np.testing.assert_allclose(h.numpy(), expected, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(h.numpy(), h.numpy().T, rtol=1e-12, atol=1e-12)
+
+
+def test_grad_of_grad_is_the_second_derivative():
+    x = dg.tensor(0.7)
+    assert np.isclose(grad(grad(lambda t: t.sin() * t ** 3))(x).item(),
+                      -np.sin(0.7) * 0.7 ** 3 + 6 * np.cos(0.7) * 0.7 ** 2 + 6 * 0.7 * np.sin(0.7))
+
+
+def test_grad_argnums_has_aux_and_grad_and_value():
+    x, y = dg.tensor([1., 2.]), dg.tensor([3., -1.])
+
+    def g(a, b):
+        return (a * b).sum(), {"a": a}
+
+    (ga, gb), aux = grad(g, argnums=(0, 1), has_aux=True)(x, y)
+    np.testing.assert_allclose(ga.numpy(), y.numpy())
+    np.testing.assert_allclose(gb.numpy(), x.numpy())
+    assert set(aux) == {"a"}
+    gy, value = grad_and_value(lambda a, b: (a * b).sum(), argnums=-1)(x, y)
+    np.testing.assert_allclose(gy.numpy(), x.numpy())
+    assert value.item() == 1.0 and not value.requires_grad
+
+
+def test_per_example_gradients_match_a_loop_of_grad_calls():
+    rng = np.random.default_rng(1)
+    w = dg.tensor(rng.standard_normal(5))
+    X, y = rng.standard_normal((8, 5)), rng.integers(0, 2, 8).astype(float)
+
+    def loss(w, x, t):
+        z = x @ w
+        return dg.softplus(z) - t * z
+
+    batched = vmap(grad(loss), in_dims=(None, 0, 0))(w, dg.tensor(X), dg.tensor(y))
+    for k in range(8):
+        np.testing.assert_allclose(batched.numpy()[k], grad(loss)(w, dg.tensor(X[k]), dg.tensor(y[k])).numpy(),
+                                   rtol=1e-12)
+
+
+def test_vmap_of_jacrev_and_jacfwd_match_per_example_jacobians():
+    X = RNG.standard_normal((3, 3))
+    for transform in (jacrev, jacfwd):
+        batched = vmap(transform(f))(dg.tensor(X))
+        for k in range(3):
+            np.testing.assert_allclose(batched.numpy()[k], numeric_jacobian(f, X[k]), rtol=1e-6, atol=1e-7)
+
+
+def test_grad_through_func_grad_reaches_closure_tensors():
+    w = dg.tensor([0.5, -0.3], requires_grad=True)
+    x = dg.tensor([1.0, 2.0])
+    g = grad(lambda t: ((t * w).sum()) ** 2)(x)  # 2 (t.w) w
+    (dw,) = dg.grad(g.sum(), w)
+    s, total = float(x.numpy() @ w.detach().numpy()), float(w.detach().numpy().sum())
+    np.testing.assert_allclose(dw.numpy(), 2 * x.numpy() * total + 2 * s, rtol=1e-12)
+
+
+def test_vjp_and_jvp_satisfy_the_dot_product_identity():
+    x = dg.tensor(RNG.standard_normal(3))
+    u, v = dg.tensor(RNG.standard_normal(4)), dg.tensor(RNG.standard_normal(3))
+    out, vjp_fn = vjp(f, x)
+    (vjp_u,) = vjp_fn(u)
+    out2, jvp_v = jvp(f, (x,), (v,))
+    np.testing.assert_allclose(out.numpy(), out2.numpy())
+    assert np.isclose(float(vjp_u.numpy() @ v.numpy()), float(u.numpy() @ jvp_v.numpy()))
+    _, lin = linearize(f, x)
+    np.testing.assert_allclose(lin(v).numpy(), jvp_v.numpy())
+
+
+def test_chunk_size_of_jacrev_and_jacfwd():
+    x = dg.tensor(RNG.standard_normal(3))
+    full = jacrev(f)(x).numpy()
+    np.testing.assert_allclose(jacrev(f, chunk_size=1)(x).numpy(), full)
+    np.testing.assert_allclose(jacfwd(f, chunk_size=2)(x).numpy(), full)
+
+
+def test_tuple_argnums_and_outputs_give_nested_jacobians():
+    x, y = dg.tensor([1., 2.]), dg.tensor([3.])
+
+    def g(a, b):
+        return a * b, (a ** 2).sum()
+
+    for transform in (jacrev, jacfwd):
+        (dx0, dy0), (dx1, dy1) = transform(g, argnums=(0, 1))(x, y)
+        assert dx0.shape == (2, 2) and dy0.shape == (2, 1) and dx1.shape == (2,) and dy1.shape == (1,)
+        np.testing.assert_allclose(dx0.numpy(), 3 * np.eye(2))
+        np.testing.assert_allclose(dy1.numpy(), [0.])
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: grad(lambda x: x * 2)(dg.ones(2)), RuntimeError,
+     "Expected f\\(\\*args\\) to return a scalar Tensor, got tensor with 1 dims"),
+    (lambda: grad(lambda x: 1.0)(dg.ones(2)), RuntimeError, "to return a Tensor"),
+    (lambda: grad(lambda x: x.sum(), argnums=2)(dg.ones(2)), RuntimeError,
+     "Got argnums=2, but only 1 positional inputs"),
+    (lambda: grad(lambda x: x.sum(), argnums=1.0)(dg.ones(2)), RuntimeError, "argnums must be int or Tuple"),
+    (lambda: grad(lambda x: x.sum(), has_aux=True)(dg.ones(2)), RuntimeError,
+     "should be a tuple: \\(output, aux\\)"),
+    (lambda: jvp(lambda x: x, dg.ones(2), (dg.ones(2),)), RuntimeError, "Expected primals to be a tuple"),
+    (lambda: jvp(lambda x: x, (dg.ones(2),), (dg.ones(2), dg.ones(2))), RuntimeError, "same python structure"),
+    (lambda: vjp(lambda x: x, dg.ones(2))[1](dg.ones(3)), RuntimeError, "Mismatch in shape"),
+])
+def test_func_errors(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
