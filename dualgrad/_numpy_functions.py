@@ -13,7 +13,8 @@ tensor([1.6667, 2.3333], grad_fn=<MeanBackward0>)
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -105,14 +106,14 @@ def _moment(name: str, fn: Any, a: Any, axis: Any, dtype: Any, out: Any, ddof: f
 
 
 @implements(np.var)
-def _var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0, keepdims: bool = False,
-         *, where: Any = True, mean: Any = _NO, correction: Any = _NO) -> Any:
+def _var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
+         keepdims: bool = False, *, where: Any = True, mean: Any = _NO, correction: Any = _NO) -> Any:
     return _moment("var", dg.var, a, axis, dtype, out, ddof, keepdims, where, mean, correction)
 
 
 @implements(np.std)
-def _std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0, keepdims: bool = False,
-         *, where: Any = True, mean: Any = _NO, correction: Any = _NO) -> Any:
+def _std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
+         keepdims: bool = False, *, where: Any = True, mean: Any = _NO, correction: Any = _NO) -> Any:
     return _moment("std", dg.std, a, axis, dtype, out, ddof, keepdims, where, mean, correction)
 
 
@@ -244,7 +245,8 @@ def _fix(x: Any, out: Any = None) -> Any:
 
 # -- shape manipulation ---------------------------------------------------------------------------------
 @implements(np.reshape)
-def _reshape(a: Any, /, shape: Any = None, order: str = "C", *, newshape: Any = None, copy: Any = None) -> Any:
+def _reshape(a: Any, /, shape: Any = None, order: str = "C", *, newshape: Any = None,
+             copy: Any = None) -> Any:
     if order != "C":
         raise _unsupported("reshape", f"order={order!r}")
     return dg.reshape(_t(a), shape if shape is not None else newshape)
@@ -286,7 +288,8 @@ def _expand_dims(a: Any, axis: Any) -> Any:
     ndim = a.ndim + len(axes)
     placed = {ax % ndim for ax in axes}
     if len(placed) != len(axes) or any(not -ndim <= ax < ndim for ax in axes):
-        raise np.exceptions.AxisError(f"axis {axis} is out of bounds or repeated for array of dimension {ndim}")
+        raise np.exceptions.AxisError(f"expand_dims: axis {axis} is out of bounds or repeated for an array "
+                                      f"of dimension {ndim}")
     rest = iter(a.shape)
     return dg.reshape(a, tuple(1 if i in placed else next(rest) for i in range(ndim)))
 
@@ -398,7 +401,7 @@ def _split_sizes(n: int, sections: Any, equal: bool) -> list:
         base, extra = divmod(n, int(sections))
         return [base + 1] * extra + [base] * (int(sections) - extra)
     bounds = [0] + [min(max(int(i), 0), n) for i in sections] + [n]
-    return [max(b - a, 0) for a, b in zip(bounds[:-1], bounds[1:])]
+    return [max(b - a, 0) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 @implements(np.split)
@@ -459,7 +462,8 @@ def _diag(v: Any, k: int = 0) -> Any:
 
 
 @implements(np.trace)
-def _trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: Any = None) -> Any:
+def _trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+           out: Any = None) -> Any:
     return _finish(dg.sum(dg.diagonal(_t(a), offset, axis1, axis2), axis=-1, dtype=dtype), out, "trace")
 
 
@@ -520,7 +524,8 @@ def _diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = _NO, append: Any = 
         if _given(value):
             shape = a.shape[:axis] + (1,) + a.shape[axis + 1:]
             value = _t(value)
-            parts.insert(0 if first else len(parts), dg.broadcast_to(value, shape) if value.ndim == 0 else value)
+            value = dg.broadcast_to(value, shape) if value.ndim == 0 else value
+            parts.insert(0 if first else len(parts), value)
     a = dg.cat(parts, axis) if len(parts) > 1 else a
     lead = (slice(None),) * axis
     for _ in range(n):
@@ -555,7 +560,7 @@ def _meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str =
     if indexing == "xy" and len(tensors) > 1:
         for shape in shapes:
             shape[0], shape[1] = shape[1], shape[0]
-    grids = [dg.reshape(t, tuple(s)) for t, s in zip(tensors, shapes)]
+    grids = [dg.reshape(t, tuple(s)) for t, s in zip(tensors, shapes, strict=True)]
     if sparse:
         return tuple(grids)
     full = np.broadcast_shapes(*(g.shape for g in grids))

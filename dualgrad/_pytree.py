@@ -28,31 +28,37 @@ def _children(tree: Any) -> tuple[list, Any]:
 def flatten(tree: Any) -> tuple[list, Any]:
     """The leaves of ``tree`` (depth first) and a spec to rebuild it with ``unflatten``."""
     leaves: list = []
+    return leaves, _walk(tree, leaves)
 
-    def walk(node: Any) -> Any:
-        if type(node) not in _CONTAINERS:
-            leaves.append(node)
-            return None
-        children, keys = _children(node)
-        return (type(node), keys, [walk(c) for c in children])
 
-    return leaves, walk(tree)
+def _walk(node: Any, leaves: list) -> Any:
+    """The spec of ``node``; its leaves are appended to ``leaves``.
+
+    A module-level function, not a closure: a recursive closure is a reference
+    cycle (function -> cell -> function) that would keep ``leaves`` alive until
+    the garbage collector runs.
+    """
+    if type(node) not in _CONTAINERS:
+        leaves.append(node)
+        return None
+    children, keys = _children(node)
+    return (type(node), keys, [_walk(c, leaves) for c in children])
 
 
 def unflatten(leaves: list, spec: Any) -> Any:
     """Rebuild the tree described by ``spec`` with ``leaves`` in order."""
-    it = iter(leaves)
+    return _build(spec, iter(leaves))
 
-    def build(node: Any) -> Any:
-        if node is None:
-            return next(it)
-        kind, keys, children = node
-        values = [build(c) for c in children]
-        if kind is dict:
-            return dict(zip(keys, values))
-        return kind(values)
 
-    return build(spec)
+def _build(node: Any, it: Any) -> Any:
+    """The tree of spec ``node``, taking its leaves from the iterator ``it`` (no closure: see ``_walk``)."""
+    if node is None:
+        return next(it)
+    kind, keys, children = node
+    values = [_build(c, it) for c in children]
+    if kind is dict:
+        return dict(zip(keys, values, strict=True))
+    return kind(values)
 
 
 def describe(spec: Any) -> str:
@@ -62,7 +68,7 @@ def describe(spec: Any) -> str:
     kind, keys, children = spec
     parts = [describe(c) for c in children]
     if kind is dict:
-        return "{" + ", ".join(f"{k}: {p}" for k, p in zip(keys, parts)) + "}"
+        return "{" + ", ".join(f"{k}: {p}" for k, p in zip(keys, parts, strict=True)) + "}"
     text = ", ".join(parts)
     return f"[{text}]" if kind is list else f"({text},)" if len(parts) == 1 else f"({text})"
 
@@ -81,7 +87,10 @@ def broadcast_prefix(prefix: Any, tree: Any) -> list | None:
         return None
     if isinstance(prefix, dict) and set(prefix) != set(tree):
         return None
-    pairs = [(prefix[k], tree[k]) for k in tree] if isinstance(tree, dict) else zip(prefix, tree)
+    if isinstance(tree, dict):
+        pairs = [(prefix[k], tree[k]) for k in tree]
+    else:
+        pairs = list(zip(prefix, tree, strict=True))
     result: list = []
     for p, t in pairs:
         part = broadcast_prefix(p, t)

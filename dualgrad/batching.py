@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,8 @@ SAME_SIZE = ("vmap: Expected all tensors to have the same size in the mapped dim
              "got sizes {sizes} for the mapped dimension")
 _level_ids = itertools.count(1)
 
-# family name -> ``rule(op, args, bdims, **params)``, filled by ``dualgrad.ops.batch_rules`` (ops register into engines).
+# family name -> ``rule(op, args, bdims, **params)``, filled by ``dualgrad.ops.batch_rules``
+# (ops register into engines).
 family_rules: dict[str, Callable] = {}
 
 
@@ -148,7 +150,7 @@ class BatchedTensor(Tensor):
     def grad_fn(self) -> Any:
         return self.value.grad_fn
 
-    def detach(self) -> "BatchedTensor":
+    def detach(self) -> BatchedTensor:
         return make_batched(self.value.detach(), self.bdim, self.level)
 
     def __repr__(self) -> str:
@@ -224,7 +226,7 @@ def _broadcast_level(x: Tensor, level: VmapLevel) -> Tensor:
     STATE.dual_levels = ()
     try:
         out = _broadcast_at(x, 0, level.size)
-        for i, (dual, t) in enumerate(zip(duals, tangents)):
+        for i, (dual, t) in enumerate(zip(duals, tangents, strict=True)):
             if t is not None:
                 STATE.dual_levels = duals[:i]  # the tangent keeps its own outer tangents
                 set_tangent(out, dual, level_to_front(t, level))
@@ -287,7 +289,7 @@ def run(op: Any, args: tuple, params: dict) -> Any:
     if isinstance(out, tuple):
         if not isinstance(out_bdim, tuple):
             out_bdim = (out_bdim,) * len(out)
-        return tuple(make_batched(o, b, top) for o, b in zip(out, out_bdim))
+        return tuple(make_batched(o, b, top) for o, b in zip(out, out_bdim, strict=True))
     return make_batched(out, out_bdim, top)
 
 
@@ -329,7 +331,7 @@ def _batch_dims_of_inputs(name: str, in_dims: Any, args: tuple) -> tuple[list, l
             f"but inputs has structure {pytree.describe(pytree.flatten(args)[1])}."
         )
     dims, sizes = [], []
-    for arg, dim in zip(flat_args, flat_dims):
+    for arg, dim in zip(flat_args, flat_dims, strict=True):
         if dim is not None and type(dim) is not int:
             raise ValueError(
                 f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={dim} for an input but "
@@ -366,7 +368,9 @@ def _output_at(name: str, out: Any, out_dim: int | None, level: VmapLevel, index
     batched = type(out) is BatchedTensor and out.level == level.id
     if out_dim is None:
         if isinstance(out, BatchedTensor) and is_batched_at(out, level):
-            raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None")
+            raise ValueError(
+                f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None"
+            )
         return out
     if not isinstance(out, Tensor):
         where = "" if index is None else f" for return {index}"
@@ -410,14 +414,14 @@ def _unwrap_outputs(name: str, outputs: Any, out_dims: Any, level: VmapLevel) ->
         )
     single = spec is None
     results = [_output_at(name, o, d, level, None if single else i)
-               for i, (o, d) in enumerate(zip(flat_out, flat_dims))]
+               for i, (o, d) in enumerate(zip(flat_out, flat_dims, strict=True))]
     return pytree.unflatten(results, spec)
 
 
 def _vmap_once(func: Callable, flat_args: list, dims: list, spec: Any, size: int,
                out_dims: Any, randomness: str, kwargs: dict) -> Any:
     with vmap_level(size, randomness) as level:
-        batched = [make_batched(a, d, level.id) for a, d in zip(flat_args, dims)]
+        batched = [make_batched(a, d, level.id) for a, d in zip(flat_args, dims, strict=True)]
         outputs = func(*pytree.unflatten(batched, spec), **kwargs)
     return _unwrap_outputs(_name(func), outputs, out_dims, level)
 
@@ -431,7 +435,7 @@ def _vmap_chunked(func: Callable, flat_args: list, dims: list, spec: Any, size: 
     for start in range(0, size, chunk_size):
         stop = min(start + chunk_size, size)
         chunk = [a if d is None else a[(slice(None),) * d + (slice(start, stop),)]
-                 for a, d in zip(flat_args, dims)]
+                 for a, d in zip(flat_args, dims, strict=True)]
         pieces.append(_vmap_once(func, chunk, dims, spec, stop - start, out_dims, randomness, kwargs))
     flat_pieces = [pytree.flatten(p)[0] for p in pieces]
     out_spec = pytree.flatten(pieces[0])[1]
@@ -508,7 +512,7 @@ def batched_grad(outputs: tuple, inputs: tuple, grad_outputs: Any, retain_graph:
             f"got {len(grads)} gradients for {len(outputs)} outputs: pass one batched gradient per "
             "output with is_grads_batched=True"
         )
-    for i, (g, out) in enumerate(zip(grads, outputs)):
+    for i, (g, out) in enumerate(zip(grads, outputs, strict=True)):
         if not isinstance(g, Tensor) or g.ndim == 0 or g.shape[1:] != out.shape:
             got = g.shape if isinstance(g, Tensor) else type(g).__name__
             raise RuntimeError(
@@ -522,7 +526,7 @@ def batched_grad(outputs: tuple, inputs: tuple, grad_outputs: Any, retain_graph:
         raise RuntimeError(SAME_SIZE.format(sizes=sizes))
     with vmap_level(sizes[0]) as level:
         cotangents = [make_batched(g if g.dtype == out.dtype else g.to(out.dtype), 0, level.id)
-                      for g, out in zip(grads, outputs)]
+                      for g, out in zip(grads, outputs, strict=True)]
         result = run_backward(outputs, cotangents, retain_graph=retain_graph,
                               create_graph=create_graph, inputs=inputs, accumulate=False)
     return [None if g is None else _output_at("grad", g, 0, level, None) for g in result]

@@ -13,7 +13,8 @@ tensor([1., 1.], dtype=float32, requires_grad=True)
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

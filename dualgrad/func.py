@@ -28,7 +28,8 @@ tensor([[1., 2.],
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import _pytree as pytree
 from ._state import STATE
@@ -93,12 +94,12 @@ def _reaches_outer_graph(outputs: list, leaves: list) -> bool:
 
 def _pullback(outputs: list, leaves: list, cotangents: list, create: bool, retain_graph: bool) -> list:
     """``sum_i <cotangent_i, d output_i / d leaf>`` for each leaf (zeros where independent)."""
-    pairs = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
+    pairs = [(o, c) for o, c in zip(outputs, cotangents, strict=True) if o.requires_grad]
     if not pairs:
         return [zeros_like(leaf) for leaf in leaves]
     grads = autograd_grad([o for o, _ in pairs], leaves, [c for _, c in pairs],
                           retain_graph=retain_graph or create, create_graph=create, allow_unused=True)
-    return [zeros_like(leaf) if g is None else g for g, leaf in zip(grads, leaves)]
+    return [zeros_like(leaf) if g is None else g for g, leaf in zip(grads, leaves, strict=True)]
 
 
 def _argnums_tuple(argnums: Any, nargs: int, name: str) -> tuple:
@@ -126,7 +127,7 @@ def _select(args: tuple, argnums: Any, name: str) -> tuple:
 def _replace(args: tuple, nums: tuple, argnums: Any, new: Any) -> tuple:
     values = (new,) if isinstance(argnums, int) else new
     args = list(args)
-    for i, v in zip(nums, values):
+    for i, v in zip(nums, values, strict=True):
         args[i] = v
     return tuple(args)
 
@@ -249,7 +250,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
                 f"to the function. cotangents: {pytree.describe(ct_spec)}, primal output: "
                 f"{pytree.describe(out_spec)}"
             )
-        for i, (c, o) in enumerate(zip(flat_ct, flat_out)):
+        for i, (c, o) in enumerate(zip(flat_ct, flat_out, strict=True)):
             if not isinstance(c, Tensor) or c.shape != o.shape:
                 got = c.shape if isinstance(c, Tensor) else type(c).__name__
                 raise RuntimeError(
@@ -294,7 +295,7 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
     levels = STATE.vmap_levels
     with dual_level():
         duals = []
-        for p, t in zip(flat_p, flat_t):
+        for p, t in zip(flat_p, flat_t, strict=True):
             if not isinstance(p, Tensor) or not isinstance(t, Tensor):
                 raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be Tensors")
             own = tuple(level for level in levels if is_batched_at(p, level))
@@ -413,7 +414,9 @@ def jacfwd(func: Callable, argnums: Any = 0, has_aux: bool = False, *, randomnes
         flat_in, in_spec = pytree.flatten(chosen)
         for x in flat_in:
             if not isinstance(x, Tensor):
-                raise TypeError(f"jacfwd: expected the inputs to differentiate to be Tensors, got {type(x).__name__}")
+                raise TypeError(
+                    f"jacfwd: expected the inputs to differentiate to be Tensors, got {type(x).__name__}"
+                )
         total = sum(x.numel() for x in flat_in)
         tangents = _blocks(eye(total, dtype=flat_in[0].dtype), flat_in)
 

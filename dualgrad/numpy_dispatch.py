@@ -33,6 +33,17 @@ methods ``reduce`` (``axis``, ``keepdims``, ``initial``, ``where``) and
 ``np.asarray(t)`` and ``np.array(t)`` return the data without any graph (like
 torch's ``.numpy()``): the result is detached.
 
+dtypes: float16, float32, float64, complex64, complex128 and bfloat16 (with the
+optional ``ml_dtypes`` package, extra ``dualgrad[bf16]``) are differentiable;
+gradients and tangents have their input's dtype, mixed dtypes follow NumPy's
+promotion, and a Python scalar does not upcast (except for bfloat16, which NumPy
+with ml_dtypes promotes to float32 when combined with a Python float). float16 and
+bfloat16 results carry the rounding of their dtype: a gradient is accurate to a
+few units of the dtype's epsilon relative to its scale (measured in
+``tests/test_dtypes.py``: about 1e-3 for float16, 1e-2 for bfloat16); compute in
+float32 or float64 where more is needed. Complex gradients follow the conjugate
+Wirtinger convention (``z.grad == dL/da + 1j * dL/db`` for a real loss).
+
 >>> import numpy as np, dualgrad as dg
 >>> x = dg.tensor([0.0, 1.0], requires_grad=True)
 >>> y = np.sum(np.sin(x) * 2.0)
@@ -46,7 +57,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -91,6 +103,10 @@ def _vecmat(v: Any, a: Any) -> Tensor:
     return matmul(unsqueeze(_resolve("conj")(_tensor(v)), -2), a)[..., 0, :]
 
 
+def _matmul(x: Any, y: Any) -> Tensor:
+    return _resolve("matmul")(_tensor(x), _tensor(y))
+
+
 def _tensor(x: Any) -> Tensor:
     return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
 
@@ -106,7 +122,7 @@ UFUNCS: dict[np.ufunc, str | Callable] = {
     np.sinh: "sinh", np.cosh: "cosh", np.tanh: "tanh", np.arcsinh: "asinh",
     np.arccosh: "acosh", np.arctanh: "atanh", np.hypot: "hypot", np.logaddexp: "logaddexp",
     np.maximum: "maximum", np.minimum: "minimum", np.fmax: "maximum", np.fmin: "minimum",
-    np.conjugate: "conj", np.remainder: "remainder", np.fmod: "fmod", np.matmul: "matmul",
+    np.conjugate: "conj", np.remainder: "remainder", np.fmod: "fmod", np.matmul: _matmul,
     np.exp2: "exp2", np.logaddexp2: "logaddexp2", np.cbrt: "cbrt", np.deg2rad: "deg2rad",
     np.radians: "deg2rad", np.rad2deg: "rad2deg", np.degrees: "rad2deg", np.copysign: "copysign",
     np.heaviside: "heaviside", np.divmod: _divmod, np.vecdot: _vecdot,

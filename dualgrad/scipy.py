@@ -23,7 +23,8 @@ builders themselves do not need SciPy.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -134,7 +135,8 @@ def residual_problem(residuals: Callable[..., Any]) -> ResidualProblem:
 
     >>> import numpy as np, scipy.optimize
     >>> t = np.array([0.0, 1.0, 2.0])
-    >>> problem = residual_problem(lambda p: p[0] * np.exp(p[1] * t) - np.array([2.0, 2.0 * np.e, 2.0 * np.e ** 2]))
+    >>> measured = 2.0 * np.exp(t)
+    >>> problem = residual_problem(lambda p: p[0] * np.exp(p[1] * t) - measured)
     >>> fit = scipy.optimize.least_squares(problem.fun, [1.0, 0.0], jac=problem.jac)
     >>> np.round(fit.x, 6)
     array([2., 1.])

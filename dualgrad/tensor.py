@@ -188,7 +188,16 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        """``np.asarray(t)`` returns the data; this detaches from the graph."""
+        """``np.asarray(t)`` / ``np.array(t)`` return the data, like ``numpy()``: the result is detached.
+
+        NumPy functions called *on* a Tensor are differentiated (``dualgrad.numpy_dispatch``);
+        only an explicit conversion, or a NumPy function given a plain list of Tensors
+        (``np.sum([t, u])``, which NumPy converts first), leaves the graph.
+
+        >>> import numpy as np, dualgrad as dg
+        >>> np.asarray(dg.tensor([1.0, 2.0], requires_grad=True))
+        array([1., 2.])
+        """
         data = self._data
         if dtype is not None and data.dtype != dtype:
             return data.astype(dtype)

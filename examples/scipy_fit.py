@@ -59,8 +59,8 @@ def penalized_nll(w, lam=1e-2):
 
 
 objective = minimize_problem(penalized_nll)
-result = scipy.optimize.minimize(objective.fun, np.zeros(n_features), jac=objective.jac, hessp=objective.hessp,
-                                 method="Newton-CG", options={"xtol": 1e-10})
+result = scipy.optimize.minimize(objective.fun, np.zeros(n_features), jac=objective.jac,
+                                 hessp=objective.hessp, method="Newton-CG", options={"xtol": 1e-10})
 print("logistic regression (Newton-CG, exact gradient and Hessian-vector products)")
 print(f"  true weights:         {np.array2string(true_weights, precision=4)}")
 print(f"  fitted weights:       {np.array2string(result.x, precision=4)}")

@@ -94,8 +94,8 @@ def test_per_example_gradients_match_a_loop_of_grad_calls():
 
     batched = vmap(grad(loss), in_dims=(None, 0, 0))(w, dg.tensor(X), dg.tensor(y))
     for k in range(8):
-        np.testing.assert_allclose(batched.numpy()[k], grad(loss)(w, dg.tensor(X[k]), dg.tensor(y[k])).numpy(),
-                                   rtol=1e-12)
+        single = grad(loss)(w, dg.tensor(X[k]), dg.tensor(y[k]))
+        np.testing.assert_allclose(batched.numpy()[k], single.numpy(), rtol=1e-12)
 
 
 def test_vmap_of_jacrev_and_jacfwd_match_per_example_jacobians():
@@ -157,7 +157,8 @@ def test_tuple_argnums_and_outputs_give_nested_jacobians():
     (lambda: grad(lambda x: x.sum(), has_aux=True)(dg.ones(2)), RuntimeError,
      "should be a tuple: \\(output, aux\\)"),
     (lambda: jvp(lambda x: x, dg.ones(2), (dg.ones(2),)), RuntimeError, "Expected primals to be a tuple"),
-    (lambda: jvp(lambda x: x, (dg.ones(2),), (dg.ones(2), dg.ones(2))), RuntimeError, "same python structure"),
+    (lambda: jvp(lambda x: x, (dg.ones(2),), (dg.ones(2), dg.ones(2))), RuntimeError,
+     "same python structure"),
     (lambda: vjp(lambda x: x, dg.ones(2))[1](dg.ones(3)), RuntimeError, "Mismatch in shape"),
 ])
 def test_func_errors(call, error, words):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from dualgrad.autograd.functional import hessian, hvp, jacobian, jvp, vhp, vjp
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import dualgrad as dg
-from dualgrad.autograd.functional import hessian, hvp, jacobian, jvp, vhp, vjp
 
 RNG = np.random.default_rng(0)
 A = RNG.standard_normal((3, 2))

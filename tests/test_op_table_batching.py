@@ -18,9 +18,8 @@ from op_samples import COVERED_BY, SAMPLES, Sample, broadcastable, shapes
 
 import dualgrad as dg
 from dualgrad.ops import ALL_OPS
-from dualgrad.ops.dispatch import apply
 from dualgrad.ops.batch_rules import rule_for
-
+from dualgrad.ops.dispatch import apply
 
 
 def _unary_sample(fn, dtype=np.float64):
@@ -118,15 +117,16 @@ def test_batching_rule_matches_loop(name, data):
     size = data.draw(st.integers(1, 3), label="batch size")
     dims = data.draw(batch_layouts(sample.arrays), label="in_dims")
     out_dim = data.draw(st.sampled_from([0, -1]), label="out_dims")
-    inputs = [_batched_input(a, size, d) for a, d in zip(sample.arrays, dims)]
+    inputs = [_batched_input(a, size, d) for a, d in zip(sample.arrays, dims, strict=True)]
 
     with dg.no_grad():
         got = dg.vmap(lambda *xs: as_outputs(sample.call(*xs)), in_dims=dims, out_dims=out_dim)(*inputs)
     for k in range(size):
-        members = [dg.tensor(a if d is None else _member(a, k)) for a, d in zip(sample.arrays, dims)]
+        members = [dg.tensor(a if d is None else _member(a, k))
+                   for a, d in zip(sample.arrays, dims, strict=True)]
         expected = _results(sample.call, members)
         assert len(got) == len(expected), f"{name}: vmap gave {len(got)} outputs, the loop {len(expected)}"
-        for g, e in zip(got, expected):
+        for g, e in zip(got, expected, strict=True):
             member = np.take(g.numpy(), k, axis=out_dim)
             np.testing.assert_allclose(member, e, rtol=1e-10, atol=1e-12, err_msg=f"{name}, member {k}")
 
@@ -151,6 +151,6 @@ def test_nested_vmap_matches_double_loop(name, data):
     for i in range(outer):
         for j in range(inner):
             members = [dg.tensor(stacked[i, j]) if n == which else dg.tensor(a) for n, a in enumerate(arrays)]
-            for g, e in zip(got, _results(sample.call, members)):
+            for g, e in zip(got, _results(sample.call, members), strict=True):
                 np.testing.assert_allclose(g.numpy()[i, j], e, rtol=1e-10, atol=1e-12,
                                            err_msg=f"{name}, member ({i}, {j})")

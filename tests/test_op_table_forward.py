@@ -32,7 +32,7 @@ def _dense(t, like) -> np.ndarray:
 def forward_tangents(call, arrays, directions) -> list[np.ndarray]:
     """Tangents of ``call``'s floating outputs at ``arrays`` along ``directions`` (one level)."""
     with fwAD.dual_level():
-        duals = [fwAD.make_dual(dg.tensor(a), dg.tensor(v)) for a, v in zip(arrays, directions)]
+        duals = [fwAD.make_dual(dg.tensor(a), dg.tensor(v)) for a, v in zip(arrays, directions, strict=True)]
         outs = as_outputs(call(*duals))
         return [_dense(fwAD.unpack_dual(o).tangent, o) for o in outs]
 
@@ -56,7 +56,7 @@ def test_jvp_matches_finite_differences(name, data):
     tangents = forward_tangents(sample.call, sample.arrays, vs)
     expected = directional_fd(sample.call, sample.arrays, vs)
     assert len(tangents) == len(expected)
-    for got, want in zip(tangents, expected):
+    for got, want in zip(tangents, expected, strict=True):
         assert got.shape == want.shape and got.dtype == want.dtype, f"{name}: tangent shape/dtype"
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=f"{name} J v")
 
@@ -83,19 +83,19 @@ def test_nested_levels_give_second_directional_derivative(name, data):
     ws = random_like(rng, sample.arrays)
     with fwAD.dual_level() as outer, fwAD.dual_level() as inner:
         duals = [fwAD.make_dual(dg.tensor(a), dg.tensor(v), level=outer)
-                 for a, v in zip(sample.arrays, vs)]
-        duals = [fwAD.make_dual(d, dg.tensor(w), level=inner) for d, w in zip(duals, ws)]
+                 for a, v in zip(sample.arrays, vs, strict=True)]
+        duals = [fwAD.make_dual(d, dg.tensor(w), level=inner) for d, w in zip(duals, ws, strict=True)]
         outs = as_outputs(sample.call(*duals))
         first = [fwAD.unpack_dual(o, level=inner).tangent for o in outs]
         seconds = [None if t is None else fwAD.unpack_dual(t, level=outer).tangent for t in first]
     if all(t is None for t in seconds):
         return  # the first derivative is piecewise constant: nothing to check at second order
-    second = [_dense(t, o) for t, o in zip(seconds, outs)]
+    second = [_dense(t, o) for t, o in zip(seconds, outs, strict=True)]
 
     def along_w(*tensors):
         arrays = [t.numpy() for t in tensors]
         return tuple(dg.tensor(t) for t in forward_tangents(sample.call, arrays, ws))
 
     expected = directional_fd(along_w, sample.arrays, vs, eps=1e-5)
-    for got, want in zip(second, expected):
+    for got, want in zip(second, expected, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=f"{name} d2f[v, w]")

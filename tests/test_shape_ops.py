@@ -141,6 +141,12 @@ def test_basic_views_share_memory_with_their_input():
         assert np.shares_memory(view.numpy(), x.numpy())
 
 
+def test_in_place_ops_write_through_a_diagonal_view():
+    a = dg.zeros(2, 2)
+    a.diagonal().fill_(1.0)
+    np.testing.assert_array_equal(a.numpy(), np.eye(2))
+
+
 def test_grad_fn_names_follow_torch():
     x = dg.ones(2, 3, requires_grad=True)
     names = {

@@ -14,7 +14,8 @@ def as_tuple(value: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
     values = tuple(value) if is_tuple else (value,)
     for i, v in enumerate(values):
         if not isinstance(v, Tensor):
-            where = f"The {arg_name} given to {fn_name}" if not is_tuple else f"Entry {i} in the {arg_name} given to {fn_name}"
+            where = f"Entry {i} in the {arg_name}" if is_tuple else f"The {arg_name}"
+            where += f" given to {fn_name}"
             raise TypeError(f"{where} must be a Tensor or a tuple of Tensors but got {type(v)}.")
     return is_tuple, values
 
@@ -52,7 +53,7 @@ def check_v(v: Any, outputs: tuple, fn_name: str, what: str = "user-provided fun
         raise RuntimeError(
             f"v is a tuple of invalid length: should be {len(outputs)} but got {len(vs)}."
         )
-    for vi, o in zip(vs, outputs):
+    for vi, o in zip(vs, outputs, strict=True):
         if vi.shape != o.shape:
             raise RuntimeError(f"v has invalid size: should be {o.shape} but got {vi.shape}.")
     return vs
@@ -73,7 +74,7 @@ def check_requires_grad(outputs: tuple, strict: bool, what: str = "outputs") -> 
 def fill_unused(grads: tuple, inputs: tuple, strict: bool, message: str) -> tuple:
     """Zeros for the inputs a result does not depend on; in strict mode, an error naming the input."""
     result = []
-    for i, (g, x) in enumerate(zip(grads, inputs)):
+    for i, (g, x) in enumerate(zip(grads, inputs, strict=True)):
         if g is None:
             if strict:
                 raise RuntimeError(message.format(i=i))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..factories import eye, zeros_like
 from ..func import _to_trailing
@@ -19,12 +20,13 @@ FORWARD_NEEDS_VECTORIZE = (
     "`vectorize=True`."
 )
 STRICT_OUTPUT_INDEPENDENT = (
-    "Output {o} of the user-provided function is independent of input {i}. This is not allowed in strict mode."
+    "Output {o} of the user-provided function is independent of input {i}. This is not allowed in "
+    "strict mode."
 )
 
 
 def _blocks(n: int, like: tuple) -> list:
-    """The identity of size ``n`` split by columns into ``(n, *x.shape)`` blocks, one per ``x`` of ``like``."""
+    """The identity of size ``n`` split by columns into ``(n, *x.shape)`` blocks, one per ``like``."""
     basis, blocks, start = eye(n, dtype=like[0].dtype), [], 0
     for x in like:
         stop = start + x.numel()
@@ -43,18 +45,18 @@ def _rows_loop(outputs: tuple, xs: tuple, create_graph: bool, strict: bool) -> l
             grads = (autograd_grad(flat[j], xs, retain_graph=True, create_graph=create_graph,
                                    allow_unused=True) if out.requires_grad else (None,) * len(xs))
             grads = fill_unused(grads, xs, strict, STRICT_OUTPUT_INDEPENDENT.replace("{o}", str(o)))
-            for r, g in zip(rows, grads):
+            for r, g in zip(rows, grads, strict=True):
                 r.append(g)
         jac.append(tuple(stack(r).reshape(tuple(out.shape) + tuple(x.shape)) if r
                          else zeros_like(x).reshape(tuple(out.shape) + tuple(x.shape))
-                         for r, x in zip(rows, xs)))
+                         for r, x in zip(rows, xs, strict=True)))
     return jac
 
 
 def _rows_batched(outputs: tuple, xs: tuple, create_graph: bool) -> list:
     """All rows in one backward pass with a batch of basis cotangents (``is_grads_batched``)."""
     n = sum(o.numel() for o in outputs)
-    pairs = [(o, c) for o, c in zip(outputs, _blocks(n, outputs)) if o.requires_grad]
+    pairs = [(o, c) for o, c in zip(outputs, _blocks(n, outputs), strict=True) if o.requires_grad]
     if pairs:
         grads = autograd_grad([o for o, _ in pairs], xs, [c for _, c in pairs], retain_graph=True,
                               create_graph=create_graph, allow_unused=True, is_grads_batched=True)
@@ -65,7 +67,8 @@ def _rows_batched(outputs: tuple, xs: tuple, create_graph: bool) -> list:
         stop = start + out.numel()
         shape = tuple(out.shape)
         jac.append(tuple(zeros_like(x).expand(shape + tuple(x.shape)) if g is None
-                         else g[start:stop].reshape(shape + tuple(x.shape)) for g, x in zip(grads, xs)))
+                         else g[start:stop].reshape(shape + tuple(x.shape))
+                         for g, x in zip(grads, xs, strict=True)))
         start = stop
     return jac
 
@@ -151,7 +154,10 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
         xs = prepare(inputs, create_graph)
         out_tuple, outputs = as_tuple(func(*xs), "outputs of the user-provided function", "jacobian")
         check_requires_grad(outputs, strict)
-        jac = _rows_batched(outputs, xs, create_graph) if vectorize else _rows_loop(outputs, xs, create_graph, strict)
+        if vectorize:
+            jac = _rows_batched(outputs, xs, create_graph)
+        else:
+            jac = _rows_loop(outputs, xs, create_graph, strict)
     return _structure([finish(row, create_graph) for row in jac], out_tuple, in_tuple)
 
 
@@ -180,7 +186,9 @@ def hessian(func: Callable, inputs: Any, create_graph: bool = False, strict: boo
             if isinstance(out, (tuple, list)) or not isinstance(out, Tensor):
                 raise RuntimeError("The function given to hessian should return a single Tensor")
             if out.numel() != 1:
-                raise RuntimeError("The Tensor returned by the function given to hessian should contain a single element")
+                raise RuntimeError(
+                    "The Tensor returned by the function given to hessian should contain a single element"
+                )
             check_requires_grad((out,), strict)
             grads = (autograd_grad(out, xs, create_graph=inner_graph, allow_unused=True)
                      if out.requires_grad else (None,) * len(xs))
@@ -196,6 +204,6 @@ def hessian(func: Callable, inputs: Any, create_graph: bool = False, strict: boo
                     )
             return grads
 
-    hess = jacobian(gradient, inputs if in_tuple else inputs[0], create_graph=create_graph, strict=strict, vectorize=vectorize,
-                    strategy=outer_jacobian_strategy)
+    hess = jacobian(gradient, inputs if in_tuple else inputs[0], create_graph=create_graph, strict=strict,
+                    vectorize=vectorize, strategy=outer_jacobian_strategy)
     return hess if in_tuple else hess[0]

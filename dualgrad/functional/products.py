@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..factories import zeros_like
 from ..forward_ad import dual_level, make_dual, unpack_dual
@@ -10,7 +11,10 @@ from ..reverse import enable_grad
 from ..reverse import grad as autograd_grad
 from ._common import as_tuple, check_requires_grad, check_v, fill_unused, finish, prepare, unpack
 
-INDEPENDENT = "The output of the user-provided function is independent of input {i}. This is not allowed in strict mode."
+INDEPENDENT = (
+    "The output of the user-provided function is independent of input {i}. This is not allowed in "
+    "strict mode."
+)
 HESSIAN_INDEPENDENT = (
     "The hessian of the user-provided function with respect to input {i} is independent of the input. "
     "This is not allowed in strict mode. You should ensure that your function is thrice differentiable "
@@ -20,7 +24,7 @@ HESSIAN_INDEPENDENT = (
 
 def _pullback(outputs: tuple, inputs: tuple, vs: tuple, create_graph: bool) -> tuple:
     """``sum_i v_i^T d outputs_i / d inputs`` (None for inputs the outputs do not reach)."""
-    pairs = [(o, v) for o, v in zip(outputs, vs) if o.requires_grad]
+    pairs = [(o, v) for o, v in zip(outputs, vs, strict=True) if o.requires_grad]
     if not pairs:
         return (None,) * len(inputs)
     return autograd_grad([o for o, _ in pairs], inputs, [v for _, v in pairs], retain_graph=True,
@@ -74,7 +78,7 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     vs = _input_vectors(v, inputs, "jvp")
     with enable_grad(), dual_level():
         xs = prepare(inputs, create_graph, need_graph=create_graph)
-        out_tuple, outputs = as_tuple(func(*[make_dual(x, t) for x, t in zip(xs, vs)]),
+        out_tuple, outputs = as_tuple(func(*[make_dual(x, t) for x, t in zip(xs, vs, strict=True)]),
                                       "outputs of the user-provided function", "jvp")
         primals, tangents = [], []
         for i, out in enumerate(outputs):
@@ -98,7 +102,9 @@ def _scalar_output(func: Callable, xs: tuple, fn_name: str) -> Any:
     if len(outs) != 1 or isinstance(out, (tuple, list)):
         raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
     if out.numel() != 1:
-        raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
+        raise RuntimeError(
+            f"The Tensor returned by the function given to {fn_name} should contain a single element"
+        )
     return out
 
 
@@ -135,7 +141,7 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     vs = _input_vectors(v, inputs, "hvp")
     with enable_grad(), dual_level():
         xs = prepare(inputs, create_graph)
-        out = _scalar_output(func, tuple(make_dual(x, t) for x, t in zip(xs, vs)), "hvp")
+        out = _scalar_output(func, tuple(make_dual(x, t) for x, t in zip(xs, vs, strict=True)), "hvp")
         check_requires_grad((out,), strict)
         grads = fill_unused(_pullback((out,), xs, (zeros_like(out) + 1,), create_graph), xs, strict,
                             INDEPENDENT)

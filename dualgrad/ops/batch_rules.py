@@ -52,7 +52,7 @@ def elementwise_batch(op: Any, args: list, bdims: list, **params: Any) -> tuple:
     if len(batched) == 1 and all(not isinstance(a, Tensor) and np.ndim(a) == 0
                                  for i, a in enumerate(args) if i != batched[0]):
         return apply(op, *args, **params), bdims[batched[0]]
-    rank = max(_logical_ndim(a, b) for a, b in zip(args, bdims))
+    rank = max(_logical_ndim(a, b) for a, b in zip(args, bdims, strict=True))
     aligned = list(args)
     for i in batched:
         x = to_front(args[i], bdims[i])

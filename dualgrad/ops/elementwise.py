@@ -352,7 +352,20 @@ sigmoid = _unary(SIGMOID, "Logistic function ``1 / (1 + exp(-x))``, stable for l
 relu = _unary(RELU, "``max(x, 0)``; its derivative at 0 is 0 (torch's convention).", "[-1., 2.]", "tensor([0., 2.])")
 real = _unary(REAL, "Real part (the tensor itself for real dtypes).", "[1.+2.j]", "tensor([1.])")
 imag = _unary(IMAG, "Imaginary part (zeros for real dtypes).", "[1.+2.j]", "tensor([2.])")
-conj = _unary(CONJ, "Complex conjugate (the values themselves for real dtypes).", "[1.+2.j]", "tensor([1.-2.j])")
+
+
+def conj(x: Any) -> Tensor:
+    """Complex conjugate; a real tensor is returned as it is (as in torch), without a copy.
+
+    >>> import dualgrad as dg
+    >>> dg.conj(dg.tensor([1.+2.j]))
+    tensor([1.-2.j])
+    """
+    if isinstance(x, Tensor) and x.dtype.kind != "c":
+        return x
+    return apply(CONJ, x)
+
+
 angle = _unary(ANGLE, "Argument of complex numbers (0 or pi for reals, with zero gradient).", "[-1.]", "tensor([3.1416])")
 clone = _unary(CLONE, "A copy that stays in the graph.", "[1.]", "tensor([1.])")
 

@@ -32,7 +32,7 @@ DEG2RAD = elementwise("deg2rad", np.deg2rad, (lambda out, x: _DEG,), save_inputs
 RAD2DEG = elementwise("rad2deg", np.rad2deg, (lambda out, x: 1 / _DEG,), save_inputs=False)
 COPYSIGN = elementwise("copysign", np.copysign, (
     lambda out, x, y: _unit_sign(x) * _unit_sign(y),
-    lambda out, x, y: out * 0.0,
+    lambda out, x, y: y * 0.0,
 ))
 FMOD = elementwise("fmod", np.fmod, (1, lambda out, x, y: -apply(COMPARISONS["trunc"], x / y)))
 HEAVISIDE = elementwise("heaviside", np.heaviside, (

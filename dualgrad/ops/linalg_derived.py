@@ -160,13 +160,15 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
 
     ``x = pinv(a) @ b`` with singular values ``<= rcond * max`` dropped (default
     ``max(M, N) * eps``); ``residuals`` are the squared residual norms per column
-    (empty unless ``a`` has full column rank and more rows than columns); ``rank``
-    is a plain integer and ``s`` the singular values of ``a``.
+    when ``a`` has more rows than columns (else empty); ``rank`` is an integer
+    Tensor and ``s`` the singular values of ``a``. Unlike NumPy, the residuals of a
+    rank-deficient tall ``a`` are returned rather than an empty array, so that
+    ``lstsq`` needs no data-dependent branch and works under ``vmap``.
 
     >>> import dualgrad as dg
     >>> x, residuals, rank, s = dg.linalg.lstsq(dg.tensor([[1., 0.], [0., 1.], [0., 0.]]),
     ...                                         dg.tensor([1., 2., 3.]))
-    >>> x, residuals, rank
+    >>> x, residuals, int(rank)
     (tensor([1., 2.]), tensor([9.]), 2)
     """
     a, b = _tensor(a), _tensor(b)
@@ -178,8 +180,8 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
         rcond = max(m, n) * np.finfo(np.result_type(a.dtype, np.float32)).eps
     u, s, vh = svd(a, full_matrices=False)
     x = matmul(_pinv_from_svd(u, s, vh, rcond), b)
-    rank = int(np.count_nonzero(s.detach().numpy() > _cutoff(s, rcond).numpy()))
-    if rank == n and m > n:
+    rank = (s > _cutoff(s, rcond)).sum(axis=-1)
+    if m > n:
         r = b - matmul(a, x)
         residuals = (r.abs() ** 2 if r.dtype.kind == "c" else r * r).sum(axis=0)
         if b.ndim == 1:

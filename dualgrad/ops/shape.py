@@ -144,6 +144,14 @@ def _diag_embed_impl(x: np.ndarray, *, shape: tuple, offset: int, axis1: int, ax
     return out
 
 
+def _diagonal_impl(x: np.ndarray, *, offset: int, axis1: int, axis2: int) -> np.ndarray:
+    """``np.diagonal``, writable like its input (so in-place ops can write through the view)."""
+    d = np.diagonal(x, offset, axis1, axis2)
+    if x.flags.writeable:
+        d.flags.writeable = True
+    return d
+
+
 def _narrow_impl(x: np.ndarray, *, axis: int, start: int, length: int) -> np.ndarray:
     return x[(slice(None),) * axis + (slice(start, start + length),)]
 
@@ -195,7 +203,7 @@ TILE = linear("repeat", lambda x, reps: np.tile(x, reps),
               (lambda g, out, x, reps: _untile(g, x.shape, reps),), family="shape")
 REPEAT_INTERLEAVE = linear("repeat_interleave", lambda x, repeats, axis: np.repeat(x, repeats, axis),
                            (_repeat_interleave_vjp,), family="shape")
-DIAGONAL = linear("diagonal", lambda x, offset, axis1, axis2: np.diagonal(x, offset, axis1, axis2),
+DIAGONAL = linear("diagonal", _diagonal_impl,
                   (lambda g, out, x, offset, axis1, axis2:
                    apply(DIAG_EMBED, g, shape=x.shape, offset=offset, axis1=axis1, axis2=axis2),),
                   family="shape", view=True)
