@@ -12,8 +12,22 @@ tensor([12., 20., 20., 28.])
 """
 
 from .ops.fft import (
-    fft, fft2, fftfreq, fftn, fftshift, ifft, ifft2, ifftn, ifftshift, irfft, irfft2, irfftn, rfft, rfft2,
-    rfftfreq, rfftn,
+    fft,
+    fft2,
+    fftfreq,
+    fftn,
+    fftshift,
+    ifft,
+    ifft2,
+    ifftn,
+    ifftshift,
+    irfft,
+    irfft2,
+    irfftn,
+    rfft,
+    rfft2,
+    rfftfreq,
+    rfftn,
 )
 
 __all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "ifft", "ifft2", "ifftn", "ifftshift", "irfft",

@@ -15,11 +15,33 @@ tensor([[1.0000, 0.0000],
 
 from .ops.linalg import matmul, outer, tensordot
 from .ops.linalg_decomp import (
-    EighResult, LinAlgError, QRResult, SlogdetResult, SVDResult, cholesky, det, eigh, eigvalsh, inv, qr,
-    slogdet, solve, svd, svdvals,
+    EighResult,
+    LinAlgError,
+    QRResult,
+    SlogdetResult,
+    SVDResult,
+    cholesky,
+    det,
+    eigh,
+    eigvalsh,
+    inv,
+    qr,
+    slogdet,
+    solve,
+    svd,
+    svdvals,
 )
 from .ops.linalg_derived import (
-    diagonal, lstsq, matrix_norm, matrix_power, matrix_transpose, multi_dot, norm, pinv, trace, vector_norm,
+    diagonal,
+    lstsq,
+    matrix_norm,
+    matrix_power,
+    matrix_transpose,
+    multi_dot,
+    norm,
+    pinv,
+    trace,
+    vector_norm,
 )
 
 __all__ = [

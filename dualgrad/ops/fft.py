@@ -162,7 +162,8 @@ def _r2c(name: str, a: Any, s: Any, axes: Any, norm: str | None, out: Any) -> Te
     _no_out(name, out)
     a = _tensor(a)
     if a.dtype.kind == "c":
-        raise TypeError(f"{name}: the input must be real, got dtype {a.dtype} (use fft/fftn for complex input)")
+        raise TypeError(f"{name}: the input must be real, got dtype {a.dtype} (use fft/fftn for complex "
+                        "input)")
     s, axes = _plan(name, a, s, axes)
     return apply(RFFTN, a, s=s, axes=axes, norm=_norm(norm))
 

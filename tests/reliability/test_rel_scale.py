@@ -48,9 +48,22 @@ def test_long_chain_backward_into_leaf():
     x = dg.tensor([0.3, -0.7], requires_grad=True)
     y = x
     for _ in range(CHAIN):
-        y = y * 1.00001 - 0.00001
+        y = y * 1.00001
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 1.00001 ** CHAIN, rtol=1e-9)
+
+
+def _stack_fan_in(branches: list) -> dg.Tensor:
+    """One node with len(branches) inputs."""
+    return dg.stack(branches).sum(0)
+
+
+def _add_fan_in(branches: list) -> dg.Tensor:
+    """A chain of len(branches) - 1 additions."""
+    total = branches[0]
+    for b in branches[1:]:
+        total = total + b
+    return total
 
 
 def test_wide_fan_out_and_fan_in():
@@ -58,12 +71,8 @@ def test_wide_fan_out_and_fan_in():
     data = np.array([0.4, -1.1, 2.0])
     c = np.linspace(0.5, 1.5, WIDTH)
     x = dg.tensor(data, requires_grad=True)
-    branches = [(x * float(ci)).sin() for ci in c]
-    stacked = dg.stack(branches).sum(0)
-    added = branches[0]
-    for b in branches[1:]:
-        added = added + b
-    for total in (stacked, added):
+    for fan_in in (_stack_fan_in, _add_fan_in):
+        total = fan_in([(x * float(ci)).sin() for ci in c])
         (g,) = dg.grad(total.sum(), x, create_graph=True)
         (h,) = dg.grad(g.sum(), x)
         expected_g = (c[:, None] * np.cos(c[:, None] * data)).sum(0)
