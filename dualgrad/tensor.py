@@ -15,6 +15,7 @@ tensor([[1., 1.],
 
 from __future__ import annotations
 
+import copy
 import warnings
 from typing import Any, Callable, Iterator
 
@@ -417,7 +418,27 @@ class Tensor:
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def __reduce__(self) -> tuple:
+        """Pickle data, dtype and ``requires_grad`` (never the graph: a non-leaf unpickles as a leaf)."""
         return (_unpickle, (self._data, self._requires_grad))
+
+    def __deepcopy__(self, memo: dict) -> "Tensor":
+        """A new leaf with copied data, ``requires_grad`` and ``.grad`` (graph leaves only, as torch).
+
+        >>> import copy, dualgrad as dg
+        >>> a = dg.tensor([1., 2.], requires_grad=True)
+        >>> copy.deepcopy(a)
+        tensor([1., 2.], requires_grad=True)
+        """
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                "protocol at the moment. Use tensor.detach() first to copy a computed tensor."
+            )
+        new = _unpickle(self._data.copy(), self._requires_grad)
+        memo[id(self)] = new
+        if self._grad is not None:
+            new._grad = copy.deepcopy(self._grad, memo)
+        return new
 
 
 def _wrap(data: np.ndarray) -> Tensor:

@@ -37,6 +37,12 @@ def _pow_exponent_partial(out: Any, x: Any, y: Any) -> Any:
     return _where((x == 0) & (y.real >= 0), 0.0, out * log(safe))
 
 
+def _radius_squared(y: Any, x: Any) -> Any:
+    """x**2 + y**2, taken as 1 at the origin so that atan2's partials are 0 there (as torch)."""
+    r2 = x * x + y * y
+    return _where(r2 == 0, 1.0, r2)
+
+
 def _softplus_impl(x: np.ndarray, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
     bx = x * beta
     return np.where(bx > threshold, x, np.logaddexp(0, bx) / beta)
@@ -155,8 +161,8 @@ TAN = elementwise("tan", np.tan, (lambda out, x: 1 + out * out,), save_inputs=Fa
 ASIN = elementwise("asin", np.arcsin, (lambda out, x: rsqrt(1 - x * x),))
 ACOS = elementwise("acos", np.arccos, (lambda out, x: -rsqrt(1 - x * x),))
 ATAN = elementwise("atan", np.arctan, (lambda out, x: 1 / (1 + x * x),))
-ATAN2 = elementwise("atan2", np.arctan2, (lambda out, y, x: x / (x * x + y * y),
-                                          lambda out, y, x: -y / (x * x + y * y)))
+ATAN2 = elementwise("atan2", np.arctan2, (lambda out, y, x: x / _radius_squared(y, x),
+                                          lambda out, y, x: -y / _radius_squared(y, x)))
 SINH = elementwise("sinh", np.sinh, (lambda out, x: cosh(x),))
 COSH = elementwise("cosh", np.cosh, (lambda out, x: sinh(x),))
 TANH = elementwise("tanh", np.tanh, (lambda out, x: 1 - out * out,), save_inputs=False, save_out=True)

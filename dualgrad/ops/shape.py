@@ -44,7 +44,8 @@ def _inverse_permutation(axes: tuple) -> tuple:
 
 # -- batching rules ---------------------------------------------------------------------
 def _front(x: Any, bdim: int | None) -> Any:
-    """``x`` with its batch axis first (``batch_rules.to_front``, which imports this module)."""
+    """``x`` with its batch axis first: ``batch_rules.to_front``, which cannot be imported here
+    because ``batch_rules`` imports this module."""
     if bdim is None or bdim == 0:
         return x
     return apply(PERMUTE, x, axes=(bdim,) + tuple(i for i in range(x.ndim) if i != bdim))
