@@ -208,6 +208,8 @@ def _count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 @implements(np.clip)
 def _clip(a: Any, a_min: Any = _NO, a_max: Any = _NO, out: Any = None, *, min: Any = _NO,  # noqa: A002
           max: Any = _NO, **kwargs: Any) -> Any:  # noqa: A002 - NumPy's names
+    if kwargs:
+        raise _unsupported("clip", f"the ufunc keywords {sorted(kwargs)}")
     lo = a_min if _given(a_min) else (min if _given(min) else None)
     hi = a_max if _given(a_max) else (max if _given(max) else None)
     if lo is None and hi is None:
