@@ -44,6 +44,7 @@ from .ops import dispatch
 from .ops.dispatch import regenerate_view
 from .ops.inplace import take_graph
 from .ops.registry import fit_gradient
+from .reverse.anomaly import remember_forward_stack
 from .reverse.grad_mode import no_grad
 from .reverse.node import Node
 from .reverse.saved import FREED_MESSAGE, SavedTensor
@@ -343,7 +344,11 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        """Run the Function on ``args``, recording it for every active autograd mode."""
+        """Run the Function on ``args``, recording it for every active autograd mode.
+
+        Observers see the call as one op named after the class (the profiler's
+        row for the forward; the backward node is ``<ClassName>Backward``).
+        """
         state = STATE
         if state.vmap_depth:
             if not cls.generate_vmap_rule:
@@ -352,8 +357,19 @@ class Function:
                     return result
             else:
                 cls._check_generated_vmap(args)
-        ctx = FunctionCtx()
-        op = FunctionOp(cls, ctx, args)
+        op = FunctionOp(cls, FunctionCtx(), args)
+        if state.observed:
+            run = cls._apply_op
+            for observer in state.observers:
+                run = observer.wrap_op(run)
+            return run(op, args, kwargs)
+        return cls._apply_op(op, args, kwargs)
+
+    @classmethod
+    def _apply_op(cls, op: FunctionOp, args: tuple, kwargs: dict) -> Any:
+        """``apply`` after vmap: forward, then the graph node and the tangents."""
+        state = STATE
+        ctx = op.ctx
         grad_on = state.grad_enabled
         if grad_on:
             for a in args:
@@ -467,6 +483,8 @@ class Function:
         ctx._saved = tuple(saved)
         ctx._node_ref = weakref.ref(node)
         node.saved = tuple(s for s, _ in saved if s is not None)
+        if STATE.anomaly_enabled:
+            remember_forward_stack(node)
 
 
 def once_differentiable(fn: Callable) -> Callable:

@@ -421,7 +421,7 @@ class Tensor:
         """Pickle data, dtype and ``requires_grad`` (never the graph: a non-leaf unpickles as a leaf)."""
         return (_unpickle, (self._data, self._requires_grad))
 
-    def __deepcopy__(self, memo: dict) -> "Tensor":
+    def __deepcopy__(self, memo: dict) -> Tensor:
         """A new leaf with copied data, ``requires_grad`` and ``.grad`` (graph leaves only, as torch).
 
         >>> import copy, dualgrad as dg

@@ -76,12 +76,12 @@ def check(params: dict, x: dg.Tensor, y: dg.Tensor) -> None:
     for i in range(x.shape[0]):
         leaves = {k: v.detach().requires_grad_() for k, v in params.items()}
         single = dg.grad(loss(leaves, x[i], y[i]), list(leaves.values()))
-        worst = max(worst, *(np.abs(batched[k][i].numpy() - g.numpy()).max() for k, g in zip(leaves, single)))
+        worst = max(worst, *(np.abs(batched[k][i].numpy() - g.numpy()).max() for k, g in zip(leaves, single, strict=True)))
     print(f"max |vmap(grad) - loop of grad| over {x.shape[0]} examples: {worst:.1e}")
     leaves = {k: v.detach().requires_grad_() for k, v in params.items()}
     mean_loss = vmap(loss, in_dims=(None, 0, 0))(leaves, x, y).mean()
     full = dg.grad(mean_loss, list(leaves.values()))
-    gap = max(np.abs(batched[k].numpy().mean(0) - g.numpy()).max() for k, g in zip(leaves, full))
+    gap = max(np.abs(batched[k].numpy().mean(0) - g.numpy()).max() for k, g in zip(leaves, full, strict=True))
     print(f"max |mean of per-example gradients - gradient of the mean loss|: {gap:.1e}")
 
 

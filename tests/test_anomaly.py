@@ -96,8 +96,6 @@ def run_my_func(a):
     return out.sum()
 
 
-@pytest.mark.xfail(strict=True, reason="Function.apply makes its node outside dispatch and does not "
-                                       "call reverse.anomaly.remember_forward_stack yet")
 def test_reference_example_with_a_custom_function(quiet_enable_warning):
     with dg.detect_anomaly():
         inp = dg.rand(10, 10, requires_grad=True)

@@ -527,6 +527,34 @@ def test_function_without_tangent_inputs_needs_no_jvp():
         np.testing.assert_allclose(Exp.apply(dg.tensor([0.])).numpy(), [1.])
 
 
+class ScaleInPlace(Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(3.0)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return 3.0 * g
+
+    @staticmethod
+    def jvp(ctx, t):
+        return 3.0 * t
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_forward_mode_of_a_function_marking_its_input_dirty(requires_grad):
+    leaf = dg.tensor([1.0, 2.0], requires_grad=requires_grad)
+    with fwAD.dual_level():
+        x = fwAD.make_dual(leaf * 1.0, dg.tensor([1.0, -2.0]))
+        out = ScaleInPlace.apply(x)
+        np.testing.assert_allclose(fwAD.unpack_dual(out).tangent.numpy(), [3.0, -6.0])
+    if requires_grad:
+        out.sum().backward()
+        np.testing.assert_allclose(leaf.grad.numpy(), [3.0, 3.0])
+
+
 # -- vmap (the adapter the batching engine calls) ----------------------------------------------
 class BatchedCube(Function):
     @staticmethod

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import dualgrad as dg
+from dualgrad import forward_ad as fwAD
 from dualgrad.reverse.mutation import allow_mutation_on_saved_tensors
 
 RNG = np.random.default_rng(1)
@@ -439,3 +440,73 @@ def test_allow_mutation_contexts_cannot_nest():
         with pytest.raises(RuntimeError, match="cannot be nested"):
             with allow_mutation_on_saved_tensors():
                 pass
+
+
+# -- forward mode ----------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_forward_mode_tangents_match_finite_differences(name):
+    inplace_call, _, arrays = _case(name)
+    directions = [RNG.standard_normal(np.shape(a)) for a in arrays]
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(dg.tensor(a), dg.tensor(d)) for a, d in zip(arrays, directions, strict=True)]
+        tangent = fwAD.unpack_dual(inplace_call(*duals)).tangent.numpy()
+    eps = 1e-6
+
+    def at(sign):
+        return inplace_call(*[dg.tensor(a + sign * eps * d) for a, d in zip(arrays, directions, strict=True)])
+
+    np.testing.assert_allclose(tangent, (at(1).numpy() - at(-1).numpy()) / (2 * eps), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_a_dual_overwritten_by_a_value_without_tangent_gets_zero_tangent(requires_grad):
+    leaf = dg.tensor([1.0, 2.0, 3.0], requires_grad=requires_grad)
+    with fwAD.dual_level():
+        x = fwAD.make_dual(leaf * 1.0, dg.tensor([1.0, 2.0, 3.0]))
+        x[1] = 7.0
+        np.testing.assert_array_equal(fwAD.unpack_dual(x).tangent.numpy(), [1.0, 0.0, 3.0])
+        x.copy_(dg.tensor([5.0, 5.0, 5.0]))
+        np.testing.assert_array_equal(fwAD.unpack_dual(x).tangent.numpy(), [0.0, 0.0, 0.0])
+
+
+def test_inplace_on_a_view_of_a_dual_updates_the_base_tangent():
+    with fwAD.dual_level():
+        x = fwAD.make_dual(dg.tensor([1.0, 2.0, 3.0]), dg.tensor([1.0, 1.0, 1.0]))
+        x[:2].mul_(x[1:])  # x0 <- x0 x1, x1 <- x1 x2 (computed from the old values)
+        np.testing.assert_allclose(fwAD.unpack_dual(x).tangent.numpy(), [3.0, 5.0, 1.0])
+
+
+def test_nested_levels_inplace_updates_tangents_of_tangents():
+    # With s the outer and u the inner direction: x = 2 + s + u, y = 5 + u s, and y.mul_(x)
+    # makes y = (2 + s + u)(5 + u s): d/du = 5, d2/du ds = 2, d/ds = 5 at s = u = 0.
+    with fwAD.dual_level() as outer, fwAD.dual_level() as inner:
+        x = fwAD.make_dual(fwAD.make_dual(dg.tensor([2.0]), dg.ones(1), level=outer), dg.ones(1), level=inner)
+        y_tangent = fwAD.make_dual(dg.zeros(1), dg.ones(1), level=outer)
+        y = fwAD.make_dual(dg.tensor([5.0]), y_tangent, level=inner)
+        y.mul_(x)
+        tangent = fwAD.unpack_dual(y, level=inner).tangent
+        assert tangent.item() == 5.0
+        assert fwAD.unpack_dual(tangent, level=outer).tangent.item() == 2.0
+        assert fwAD.unpack_dual(y, level=outer).tangent.item() == 5.0
+
+
+def test_nested_levels_a_new_tangent_without_outer_tangent_clears_the_old_one():
+    with fwAD.dual_level() as outer, fwAD.dual_level() as inner:
+        old_tangent = fwAD.make_dual(dg.ones(2), dg.tensor([5.0, 5.0]), level=outer)
+        y = fwAD.make_dual(dg.zeros(2), old_tangent, level=inner)
+        y.copy_(fwAD.make_dual(dg.tensor([3.0, 3.0]), dg.tensor([2.0, 2.0]), level=inner))
+        tangent = fwAD.unpack_dual(y, level=inner).tangent
+        np.testing.assert_array_equal(tangent.numpy(), [2.0, 2.0])
+        np.testing.assert_array_equal(fwAD.unpack_dual(tangent, level=outer).tangent.numpy(), [0.0, 0.0])
+
+
+def test_inplace_after_the_level_exited_ignores_its_tangent():
+    with fwAD.dual_level():
+        x = fwAD.make_dual(dg.tensor([1.0, 2.0]), dg.tensor([1.0, 1.0]))
+        old_tangent = fwAD.unpack_dual(x).tangent
+    x.mul_(3.0)
+    with fwAD.dual_level():
+        x.mul_(2.0)
+        assert fwAD.unpack_dual(x).tangent is None
+    np.testing.assert_array_equal(x.numpy(), [6.0, 12.0])
+    np.testing.assert_array_equal(old_tangent.numpy(), [1.0, 1.0])

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import dualgrad as dg
+from dualgrad import forward_ad as fwAD
 from dualgrad.ops import einsum as einsum_module
 from dualgrad.ops.einsum import EINSUM, parse
 from dualgrad.ops.linalg import MATMUL
@@ -118,6 +119,25 @@ def test_matmul_batching_rule_matches_a_loop(x_rank, y_rank, batched, size, data
     out, out_bdim = MATMUL.batch((dg.tensor(x), dg.tensor(y)), (bx, by))
     expected = np.stack([a @ b for a, b in zip(xs, ys, strict=True)])
     np.testing.assert_allclose(np.moveaxis(out.numpy(), out_bdim, 0), expected)
+
+
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)), ((2, 3), (3, 4))], ids=str)
+@pytest.mark.parametrize("constant", [0, 1], ids=["ndarray_left", "ndarray_right"])
+@pytest.mark.parametrize("call", [dg.matmul, lambda a, b: a @ b], ids=["matmul", "operator"])
+def test_matmul_with_a_plain_ndarray_operand(shapes, constant, call):
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    fixed, free = arrays[constant], 1 - constant
+
+    def with_constant(t):
+        return call(fixed, t) if constant == 0 else call(t, fixed)
+
+    _check_vjp(with_constant, [arrays[free]], seed=5)
+    direction = rng.standard_normal(shapes[free])
+    with fwAD.dual_level():
+        out = with_constant(fwAD.make_dual(dg.tensor(arrays[free]), dg.tensor(direction)))
+        tangent = fwAD.unpack_dual(out).tangent
+    np.testing.assert_allclose(tangent.numpy(), with_constant(dg.tensor(direction)).numpy(), atol=1e-12)
 
 
 def test_matmul_shape_errors_name_the_shapes():

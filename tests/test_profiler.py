@@ -328,3 +328,39 @@ def test_profiler_and_anomaly_mode_together():
     assert "traceback_" in y.grad_fn.metadata
     assert x.grad.tolist() == pytest.approx([math.e, math.e ** 2])
     assert not STATE.observed
+
+
+class _Cube(dg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return 3 * g * x ** 2
+
+
+def test_custom_function_forward_and_backward_are_profiled():
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    with profiler.profile(record_shapes=True, with_flops=True) as prof:
+        _Cube.apply(x).sum().backward()
+    table = prof.table()
+    assert "_Cube " in table and "_CubeBackward" in table
+    forward = next(e for e in prof.events() if e.name == "_Cube")
+    backward = next(e for e in prof.events() if e.name == "_CubeBackward")
+    assert not forward.is_backward and backward.is_backward
+    assert forward.input_shapes == [[2]]
+    # The ops of forward and backward run inside their events; forward and backward are linked.
+    assert "pow" in {c.name for c in forward.cpu_children}
+    assert "mul" in {c.name for c in backward.cpu_children}
+    assert forward.sequence_nr == backward.sequence_nr >= 0
+    assert x.grad.tolist() == pytest.approx([3.0, 12.0])
+    assert not STATE.observed
+
+
+def test_custom_function_without_grad_is_profiled():
+    with profiler.profile() as prof:
+        _Cube.apply(dg.tensor([2.0]))
+    assert [e.name for e in prof.events()] == ["_Cube", "pow"]

@@ -16,6 +16,8 @@ RNG = np.random.default_rng(2)
 VIEWS = {
     "slice": lambda t: t[1:, ::2],
     "int_index": lambda t: t[1],
+    "full_int_index": lambda t: t[1, 2, 3],
+    "diagonal": lambda t: t.diagonal(0, 1, 2),
     "ellipsis_none": lambda t: t[..., None, 1:3],
     "view": lambda t: t.view(6, 4),
     "reshape": lambda t: t.reshape(3, 8),
@@ -156,3 +158,34 @@ def test_detach_shares_version_so_saved_values_are_protected():
     a.detach().zero_()
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         b.sum().backward()
+
+
+def test_inplace_on_a_diagonal_view_writes_through_to_the_base():
+    x = dg.tensor(RNG.standard_normal((3, 3)), requires_grad=True)
+    base = x * 1.0
+    base.diagonal().mul_(2.0)
+    expected = x.detach().numpy() * (1 + np.eye(3))
+    np.testing.assert_allclose(base.detach().numpy(), expected)
+    assert base.grad_fn.name() == "CopySlices"
+    base.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 1 + np.eye(3))
+
+
+def test_a_full_integer_index_is_a_view_that_sees_base_changes():
+    x = dg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    base = x * 1.0
+    first = base[0]
+    assert first.shape == () and first._base is base
+    base.mul_(x)  # base = x ** 2, seen through first
+    assert first.item() == 1.0 and first._version == base._version == 1
+    first.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 0.0, 0.0])
+
+
+def test_writing_into_a_full_integer_index_changes_the_base():
+    x = dg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    base = x * 1.0
+    base[2].mul_(x[1])
+    np.testing.assert_allclose(base.detach().numpy(), [1.0, 2.0, 6.0])
+    base.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 4.0, 2.0])

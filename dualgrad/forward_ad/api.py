@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .._state import STATE
-from ..tensor import Tensor
+from ..tensor import Tensor, is_differentiable_dtype
 from .engine import DualLevel, drop_dead, set_tangent, tangent_at
 
 
@@ -136,7 +136,7 @@ def _check_pair(tensor: Any, tangent: Any) -> None:
     for name, value in (("primal", tensor), ("tangent", tangent)):
         if not isinstance(value, Tensor):
             raise TypeError(f"make_dual: expected the {name} to be a Tensor, got {type(value).__name__}")
-        if value.dtype.kind not in "fc":
+        if not is_differentiable_dtype(value.dtype):
             raise ValueError(f"Expected {name} to be floating point or complex, but got: {value.dtype}")
     if tangent.dtype.kind == "c" and tensor.dtype.kind != "c":
         raise ValueError(

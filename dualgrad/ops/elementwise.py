@@ -389,6 +389,23 @@ def _to(self: Tensor, *args: Any, dtype: Any = None, **kwargs: Any) -> Tensor:
     return self if dtype is None else to_dtype(self, dtype)
 
 
+def astype(self: Tensor, dtype: Any, copy: bool = True) -> Tensor:
+    """NumPy's ``a.astype(dtype)``: ``self`` cast to ``dtype``, a new tensor unless ``copy=False``.
+
+    Differentiable like ``to``; with the same dtype and ``copy=True`` the result is a
+    ``clone``, so writing into it leaves ``self`` unchanged (as in NumPy).
+
+    >>> import dualgrad as dg
+    >>> x = dg.tensor([1.5, 2.0])
+    >>> y = x.astype("float64")
+    >>> y += 1
+    >>> x, x.astype("float32")
+    (tensor([1.5000, 2.0000]), tensor([1.5000, 2.0000], dtype=float32))
+    """
+    result = to_dtype(self, dtype)
+    return clone(result) if copy and result is self else result
+
+
 def _compare(op_name: str) -> Any:
     op = COMPARISONS[op_name]
     return lambda self, other: apply(op, self, other)
@@ -421,15 +438,15 @@ METHODS: dict[str, Any] = {
     "atan": atan, "atan2": atan2, "sinh": sinh, "cosh": cosh, "tanh": tanh,
     "asinh": asinh, "acosh": acosh, "atanh": atanh, "sigmoid": sigmoid,
     "relu": relu, "maximum": maximum, "minimum": minimum, "clamp": clamp,
-    "clip": clamp, "hypot": hypot, "logaddexp": logaddexp, "conj": conj,
-    "angle": angle, "clone": clone, "remainder": remainder, "floor_divide": floor_divide,
-    "softplus": softplus,
+    "clip": clamp, "hypot": hypot, "logaddexp": logaddexp, "conj": conj, "conjugate": conj,
+    "angle": angle, "clone": clone, "copy": clone, "remainder": remainder,
+    "floor_divide": floor_divide, "softplus": softplus,
     "floor": _predicate("floor"), "ceil": _predicate("ceil"), "round": _predicate("round"),
     "trunc": _predicate("trunc"), "isnan": _predicate("isnan"), "isinf": _predicate("isinf"),
     "isfinite": _predicate("isfinite"),
     "eq": _compare("eq"), "ne": _compare("ne"), "lt": _compare("lt"), "le": _compare("le"),
     "gt": _compare("gt"), "ge": _compare("ge"),
-    "to": _to, "astype": to_dtype,
+    "to": _to, "astype": astype,
     "float": lambda self: to_dtype(self, np.float32),
     "double": lambda self: to_dtype(self, np.float64),
     "half": lambda self: to_dtype(self, np.float16),

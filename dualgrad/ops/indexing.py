@@ -84,7 +84,13 @@ def _index_add_batch(args: tuple, bdims: tuple, shape: tuple, index: tuple) -> t
                  index=(slice(None),) + index), 0
 
 
-GETITEM = linear("getitem", lambda x, index: x[index],
+def _getitem_impl(x: np.ndarray, index: tuple) -> np.ndarray:
+    """``x[index]``; a full integer index gives a 0-d view (NumPy would return a scalar copy)."""
+    out = x[index]
+    return out if type(out) is np.ndarray else x[index + (Ellipsis,)]
+
+
+GETITEM = linear("getitem", _getitem_impl,
                  (lambda g, out, x, index: apply(INDEX_ADD_INTO_ZEROS, g, shape=x.shape, index=index),),
                  batch=_getitem_batch, family="indexing", grad_name="IndexBackward0", view=True)
 INDEX_ADD_INTO_ZEROS = linear("index_add_into_zeros", _scatter_add_impl,

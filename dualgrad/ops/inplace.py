@@ -35,7 +35,7 @@ import numpy as np
 
 from .._state import STATE
 from ..factories import zeros_like
-from ..forward_ad.engine import set_tangent, tangent_at
+from ..forward_ad.engine import commit_tangents
 from ..reverse.mutation import note_mutation
 from ..tensor import Tensor, _wrap
 from . import elementwise as ew
@@ -179,13 +179,13 @@ def commit(t: Tensor, result: Tensor) -> None:
     note_mutation(t)
     np.copyto(t._data, result._data)
     t._bump_version()
+    if STATE.dual_levels:
+        commit_tangents(t, result)
     take_graph(t, result)
 
 
 def take_graph(t: Tensor, result: Tensor) -> None:
-    """Give ``t`` (whose data already is ``result``'s) the graph and tangents of ``result``."""
-    if result._fw:
-        _commit_tangents(t, result)
+    """Give ``t`` (whose data already is ``result``'s) the graph of ``result``."""
     if result._requires_grad and result.grad_fn is not None:
         info = t._view
         if info is None:
@@ -206,21 +206,6 @@ def _rebase(base: Tensor, result: Tensor, chain: tuple) -> None:
     old._output_nr = base._output_nr
     old._requires_grad = base._requires_grad
     _record(COPY_SLICES, (old, result), {"chain": chain}, base)
-
-
-def _commit_tangents(t: Tensor, result: Tensor) -> None:
-    """Write the result's tangents into ``t``'s (and so its base's and views') in place."""
-    info = t._view
-    for level, tangent in result._fw.items():
-        if tangent is None or not level.alive:
-            continue
-        if info is not None and tangent_at(info.base, level) is None:
-            set_tangent(info.base, level, _wrap(np.zeros_like(info.base._data)))
-        current = tangent_at(t, level)
-        if current is None or not current._data.flags.writeable:
-            set_tangent(t, level, tangent)
-        else:
-            commit(current, tangent)  # the tangent is updated in place, with its own tangents and graph
 
 
 # -- the in-place methods ----------------------------------------------------------------

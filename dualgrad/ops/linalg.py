@@ -19,8 +19,14 @@ from .einsum import einsum
 from .registry import Op
 
 
-def _matmul_vjp_x(g: Tensor, out: Any, x: Tensor, y: Tensor) -> Tensor:
+def _as_tensor(x: Any) -> Tensor:
+    """A constant operand (ndarray, list) as a Tensor, so rules can call Tensor methods on it."""
+    return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
+
+
+def _matmul_vjp_x(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
     """dL/dx = g @ y^H, with NumPy's 1-D promotion rules undone."""
+    x, y = _as_tensor(x), _as_tensor(y)
     yc = y.conj()
     if y.ndim == 1:
         return g * yc if x.ndim == 1 else g.unsqueeze(-1) * yc
@@ -29,8 +35,9 @@ def _matmul_vjp_x(g: Tensor, out: Any, x: Tensor, y: Tensor) -> Tensor:
     return g @ yc.mT
 
 
-def _matmul_vjp_y(g: Tensor, out: Any, x: Tensor, y: Tensor) -> Tensor:
+def _matmul_vjp_y(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
     """dL/dy = x^H @ g, with NumPy's 1-D promotion rules undone."""
+    x, y = _as_tensor(x), _as_tensor(y)
     xc = x.conj()
     if x.ndim == 1:
         return g * xc if y.ndim == 1 else xc.unsqueeze(-1) * g.unsqueeze(-2)
@@ -101,10 +108,6 @@ def matmul(x: Any, y: Any) -> Tensor:
     tensor([3., 3.])
     """
     return apply(MATMUL, x, y)
-
-
-def _as_tensor(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
 
 
 def tensordot(a: Any, b: Any, dims: Any = 2, *, axes: Any = None) -> Tensor:

@@ -8,8 +8,20 @@ installs them all, so adding a method means one line next to its op.
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import einsum, elementwise, elementwise_extra, indexing, inplace, linalg, reductions, shape, sorting
-from . import fft, linalg_decomp, linalg_derived
+from . import (
+    einsum,
+    elementwise,
+    elementwise_extra,
+    fft,
+    indexing,
+    inplace,
+    linalg,
+    linalg_decomp,
+    linalg_derived,
+    reductions,
+    shape,
+    sorting,
+)
 
 MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace, elementwise_extra, sorting,
            linalg_decomp, linalg_derived, fft)

@@ -343,13 +343,16 @@ def _one_axis(x: Any, dim: Any, axis: Any, name: str) -> int:
     return normalize_axis(-1 if d is None else int(d), _ndim(x), name)
 
 
-def _correction(correction: Any, unbiased: Any, ddof: Any, name: str) -> float:
+def _correction(correction: Any, unbiased: Any, ddof: Any, name: str, axis: Any) -> float:
+    """The divisor's correction; by default 1 (torch), or 0 (NumPy) when NumPy's ``axis=`` is used."""
     given = [v for v in (correction, unbiased, ddof) if v is not None]
     if len(given) > 1:
         raise TypeError(f"{name}: pass only one of 'correction', 'unbiased' and 'ddof'")
     if unbiased is not None:
         return 1 if unbiased else 0
-    return 1 if not given else given[0]
+    if not given:
+        return 1 if axis is None else 0
+    return given[0]
 
 
 def _cast(x: Any, dtype: Any) -> Any:
@@ -424,7 +427,7 @@ def _extreme(op: Op, whole: Op, pair: Callable, name: str, x: Any, dim: Any, kee
     if isinstance(dim, Tensor):
         return pair(x, dim)
     d = pick_axis(dim, axis)
-    if d is None or isinstance(d, (tuple, list)):
+    if d is None or axis is not None or isinstance(d, (tuple, list)):  # NumPy's form: values only
         return apply(whole, x, **_reduce_args(x, d, None, keepdim, keepdims, name))
     keep = pick_keepdims(keepdim, keepdims)
     if _ndim(x) == 0:
@@ -439,12 +442,17 @@ def max(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
     ``max(x, dim, keepdim)`` is a named tuple ``(values, indices)`` (the gradient goes to the
     index returned), ``max(x, other)`` is ``maximum``. A tuple of dims reduces like ``amax``.
 
+    NumPy's keyword ``axis=`` (with ``keepdims=``) gives NumPy's result, the values
+    only (as ``amax``), so NumPy code calling ``a.max(axis=0)`` works on Tensors.
+
     >>> import dualgrad as dg
     >>> x = dg.tensor([[1., 5.], [4., 2.]])
     >>> dg.max(x)
     tensor(5.)
     >>> dg.max(x, 1)
     ValuesIndices(values=tensor([5., 4.]), indices=tensor([1, 0]))
+    >>> x.max(axis=1)
+    tensor([5., 4.])
     """
     return _extreme(MAX, AMAX, maximum, "max", x, dim, keepdim, axis, keepdims)
 
@@ -453,8 +461,12 @@ def min(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
         keepdims: bool | None = None) -> Any:
     """The smallest element, ``(values, indices)`` along ``dim``, or ``minimum(x, other)`` (see ``max``).
 
+    With NumPy's keyword ``axis=`` the result is the values only, as NumPy's ``min``.
+
     >>> import dualgrad as dg
     >>> dg.min(dg.tensor([[1., 5.], [4., 2.]]), dim=0).values
+    tensor([1., 2.])
+    >>> dg.tensor([[1., 5.], [4., 2.]]).min(axis=0)
     tensor([1., 2.])
     """
     return _extreme(MIN, AMIN, minimum, "min", x, dim, keepdim, axis, keepdims)
@@ -466,27 +478,33 @@ def var(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = F
     """Variance over ``dim``, dividing by ``N - correction`` (default 1, Bessel's correction).
 
     ``unbiased=False`` means ``correction=0``; NumPy's ``ddof`` is the same number.
+    Called with NumPy's keyword ``axis=`` (axes, not None) and none of these, the default is
+    NumPy's, ``ddof=0``, so NumPy code calling ``a.var(axis=0)`` gets NumPy's result.
 
     >>> import dualgrad as dg
     >>> dg.var(dg.tensor([1., 2., 3., 4.]))
     tensor(1.6667)
     >>> dg.var(dg.tensor([1., 2., 3., 4.]), correction=0)
     tensor(1.2500)
+    >>> dg.tensor([1., 2., 3., 4.]).var(axis=0)
+    tensor(1.2500)
     """
-    return apply(VAR, x, correction=_correction(correction, unbiased, ddof, "var"),
+    return apply(VAR, x, correction=_correction(correction, unbiased, ddof, "var", axis),
                  **_reduce_args(x, dim, axis, keepdim, keepdims, "var"))
 
 
 def std(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None, axis: Any = None, keepdims: bool | None = None,
         ddof: float | None = None) -> Tensor:
-    """Standard deviation, ``sqrt(var)`` (same arguments); its gradient is 0 where it is 0.
+    """Standard deviation, ``sqrt(var)`` (same arguments and defaults); its gradient is 0 where it is 0.
 
     >>> import dualgrad as dg
     >>> dg.std(dg.tensor([[1., 3.], [2., 2.]]), dim=1, unbiased=False)
     tensor([1., 0.])
+    >>> dg.tensor([[1., 3.], [2., 2.]]).std(axis=1)
+    tensor([1., 0.])
     """
-    return apply(STD, x, correction=_correction(correction, unbiased, ddof, "std"),
+    return apply(STD, x, correction=_correction(correction, unbiased, ddof, "std", axis),
                  **_reduce_args(x, dim, axis, keepdim, keepdims, "std"))
 
 

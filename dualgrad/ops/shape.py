@@ -294,6 +294,17 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return apply(RESHAPE, x, shape=x.shape[:start] + (merged,) + x.shape[end + 1:])
 
 
+def ravel(x: Tensor) -> Tensor:
+    """The elements as a 1-D tensor, in row-major order (a view when the memory allows it).
+
+    >>> import dualgrad as dg
+    >>> dg.tensor([[1., 2.], [3., 4.]]).ravel()
+    tensor([1., 2., 3., 4.])
+    """
+    x = _tensor(x)
+    return apply(RESHAPE, x, shape=(x.numel(),))
+
+
 def expand(x: Tensor, *shape: Any) -> Tensor:
     """Broadcast ``x`` to ``shape`` without copying (-1 keeps a dimension).
 
@@ -748,7 +759,7 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 
 METHODS: dict[str, Any] = {
-    "reshape": reshape, "view": reshape, "flatten": flatten, "expand": expand,
+    "reshape": reshape, "view": reshape, "flatten": flatten, "ravel": ravel, "expand": expand,
     "broadcast_to": broadcast_to, "permute": permute, "transpose": transpose, "swapaxes": swapaxes,
     "moveaxis": moveaxis, "movedim": movedim, "unsqueeze": unsqueeze, "squeeze": squeeze,
     "split": split, "chunk": chunk, "unbind": unbind, "flip": flip, "roll": roll, "tile": tile,
@@ -763,7 +774,7 @@ PROPERTIES: dict[str, Any] = {
 }
 __all__ = [
     "broadcast_to", "cat", "chunk", "concatenate", "diag", "diag_embed", "diagonal", "expand",
-    "flatten", "flip", "moveaxis", "movedim", "narrow", "pad", "permute", "repeat", "repeat_interleave",
-    "reshape", "roll", "split", "squeeze", "stack", "swapaxes", "tile", "transpose", "tril", "triu",
-    "unbind", "unsqueeze",
+    "flatten", "flip", "moveaxis", "movedim", "narrow", "pad", "permute", "ravel", "repeat",
+    "repeat_interleave", "reshape", "roll", "split", "squeeze", "stack", "swapaxes", "tile",
+    "transpose", "tril", "triu", "unbind", "unsqueeze",
 ]

@@ -154,3 +154,12 @@ def test_prod_with_zeros():
     np.testing.assert_array_equal(grad, [6.0, 0.0, 0.0])
     _, grad = _reverse(lambda x: x.prod(), [0.0, 0.0, 3.0])
     np.testing.assert_array_equal(grad, [0.0, 0.0, 0.0])
+
+
+def test_max_along_a_dim_with_ties_goes_to_the_returned_index():
+    x = dg.tensor([[1.0, 3.0, 3.0]], requires_grad=True)
+    values, indices = x.max(1)
+    values.sum().backward()
+    expected = np.zeros(3)
+    expected[indices.item()] = 1.0
+    np.testing.assert_array_equal(x.grad.numpy()[0], expected)

@@ -75,8 +75,8 @@ def _train_in_worker(payload: bytes) -> tuple:
 
 def test_tensors_through_a_process_pool():
     rng = np.random.default_rng(0)
-    jobs = [(dg.tensor(rng.standard_normal((3, 2)), requires_grad=True), dg.tensor(rng.standard_normal((4, 3))))
-            for _ in range(4)]
+    jobs = [(dg.tensor(rng.standard_normal((3, 2)), requires_grad=True),
+             dg.tensor(rng.standard_normal((4, 3)))) for _ in range(4)]
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(2, mp_context=context) as pool:
         results = list(pool.map(_train_in_worker, [pickle.dumps(job) for job in jobs]))
