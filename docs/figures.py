@@ -63,8 +63,8 @@ def draw_timeline(events: list[dict], path: Path) -> None:
             open_ends.pop()
         depth = len(open_ends)
         open_ends.append(e["ts"] + e["dur"])
-        backward_node = e["name"].endswith(("Backward0", "Backward", "AccumulateGrad"))
-        color = "0.75" if e["name"] in ("forward", "backward") else "tab:orange" if backward_node else "tab:blue"
+        color = "tab:orange" if e["name"].endswith(("Backward0", "Backward", "Grad")) else "tab:blue"
+        color = "0.75" if e["name"] in ("forward", "backward") else color
         ax.barh(-depth, e["dur"], left=e["ts"] - start, height=0.8, color=color, edgecolor="white")
         if e["dur"] > 0.07 * (events[-1]["ts"] + events[-1]["dur"] - start):
             ax.text(e["ts"] - start + e["dur"] / 2, -depth, e["name"], ha="center", va="center", fontsize=7)

@@ -13,6 +13,7 @@ tensor([1., 1.], dtype=float32, requires_grad=True)
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +39,10 @@ def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
 def _size(size: tuple) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    return tuple(int(s) for s in size)
+    try:
+        return tuple(operator.index(s) for s in size)
+    except TypeError:
+        raise TypeError(f"size must be a tuple of ints, got {size!r}") from None
 
 
 def manual_seed(seed: int) -> np.random.Generator:

@@ -76,7 +76,8 @@ def check(params: dict, x: dg.Tensor, y: dg.Tensor) -> None:
     for i in range(x.shape[0]):
         leaves = {k: v.detach().requires_grad_() for k, v in params.items()}
         single = dg.grad(loss(leaves, x[i], y[i]), list(leaves.values()))
-        worst = max(worst, *(np.abs(batched[k][i].numpy() - g.numpy()).max() for k, g in zip(leaves, single, strict=True)))
+        gaps = [np.abs(batched[k][i].numpy() - g.numpy()).max() for k, g in zip(leaves, single, strict=True)]
+        worst = max(worst, *gaps)
     print(f"max |vmap(grad) - loop of grad| over {x.shape[0]} examples: {worst:.1e}")
     leaves = {k: v.detach().requires_grad_() for k, v in params.items()}
     mean_loss = vmap(loss, in_dims=(None, 0, 0))(leaves, x, y).mean()
