@@ -39,17 +39,25 @@ def training_step(x: dg.Tensor, w1: dg.Tensor, w2: dg.Tensor) -> dg.Tensor:
     return loss
 
 
-def trace_events() -> list[dict]:
-    """The complete events ('ph' == 'X') of a Chrome trace of one training step."""
+def trace_events(runs: int = 9) -> list[dict]:
+    """The complete events ('ph' == 'X') of the Chrome trace of a training step of median duration.
+
+    Of ``runs`` profiled steps the median one is kept, so that a moment of load
+    on the machine does not make the picture.
+    """
     dg.manual_seed(0)
     x, w1, w2 = dg.randn(256, 64), dg.randn(64, 32, requires_grad=True), dg.randn(32, 1, requires_grad=True)
     training_step(x, w1, w2)  # warm-up, so that the trace shows steady-state timings
-    with profile(record_shapes=True) as prof:
-        training_step(x, w1, w2)
+    traces = []
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "trace.json"
-        prof.export_chrome_trace(str(path))
-        return [e for e in json.loads(path.read_text())["traceEvents"] if e.get("ph") == "X"]
+        for _ in range(runs):
+            with profile(record_shapes=True) as prof:
+                training_step(x, w1, w2)
+            prof.export_chrome_trace(str(path))
+            traces.append([e for e in json.loads(path.read_text())["traceEvents"] if e.get("ph") == "X"])
+    traces.sort(key=lambda events: max(e["ts"] + e["dur"] for e in events) - min(e["ts"] for e in events))
+    return traces[runs // 2]
 
 
 def draw_timeline(events: list[dict], path: Path) -> None:

@@ -7,11 +7,12 @@ Run it with ``python examples/quickstart.py``.
 * Jacobian of the Lorenz system's vector field
   ``(sigma (y - x), x (rho - z) - y, x y - beta z)`` at ``(1, 2, 3)``.
 
-The Jacobian is built one row per output with ``dg.grad``; the Hessian
-differentiates the gradient again (``create_graph=True``).
+The gradient comes from ``backward()``; the Jacobian and the Hessian from
+``dualgrad.functional`` (as ``torch.autograd.functional``).
 """
 
 import dualgrad as dg
+from dualgrad.functional import hessian, jacobian
 
 
 def rosenbrock(p: dg.Tensor) -> dg.Tensor:
@@ -24,19 +25,6 @@ def lorenz(u: dg.Tensor, sigma: float = 10.0, rho: float = 28.0, beta: float = 8
     """The right-hand side of the Lorenz equations at state ``u = (x, y, z)``."""
     x, y, z = u[0], u[1], u[2]
     return dg.stack([sigma * (y - x), x * (rho - z) - y, x * y - beta * z])
-
-
-def jacobian(f, x: dg.Tensor) -> dg.Tensor:
-    """The Jacobian of a vector function: one reverse pass per output."""
-    x = x.detach().requires_grad_()
-    out = f(x)
-    rows = [dg.grad(out[i], x, retain_graph=True)[0] for i in range(out.shape[0])]
-    return dg.stack(rows)
-
-
-def hessian(f, x: dg.Tensor) -> dg.Tensor:
-    """The Hessian of a scalar function: the Jacobian of its gradient."""
-    return jacobian(lambda z: dg.grad(f(z), z, create_graph=True)[0], x)
 
 
 point = dg.tensor([-1.2, 1.0], requires_grad=True)

@@ -459,7 +459,8 @@ def _copy(draw: Any) -> Sample:
     src = array(draw, x.shape[-1:])
 
     def call(t: dg.Tensor, s: dg.Tensor) -> dg.Tensor:
-        return (t * t).copy_(s) * t
+        # the target depends on both inputs, so that it is batched under vmap when either is
+        return (t * s).copy_(s * s) * t
 
     return Sample(call, (x, src))
 
@@ -471,7 +472,7 @@ def _copy_slices(draw: Any) -> Sample:
     value = array(draw, x[index].shape)
 
     def call(t: dg.Tensor, v: dg.Tensor) -> dg.Tensor:
-        base = t * t
+        base = t * t + v.sum()  # batched under vmap when either input is
         base[index] = v * t[index]
         return base
 
@@ -485,7 +486,7 @@ def _index_put(draw: Any) -> Sample:
     value = array(draw, x[index].shape)
 
     def call(t: dg.Tensor, v: dg.Tensor) -> dg.Tensor:
-        base = t * t
+        base = t * t + v.sum()  # batched under vmap when either input is
         base[index] = v * t[index]
         return base
 

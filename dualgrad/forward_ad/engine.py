@@ -29,13 +29,19 @@ _MISSING = object()
 
 
 class DualLevel:
-    """One forward-AD level (a key of the ``_fw`` dicts); ``alive`` is False once exited."""
+    """One forward-AD level (a key of the ``_fw`` dicts); ``alive`` is False once exited.
 
-    __slots__ = ("depth", "alive")
+    ``tape_tangents`` is True unless the caller knows that no reverse pass will
+    differentiate this level's tangents (``hvp`` without ``create_graph``): then
+    its tangent rules run in no-grad mode and keep no graph (nor its buffers) alive.
+    """
+
+    __slots__ = ("depth", "alive", "tape_tangents")
 
     def __init__(self, depth: int):
         self.depth = depth
         self.alive = True
+        self.tape_tangents = True
 
     def __repr__(self) -> str:
         return f"DualLevel({self.depth}{'' if self.alive else ', exited'})"
@@ -112,7 +118,9 @@ def propagate_tangents(op: Any, args: tuple, params: dict, out: Any) -> None:
                 tangents[j] = t
         if tangents is None:
             continue
+        grad_mode = STATE.grad_enabled
         STATE.dual_levels = levels[:i]
+        STATE.grad_enabled = grad_mode and level.tape_tangents
         try:
             result = op.jvp(tuple(tangents), out, *args, **params)
             if op.multi_output:
@@ -121,6 +129,7 @@ def propagate_tangents(op: Any, args: tuple, params: dict, out: Any) -> None:
                 pairs = [] if result is None else [(out, fit_tangent(result, out))]
         finally:
             STATE.dual_levels = levels
+            STATE.grad_enabled = grad_mode
         for o, t in pairs:
             set_tangent(o, level, t)
             _share_with_saved_output(o)

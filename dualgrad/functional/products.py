@@ -139,7 +139,8 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     """
     in_tuple, inputs = as_tuple(inputs, "inputs", "hvp")
     vs = _input_vectors(v, inputs, "hvp")
-    with enable_grad(), dual_level():
+    with enable_grad(), dual_level() as level:
+        level.tape_tangents = create_graph
         xs = prepare(inputs, create_graph)
         out = _scalar_output(func, tuple(make_dual(x, t) for x, t in zip(xs, vs, strict=True)), "hvp")
         check_requires_grad((out,), strict)

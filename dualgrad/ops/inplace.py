@@ -34,13 +34,15 @@ from typing import Any
 import numpy as np
 
 from .._state import STATE
+from ..batching import BatchedTensor, is_batched_at, make_batched, movedim, to_physical
 from ..factories import zeros_like
 from ..forward_ad.engine import commit_tangents
 from ..reverse.mutation import note_mutation
 from ..tensor import Tensor, _wrap
 from . import elementwise as ew
+from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import _record, apply, regenerate_view
-from .indexing import GETITEM, _is_basic, normalize_index
+from .indexing import GETITEM, _is_basic, _probe, batch_position, normalize_index
 from .registry import linear
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -88,33 +90,84 @@ def _index_put_impl(x: np.ndarray, values: Any, index: tuple) -> np.ndarray:
     return out
 
 
+# -- their batching rules: the target batch-first, the written values laid out like its region
+def _batch_first(x: Tensor, bdim: int | None, size: int) -> Tensor:
+    """``x`` with its batch axis first; an unbatched ``x`` is broadcast along a new axis 0."""
+    if bdim is NOT_BATCHED:
+        return x.unsqueeze(0).expand((size,) + tuple(x.shape))
+    return to_front(x, bdim)
+
+
+def _values_at(values: Any, bdim: int | None, rank: int, position: int) -> Any:
+    """``values`` broadcastable to a region of ``rank`` axes whose batch axis is at ``position``."""
+    if bdim is NOT_BATCHED:
+        if np.ndim(values) == 0:
+            return values
+        values = values if isinstance(values, Tensor) else _wrap(np.asarray(values))
+        values = values.reshape((1,) + tuple(values.shape))
+    else:
+        values = to_front(values, bdim)
+    values = values.reshape(values.shape[:1] + (1,) * (rank - values.ndim) + values.shape[1:])
+    return movedim(values, 0, position)
+
+
+def _batch_size(args: list, bdims: list) -> int:
+    return next(a.shape[b] for a, b in zip(args, bdims, strict=True) if b is not NOT_BATCHED)
+
+
+def _copy_batch(args: list, bdims: list) -> tuple:
+    """``copy`` on batch-first operands (the target broadcast if unbatched, as the result is batched)."""
+    x = _batch_first(args[0], bdims[0], _batch_size(args, bdims))
+    return apply(COPY, x, _values_at(args[1], bdims[1], x.ndim, 0)), 0
+
+
+def _index_put_batch(args: list, bdims: list, index: tuple) -> tuple:
+    """``index_put`` of every batch member at once: ``x[:, index] = values`` laid out like that region."""
+    x = _batch_first(args[0], bdims[0], _batch_size(args, bdims))
+    rank = np.empty((1,) * x.ndim)[(slice(None),) + tuple(_probe(i) for i in index)].ndim
+    values = _values_at(args[1], bdims[1], rank, batch_position(index, x.ndim))
+    return apply(INDEX_PUT, x, values, index=(slice(None),) + index), 0
+
+
+def _region_index(shape: tuple, chain: tuple) -> tuple:
+    """The integer-array index of the elements that the view steps ``chain`` select in ``shape``."""
+    flat = view_of(np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape), chain)
+    return np.unravel_index(flat, shape)
+
+
+def _copy_slices_batch(args: list, bdims: list, chain: tuple) -> tuple:
+    """``copy_slices`` as the ``index_put`` of the elements the view selects, for the whole batch."""
+    base = _batch_first(args[0], bdims[0], _batch_size(args, bdims))
+    return _index_put_batch([base, args[1]], [0, bdims[1]], _region_index(base.shape[1:], chain))
+
+
 COPY = linear(
     "copy", lambda x, src: np.broadcast_to(src, np.shape(x)).astype(x.dtype),
     (lambda g, out, x, src: zeros_like(g), lambda g, out, x, src: g),
-    family="elementwise", grad_name="CopyBackwards",
+    batch=_copy_batch, family="elementwise", grad_name="CopyBackwards",
 )
 COPY_SLICES = linear(
     "copy_slices", _copy_slices_impl,
     (lambda g, out, base, src, chain: apply(COPY_SLICES, g, 0.0, chain=chain),
      lambda g, out, base, src, chain: _view_of_tensor(g, chain)),
-    family="indexing", grad_name="CopySlices",
+    batch=_copy_slices_batch, family="indexing", grad_name="CopySlices",
 )
 INDEX_PUT = linear(
     "index_put", _index_put_impl,
     (lambda g, out, x, values, index: apply(INDEX_PUT, g, 0.0, index=index),
      lambda g, out, x, values, index: apply(GETITEM, g, index=index)),
-    family="indexing", grad_name="IndexPutBackward0",
+    batch=_index_put_batch, family="indexing", grad_name="IndexPutBackward0",
 )
 
 
 # -- the in-place machinery --------------------------------------------------------------
 def _check_writable(t: Tensor, what: str) -> None:
-    """Refuse before anything changes: leaves that require grad, bad views, read-only memory."""
-    if STATE.vmap_depth and hasattr(t, "bdim"):
-        raise RuntimeError(
-            f"{what}: in-place operations on a batched tensor inside vmap are not supported; "
-            "use the out-of-place op"
-        )
+    """Refuse before anything changes: leaves that require grad, bad views, read-only memory.
+
+    A batched tensor is checked when its physical value is written (``_update_batched``).
+    """
+    if type(t) is BatchedTensor:
+        return
     if STATE.grad_enabled:
         if t._requires_grad and t.grad_fn is None and t._view is None:
             raise RuntimeError(LEAF_MESSAGE)
@@ -151,12 +204,19 @@ def _records_graph(t: Tensor, args: tuple, kwargs: dict) -> bool:
 
 def update_(t: Tensor, compute: Callable, what: str, *args: Any, **kwargs: Any) -> Tensor:
     """Set ``t`` to ``compute(t, *args, **kwargs)`` in place (see the module docstring)."""
+    if STATE.vmap_depth and any(type(a) is BatchedTensor for a in (t, *args, *kwargs.values())):
+        return _update_batched(t, compute, what, args, kwargs)
     _check_writable(t, what)
     view = t._view
     if view is not None and STATE.grad_enabled and view.version != t._counter.value:
         regenerate_view(t)
     source = _snapshot(t) if _records_graph(t, args, kwargs) else t
-    result = compute(source, *args, **kwargs)
+    commit(t, _fitted(t, compute(source, *args, **kwargs), what))
+    return t
+
+
+def _fitted(t: Tensor, result: Any, what: str) -> Tensor:
+    """``result`` checked for ``t``'s shape and cast to its dtype (RuntimeError if it cannot be)."""
     if not isinstance(result, Tensor):
         result = _wrap(np.asarray(result))
     if result.shape != t.shape:
@@ -170,8 +230,36 @@ def update_(t: Tensor, compute: Callable, what: str, *args: Any, **kwargs: Any) 
                 f"{what}: result type {result.dtype} can't be cast to the desired output type {t.dtype}"
             )
         result = ew.to_dtype(result, t.dtype)
-    commit(t, result)
+    return result
+
+
+def _update_batched(t: Tensor, compute: Callable, what: str, args: tuple, kwargs: dict) -> Tensor:
+    """``update_`` inside vmap with a batched argument: compute out of place, write physically.
+
+    The result may be batched only at levels where ``t`` is (else it has more
+    elements than ``t`` holds: torch's error); it is written with ``copy_`` into
+    ``t``'s physical value, whose checks and graph handling then apply.
+    """
+    source = _batched_snapshot(t) if _records_graph(t, args, kwargs) else t
+    result = _fitted(t, compute(source, *args, **kwargs), what)
+    levels = STATE.vmap_levels
+    if any(is_batched_at(result, level) and not is_batched_at(t, level) for level in levels):
+        raise RuntimeError(
+            f"vmap: {what}(self, *extra_args) is not possible because there exists a Tensor `other` "
+            f"in extra_args that has more elements than `self` (logical shape {t.shape}). This "
+            "happened due to `other` being vmapped over but `self` not being vmapped over in a "
+            f"vmap. Please try to use out-of-place operators instead of {what}."
+        )
+    own = tuple(level for level in levels if is_batched_at(t, level))
+    copy_(to_physical(t, own), to_physical(result, own))
     return t
+
+
+def _batched_snapshot(t: Tensor) -> Tensor:
+    """``_snapshot`` of the physical value of a (possibly batched) tensor, batched the same way."""
+    if type(t) is BatchedTensor:
+        return make_batched(_batched_snapshot(t.value), t.bdim, t.level)
+    return _snapshot(t)
 
 
 def commit(t: Tensor, result: Tensor) -> None:
