@@ -81,6 +81,9 @@ def _apply(op: Any, args: tuple, params: dict, state: Any) -> Any:
     except ValueError:
         _check_broadcast(op, args)
         raise
+    except AttributeError as exc:  # NumPy calling a method of a non-numeric argument (None, str, ...)
+        kinds = ", ".join(type(a).__name__ for a in args)
+        raise TypeError(f"{op.name}(): unsupported argument types ({kinds})") from exc
     if op.multi_output:
         out = tuple(_wrap(d if type(d) is _ndarray else np.asarray(d)) for d in data)
     else:

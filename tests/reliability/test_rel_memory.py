@@ -145,6 +145,8 @@ FREED = {
     "func_jacrev": lambda x: dg.func.jacrev(_vector_f)(x.detach()),
     "func_jacfwd": lambda x: dg.func.jacfwd(_vector_f)(x.detach()),
     "forward_loop": _forward_loop,
+    # hvp without create_graph runs its tangent rules untaped (``DualLevel.tape_tangents``): no cycle.
+    "hvp": lambda x: dg.functional.hvp(_f, x, dg.ones_like(x)),
 }
 # Forward-over-reverse with an op whose tangent rule reads its output (tanh, exp):
 # the output's node keeps the output's tangent for its backward rule
@@ -153,7 +155,7 @@ FREED = {
 # ``_fw`` -> tangent -> MulBackward0 -> edge -> node. Only the garbage collector
 # frees it (see the report of issue 9 and docs/reliability.md).
 CYCLIC = {
-    "hvp": lambda x: dg.functional.hvp(_f, x, dg.ones_like(x)),
+    "hvp_create_graph": lambda x: dg.functional.hvp(_f, x, dg.ones_like(x), create_graph=True),
     "forward_on_grad_inputs": _forward_on_grad_inputs,
     "func_hessian": lambda x: dg.func.hessian(_f)(x.detach()),
 }
