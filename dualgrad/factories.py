@@ -129,6 +129,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
     """
     if end is None:
         start, end = 0, start
+    if isinstance(step, (int, float)) and step == 0:
+        raise RuntimeError("arange: step must be nonzero")
     return _finish(np.arange(start, end, step, dtype=_dtype(dtype)), requires_grad)
 
 

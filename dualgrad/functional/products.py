@@ -9,6 +9,7 @@ from ..factories import zeros_like
 from ..forward_ad import dual_level, make_dual, unpack_dual
 from ..reverse import enable_grad
 from ..reverse import grad as autograd_grad
+from ..reverse.engine import run_backward
 from ._common import as_tuple, check_requires_grad, check_v, fill_unused, finish, prepare, unpack
 
 INDEPENDENT = (
@@ -29,6 +30,15 @@ def _pullback(outputs: tuple, inputs: tuple, vs: tuple, create_graph: bool) -> t
         return (None,) * len(inputs)
     return autograd_grad([o for o, _ in pairs], inputs, [v for _, v in pairs], retain_graph=True,
                          create_graph=create_graph, allow_unused=True)
+
+
+def _gradient(out: Any, inputs: tuple, create_graph: bool) -> tuple:
+    """``d out / d inputs`` for a scalar ``out``; without ``create_graph`` the graph, private
+    to the caller, has its saved tensors freed as the backward pass uses them (a lower peak)."""
+    if create_graph or not out.requires_grad:
+        return _pullback((out,), inputs, (zeros_like(out) + 1,), create_graph)
+    return tuple(run_backward((out,), (zeros_like(out) + 1,), retain_graph=False, create_graph=False,
+                              inputs=inputs, accumulate=False, free_as_used=True))
 
 
 def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
@@ -144,8 +154,7 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         xs = prepare(inputs, create_graph)
         out = _scalar_output(func, tuple(make_dual(x, t) for x, t in zip(xs, vs, strict=True)), "hvp")
         check_requires_grad((out,), strict)
-        grads = fill_unused(_pullback((out,), xs, (zeros_like(out) + 1,), create_graph), xs, strict,
-                            INDEPENDENT)
+        grads = fill_unused(_gradient(out, xs, create_graph), xs, strict, INDEPENDENT)
         products = []
         for i, g in enumerate(grads):
             tangent = unpack_dual(g).tangent

@@ -175,8 +175,12 @@ def _record(op: Any, args: tuple, params: dict, out: Any) -> None:
     inputs = []
     metas = []
     saved = []
-    save_inputs = op.save_inputs
-    for a in args:
+    save_inputs, save_out = op.save_inputs, op.save_out
+    if type(save_inputs) is not bool or type(save_out) is not bool:  # rules of which inputs need a gradient
+        needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        save_inputs = save_inputs if type(save_inputs) is bool else save_inputs(needs)
+        save_out = save_out if type(save_out) is bool else save_out(needs)
+    for i, a in enumerate(args):
         if isinstance(a, Tensor):
             if a._requires_grad:
                 fn = a._grad_fn  # (views were brought up to date by _apply)
@@ -184,7 +188,7 @@ def _record(op: Any, args: tuple, params: dict, out: Any) -> None:
             else:
                 edges.append(NO_EDGE)
             metas.append((a._data.shape, a._data.dtype))
-            if save_inputs:
+            if save_inputs is True or (save_inputs is not False and save_inputs[i]):
                 s = SavedTensor(a)
                 saved.append(s)
                 inputs.append(s)
@@ -203,7 +207,7 @@ def _record(op: Any, args: tuple, params: dict, out: Any) -> None:
             o._requires_grad = True
             o._grad_fn = node
             o._output_nr = i
-    if op.save_out:
+    if save_out:
         saved_out = tuple(SavedTensor(o, is_output=True) for o in outs)
         saved.extend(saved_out)
         ctx.out = saved_out if op.multi_output else saved_out[0]

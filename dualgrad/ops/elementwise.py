@@ -126,11 +126,13 @@ _LN10 = math.log(10.0)
 # -- arithmetic ------------------------------------------------------------------
 ADD = elementwise("add", np.add, (1, 1))
 SUB = elementwise("sub", np.subtract, (1, -1))
-MUL = elementwise("mul", np.multiply, (lambda out, x, y: y, lambda out, x, y: x))
+MUL = elementwise("mul", np.multiply, (lambda out, x, y: y, lambda out, x, y: x),
+                  save_inputs=lambda needs: (needs[1], needs[0]))
 DIV = elementwise("div", np.true_divide, (lambda out, x, y: 1 / y, lambda out, x, y: -out / y),
-                  save_out=True)
+                  save_inputs=lambda needs: (False, True), save_out=lambda needs: needs[1])
 NEG = elementwise("neg", np.negative, (-1,))
-POW = elementwise("pow", np.power, (_pow_base_partial, _pow_exponent_partial), save_out=True,
+POW = elementwise("pow", np.power, (_pow_base_partial, _pow_exponent_partial),
+                  save_out=lambda needs: needs[1],
                   arg_names=("self", "exponent"))
 RECIPROCAL = elementwise("reciprocal", np.reciprocal, (lambda out, x: -(out * out),),
                          save_inputs=False, save_out=True)

@@ -14,6 +14,11 @@ An in-place op is computed out of place and then written back:
    and the view's ``grad_fn`` is rebuilt from the base (torch's behaviour).
    Tangents of active dual levels are written in place the same way.
 
+Inside ``vmap``, an update with a batched argument is computed out of place and
+written into the physical value of the tensor, which must be batched at every
+level where the result is (torch.func's rule); the ops ``copy``, ``copy_slices``
+and ``index_put`` have batching rules, so gradients and tangents batch too.
+
 >>> import dualgrad as dg
 >>> x = dg.tensor([1., 2., 3.], requires_grad=True)
 >>> y = x.clone()
@@ -34,9 +39,9 @@ from typing import Any
 import numpy as np
 
 from .._state import STATE
-from ..batching import BatchedTensor, is_batched_at, make_batched, movedim, to_physical
+from ..batching import BatchedTensor, from_physical, is_batched_at, make_batched, movedim, to_physical
 from ..factories import zeros_like
-from ..forward_ad.engine import commit_tangents
+from ..forward_ad.engine import commit_tangents, set_tangent, tangent_at
 from ..reverse.mutation import note_mutation
 from ..tensor import Tensor, _wrap
 from . import elementwise as ew
@@ -190,8 +195,24 @@ def _snapshot(t: Tensor) -> Tensor:
     s.grad_fn = t.grad_fn
     s._output_nr = t._output_nr
     s._requires_grad = t._requires_grad
-    s._fw = t._fw
+    if STATE.dual_levels:
+        s._fw = _old_tangents(t)
     return s
+
+
+def _old_tangents(t: Tensor) -> dict | None:
+    """Copies of ``t``'s tangents by level (the write overwrites the tangents themselves in place)."""
+    levels = STATE.dual_levels
+    old = {}
+    for i, level in enumerate(levels):
+        tangent = tangent_at(t, level)
+        if tangent is not None:
+            STATE.dual_levels = levels[:i]  # the copy keeps the outer levels' tangents
+            try:
+                old[level] = tangent.clone()
+            finally:
+                STATE.dual_levels = levels
+    return old or None
 
 
 def _records_graph(t: Tensor, args: tuple, kwargs: dict) -> bool:
@@ -268,8 +289,36 @@ def commit(t: Tensor, result: Tensor) -> None:
     np.copyto(t._data, result._data)
     t._bump_version()
     if STATE.dual_levels:
+        if STATE.vmap_depth:
+            _widen_tangents(t, result)
         commit_tangents(t, result)
     take_graph(t, result)
+
+
+def _widen_tangents(t: Tensor, result: Tensor) -> None:
+    """Make the tangents that ``result``'s are written into batched wherever those are.
+
+    Unlike a primal, a tangent batched by vmap may be written into a tensor whose
+    tangent is not (``jacfwd`` of a function that fills a fresh tensor): the
+    tangent of ``t`` (of its base, for a view) is first replaced by a batched copy.
+    """
+    root = t if t._view is None else t._view.base
+    levels = STATE.dual_levels
+    for i, level in enumerate(levels):
+        new = tangent_at(result, level)
+        if type(new) is not BatchedTensor:
+            continue
+        current = tangent_at(root, level)
+        missing = tuple(v for v in STATE.vmap_levels
+                        if is_batched_at(new, v) and not is_batched_at(current, v))
+        if not missing or (current is None and root is t):
+            continue
+        STATE.dual_levels = levels[:i]  # the new tangent keeps the outer levels' tangents
+        try:
+            zero = from_physical(_wrap(np.zeros(tuple(v.size for v in missing), root.dtype)), missing)
+            set_tangent(root, level, (zeros_like(root) if current is None else current) + zero)
+        finally:
+            STATE.dual_levels = levels
 
 
 def take_graph(t: Tensor, result: Tensor) -> None:

@@ -11,6 +11,10 @@ An op declares:
 * ``batch``: the vmap rule (see ``dualgrad.batching``);
 * ``save_inputs`` / ``save_out``: which values the reverse rule reads. An input
   that is not saved reaches the rule as a ``TensorMeta`` (shape and dtype only).
+  Either may instead be a function of ``needs`` (one flag per input: does it
+  require grad?) returning one flag per input / one flag, so that an op keeps
+  only what the rules of the inputs that need a gradient read (``x * c`` keeps
+  neither ``x`` nor its tangent alive for a constant ``c``).
 
 Rules are written with dualgrad ops on Tensors, so every derivative can be
 differentiated again. Rules may return gradients with the output's broadcast
@@ -54,8 +58,8 @@ class Op:
         jvp: Callable | None = None,
         batch: Callable | None = None,
         family: str = "custom",
-        save_inputs: bool = True,
-        save_out: bool = False,
+        save_inputs: bool | Callable[[tuple], tuple] = True,
+        save_out: bool | Callable[[tuple], bool] = False,
         differentiable: bool = True,
         grad_name: str | None = None,
         multi_output: bool = False,

@@ -28,12 +28,16 @@ def run_backward(
     create_graph: bool,
     inputs: Sequence[Tensor] | None = None,
     accumulate: bool = True,
+    free_as_used: bool = False,
 ) -> list:
     """Back-propagate ``root_grads`` from ``roots``.
 
     With ``accumulate=True`` leaf gradients go to ``.grad`` (of ``inputs`` only,
     when given). With ``accumulate=False`` nothing is written and the gradients
     reaching ``inputs`` are returned, ``None`` for inputs the graph never reached.
+    ``free_as_used=True`` (for a graph private to the caller, such as ``hvp``'s)
+    frees each node's saved tensors as soon as it ran, which lowers the peak
+    memory, at the price of a graph that a failed pass leaves unusable.
     """
     start = []
     for root, grad in zip(roots, root_grads):
@@ -52,7 +56,7 @@ def run_backward(
     STATE.graph_task = GraphTask(deps, needed, [s[0] for s in start])
     try:
         captured, staged = _execute(start, deps, needed, captures, retain_graph,
-                                    accumulate, len(inputs) if inputs is not None else 0)
+                                    accumulate, len(inputs) if inputs is not None else 0, free_as_used)
         if accumulate and inputs is not None:
             staged = [(t, g) for t, g in zip(inputs, captured) if g is not None]
         _commit(staged, create_graph)
@@ -138,7 +142,7 @@ def _add(buffer: Any, grad: Tensor | None) -> Any:
     return grad if buffer is None else buffer + grad
 
 
-def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> list:
+def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, free_as_used) -> list:
     """Run the ready queue; ``to_grad`` is True for ``backward`` (leaf gradients go to ``.grad``)."""
     buffers: dict = {}
     ready_nodes: list = []
@@ -206,7 +210,10 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> 
             grad_inputs = node.op.backward(node, grads)
         if node._hooks is not None and node._hooks.post:
             grad_inputs = _run_post_hooks(node, grad_inputs, grads)
-        ran.append(node)
+        if free_as_used:
+            node.release()
+        else:
+            ran.append(node)
         for (target, nr), grad in zip(node.edges, grad_inputs):
             if target is None or (needed is not None and target not in needed):
                 continue
