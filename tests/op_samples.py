@@ -270,7 +270,7 @@ def _reduction_sample(name: str, fn: Callable, lo: float = -2.0, hi: float = 2.0
     SAMPLES[name] = st.composite(draw_sample)()
 
 
-_reduction_sample("prod", lambda t, d, k: dg.prod(t, dim=d, keepdim=k))
+_reduction_sample("prod", lambda t, d, k: dg.prod(t, dim=d, keepdim=k), lo=-1.0, hi=1.0)  # O(1) products: accurate differences
 _reduction_sample("amax", lambda t, d, k: dg.amax(t, dim=d, keepdim=k), values=distinct)
 _reduction_sample("amin", lambda t, d, k: dg.amin(t, axis=d, keepdims=k), values=distinct)
 _reduction_sample("var", lambda t, d, k: dg.var(t, d, keepdim=k, correction=0.5), min_side=2, min_dims=1)
