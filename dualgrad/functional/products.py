@@ -86,7 +86,8 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     """
     in_tuple, inputs = as_tuple(inputs, "inputs", "jvp")
     vs = _input_vectors(v, inputs, "jvp")
-    with enable_grad(), dual_level():
+    with enable_grad(), dual_level() as level:
+        level.tape_tangents = create_graph
         xs = prepare(inputs, create_graph, need_graph=create_graph)
         out_tuple, outputs = as_tuple(func(*[make_dual(x, t) for x, t in zip(xs, vs, strict=True)]),
                                       "outputs of the user-provided function", "jvp")

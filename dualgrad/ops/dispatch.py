@@ -63,6 +63,15 @@ class OpCtx:
         self.out_metas = out_metas  # ((shape, dtype), ...) for multi-output ops
 
 
+def tensor_arg(x: Any, fn: str) -> Tensor:
+    """``x`` as a Tensor: arrays and numbers are wrapped, anything else is a TypeError."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (np.ndarray, np.generic, int, float, complex)):
+        return _wrap(np.asarray(x))
+    raise TypeError(f"{fn}(): argument 'input' must be a Tensor, not {type(x).__name__}")
+
+
 def apply(op: Any, *args: Any, **params: Any) -> Any:
     """Run ``op`` on ``args`` (Tensors or constants) with keyword ``params``."""
     state = STATE

@@ -20,7 +20,7 @@ import numpy as np
 from ..tensor import Tensor, _wrap
 from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, to_front
-from .dispatch import apply
+from .dispatch import apply, tensor_arg
 from .registry import Op, linear
 from .shape import PERMUTE
 
@@ -122,6 +122,7 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     >>> x.grad
     tensor([2., 0., 1.])
     """
+    x = tensor_arg(x, "getitem")
     index = normalize_index(index)
     try:
         return apply(GETITEM, x, index=index)
@@ -225,6 +226,7 @@ def gather(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002 - torch
     tensor([[1., 1.],
             [4., 3.]])
     """
+    input = tensor_arg(input, "gather")
     index = _as_index(index, "gather")
     if index.ndim != input.ndim:
         raise RuntimeError(
@@ -254,6 +256,7 @@ def take_along_dim(input: Tensor, indices: Any, dim: int | None = None) -> Tenso
     tensor([[10.],
             [40.]])
     """
+    input = tensor_arg(input, "take_along_dim")
     indices = _as_index(indices, "take_along_dim")
     if dim is None:
         return _gathered(input.reshape(-1), indices.reshape(-1), 0, "take_along_dim()", shape=input.shape)
@@ -288,6 +291,7 @@ def take_along_axis(arr: Tensor, indices: Any, axis: int | None = -1) -> Tensor:
     tensor([[1.],
             [0.]])
     """
+    arr = tensor_arg(arr, "take_along_axis")
     return take_along_dim(arr, indices, axis)
 
 
@@ -298,6 +302,7 @@ def take(input: Tensor, index: Any) -> Tensor:  # noqa: A002 - torch's name
     >>> dg.take(dg.tensor([[4., 3.], [5., 7.]]), dg.tensor([0, 2, -1]))
     tensor([4., 5., 7.])
     """
+    input = tensor_arg(input, "take")
     index = _as_index(index, "take")
     return _gathered(input.reshape(-1), index.reshape(-1), 0, "take(): out of range", IndexError,
                      input.shape).reshape(index.shape)
@@ -311,6 +316,7 @@ def index_select(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002 -
     tensor([[3., 1.],
             [6., 4.]])
     """
+    input = tensor_arg(input, "index_select")
     index = _as_index(index, "index_select")
     if index.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got shape {index.shape}")

@@ -24,7 +24,7 @@ import numpy as np
 from ..tensor import Tensor, _wrap
 from ._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
 from .batch_rules import to_front
-from .dispatch import apply
+from .dispatch import apply, tensor_arg
 from .elementwise import maximum, minimum, sgn, where
 from .registry import Op, linear, nondifferentiable
 from .shape import FLIP, NARROW, PAD, PERMUTE, RESHAPE, reshape
@@ -368,6 +368,7 @@ def sum(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
     >>> dg.sum(dg.tensor([[1., 2.], [3., 4.]]), dim=0)
     tensor([4., 6.])
     """
+    x = tensor_arg(x, "sum")
     x = _cast(x, dtype)
     return apply(SUM, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "sum"))
 
@@ -380,6 +381,7 @@ def mean(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     >>> dg.mean(dg.tensor([[1., 2.], [3., 4.]]), dim=1)
     tensor([1.5000, 3.5000])
     """
+    x = tensor_arg(x, "mean")
     x = _cast(x, dtype)
     return apply(MEAN, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "mean"))
 
@@ -394,6 +396,7 @@ def prod(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     >>> x.grad
     tensor([0., 6., 0.])
     """
+    x = tensor_arg(x, "prod")
     x = _cast(x, dtype)
     return apply(PROD, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "prod"))
 
@@ -408,6 +411,7 @@ def amax(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     >>> x.grad
     tensor([0.0000, 0.5000, 0.5000])
     """
+    x = tensor_arg(x, "amax")
     return apply(AMAX, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "amax"))
 
 
@@ -419,6 +423,7 @@ def amin(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     >>> dg.amin(dg.tensor([[1., 3.], [0., 2.]]), dim=1)
     tensor([1., 0.])
     """
+    x = tensor_arg(x, "amin")
     return apply(AMIN, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "amin"))
 
 
@@ -454,6 +459,7 @@ def max(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
     >>> x.max(axis=1)
     tensor([5., 4.])
     """
+    x = tensor_arg(x, "max")
     return _extreme(MAX, AMAX, maximum, "max", x, dim, keepdim, axis, keepdims)
 
 
@@ -469,6 +475,7 @@ def min(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
     >>> dg.tensor([[1., 5.], [4., 2.]]).min(axis=0)
     tensor([1., 2.])
     """
+    x = tensor_arg(x, "min")
     return _extreme(MIN, AMIN, minimum, "min", x, dim, keepdim, axis, keepdims)
 
 
@@ -489,6 +496,7 @@ def var(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = F
     >>> dg.tensor([1., 2., 3., 4.]).var(axis=0)
     tensor(1.2500)
     """
+    x = tensor_arg(x, "var")
     return apply(VAR, x, correction=_correction(correction, unbiased, ddof, "var", axis),
                  **_reduce_args(x, dim, axis, keepdim, keepdims, "var"))
 
@@ -504,6 +512,7 @@ def std(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = F
     >>> dg.tensor([[1., 3.], [2., 2.]]).std(axis=1)
     tensor([1., 0.])
     """
+    x = tensor_arg(x, "std")
     return apply(STD, x, correction=_correction(correction, unbiased, ddof, "std", axis),
                  **_reduce_args(x, dim, axis, keepdim, keepdims, "std"))
 
@@ -516,6 +525,7 @@ def logsumexp(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = Non
     >>> dg.logsumexp(dg.tensor([1000., 1000.]), 0)
     tensor(1000.6931)
     """
+    x = tensor_arg(x, "logsumexp")
     return apply(LOGSUMEXP, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "logsumexp"))
 
 
@@ -532,6 +542,7 @@ def norm(x: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, ord:
     >>> dg.norm(dg.tensor([3., -4.]), p=float("inf"))
     tensor(4.)
     """
+    x = tensor_arg(x, "norm")
     order = p if ord is None else ord
     if order is None or order == "fro":
         order = 2.0
@@ -547,6 +558,7 @@ def cumsum(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> T
     >>> dg.cumsum(dg.tensor([1., 2., 3.]), 0)
     tensor([1., 3., 6.])
     """
+    x = tensor_arg(x, "cumsum")
     x = _cast(x, dtype)
     if pick_axis(dim, axis) is None:
         x, dim = reshape(x, -1), 0
@@ -560,6 +572,7 @@ def cumprod(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> 
     >>> dg.cumprod(dg.tensor([1., 2., 3.]), 0)
     tensor([1., 2., 6.])
     """
+    x = tensor_arg(x, "cumprod")
     x = _cast(x, dtype)
     if pick_axis(dim, axis) is None:
         x, dim = reshape(x, -1), 0
@@ -573,6 +586,7 @@ def softmax(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> 
     >>> dg.softmax(dg.tensor([0., 1000.]), 0)
     tensor([0., 1.])
     """
+    x = tensor_arg(x, "softmax")
     x = _cast(x, dtype)
     return apply(SOFTMAX, x, axis=_one_axis(x, dim, axis, "softmax"))
 
@@ -584,6 +598,7 @@ def log_softmax(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None)
     >>> dg.log_softmax(dg.tensor([0., 1000.]), 0)
     tensor([-1000.,     0.])
     """
+    x = tensor_arg(x, "log_softmax")
     x = _cast(x, dtype)
     return apply(LOG_SOFTMAX, x, axis=_one_axis(x, dim, axis, "log_softmax"))
 
@@ -596,6 +611,7 @@ def all(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
     >>> dg.tensor([1., 0.]).all(), dg.all(dg.tensor([[1., 2.], [0., 1.]]), dim=1)
     (tensor(False), tensor([ True, False]))
     """
+    x = tensor_arg(x, "all")
     return apply(ALL, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "all"))
 
 
@@ -607,6 +623,7 @@ def any(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
     >>> dg.tensor([1., 0.]).any()
     tensor(True)
     """
+    x = tensor_arg(x, "any")
     return apply(ANY, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "any"))
 
 
@@ -628,6 +645,7 @@ def argmax(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     >>> dg.argmax(dg.tensor([[1., 5.], [4., 2.]])), dg.argmax(dg.tensor([[1., 5.], [4., 2.]]), 1)
     (tensor(1), tensor([1, 0]))
     """
+    x = tensor_arg(x, "argmax")
     return _arg_extreme(ARGMAX, "argmax", x, dim, keepdim, axis, keepdims)
 
 
@@ -639,6 +657,7 @@ def argmin(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     >>> dg.argmin(dg.tensor([[1., 5.], [4., 2.]]), dim=0)
     tensor([0, 1])
     """
+    x = tensor_arg(x, "argmin")
     return _arg_extreme(ARGMIN, "argmin", x, dim, keepdim, axis, keepdims)
 
 

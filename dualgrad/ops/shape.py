@@ -18,7 +18,7 @@ import numpy as np
 
 from ..tensor import Tensor, _wrap
 from ._axes import normalize_axes, normalize_axis
-from .dispatch import apply
+from .dispatch import apply, tensor_arg
 from .registry import Op, linear, sum_to_shape
 
 
@@ -265,6 +265,7 @@ def reshape(x: Tensor, *shape: Any) -> Tensor:
     tensor([[0., 1., 2.],
             [3., 4., 5.]])
     """
+    x = tensor_arg(x, "reshape")
     shape = _shape_arg(shape)
     data_shape = x.shape if isinstance(x, Tensor) else np.shape(x)
     try:
@@ -283,6 +284,7 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     >>> dg.flatten(dg.zeros(2, 3, 4), 1).shape
     (2, 12)
     """
+    x = tensor_arg(x, "flatten")
     x = _tensor(x)
     if x.ndim == 0:
         return apply(RESHAPE, x, shape=(1,))
@@ -301,6 +303,7 @@ def ravel(x: Tensor) -> Tensor:
     >>> dg.tensor([[1., 2.], [3., 4.]]).ravel()
     tensor([1., 2., 3., 4.])
     """
+    x = tensor_arg(x, "ravel")
     x = _tensor(x)
     return apply(RESHAPE, x, shape=(x.numel(),))
 
@@ -313,6 +316,7 @@ def expand(x: Tensor, *shape: Any) -> Tensor:
     tensor([[1., 2.],
             [1., 2.]])
     """
+    x = tensor_arg(x, "expand")
     shape = _shape_arg(shape)
     lead = len(shape) - x.ndim
     if lead < 0:
@@ -337,6 +341,7 @@ def broadcast_to(x: Tensor, shape: Any) -> Tensor:
     >>> dg.broadcast_to(dg.tensor([1., 2.]), (3, 2)).shape
     (3, 2)
     """
+    x = tensor_arg(x, "broadcast_to")
     return expand(x, tuple(shape) if not isinstance(shape, int) else (shape,))
 
 
@@ -347,6 +352,7 @@ def permute(x: Tensor, *axes: Any) -> Tensor:
     >>> dg.permute(dg.zeros(2, 3, 4), (2, 0, 1)).shape
     (4, 2, 3)
     """
+    x = tensor_arg(x, "permute")
     axes = _shape_arg(axes)
     normalized = tuple(normalize_axis(a, x.ndim, "permute") for a in axes)
     if sorted(normalized) != list(range(x.ndim)):
@@ -361,6 +367,7 @@ def transpose(x: Tensor, dim0: int = -2, dim1: int = -1) -> Tensor:
     >>> dg.transpose(dg.zeros(2, 3), 0, 1).shape
     (3, 2)
     """
+    x = tensor_arg(x, "transpose")
     axes = list(range(x.ndim))
     a, b = normalize_axis(dim0, x.ndim, "transpose"), normalize_axis(dim1, x.ndim, "transpose")
     axes[a], axes[b] = axes[b], axes[a]
@@ -377,6 +384,7 @@ def moveaxis(x: Tensor, source: Any, destination: Any) -> Tensor:
     >>> dg.moveaxis(dg.zeros(2, 3, 4), 0, -1).shape
     (3, 4, 2)
     """
+    x = tensor_arg(x, "moveaxis")
     source, destination = _dims(source), _dims(destination)
     if len(source) != len(destination):
         raise RuntimeError(
@@ -404,6 +412,7 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     >>> dg.unsqueeze(dg.zeros(3), 0).shape
     (1, 3)
     """
+    x = tensor_arg(x, "unsqueeze")
     return apply(UNSQUEEZE, x, axis=normalize_axis(dim, x.ndim + 1, "unsqueeze"))
 
 
@@ -414,6 +423,7 @@ def squeeze(x: Tensor, dim: Any = None) -> Tensor:
     >>> dg.squeeze(dg.zeros(1, 3, 1)).shape
     (3,)
     """
+    x = tensor_arg(x, "squeeze")
     if dim is None:
         axes = tuple(i for i, n in enumerate(x.shape) if n == 1)
     else:
@@ -482,6 +492,7 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     >>> [p.shape for p in dg.split(dg.zeros(5, 2), [1, 4])]
     [(1, 2), (4, 2)]
     """
+    x = tensor_arg(x, "split")
     x = _tensor(x)
     axis = normalize_axis(dim, x.ndim, "split")
     n = x.shape[axis]
@@ -507,6 +518,7 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     >>> [p.shape for p in dg.chunk(dg.zeros(5), 3)]
     [(2,), (2,), (1,)]
     """
+    x = tensor_arg(x, "chunk")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     x = _tensor(x)
@@ -523,6 +535,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
     >>> dg.unbind(dg.tensor([[1., 2.], [3., 4.]]), 1)
     (tensor([1., 3.]), tensor([2., 4.]))
     """
+    x = tensor_arg(x, "unbind")
     x = _tensor(x)
     return apply(UNBIND, x, axis=normalize_axis(dim, x.ndim, "unbind"))
 
@@ -536,6 +549,7 @@ def flip(x: Tensor, dims: Any = None) -> Tensor:
     tensor([[2., 1.],
             [4., 3.]])
     """
+    x = tensor_arg(x, "flip")
     x = _tensor(x)
     axes = tuple(range(x.ndim)) if dims is None else normalize_axes(dims, x.ndim, "flip")
     return apply(FLIP, x, axis=axes)
@@ -548,6 +562,7 @@ def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     >>> dg.roll(dg.tensor([1., 2., 3.]), 1)
     tensor([3., 1., 2.])
     """
+    x = tensor_arg(x, "roll")
     x = _tensor(x)
     if dims is None:
         flat = apply(RESHAPE, x, shape=(x.size,))
@@ -568,6 +583,7 @@ def tile(x: Tensor, dims: Any) -> Tensor:
     >>> dg.tile(dg.tensor([1., 2.]), (2,))
     tensor([1., 2., 1., 2.])
     """
+    x = tensor_arg(x, "tile")
     x = _tensor(x)
     reps = _dims(dims)
     if any(r < 0 for r in reps):
@@ -584,6 +600,7 @@ def repeat(x: Tensor, *sizes: Any) -> Tensor:
     tensor([[1., 2., 1., 2.],
             [1., 2., 1., 2.]])
     """
+    x = tensor_arg(x, "repeat")
     x = _tensor(x)
     reps = _shape_arg(sizes)
     if len(reps) < x.ndim:
@@ -605,6 +622,7 @@ def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None) -> Tensor
             [3., 4.],
             [3., 4.]])
     """
+    x = tensor_arg(x, "repeat_interleave")
     x = _tensor(x)
     if dim is None:
         x, dim = apply(RESHAPE, x, shape=(x.size,)), 0
@@ -633,6 +651,7 @@ def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor
     >>> dg.diagonal(dg.tensor([[1., 2.], [3., 4.]]))
     tensor([1., 4.])
     """
+    x = tensor_arg(x, "diagonal")
     x = _tensor(x)
     a1, a2 = normalize_axis(dim1, x.ndim, "diagonal"), normalize_axis(dim2, x.ndim, "diagonal")
     if a1 == a2:
@@ -648,6 +667,7 @@ def diag_embed(x: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Te
     tensor([[1., 0.],
             [0., 2.]])
     """
+    x = tensor_arg(x, "diag_embed")
     x = _tensor(x)
     if x.ndim == 0:
         raise RuntimeError("diag_embed: the input must have at least 1 dimension")
@@ -670,6 +690,7 @@ def diag(x: Tensor, diagonal: int = 0) -> Tensor:
             [0., 0., 2.],
             [0., 0., 0.]])
     """
+    x = tensor_arg(x, "diag")
     x = _tensor(x)
     if x.ndim == 1:
         return diag_embed(x, diagonal, 0, 1)
@@ -693,6 +714,7 @@ def triu(x: Tensor, diagonal: int = 0) -> Tensor:
     tensor([[1., 1.],
             [0., 1.]])
     """
+    x = tensor_arg(x, "triu")
     return _triangle(TRIU, x, diagonal)
 
 
@@ -704,6 +726,7 @@ def tril(x: Tensor, diagonal: int = 0) -> Tensor:
     tensor([[1., 0.],
             [1., 1.]])
     """
+    x = tensor_arg(x, "tril")
     return _triangle(TRIL, x, diagonal)
 
 
@@ -718,6 +741,7 @@ def pad(x: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = None
     tensor([[0., 1., 1.],
             [0., 0., 0.]])
     """
+    x = tensor_arg(x, "pad")
     x = _tensor(x)
     if mode != "constant":
         raise NotImplementedError(f"pad: only mode='constant' is supported, got mode={mode!r}")
@@ -747,6 +771,7 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     >>> dg.narrow(dg.arange(5.), 0, 1, 3)
     tensor([1., 2., 3.])
     """
+    x = tensor_arg(x, "narrow")
     x = _tensor(x)
     axis = normalize_axis(dim, x.ndim, "narrow")
     n = x.shape[axis]

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._axes import normalize_axis
-from .dispatch import apply
+from .dispatch import apply, tensor_arg
 from .indexing import take_along_dim
 from .reductions import ValuesIndices
 from .registry import nondifferentiable
@@ -35,6 +35,7 @@ def argsort(x: Any, dim: int = -1, descending: bool = False, stable: bool = True
     >>> dg.argsort(dg.tensor([3., 1., 2.]))
     tensor([1, 2, 0])
     """
+    x = tensor_arg(x, "argsort")
     if x.ndim == 0:
         return apply(ARGSORT, reshape(x, (1,)), axis=0).reshape(())
     axis = normalize_axis(dim, x.ndim, "argsort")
@@ -54,6 +55,7 @@ def sort(x: Any, dim: int = -1, descending: bool = False, stable: bool = True) -
     >>> values, x.grad
     (tensor([1., 2., 3.], grad_fn=<GatherBackward0>), tensor([3., 1., 2.]))
     """
+    x = tensor_arg(x, "sort")
     indices = argsort(x, dim, descending, stable)
     if x.ndim == 0:
         return ValuesIndices(x, indices)
