@@ -11,6 +11,7 @@ batch axis to the front and shifts its axis parameters by one.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -285,7 +286,6 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     (2, 12)
     """
     x = tensor_arg(x, "flatten")
-    x = _tensor(x)
     if x.ndim == 0:
         return apply(RESHAPE, x, shape=(1,))
     start = normalize_axis(start_dim, x.ndim, "flatten")
@@ -304,7 +304,6 @@ def ravel(x: Tensor) -> Tensor:
     tensor([1., 2., 3., 4.])
     """
     x = tensor_arg(x, "ravel")
-    x = _tensor(x)
     return apply(RESHAPE, x, shape=(x.numel(),))
 
 
@@ -493,7 +492,6 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     [(1, 2), (4, 2)]
     """
     x = tensor_arg(x, "split")
-    x = _tensor(x)
     axis = normalize_axis(dim, x.ndim, "split")
     n = x.shape[axis]
     if isinstance(split_size_or_sections, int) or hasattr(split_size_or_sections, "__index__"):
@@ -536,7 +534,6 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
     (tensor([1., 3.]), tensor([2., 4.]))
     """
     x = tensor_arg(x, "unbind")
-    x = _tensor(x)
     return apply(UNBIND, x, axis=normalize_axis(dim, x.ndim, "unbind"))
 
 
@@ -550,7 +547,6 @@ def flip(x: Tensor, dims: Any = None) -> Tensor:
             [4., 3.]])
     """
     x = tensor_arg(x, "flip")
-    x = _tensor(x)
     axes = tuple(range(x.ndim)) if dims is None else normalize_axes(dims, x.ndim, "flip")
     return apply(FLIP, x, axis=axes)
 
@@ -563,7 +559,6 @@ def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     tensor([3., 1., 2.])
     """
     x = tensor_arg(x, "roll")
-    x = _tensor(x)
     if dims is None:
         flat = apply(RESHAPE, x, shape=(x.size,))
         return apply(RESHAPE, roll(flat, shifts, 0), shape=x.shape)
@@ -584,7 +579,6 @@ def tile(x: Tensor, dims: Any) -> Tensor:
     tensor([1., 2., 1., 2.])
     """
     x = tensor_arg(x, "tile")
-    x = _tensor(x)
     reps = _dims(dims)
     if any(r < 0 for r in reps):
         raise RuntimeError(f"tile: trying to create a tensor with negative dimension: repeats {reps}")
@@ -601,7 +595,6 @@ def repeat(x: Tensor, *sizes: Any) -> Tensor:
             [1., 2., 1., 2.]])
     """
     x = tensor_arg(x, "repeat")
-    x = _tensor(x)
     reps = _shape_arg(sizes)
     if len(reps) < x.ndim:
         raise RuntimeError(
@@ -623,7 +616,6 @@ def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None) -> Tensor
             [3., 4.]])
     """
     x = tensor_arg(x, "repeat_interleave")
-    x = _tensor(x)
     if dim is None:
         x, dim = apply(RESHAPE, x, shape=(x.size,)), 0
     axis = normalize_axis(dim, x.ndim, "repeat_interleave")
@@ -652,11 +644,10 @@ def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor
     tensor([1., 4.])
     """
     x = tensor_arg(x, "diagonal")
-    x = _tensor(x)
     a1, a2 = normalize_axis(dim1, x.ndim, "diagonal"), normalize_axis(dim2, x.ndim, "diagonal")
     if a1 == a2:
         raise RuntimeError(f"diagonal: diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return apply(DIAGONAL, x, offset=int(offset), axis1=a1, axis2=a2)
+    return apply(DIAGONAL, x, offset=operator.index(offset), axis1=a1, axis2=a2)
 
 
 def diag_embed(x: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
@@ -668,17 +659,16 @@ def diag_embed(x: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Te
             [0., 2.]])
     """
     x = tensor_arg(x, "diag_embed")
-    x = _tensor(x)
     if x.ndim == 0:
         raise RuntimeError("diag_embed: the input must have at least 1 dimension")
     ndim = x.ndim + 1
     a1, a2 = normalize_axis(dim1, ndim, "diag_embed"), normalize_axis(dim2, ndim, "diag_embed")
     if a1 == a2:
         raise RuntimeError(f"diag_embed: diagonal dimensions cannot be identical {dim1}, {dim2}")
-    n = x.shape[-1] + abs(int(offset))
+    n = x.shape[-1] + abs(operator.index(offset))
     rest = iter(x.shape[:-1])
     shape = tuple(n if i in (a1, a2) else next(rest) for i in range(ndim))
-    return apply(DIAG_EMBED, x, shape=shape, offset=int(offset), axis1=a1, axis2=a2)
+    return apply(DIAG_EMBED, x, shape=shape, offset=operator.index(offset), axis1=a1, axis2=a2)
 
 
 def diag(x: Tensor, diagonal: int = 0) -> Tensor:
@@ -691,11 +681,10 @@ def diag(x: Tensor, diagonal: int = 0) -> Tensor:
             [0., 0., 0.]])
     """
     x = tensor_arg(x, "diag")
-    x = _tensor(x)
     if x.ndim == 1:
         return diag_embed(x, diagonal, 0, 1)
     if x.ndim == 2:
-        return apply(DIAGONAL, x, offset=int(diagonal), axis1=0, axis2=1)
+        return apply(DIAGONAL, x, offset=operator.index(diagonal), axis1=0, axis2=1)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D (shape {x.shape})")
 
 
@@ -742,7 +731,6 @@ def pad(x: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = None
             [0., 0., 0.]])
     """
     x = tensor_arg(x, "pad")
-    x = _tensor(x)
     if mode != "constant":
         raise NotImplementedError(f"pad: only mode='constant' is supported, got mode={mode!r}")
     amounts = tuple(int(p) for p in pad)
@@ -772,7 +760,6 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     tensor([1., 2., 3.])
     """
     x = tensor_arg(x, "narrow")
-    x = _tensor(x)
     axis = normalize_axis(dim, x.ndim, "narrow")
     n = x.shape[axis]
     begin = start + n if start < 0 and -n <= start else start
