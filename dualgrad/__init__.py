@@ -8,11 +8,41 @@
 tensor([2., 4., 6.])
 """
 
-from . import ops as _ops  # noqa: F401 - builds the op table and Tensor methods
-from .factories import (
-    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
-    manual_seed, ones, ones_like, rand, rand_like, randn, randn_like, tensor, zeros, zeros_like,
+from . import (  # noqa: E402 - transforms, built on the names above  # noqa: E402 - the np.fft / np.linalg namespaces (dualgrad/fft.py, linalg.py)
+    autograd,  # noqa: E402 - needs the names above
+    fft,
+    func,
+    functional,
+    graph,
+    linalg,
+    numpy_dispatch,  # noqa: E402 - NumPy calls on Tensors (NEP 13/18), needs the names above
+    profiler,
 )
+from . import ops as _ops  # noqa: F401 - builds the op table and Tensor methods
+from .batching import vmap
+from .factories import (
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .function import Function, FunctionCtx, once_differentiable
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .ops.einsum import *  # noqa: F403 - the public op functions
 from .ops.elementwise import *  # noqa: F403
 from .ops.elementwise_extra import *  # noqa: F403
@@ -22,21 +52,18 @@ from .ops.reductions import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
 from .reverse import (
-    backward, enable_grad, grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
-    no_grad, set_grad_enabled,
+    backward,
+    enable_grad,
+    grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
 )
-from .function import Function, FunctionCtx, once_differentiable
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .reverse.anomaly import detect_anomaly, set_detect_anomaly
-from . import profiler
-from . import graph
-from .batching import vmap
-from . import func, functional  # noqa: E402 - transforms, built on the names above
 from .tensor import Tensor
 from .variable import Variable
-from . import autograd  # noqa: E402 - needs the names above
-from . import fft, linalg  # noqa: E402 - the np.fft / np.linalg namespaces (dualgrad/fft.py, linalg.py)
-from . import numpy_dispatch  # noqa: E402 - NumPy calls on Tensors (NEP 13/18), needs the names above
 
 float16 = __import__("numpy").dtype("float16")
 float32 = __import__("numpy").dtype("float32")

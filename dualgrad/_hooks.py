@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _next_hook_id = itertools.count()
 
@@ -29,7 +30,7 @@ class RemovableHandle:
     def remove(self) -> None:
         self._hooks.pop(self.id, None)
 
-    def __enter__(self) -> "RemovableHandle":
+    def __enter__(self) -> RemovableHandle:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -7,17 +7,26 @@ True
 
 import sys
 
-from .reverse import (
-    backward, enable_grad, grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
-    no_grad, set_grad_enabled,
-)
-from .variable import Variable
 from . import forward_ad, function, functional, graph, profiler
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .reverse.anomaly import (
-    detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
+from .reverse import (
+    backward,
+    enable_grad,
+    grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
 )
+from .reverse.anomaly import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
+from .variable import Variable
 
 # ``from dualgrad.autograd.profiler import profile`` and ``...autograd.gradcheck import ...``
 # work as in torch; the attribute ``autograd.gradcheck`` is the function, as in torch.

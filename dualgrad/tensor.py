@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import copy
 import warnings
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -71,7 +72,7 @@ class Size(int):
     (6, (2, 3), 3)
     """
 
-    def __new__(cls, shape: tuple) -> "Size":
+    def __new__(cls, shape: tuple) -> Size:
         size = super().__new__(cls, int(np.prod(shape, dtype=np.int64)))
         size.shape = shape
         return size
@@ -209,7 +210,7 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
-    def __iter__(self) -> Iterator["Tensor"]:
+    def __iter__(self) -> Iterator[Tensor]:
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(len(self)))
@@ -300,7 +301,7 @@ class Tensor:
             )
         self._requires_grad = value
 
-    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return ``self``."""
         self.requires_grad = requires_grad
         return self
@@ -311,12 +312,12 @@ class Tensor:
         return self.grad_fn is None
 
     @property
-    def grad(self) -> "Tensor | None":
+    def grad(self) -> Tensor | None:
         """The accumulated gradient, ``None`` until a backward reaches this tensor."""
         return self._grad
 
     @grad.setter
-    def grad(self, value: "Tensor | None") -> None:
+    def grad(self, value: Tensor | None) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
@@ -377,7 +378,7 @@ class Tensor:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         return add_hook(self._get_extra().setdefault("post_accumulate_hooks", {}), hook)
 
-    def detach(self) -> "Tensor":
+    def detach(self) -> Tensor:
         """A new leaf sharing data and version counter, outside the graph.
 
         Forward-mode tangents are dropped too (as in torch).
@@ -386,7 +387,7 @@ class Tensor:
         out._counter = self._version_counter()
         return out
 
-    def detach_(self) -> "Tensor":
+    def detach_(self) -> Tensor:
         """Detach this tensor from the graph in place, making it a leaf."""
         self.grad_fn = None
         self._output_nr = 0
@@ -394,17 +395,17 @@ class Tensor:
         return self
 
     @property
-    def data(self) -> "Tensor":
+    def data(self) -> Tensor:
         """A detached tensor sharing memory (not the version counter)."""
         return _wrap(self._data)
 
     @data.setter
-    def data(self, value: "Tensor") -> None:
+    def data(self, value: Tensor) -> None:
         self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
 
     def backward(
         self,
-        gradient: "Tensor | None" = None,
+        gradient: Tensor | None = None,
         retain_graph: bool | None = None,
         create_graph: bool = False,
         inputs: Any = None,

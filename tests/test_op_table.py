@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import as_outputs, assert_close, directional_fd, leaves, random_like, vdot
 from hypothesis import given
 from hypothesis import strategies as st
 from op_samples import COVERED_BY, SAMPLES
-from helpers import as_outputs, directional_fd, leaves, random_like, vdot, assert_close
 
 import dualgrad as dg
 from dualgrad.ops import ALL_OPS

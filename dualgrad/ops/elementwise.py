@@ -326,8 +326,10 @@ pow = _binary(POW, "``x ** y`` elementwise (either may be a scalar).", "[1., 3.]
 atan2 = _binary(ATAN2, "Angle of the point ``(y, x)``: ``atan2(y, x)``.", "[0., 2.]", "tensor([0.0000, 0.7854])")
 hypot = _binary(HYPOT, "``sqrt(x**2 + y**2)`` without overflow.", "[0., 2.]", "tensor([2.0000, 2.8284])")
 logaddexp = _binary(LOGADDEXP, "``log(exp(x) + exp(y))`` computed stably.", "[2.]", "tensor([2.6931])")
-maximum = _binary(MAXIMUM, "Elementwise maximum; at ties each input gets half the gradient.", "[1., 3.]", "tensor([2., 3.])")
-minimum = _binary(MINIMUM, "Elementwise minimum; at ties each input gets half the gradient.", "[1., 3.]", "tensor([1., 2.])")
+maximum = _binary(MAXIMUM, "Elementwise maximum; at ties each input gets half the gradient.",
+                  "[1., 3.]", "tensor([2., 3.])")
+minimum = _binary(MINIMUM, "Elementwise minimum; at ties each input gets half the gradient.",
+                  "[1., 3.]", "tensor([1., 2.])")
 remainder = _binary(REMAINDER, "Python's ``x % y`` (sign of the divisor).", "[3., -3.]", "tensor([1., 1.])")
 floor_divide = _binary(FLOOR_DIVIDE, "Python's ``x // y`` (not differentiable).", "[3., -3.]", "tensor([ 1., -2.])")
 neg = _unary(NEG, "``-x``.", "[1., -2.]", "tensor([-1.,  2.])")
@@ -356,7 +358,8 @@ tanh = _unary(TANH, "Hyperbolic tangent.", "[0.]", "tensor([0.])")
 asinh = _unary(ASINH, "Inverse hyperbolic sine.", "[0.]", "tensor([0.])")
 acosh = _unary(ACOSH, "Inverse hyperbolic cosine.", "[1.]", "tensor([0.])")
 atanh = _unary(ATANH, "Inverse hyperbolic tangent.", "[0.]", "tensor([0.])")
-sigmoid = _unary(SIGMOID, "Logistic function ``1 / (1 + exp(-x))``, stable for large ``|x|``.", "[0.]", "tensor([0.5000])")
+sigmoid = _unary(SIGMOID, "Logistic function ``1 / (1 + exp(-x))``, stable for large ``|x|``.",
+                 "[0.]", "tensor([0.5000])")
 relu = _unary(RELU, "``max(x, 0)``; its derivative at 0 is 0 (torch's convention).", "[-1., 2.]", "tensor([0., 2.])")
 real = _unary(REAL, "Real part (the tensor itself for real dtypes).", "[1.+2.j]", "tensor([1.])")
 imag = _unary(IMAG, "Imaginary part (zeros for real dtypes).", "[1.+2.j]", "tensor([2.])")
@@ -374,7 +377,8 @@ def conj(x: Any) -> Tensor:
     return apply(CONJ, x)
 
 
-angle = _unary(ANGLE, "Argument of complex numbers (0 or pi for reals, with zero gradient).", "[-1.]", "tensor([3.1416])")
+angle = _unary(ANGLE, "Argument of complex numbers (0 or pi for reals, with zero gradient).",
+               "[-1.]", "tensor([3.1416])")
 clone = _unary(CLONE, "A copy that stays in the graph.", "[1.]", "tensor([1.])")
 
 

@@ -28,7 +28,8 @@ gives one holomorphic partial derivative per input, and both its vjp
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +37,7 @@ from ..reverse.saved import SavedTensor
 from ..tensor import Tensor, _wrap
 from .dispatch import TensorMeta, apply
 
-ALL_OPS: dict[str, "Op"] = {}
+ALL_OPS: dict[str, Op] = {}
 
 
 def _camel(name: str) -> str:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import heapq
 import operator
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

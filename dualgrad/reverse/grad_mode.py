@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .._state import STATE
 
@@ -40,14 +41,14 @@ class _GradModeContext:
     def _exit(self) -> None:
         raise NotImplementedError
 
-    def __enter__(self) -> "_GradModeContext":
+    def __enter__(self) -> _GradModeContext:
         self._enter()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self._exit()
 
-    def clone(self) -> "_GradModeContext":
+    def clone(self) -> _GradModeContext:
         return self.__class__()
 
     def __call__(self, func: Callable) -> Callable:
@@ -114,7 +115,7 @@ class set_grad_enabled(_SetGrad):
     def _enter(self) -> None:
         STATE.grad_enabled = self._mode
 
-    def clone(self) -> "set_grad_enabled":
+    def clone(self) -> set_grad_enabled:
         prev = STATE.grad_enabled
         clone = set_grad_enabled(self._mode)
         STATE.grad_enabled = prev
@@ -138,7 +139,7 @@ class inference_mode(_GradModeContext):
     def __init__(self, mode: bool = True):
         self._mode = bool(mode)
 
-    def clone(self) -> "inference_mode":
+    def clone(self) -> inference_mode:
         return inference_mode(self._mode)
 
     def _enter(self) -> None:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from ..tensor import Tensor
 from .._hooks import RemovableHandle, add_hook
+from ..tensor import Tensor
 
 _sequence = itertools.count()
 

@@ -116,7 +116,7 @@ class SavedTensor:
             return str(self._tensor.dtype)
         return str(self._data.dtype) if self._data is not None else "tensor"
 
-    def raw(self) -> "SavedTensor":
+    def raw(self) -> SavedTensor:
         return self
 
     def release(self) -> None:
