@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from .gradcheck import gradcheck, gradgradcheck
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .tensor import Tensor, _wrap
 
 __all__ = ["assert_derivatives_match", "check_derivatives", "dtypes", "shapes", "tensors"]
@@ -156,7 +156,7 @@ def assert_derivatives_match(func: Callable, *inputs: Any, forward: bool = True,
     and second order. ``max_examples`` overrides the active Hypothesis profile;
     ``hypothesis_settings`` (a ``hypothesis.settings``) replaces it. On failure
     Hypothesis reports the smallest failing inputs and the ``GradcheckError``
-    naming the mismatching Jacobians.
+    naming the mismatching Jacobians; its ``inputs`` attribute holds those inputs.
 
     >>> import dualgrad as dg
     >>> from dualgrad.testing import assert_derivatives_match, tensors
@@ -172,7 +172,11 @@ def assert_derivatives_match(func: Callable, *inputs: Any, forward: bool = True,
     @hypothesis.settings(hypothesis_settings, **options)
     @hypothesis.given(st.tuples(*inputs))
     def derivatives_match(drawn: tuple) -> None:
-        check_derivatives(func, drawn, forward=forward, second_order=second_order,
-                          eps=eps, atol=atol, rtol=rtol)
+        try:
+            check_derivatives(func, drawn, forward=forward, second_order=second_order,
+                              eps=eps, atol=atol, rtol=rtol)
+        except GradcheckError as error:
+            error.inputs = drawn  # Hypothesis re-raises this for the shrunk example
+            raise
 
     derivatives_match()
