@@ -551,6 +551,14 @@ def norm(x: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, ord:
     return apply(NORM, x, p=float(order), **_reduce_args(x, dim, axis, keepdim, keepdims, "norm"))
 
 
+def _cumulative(op: Any, x: Any, dim: Any, axis: Any, dtype: Any) -> Tensor:
+    """A cumulative op along one axis, of the flattened tensor when no axis is given (as NumPy)."""
+    x = _cast(tensor_arg(x, op.name), dtype)
+    if pick_axis(dim, axis) is None:
+        x, dim, axis = reshape(x, -1), 0, None
+    return apply(op, x, axis=_one_axis(x, dim, axis, op.name))
+
+
 def cumsum(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
     """Cumulative sum along ``dim`` (of the flattened tensor when None, as NumPy).
 
@@ -558,11 +566,7 @@ def cumsum(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> T
     >>> dg.cumsum(dg.tensor([1., 2., 3.]), 0)
     tensor([1., 3., 6.])
     """
-    x = tensor_arg(x, "cumsum")
-    x = _cast(x, dtype)
-    if pick_axis(dim, axis) is None:
-        x, dim = reshape(x, -1), 0
-    return apply(CUMSUM, x, axis=_one_axis(x, dim, axis, "cumsum"))
+    return _cumulative(CUMSUM, x, dim, axis, dtype)
 
 
 def cumprod(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
@@ -572,11 +576,7 @@ def cumprod(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> 
     >>> dg.cumprod(dg.tensor([1., 2., 3.]), 0)
     tensor([1., 2., 6.])
     """
-    x = tensor_arg(x, "cumprod")
-    x = _cast(x, dtype)
-    if pick_axis(dim, axis) is None:
-        x, dim = reshape(x, -1), 0
-    return apply(CUMPROD, x, axis=_one_axis(x, dim, axis, "cumprod"))
+    return _cumulative(CUMPROD, x, dim, axis, dtype)
 
 
 def softmax(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
