@@ -149,10 +149,6 @@ class Tensor:
     def device(self) -> str:
         return "cpu"
 
-    @property
-    def is_complex_dtype(self) -> bool:
-        return self.dtype.kind == "c"
-
     def dim(self) -> int:
         return self.ndim
 

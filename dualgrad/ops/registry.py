@@ -48,7 +48,7 @@ class Op:
     """One entry of the op table."""
 
     __slots__ = ("name", "impl", "vjp", "jvp", "batch", "family", "save_inputs", "save_out",
-                 "differentiable", "grad_name", "multi_output", "arg_names", "view", "extra")
+                 "differentiable", "grad_name", "multi_output", "arg_names", "view")
 
     def __init__(
         self,
@@ -66,7 +66,6 @@ class Op:
         multi_output: bool = False,
         arg_names: tuple = ("self", "other", "third"),
         view: bool = False,
-        extra: dict | None = None,
     ):
         if name in ALL_OPS:
             raise ValueError(f"op {name!r} is already registered")
@@ -83,7 +82,6 @@ class Op:
         self.multi_output = multi_output
         self.arg_names = arg_names
         self.view = view
-        self.extra = extra or {}
         ALL_OPS[name] = self
 
     def __repr__(self) -> str:
@@ -105,12 +103,8 @@ class Op:
 
     def backward(self, node: Any, grads: list) -> list:
         """Gradients for each input of ``node`` from the gradients of its outputs."""
-        if node._released and node.saved:
-            from ..reverse.saved import FREED_MESSAGE
-
-            raise RuntimeError(FREED_MESSAGE)
         ctx = node.ctx
-        out, inputs = self.unpack(node)
+        out, inputs = self.unpack(node)  # raises the freed-graph error for released saved tensors
         if self.multi_output:
             g = tuple(gr if gr is not None else _wrap(np.zeros(shape, dtype))
                       for gr, (shape, dtype) in zip(grads, ctx.out_metas))

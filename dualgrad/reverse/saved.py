@@ -116,9 +116,6 @@ class SavedTensor:
             return str(self._tensor.dtype)
         return str(self._data.dtype) if self._data is not None else "tensor"
 
-    def raw(self) -> SavedTensor:
-        return self
-
     def release(self) -> None:
         """Drop the saved value (after a backward without ``retain_graph``)."""
         self._freed = True
