@@ -9,6 +9,7 @@ marks the peer as not installed, so a missing library is skipped, not fatal.
 from __future__ import annotations
 
 import gc
+import time
 import timeit
 import tracemalloc
 from collections.abc import Callable
@@ -34,12 +35,19 @@ class Workload:
     notes: dict[str, str] = field(default_factory=dict)
 
 
-def best_times(runs: dict[str, Callable[[], Any]], repeat: int, min_seconds: float = 0.02) -> dict:
+def best_times(runs: dict[str, Callable[[], Any]], repeat: int, min_seconds: float = 0.02,
+               settle_seconds: float = 0.05) -> dict:
     """Best-of-``repeat`` seconds per call of each callable, after a warm-up.
 
     Samples of the implementations are interleaved (one sample of each per round),
     so that load from other processes on the machine hits all of them alike.
     Each sample runs a callable often enough to last ``min_seconds``.
+
+    Libraries with thread pools (PyTorch's OpenMP, JAX's XLA runtime) leave their
+    worker threads spinning for a while after a call, which slows down whatever
+    runs next on a machine with few cores. So each sample starts after a pause of
+    ``settle_seconds``, and the order of the implementations rotates from round to
+    round, so that no implementation always follows the same one.
     """
     timers, numbers = {}, {}
     for impl, fn in runs.items():
@@ -51,10 +59,13 @@ def best_times(runs: dict[str, Callable[[], Any]], repeat: int, min_seconds: flo
             number *= 2
         numbers[impl] = number
     best = dict.fromkeys(runs, float("inf"))
+    order = list(timers)
     gc.collect()
-    for _ in range(repeat):
-        for impl, timer in timers.items():
-            best[impl] = min(best[impl], timer.timeit(numbers[impl]) / numbers[impl])
+    for round_number in range(repeat):
+        shift = round_number % len(order)
+        for impl in order[shift:] + order[:shift]:
+            time.sleep(settle_seconds)
+            best[impl] = min(best[impl], timers[impl].timeit(numbers[impl]) / numbers[impl])
     return best
 
 

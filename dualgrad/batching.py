@@ -193,6 +193,8 @@ def movedim(x: Tensor, source: int, destination: int) -> Tensor:
 
 def _broadcast_at(x: Tensor, dim: int, size: int) -> Tensor:
     """``x`` with a new dimension of ``size`` at ``dim`` (a broadcast, no copy)."""
+    if dim == 0:
+        return x.expand((size,) + tuple(x.shape))
     x = x.unsqueeze(dim)
     shape = list(x.shape)
     shape[dim] = size

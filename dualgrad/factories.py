@@ -180,15 +180,23 @@ def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device:
     return _random(sample, size, requires_grad)
 
 
-def _like(factory: Any, name: str) -> Any:
+def _like(factory: Any, name: str, random: bool = False) -> Any:
     def like(x: Any, *args: Any, dtype: Any = None, requires_grad: bool = False,
              **_device: Any) -> Tensor:
+        if STATE.vmap_depth and not random:
+            from .batching import BatchedTensor, make_batched  # imported late: the engine sits above
+
+            if type(x) is BatchedTensor:  # one result per batch member, batched like ``x``
+                value = like(x.value, *args, dtype=dtype or x.dtype, requires_grad=requires_grad)
+                return make_batched(value, x.bdim, x.level)
         shape = x.shape if isinstance(x, Tensor) else np.shape(x)
         dtype = dtype or (x.dtype if isinstance(x, Tensor) else np.asarray(x).dtype)
         return factory(shape, *args, dtype=dtype, requires_grad=requires_grad)
 
     like.__name__ = like.__qualname__ = name
-    like.__doc__ = f"``{factory.__name__}`` with the shape and dtype of ``x``."
+    inside = "drawn as the vmap's ``randomness`` says" if random else "batched wherever ``x`` is"
+    like.__doc__ = (f"``{factory.__name__}`` with the shape and dtype of ``x``.\n\n"
+                    f"    Inside ``vmap`` the result is per batch member, {inside}.")
     return like
 
 
@@ -196,5 +204,5 @@ zeros_like = _like(zeros, "zeros_like")
 ones_like = _like(ones, "ones_like")
 empty_like = _like(empty, "empty_like")
 full_like = _like(full, "full_like")
-rand_like = _like(rand, "rand_like")
-randn_like = _like(randn, "randn_like")
+rand_like = _like(rand, "rand_like", random=True)
+randn_like = _like(randn, "randn_like", random=True)

@@ -338,9 +338,16 @@ def _blocks(basis: Tensor, like: list) -> list:
     blocks, start = [], 0
     for x in like:
         size = x.numel()
-        blocks.append(basis[:, start:start + size].reshape((basis.shape[0],) + tuple(x.shape)).to(x.dtype))
+        block = basis if size == basis.shape[1] else basis[:, start:start + size]
+        shape = (basis.shape[0],) + tuple(x.shape)
+        blocks.append((block if block.shape == shape else block.reshape(shape)).to(x.dtype))
         start += size
     return blocks
+
+
+def _rows(t: Tensor, start: int, stop: int) -> Tensor:
+    """``t[start:stop]``, without an indexing op when that is all of ``t``."""
+    return t if start == 0 and stop == t.shape[0] else t[start:stop]
 
 
 def jacrev(func: Callable, argnums: Any = 0, *, has_aux: bool = False,
@@ -379,7 +386,7 @@ def jacrev(func: Callable, argnums: Any = 0, *, has_aux: bool = False,
         jac, start = [], 0
         for o in flat_out:
             stop = start + o.numel()
-            per_input = [r[start:stop].reshape(tuple(o.shape) + tuple(r.shape[1:])) for r in flat_rows]
+            per_input = [_rows(r, start, stop).reshape(tuple(o.shape) + tuple(r.shape[1:])) for r in flat_rows]
             jac.append(pytree.unflatten(per_input, in_spec))
             start = stop
         jac = pytree.unflatten(jac, out_spec)
@@ -391,8 +398,12 @@ def jacrev(func: Callable, argnums: Any = 0, *, has_aux: bool = False,
 def _to_trailing(t: Tensor, out_shape: tuple, in_shape: tuple) -> Tensor:
     """``(n, *out_shape)`` tangents of the n input elements as the Jacobian block ``out_shape + in_shape``."""
     n = t.shape[0]
-    moved = t.reshape((n, -1)).permute((1, 0)) if out_shape else t.reshape((1, n))
-    return moved.reshape(tuple(out_shape) + tuple(in_shape))
+    if not out_shape:
+        moved = t.reshape((1, n))
+    else:
+        moved = (t if t.ndim == 2 else t.reshape((n, -1))).permute((1, 0))
+    shape = tuple(out_shape) + tuple(in_shape)
+    return moved if moved.shape == shape else moved.reshape(shape)
 
 
 def jacfwd(func: Callable, argnums: Any = 0, has_aux: bool = False, *, randomness: str = "error",
@@ -438,7 +449,7 @@ def jacfwd(func: Callable, argnums: Any = 0, has_aux: bool = False, *, randomnes
             per_input, start = [], 0
             for x in flat_in:
                 stop = start + x.numel()
-                per_input.append(_to_trailing(t[start:stop], out_shape, tuple(x.shape)))
+                per_input.append(_to_trailing(_rows(t, start, stop), out_shape, tuple(x.shape)))
                 start = stop
             jac.append(pytree.unflatten(per_input, in_spec))
         jac = pytree.unflatten(jac, out_spec)

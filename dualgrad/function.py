@@ -33,13 +33,15 @@ from __future__ import annotations
 import functools
 import inspect
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ._state import STATE
-from .forward_ad.engine import propagate_tangents
+from .batching import BatchedTensor, VmapLevel, is_batched_at, level_to_front, make_batched, movedim, vmap_level
+from .forward_ad.engine import propagate_tangents, tangent_at
 from .ops import dispatch
 from .ops.dispatch import regenerate_view
 from .ops.inplace import take_graph
@@ -62,18 +64,27 @@ class VmapInfo(NamedTuple):
     randomness: str = "error"
 
 
+class _SavedOutput(NamedTuple):
+    """A ``save_for_forward`` entry that is an output: ``jvp`` reads it from the outputs it is given."""
+
+    position: int  # among the differentiable outputs (``FunctionOp.differentiable_outputs``)
+
+
 class FunctionCtx:
     """The ``ctx`` passed to a custom Function's ``forward``/``setup_context``, ``backward`` and ``jvp``.
 
-    Any attribute may be set on it to pass values to ``backward``.
+    Any attribute may be set on it to pass values to ``backward``. After
+    ``forward`` it holds no output Tensor (see ``_forget_outputs``): an output
+    holds the Function's node, which holds the ctx.
     """
 
     def __init__(self) -> None:
         self._to_save: tuple = ()
-        self._saved: tuple | None = None  # (SavedTensor | None, output_nr | None) per saved value
+        self._saved: tuple | None = None  # per saved value: None, or (its index in node.saved, output_nr)
         self._node_ref: Any = None
-        self._for_forward: tuple = ()
+        self._for_forward: tuple = ()  # Tensor | None | _SavedOutput per value
         self._in_jvp = False
+        self._jvp_outputs: tuple = ()  # inside ``jvp``: the differentiable outputs (aliases when taped)
         self._dirty: tuple = ()
         self._non_differentiable: tuple = ()
         self.materialize_grads = True
@@ -95,15 +106,21 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
-        """The tensors given to ``save_for_backward`` (``save_for_forward`` inside ``jvp``)."""
+        """The tensors given to ``save_for_backward`` (``save_for_forward`` inside ``jvp``).
+
+        A saved output comes back as a new Tensor with its data, attached to the
+        Function's node (an alias of the output inside ``jvp``).
+        """
         if self._in_jvp:
-            return self._for_forward
+            return tuple(self._jvp_outputs[t.position] if type(t) is _SavedOutput else t
+                         for t in self._for_forward)
         if self._saved is None:
             return self._to_save
-        node = self._node_ref() if self._node_ref is not None else None
-        return tuple(
-            None if saved is None else saved.unpack(node, nr or 0) for saved, nr in self._saved
-        )
+        node = self._node_ref()
+        if node is None:
+            raise RuntimeError(FREED_MESSAGE)
+        return tuple(None if entry is None else node.saved[entry[0]].unpack(node, entry[1])
+                     for entry in self._saved)
 
     def mark_dirty(self, *tensors: Tensor) -> None:
         """Mark input tensors that ``forward`` modified in place (they must be returned)."""
@@ -118,6 +135,28 @@ class FunctionCtx:
     def set_materialize_grads(self, value: bool) -> None:
         """With ``False``, ``backward``/``jvp`` receive ``None`` instead of zeros for missing gradients."""
         self.materialize_grads = bool(value)
+
+    def _forget_outputs(self, outputs: list, differentiable: tuple) -> None:
+        """Drop every reference to ``outputs`` that ``forward`` left here (after the node was recorded).
+
+        An output holds the node, which holds this ctx: keeping the output would be a
+        reference cycle, freed only by the garbage collector (torch saves outputs the
+        same way). ``save_for_backward`` values are already ``SavedTensor`` objects
+        (an output by data and version); a differentiable output given to
+        ``save_for_forward`` becomes a ``_SavedOutput``, for which ``jvp`` sees the
+        output it is handed (an alias when the tangent is taped). Attributes the user
+        set to an output (``ctx.out = out``) are not found: they still make a cycle.
+        """
+        self._to_save = self._dirty = self._non_differentiable = ()
+        if self._for_forward:
+            differentiable_outputs = [outputs[i] for i in differentiable]
+            self._for_forward = tuple(_saved_for_forward(t, differentiable_outputs) for t in self._for_forward)
+
+
+def _saved_for_forward(t: Tensor | None, outputs: list) -> Tensor | _SavedOutput | None:
+    """How ``ctx`` keeps ``t`` for ``jvp``: a ``_SavedOutput`` if it is one of ``outputs``, else ``t``."""
+    position = next((k for k, o in enumerate(outputs) if o is t), None)
+    return t if position is None else _SavedOutput(position)
 
 
 def _check_tensors(values: tuple, method: str) -> None:
@@ -153,7 +192,7 @@ class FunctionOp:
         self.grad_name = f"{cls.__name__}Backward"
         self.input_metas = tuple((a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args)
         self.output_metas: tuple = ()
-        self.tangent_outputs: tuple = ()  # indices of the outputs that carry tangents
+        self.differentiable_outputs: tuple = ()  # indices of the outputs that get the node and tangents
 
     def __repr__(self) -> str:
         return f"<FunctionOp {self.name}>"
@@ -193,12 +232,7 @@ class FunctionOp:
                     f"{self.cls._input_name(i)}; expected a Tensor or None"
                 )
             shape, dtype = meta
-            if g.shape != shape and not _reducible(g.shape, shape):
-                raise RuntimeError(
-                    f"Function {self.grad_name} returned an invalid gradient at index {i} "
-                    f"({self.cls._input_name(i)}) - got shape {g.shape} but expected shape "
-                    f"compatible with {shape}"
-                )
+            _check_gradient_shape(self.cls, i, g.shape, shape)
             grads.append(fit_gradient(g, shape, dtype))
         return grads
 
@@ -215,18 +249,18 @@ class FunctionOp:
         if ctx.materialize_grads:
             tangents = tuple(_zeros(meta) if t is None and meta is not None else t
                              for t, meta in zip(tangents, self.input_metas, strict=True))
-        ctx._in_jvp = True
+        ctx._in_jvp, ctx._jvp_outputs = True, out
         try:
             result = cls.jvp(ctx, *tangents)
         finally:
-            ctx._in_jvp = False
+            ctx._in_jvp, ctx._jvp_outputs = False, ()
         result = result if isinstance(result, tuple) else (result,)
         if len(result) != len(self.output_metas):
             raise RuntimeError(
                 f"{cls.__name__}.jvp returned {len(result)} tangents for "
                 f"{len(self.output_metas)} outputs of forward"
             )
-        return tuple(result[i] for i in self.tangent_outputs)
+        return tuple(result[i] for i in self.differentiable_outputs)
 
     # -- vmap ----------------------------------------------------------------------------
     def batch(self, args: tuple, bdims: tuple, **params: Any) -> tuple:
@@ -239,6 +273,35 @@ class FunctionOp:
             )
         size = next(a.shape[d] for a, d in zip(args, bdims, strict=True) if d is not None)
         return cls.vmap(VmapInfo(size), tuple(bdims), *args, **params)
+
+
+def _without_dirty(args: tuple, dirty: tuple) -> tuple:
+    """``args`` for the tangent rules: each input marked dirty replaced by a Tensor holding only its tangents.
+
+    A dirty input now is an output (the output's data, graph and, once pushed,
+    tangents), and what the tangent rules are given is kept by the node's
+    ``TangentRecipe``: the input itself would be a cycle through the node. A
+    Function's ``jvp`` reads ``ctx``, not the inputs, so only their tangents matter.
+    """
+    if not dirty:
+        return args
+    return tuple(_tangents_only(a) if _contains(dirty, a) else a for a in args)
+
+
+def _tangents_only(x: Tensor) -> Tensor:
+    """A new Tensor with ``x``'s tangents at the active dual levels (and its current data)."""
+    copy = _wrap(x._data)
+    copy._fw = {level: t for level in STATE.dual_levels if (t := tangent_at(x, level)) is not None} or None
+    return copy
+
+
+def _check_gradient_shape(cls: type, i: int, got: tuple, shape: tuple) -> None:
+    """RuntimeError unless a gradient of shape ``got`` sums back to input ``i``'s ``shape``."""
+    if got != shape and not _reducible(got, shape):
+        raise RuntimeError(
+            f"Function {cls.__name__}Backward returned an invalid gradient at index {i} "
+            f"({cls._input_name(i)}) - got shape {got} but expected shape compatible with {shape}"
+        )
 
 
 def _reducible(grad_shape: tuple, shape: tuple) -> bool:
@@ -351,12 +414,12 @@ class Function:
         """
         state = STATE
         if state.vmap_depth:
-            if not cls.generate_vmap_rule:
-                result = dispatch.batching_hook[0](FunctionOp(cls, FunctionCtx(), args), args, kwargs)
-                if result is not NotImplemented:
-                    return result
+            if cls.generate_vmap_rule:
+                result = _apply_generated_vmap_rule(cls, args, kwargs)
             else:
-                cls._check_generated_vmap(args)
+                result = dispatch.batching_hook[0](FunctionOp(cls, FunctionCtx(), args), args, kwargs)
+            if result is not NotImplemented:
+                return result
         op = FunctionOp(cls, FunctionCtx(), args)
         if state.observed:
             run = cls._apply_op
@@ -383,28 +446,16 @@ class Function:
         is_tuple = isinstance(output, tuple)
         outputs = cls._prepare_outputs(ctx, args, versions, output if is_tuple else (output,))
         op.output_metas = tuple((o.shape, o.dtype) if isinstance(o, Tensor) else None for o in outputs)
+        op.differentiable_outputs = differentiable = tuple(
+            i for i, o in enumerate(outputs)
+            if isinstance(o, Tensor) and o.dtype.kind in "fc" and not _contains(ctx._non_differentiable, o))
         if any(ctx.needs_input_grad):
             cls._record(op, edges, outputs)
+        tangent_args = _without_dirty(args, ctx._dirty) if state.dual_levels else args
+        ctx._forget_outputs(outputs, differentiable)
         if state.dual_levels:
-            differentiable = [i for i, o in enumerate(outputs)
-                              if isinstance(o, Tensor) and o.dtype.kind in "fc"
-                              and not _contains(ctx._non_differentiable, o)]
-            op.tangent_outputs = tuple(differentiable)
-            propagate_tangents(op, args, kwargs, tuple(outputs[i] for i in differentiable))
+            propagate_tangents(op, tangent_args, kwargs, tuple(outputs[i] for i in differentiable))
         return tuple(outputs) if is_tuple else outputs[0]
-
-    @classmethod
-    def _check_generated_vmap(cls, args: tuple) -> None:
-        """A generated vmap rule runs ``forward`` through the ops' rules; its graph is not batched yet."""
-        from .batching import BatchedTensor
-
-        if STATE.grad_enabled and any(type(a) is BatchedTensor for a in args) \
-                and any(isinstance(a, Tensor) and a.requires_grad for a in args):
-            raise NotImplementedError(
-                f"{cls.__name__}: reverse-mode differentiation of a custom Function with "
-                "generate_vmap_rule=True under vmap is not supported yet; give the Function a "
-                "vmap staticmethod instead"
-            )
 
     @classmethod
     def _run_forward(cls, ctx: FunctionCtx, args: tuple, kwargs: dict) -> Any:
@@ -460,9 +511,8 @@ class Function:
         """Create the graph node, attach it to the differentiable outputs, save tensors."""
         ctx = op.ctx
         node = Node(op, edges, (), ctx, len(outputs))
-        for i, o in enumerate(outputs):
-            if not isinstance(o, Tensor) or o.dtype.kind not in "fc" or _contains(ctx._non_differentiable, o):
-                continue
+        for i in op.differentiable_outputs:
+            o = outputs[i]
             if _contains(ctx._dirty, o):
                 marker = _wrap(o._data)
                 marker._requires_grad = True
@@ -473,18 +523,217 @@ class Function:
                 o._requires_grad = True
                 o.grad_fn = node
                 o._output_nr = i
-        saved = []
+        layout, saved = [], []
         for t in ctx._to_save:
             if t is None:
-                saved.append((None, None))
+                layout.append(None)
                 continue
             nr = next((i for i, o in enumerate(outputs) if o is t), None)
-            saved.append((SavedTensor(t, is_output=nr is not None), nr))
-        ctx._saved = tuple(saved)
+            layout.append((len(saved), nr or 0))
+            saved.append(SavedTensor(t, is_output=nr is not None))
+        ctx._saved = tuple(layout)  # the node holds the SavedTensors: their tangent recipes hold the op and ctx
         ctx._node_ref = weakref.ref(node)
-        node.saved = tuple(s for s, _ in saved if s is not None)
+        node.saved = tuple(saved)
         if STATE.anomaly_enabled:
             remember_forward_stack(node)
+
+
+# -- generate_vmap_rule: the Function one vmap level down -------------------------------------------
+def _apply_generated_vmap_rule(cls: type, args: tuple, kwargs: dict) -> Any:
+    """``cls.apply`` with batched ``args`` and ``generate_vmap_rule = True`` (torch.func's design).
+
+    The innermost vmap level among ``args`` is unwrapped and a generated Function
+    (``_GeneratedRule.function``) is applied to the physical values with that
+    level inactive: a graph node and tangents are recorded for it like for any
+    Function, on the physical tensors. Its ``forward``, ``backward`` and ``jvp``
+    run the user's on per-example (batched) tensors under a fresh vmap level, so
+    they batch through the ops' own rules. Returns NotImplemented when no
+    argument is batched.
+    """
+    top = max((a.level for a in args if type(a) is BatchedTensor), default=0)
+    if not top:
+        return NotImplemented
+    level = next((v for v in STATE.vmap_levels if v.id == top), None)
+    if level is None:
+        raise RuntimeError(
+            "vmap: a batched tensor was used outside the vmap call that created it; return it from "
+            "the vmapped function instead of storing it"
+        )
+    own = [type(a) is BatchedTensor and a.level == top for a in args]
+    rule = _GeneratedRule(cls, level, tuple(a.bdim if mine else None for a, mine in zip(args, own)),
+                          tuple((a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args))
+    with _without_level(level):
+        output = rule.function().apply(*[a.value if mine else a for a, mine in zip(args, own)], **kwargs)
+    if isinstance(output, tuple):
+        return tuple(make_batched(o, d, top) for o, d in zip(output, rule.out_dims, strict=True))
+    return make_batched(output, rule.out_dims[0], top)
+
+
+@contextmanager
+def _without_level(level: VmapLevel) -> Iterator[None]:
+    """Make vmap ``level`` inactive in the block (the generated Function runs below it)."""
+    state = STATE
+    previous = state.vmap_levels
+    state.vmap_levels = tuple(v for v in previous if v is not level)
+    state.vmap_depth = len(state.vmap_levels)
+    try:
+        yield
+    finally:
+        state.vmap_levels = previous
+        state.vmap_depth = len(previous)
+
+
+def _unbatched(x: Any, level: int) -> tuple:
+    """``(physical value, batch dim)`` of ``x`` at vmap ``level`` (``(x, None)`` if not batched there)."""
+    if type(x) is BatchedTensor and x.level == level:
+        return x.value, x.bdim
+    return x, None
+
+
+class _GeneratedRule:
+    """The generated vmap rule of one ``apply``: the batch layout it records and the Function it makes.
+
+    ``in_dims`` / ``input_metas`` describe the arguments (batch dim at the
+    unwrapped level, logical shape and dtype); ``forward`` records ``out_dims``,
+    the logical ``output_shapes`` and the batch dims of the saved tensors.
+    """
+
+    def __init__(self, cls: type, level: VmapLevel, in_dims: tuple, input_metas: tuple):
+        self.cls = cls
+        self.size = level.size
+        self.randomness = level.randomness
+        self.in_dims = in_dims
+        self.input_metas = input_metas
+        self.out_dims: tuple = ()
+        self.output_shapes: tuple = ()
+        self.saved_dims: tuple = ()
+        self.forward_dims: tuple = ()
+
+    def function(self) -> type:
+        """A Function on the physical values, named ``Vmapped<Name>``, that may be batched again."""
+        return type(f"Vmapped{self.cls.__name__}", (Function,), {
+            "generate_vmap_rule": True,
+            "forward": staticmethod(self.forward),
+            "backward": staticmethod(self.backward),
+            "jvp": staticmethod(self.jvp),
+        })
+
+    def forward(self, ctx: FunctionCtx, *args: Any, **kwargs: Any) -> Any:
+        """The user's ``forward`` (and ``setup_context``) on per-example tensors."""
+        cls = self.cls
+        with vmap_level(self.size, self.randomness) as level:
+            inputs = tuple(make_batched(a, d, level.id) for a, d in zip(args, self.in_dims, strict=True))
+            level_ctx = _LevelCtx(ctx, level, self)
+            if cls._has("setup_context"):
+                output = cls.forward(*inputs, **kwargs)
+                cls.setup_context(level_ctx, inputs, output)
+            else:
+                output = cls.forward(level_ctx, *inputs, **kwargs)
+            outputs = output if isinstance(output, tuple) else (output,)
+            physical, self.out_dims = zip(*(_unbatched(o, level.id) for o in outputs))
+            self.output_shapes = tuple(o.shape if isinstance(o, Tensor) else None for o in outputs)
+        return physical if isinstance(output, tuple) else physical[0]
+
+    def backward(self, ctx: FunctionCtx, *grads: Any) -> tuple:
+        """The user's ``backward`` on per-example cotangents; gradients back in the inputs' layout."""
+        with vmap_level(self.size, self.randomness) as level:
+            cotangents = [make_batched(g, d, level.id) for g, d in zip(grads, self.out_dims, strict=True)]
+            result = self.cls._vjp_rule(_LevelCtx(ctx, level, self), *cotangents)
+            result = result if isinstance(result, tuple) else (result,)
+            return tuple(self._input_gradient(i, g, level) for i, g in enumerate(result))
+
+    def _input_gradient(self, i: int, g: Any, level: VmapLevel) -> Any:
+        """Per-example ``g`` summed to input ``i``'s logical shape, then laid out like the input.
+
+        An input shared by the batch (not batched) gets the sum over the batch;
+        a batched input gets ``g`` broadcast along the batch if it is not batched.
+        Anything that is not a gradient is left for ``FunctionOp`` to reject.
+        """
+        if i >= len(self.in_dims) or not isinstance(g, Tensor) or self.input_metas[i] is None:
+            return g
+        shape, dtype = self.input_metas[i]
+        _check_gradient_shape(self.cls, i, g.shape, shape)
+        g = fit_gradient(g, shape, dtype)
+        dim = self.in_dims[i]
+        if dim is None:
+            return level_to_front(g, level).sum(0) if is_batched_at(g, level) else g
+        return movedim(level_to_front(g, level), 0, dim)
+
+    def jvp(self, ctx: FunctionCtx, *tangents: Any) -> tuple:
+        """The user's ``jvp`` on per-example tangents; output tangents in the outputs' layout."""
+        cls = self.cls
+        if not cls._has("jvp"):
+            raise RuntimeError(
+                f"{cls.__name__}: You must implement the jvp function for custom "
+                "autograd.Function to use it with forward mode AD."
+            )
+        with vmap_level(self.size, self.randomness) as level:
+            inputs = [make_batched(t, d, level.id) for t, d in zip(tangents, self.in_dims, strict=True)]
+            result = cls.jvp(_LevelCtx(ctx, level, self), *inputs)
+            result = result if isinstance(result, tuple) else (result,)
+            return tuple(self._output_tangent(i, t, level) for i, t in enumerate(result))
+
+    def _output_tangent(self, i: int, t: Any, level: VmapLevel) -> Any:
+        """Per-example tangent ``t`` of output ``i`` broadcast to its shape, laid out like the output."""
+        if i >= len(self.out_dims) or not isinstance(t, Tensor) or self.output_shapes[i] is None:
+            return t
+        if t.shape != self.output_shapes[i]:
+            t = t.expand(self.output_shapes[i])
+        dim = self.out_dims[i]
+        if dim is not None:
+            return movedim(level_to_front(t, level), 0, dim)
+        if is_batched_at(t, level):
+            raise RuntimeError(
+                f"{self.cls.__name__}.jvp returned a tangent for output {i} that varies over the vmap batch, "
+                "but forward returned that output unbatched (the same for every batch member)"
+            )
+        return t
+
+
+class _LevelCtx:
+    """The ``ctx`` that a Function with a generated vmap rule sees: per-example tensors at one level.
+
+    Saved tensors are stored physically in the real ``ctx`` (with their batch dims
+    in the rule) and come back batched at the current level; ``mark_dirty`` and
+    ``mark_non_differentiable`` name the physical outputs. Every other attribute,
+    including the user's own, lives on the real ``ctx``.
+    """
+
+    def __init__(self, ctx: Any, level: VmapLevel, rule: _GeneratedRule):
+        object.__setattr__(self, "_ctx", ctx)
+        object.__setattr__(self, "_level", level)
+        object.__setattr__(self, "_rule", rule)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._ctx, name, value)
+
+    def _physical(self, tensors: tuple, method: str) -> tuple[tuple, tuple]:
+        _check_tensors(tensors, method)
+        pairs = [_unbatched(t, self._level.id) for t in tensors]
+        return tuple(p for p, _ in pairs), tuple(d for _, d in pairs)
+
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
+        physical, self._rule.saved_dims = self._physical(tensors, "save_for_backward")
+        self._ctx.save_for_backward(*physical)
+
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
+        physical, self._rule.forward_dims = self._physical(tensors, "save_for_forward")
+        self._ctx.save_for_forward(*physical)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        dims = self._rule.forward_dims if self._ctx._in_jvp else self._rule.saved_dims
+        return tuple(make_batched(t, d, self._level.id)
+                     for t, d in zip(self._ctx.saved_tensors, dims, strict=True))
+
+    def mark_dirty(self, *tensors: Tensor) -> None:
+        self._ctx.mark_dirty(*self._physical(tensors, "mark_dirty")[0])
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        self._ctx.mark_non_differentiable(*self._physical(tensors, "mark_non_differentiable")[0])
 
 
 def once_differentiable(fn: Callable) -> Callable:

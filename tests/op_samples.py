@@ -495,6 +495,37 @@ def _index_put(draw: Any) -> Sample:
     return Sample(call, (x, value))
 
 
+# Indexing with an index batched by vmap (the index Tensors are inputs of these ops): the
+# sample maps over a batch of index rows inside the call, so the op runs under vmap.
+BATCHED_INDEX_CASES = [
+    lambda x, i: x[i], lambda x, i: x[:, i], lambda x, i: x[..., i, None], lambda x, i: x[i, i],
+]
+
+
+@sample("index_tensor")
+def _index_tensor(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=2, max_dims=3, min_side=2)))
+    n = min(x.shape)
+    rows = draw(hnp.arrays(np.int64, (2, draw(st.integers(1, 3))), elements=st.integers(-n, n - 1)))
+    case = draw(st.sampled_from(BATCHED_INDEX_CASES))
+    return Sample(lambda t: dg.vmap(lambda i: case(t, i))(dg.tensor(rows)), (x,))
+
+
+@sample("index_put_tensor")
+def _index_put_tensor(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=1, max_dims=2, min_side=2)))
+    rows = np.stack([draw(st.permutations(range(x.shape[0])))[:2] for _ in range(2)])
+    value = array(draw, (2,) + x.shape[1:])
+
+    def put(t: dg.Tensor, v: dg.Tensor, i: dg.Tensor, scale: dg.Tensor) -> dg.Tensor:
+        base = (t * t + v.sum()) * scale  # batched wherever t, v or the index rows are
+        base[i] = v * t[i]
+        return base
+
+    return Sample(lambda t, v: dg.vmap(put, in_dims=(None, None, 0, 0))(t, v, dg.tensor(rows), dg.tensor([1.0, 2.0])),
+                  (x, value))
+
+
 # -- NumPy namespace extras (elementwise_extra.py, sorting.py) --------------------------------------
 _unary("exp2", dg.exp2)
 _unary("deg2rad", dg.deg2rad)

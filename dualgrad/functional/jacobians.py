@@ -6,7 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..factories import eye, zeros_like
-from ..func import _to_trailing
+from ..func import _blocks as func_blocks
+from ..func import _rows, _to_trailing
 from ..func import jvp as func_jvp
 from ..ops.shape import stack
 from ..reverse import enable_grad
@@ -27,12 +28,7 @@ STRICT_OUTPUT_INDEPENDENT = (
 
 def _blocks(n: int, like: tuple) -> list:
     """The identity of size ``n`` split by columns into ``(n, *x.shape)`` blocks, one per ``like``."""
-    basis, blocks, start = eye(n, dtype=like[0].dtype), [], 0
-    for x in like:
-        stop = start + x.numel()
-        blocks.append(basis[:, start:stop].reshape((n,) + tuple(x.shape)).to(x.dtype))
-        start = stop
-    return blocks
+    return func_blocks(eye(n, dtype=like[0].dtype), like)
 
 
 def _rows_loop(outputs: tuple, xs: tuple, create_graph: bool, strict: bool) -> list:
@@ -67,7 +63,7 @@ def _rows_batched(outputs: tuple, xs: tuple, create_graph: bool) -> list:
         stop = start + out.numel()
         shape = tuple(out.shape)
         jac.append(tuple(zeros_like(x).expand(shape + tuple(x.shape)) if g is None
-                         else g[start:stop].reshape(shape + tuple(x.shape))
+                         else _rows(g, start, stop).reshape(shape + tuple(x.shape))
                          for g, x in zip(grads, xs, strict=True)))
         start = stop
     return jac
@@ -95,7 +91,7 @@ def _columns_forward(func: Callable, inputs: tuple) -> list:
         shape, start, per_input = tuple(t.shape[1:]), 0, []
         for x in xs:
             stop = start + x.numel()
-            per_input.append(_to_trailing(t[start:stop], shape, tuple(x.shape)))
+            per_input.append(_to_trailing(_rows(t, start, stop), shape, tuple(x.shape)))
             start = stop
         jac.append(tuple(per_input))
     return jac, out_is_tuple[0]

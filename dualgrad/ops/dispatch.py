@@ -85,8 +85,16 @@ def apply(op: Any, *args: Any, **params: Any) -> Any:
 
 
 def _apply(op: Any, args: tuple, params: dict, state: Any) -> Any:
-    try:
-        data = op.impl(*[a._data if isinstance(a, Tensor) else a for a in args], **params)
+    try:  # (one and two arguments spelled out: a comprehension is a function call in Python 3.11)
+        if len(args) == 1:
+            a = args[0]
+            data = op.impl(a._data if isinstance(a, Tensor) else a, **params)
+        elif len(args) == 2:
+            a, b = args
+            data = op.impl(a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b,
+                           **params)
+        else:
+            data = op.impl(*[a._data if isinstance(a, Tensor) else a for a in args], **params)
     except ValueError:
         _check_broadcast(op, args)
         raise
@@ -180,42 +188,55 @@ def _apply_observed(op: Any, args: tuple, params: dict) -> Any:
 
 def _record(op: Any, args: tuple, params: dict, out: Any) -> None:
     """Attach a graph node for this call to its output(s)."""
+    save_inputs, save_out = op.save_inputs, op.save_out
+    if type(save_inputs) is not bool or type(save_out) is not bool:  # rules of which inputs need a gradient
+        needs = []
+        for a in args:
+            needs.append(isinstance(a, Tensor) and a._requires_grad)
+        needs = tuple(needs)
+        save_inputs = save_inputs if type(save_inputs) is bool else save_inputs(needs)
+        save_out = save_out if type(save_out) is bool else save_out(needs)
     edges = []
     inputs = []
     metas = []
     saved = []
-    save_inputs, save_out = op.save_inputs, op.save_out
-    if type(save_inputs) is not bool or type(save_out) is not bool:  # rules of which inputs need a gradient
-        needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-        save_inputs = save_inputs if type(save_inputs) is bool else save_inputs(needs)
-        save_out = save_out if type(save_out) is bool else save_out(needs)
-    for i, a in enumerate(args):
-        if isinstance(a, Tensor):
-            if a._requires_grad:
-                fn = a._grad_fn  # (views were brought up to date by _apply)
-                edges.append((a if fn is None else fn, a._output_nr))
-            else:
-                edges.append(NO_EDGE)
-            metas.append((a._data.shape, a._data.dtype))
-            if save_inputs is True or (save_inputs is not False and save_inputs[i]):
-                s = SavedTensor(a)
-                saved.append(s)
-                inputs.append(s)
-            else:
-                inputs.append(TensorMeta(a._data.shape, a._data.dtype))
-        else:
+    i = -1
+    for a in args:
+        i += 1
+        if not isinstance(a, Tensor):
             edges.append(NO_EDGE)
             metas.append(None)
             inputs.append(a)
-    outs = out if op.multi_output else (out,)
-    ctx = OpCtx(params, tuple(inputs), tuple(metas), None,
-                tuple((o._data.shape, o._data.dtype) for o in outs) if op.multi_output else None)
+            continue
+        if a._requires_grad:
+            fn = a._grad_fn  # (views were brought up to date by _apply)
+            edges.append((a if fn is None else fn, a._output_nr))
+        else:
+            edges.append(NO_EDGE)
+        data = a._data
+        metas.append((data.shape, data.dtype))
+        if save_inputs is True or (save_inputs is not False and save_inputs[i]):
+            s = SavedTensor(a)
+            saved.append(s)
+            inputs.append(s)
+        else:
+            inputs.append(TensorMeta(data.shape, data.dtype))
+    if op.multi_output:
+        outs = out
+        out_metas = tuple((o._data.shape, o._data.dtype) for o in outs)
+    else:
+        outs = (out,)
+        out_metas = None
+    ctx = OpCtx(params, tuple(inputs), tuple(metas), None, out_metas)
     node = Node(op, tuple(edges), (), ctx, len(outs))
-    for i, o in enumerate(outs):
-        if o._data.dtype.kind in "fc" or is_differentiable_dtype(o._data.dtype):  # bfloat16: kind "V"
+    nr = 0
+    for o in outs:
+        dtype = o._data.dtype
+        if dtype.kind in "fc" or is_differentiable_dtype(dtype):  # bfloat16: kind "V"
             o._requires_grad = True
             o._grad_fn = node
-            o._output_nr = i
+            o._output_nr = nr
+        nr += 1
     if save_out:
         saved_out = tuple(SavedTensor(o, is_output=True) for o in outs)
         saved.extend(saved_out)

@@ -7,6 +7,11 @@ Two pairs of linear ops, each the transpose of the other:
 * ``gather`` (``out[i][j] = x[i][index[i][j]]`` along ``dim``, ``index`` an
   input, so vmap can batch it) and ``scatter_add_into_zeros``.
 
+Inside ``vmap``, an index Tensor that is batched cannot be a parameter (vmap
+unwraps only inputs), so ``x[index]`` and ``x[index] = v`` with such an index go
+through ``index_tensor`` and ``index_put_tensor``, which take the index Tensors
+as inputs; their batching rule indexes the batch axis with an ``arange``.
+
 ``take``, ``take_along_dim`` and ``index_select`` are ``gather`` on reshaped or
 broadcast operands, so their derivatives and batching rules come from it.
 """
@@ -17,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from ..batching import BatchedTensor, movedim
+from ..factories import zeros_like
 from ..tensor import Tensor, _wrap
 from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, to_front
@@ -99,13 +106,22 @@ INDEX_ADD_INTO_ZEROS = linear("index_add_into_zeros", _scatter_add_impl,
 
 
 def normalize_index(index: Any) -> tuple:
-    """A tuple index with Tensors replaced by their arrays (bool masks stay masks)."""
+    """A tuple index with Tensors replaced by their arrays (bool masks stay masks).
+
+    Batched Tensors (inside ``vmap``) stay Tensors: see ``index_tensor``.
+    """
     if not isinstance(index, tuple):
         index = (index,)
     return tuple(
-        i._data if isinstance(i, Tensor) else (np.asarray(i) if isinstance(i, list) else i)
+        i._data if isinstance(i, Tensor) and type(i) is not BatchedTensor
+        else (np.asarray(i) if isinstance(i, list) else i)
         for i in index
     )
+
+
+def has_batched_entry(index: tuple) -> bool:
+    """True if a normalized ``index`` holds batched Tensors (then use ``index_tensor``)."""
+    return any(type(i) is BatchedTensor for i in index)
 
 
 def getitem(x: Tensor, index: Any) -> Tensor:
@@ -124,13 +140,233 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     """
     x = tensor_arg(x, "getitem")
     index = normalize_index(index)
+    if has_batched_entry(index):
+        spec, tensors = split_index(index)
+        return apply(INDEX_TENSOR, x, *tensors, spec=spec)
     try:
         return apply(GETITEM, x, index=index)
     except IndexError as err:
         raise IndexError(f"getitem: invalid index for a tensor of shape {x.shape}: {err}") from None
 
 
-# -- gather and its transpose ---------------------------------------------------------------
+# -- indexing with Tensor inputs (batched indices inside vmap) ---------------------------------
+class _TensorEntry:
+    """The marker of an index entry given as an input Tensor in a ``spec``."""
+
+    def __repr__(self) -> str:
+        return "<tensor>"
+
+
+TENSOR = _TensorEntry()
+
+
+def split_index(index: tuple) -> tuple[tuple, list]:
+    """``(spec, tensors)``: ``index`` with its array entries as Tensors, replaced by ``TENSOR`` in ``spec``."""
+    spec, tensors = [], []
+    for entry in index:
+        if isinstance(entry, (Tensor, np.ndarray)):
+            spec.append(TENSOR)
+            tensors.append(entry if isinstance(entry, Tensor) else _wrap(entry))
+        else:
+            spec.append(entry)
+    return tuple(spec), tensors
+
+
+def _join_index(spec: tuple, arrays: Any) -> tuple:
+    """The NumPy index: ``spec`` with its ``TENSOR`` entries taken from ``arrays`` in order."""
+    arrays = iter(arrays)
+    return tuple(next(arrays) if entry is TENSOR else entry for entry in spec)
+
+
+def _plain_index(spec: tuple, tensors: tuple) -> tuple:
+    """The index of a rule's (unbatched) index Tensors as a parameter for ``getitem``-style ops."""
+    return _join_index(spec, [t._data for t in tensors])
+
+
+def _index_put_impl(x: np.ndarray, values: Any, *arrays: np.ndarray, spec: tuple) -> np.ndarray:
+    out = x.copy()
+    out[_join_index(spec, arrays)] = values
+    return out
+
+
+def _index_tensor_vjp(g: Tensor, out: Any, x: Any, *index: Tensor, spec: tuple) -> list:
+    """Scatter-add the cotangent into zeros (the index Tensors get no gradient)."""
+    return [apply(INDEX_ADD_INTO_ZEROS, g, shape=x.shape, index=_plain_index(spec, index))] + [None] * len(index)
+
+
+def _index_put_tensor_vjp(g: Tensor, out: Any, x: Any, values: Any, *index: Tensor, spec: tuple) -> list:
+    """``x`` gets ``g`` outside the written region, ``values`` gets ``g`` in it."""
+    return [apply(INDEX_PUT_TENSOR, g, 0.0, *index, spec=spec),
+            apply(INDEX_TENSOR, g, *index, spec=spec)] + [None] * len(index)
+
+
+def _index_put_tensor_jvp(tangents: tuple, out: Any, x: Tensor, values: Any, *index: Tensor,
+                          spec: tuple) -> Tensor:
+    """The same write on the tangents (zero where an operand has none)."""
+    x_dot = zeros_like(x) if tangents[0] is None else tangents[0]
+    values_dot = 0.0 if tangents[1] is None else tangents[1]
+    return apply(INDEX_PUT_TENSOR, x_dot, values_dot, *index, spec=spec)
+
+
+# -- their batching rule: an arange indexes the batch axis ---------------------------------------
+def _batched_mask_as_indices(mask: Tensor, bdim: int, size: int) -> list:
+    """A mask batched along ``bdim`` as integer index Tensors batched along 0.
+
+    Only when every batch member selects the same number of elements (a shape
+    that is static per example); a RuntimeError otherwise.
+    """
+    if type(mask) is BatchedTensor or mask.ndim == 1:
+        raise RuntimeError(
+            "vmap: indexing with a boolean mask that is 0-d or batched at several vmap levels is not "
+            "supported (its per-example result shapes depend on its values); use integer indices or "
+            "dualgrad.where"
+        )
+    members = np.moveaxis(mask._data, bdim, 0)
+    counts = members.reshape(size, -1).sum(axis=1)
+    if size and (counts != counts[0]).any():
+        raise RuntimeError(
+            "vmap: indexing with a batched boolean mask that selects a different number of elements in "
+            f"each batch member (counts {counts.tolist()}) would give results of different shapes; use "
+            "dualgrad.where(mask, x, 0) or integer indices instead"
+        )
+    count = int(counts[0]) if size else 0
+    return [_wrap(positions.reshape(size, count)) for positions in np.nonzero(members)[1:]]
+
+
+def _without_batched_masks(spec: tuple, index: list, bdims: list, size: int) -> tuple[tuple, list, list]:
+    """``spec``, index Tensors and their bdims with each batched bool mask replaced by integer indices."""
+    new_spec, new_index, new_bdims = [], [], []
+    tensors = iter(zip(index, bdims, strict=True))
+    for entry in spec:
+        if entry is not TENSOR:
+            new_spec.append(entry)
+            continue
+        t, bdim = next(tensors)
+        if bdim is not NOT_BATCHED and t.dtype == np.bool_:
+            positions = _batched_mask_as_indices(t, bdim, size)
+            new_spec += [TENSOR] * len(positions)
+            new_index += positions
+            new_bdims += [0] * len(positions)
+        else:
+            new_spec.append(entry)
+            new_index.append(t)
+            new_bdims.append(bdim)
+    return tuple(new_spec), new_index, new_bdims
+
+
+def _width(entry: Any, tensor: Tensor | None) -> int:
+    """How many axes of the indexed array an index entry consumes (a mask: its rank)."""
+    if entry is TENSOR:
+        return tensor.ndim if tensor.dtype == np.bool_ else 1
+    return 0 if entry is None or entry is Ellipsis else 1
+
+
+def _first_tensor_axis(spec: tuple, index: list, ndim: int) -> int:
+    """The axis of an ``ndim``-d array that the first ``TENSOR`` entry of ``spec`` indexes."""
+    tensors = iter(index)
+    widths = [_width(entry, next(tensors) if entry is TENSOR else None) for entry in spec]
+    axis = 0
+    for entry, width in zip(spec, widths, strict=True):
+        if entry is TENSOR:
+            break
+        axis += ndim - sum(widths) if entry is Ellipsis else width
+    return axis
+
+
+def _batch_at(x: Any, bdim: int | None, axis: int, size: int) -> Tensor:
+    """``x`` with its batch axis at ``axis`` (an unbatched ``x`` is broadcast along a new one)."""
+    if bdim is NOT_BATCHED:
+        x = (x if isinstance(x, Tensor) else _wrap(np.asarray(x))).unsqueeze(axis)
+        return x.expand(x.shape[:axis] + (size,) + x.shape[axis + 1:])
+    return movedim(x, bdim, axis)
+
+
+def _physical_index(x: Any, x_bdim: int | None, spec: tuple, index: list, bdims: list, size: int) -> tuple:
+    """``(x, spec, index, x_bdim, batched)`` indexing every batch member at once.
+
+    With no batched index, a full slice takes the batch axis of ``x`` along. Else
+    the batch axis of ``x`` is put where the first Tensor entry indexes and is
+    indexed by an ``arange`` inserted before that entry, broadcast against the
+    batched indices (batch axis first, then padded to a common rank): NumPy then
+    lays out the result as the logical index would, with the batch axis at the
+    front of the indexed block. ``batched`` flags the index Tensors carrying the batch.
+    """
+    spec, index, bdims = _without_batched_masks(spec, index, bdims, size)
+    if all(b is NOT_BATCHED for b in bdims):
+        return _batch_at(x, x_bdim, 0, size), (slice(None),) + spec, index, 0, [False] * len(index)
+    logical_ndim = np.ndim(x) - (x_bdim is not NOT_BATCHED)
+    axis = _first_tensor_axis(spec, index, logical_ndim)
+    rank = max(1 if t.dtype == np.bool_ else t.ndim - (b is not NOT_BATCHED)
+               for t, b in zip(index, bdims, strict=True))
+    aligned = []
+    for t, bdim in zip(index, bdims, strict=True):
+        if bdim is not NOT_BATCHED:
+            t = to_front(t, bdim)
+            t = t.reshape(t.shape[:1] + (1,) * (rank + 1 - t.ndim) + t.shape[1:])
+        aligned.append(t)
+    first = spec.index(TENSOR)
+    batch_index = _wrap(np.arange(size).reshape((size,) + (1,) * rank))
+    return (_batch_at(x, x_bdim, axis, size), spec[:first] + (TENSOR,) + spec[first:], [batch_index] + aligned,
+            axis, [True] + [b is not NOT_BATCHED for b in bdims])
+
+
+def _probe_region(ndim: int, x_bdim: int, spec: tuple, index: list, batched: list) -> tuple:
+    """The shape of ``x[index]`` for a tiny probe ``x`` whose batch axis has size 2 (the others 1)."""
+    probe = np.empty(tuple(2 if d == x_bdim else 1 for d in range(ndim)))
+    arrays = [np.ones((1,) * t.ndim, np.bool_) if t.dtype == np.bool_
+              else np.zeros((2,) * flag + (1,) * (t.ndim - flag), np.int64)
+              for t, flag in zip(index, batched, strict=True)]
+    return probe[_join_index(tuple(entry if entry is TENSOR else _probe(entry) for entry in spec), arrays)].shape
+
+
+def _batch_size(args: tuple, bdims: tuple) -> int:
+    return next(a.shape[b] for a, b in zip(args, bdims, strict=True) if b is not NOT_BATCHED)
+
+
+def _index_tensor_batch(args: tuple, bdims: tuple, spec: tuple) -> tuple:
+    """``x[index]`` of every batch member at once (see ``_physical_index``)."""
+    x, spec, index, x_bdim, batched = _physical_index(args[0], bdims[0], spec, list(args[1:]),
+                                                      list(bdims[1:]), _batch_size(args, bdims))
+    out = apply(INDEX_TENSOR, x, *index, spec=spec)
+    return out, _probe_region(x.ndim, x_bdim, spec, index, batched).index(2)
+
+
+def _index_put_tensor_batch(args: tuple, bdims: tuple, spec: tuple) -> tuple:
+    """``x[index] = values`` of every batch member at once, ``values`` laid out like that region."""
+    x, spec, index, x_bdim, batched = _physical_index(args[0], bdims[0], spec, list(args[2:]),
+                                                      list(bdims[2:]), _batch_size(args, bdims))
+    region = _probe_region(x.ndim, x_bdim, spec, index, batched)
+    values = _values_at(args[1], bdims[1], len(region), region.index(2))
+    return apply(INDEX_PUT_TENSOR, x, values, *index, spec=spec), x_bdim
+
+
+def _values_at(values: Any, bdim: int | None, rank: int, position: int) -> Any:
+    """``values`` broadcastable to a region of ``rank`` axes whose batch axis is at ``position``."""
+    if bdim is NOT_BATCHED:
+        if np.ndim(values) == 0:
+            return values
+        values = (values if isinstance(values, Tensor) else _wrap(np.asarray(values))).unsqueeze(0)
+    else:
+        values = to_front(values, bdim)
+    values = values.reshape(values.shape[:1] + (1,) * (rank - values.ndim) + values.shape[1:])
+    return movedim(values, 0, position)
+
+
+INDEX_TENSOR = Op(
+    "index_tensor", lambda x, *index, spec: _getitem_impl(x, _join_index(spec, index)),
+    vjp=_index_tensor_vjp,
+    jvp=lambda tangents, out, x, *index, spec: apply(INDEX_TENSOR, tangents[0], *index, spec=spec),
+    batch=_index_tensor_batch, family="indexing", grad_name="IndexBackward0",
+    save_inputs=lambda needs: (False,) + (True,) * (len(needs) - 1),
+)
+INDEX_PUT_TENSOR = Op(
+    "index_put_tensor", _index_put_impl, vjp=_index_put_tensor_vjp, jvp=_index_put_tensor_jvp,
+    batch=_index_put_tensor_batch, family="indexing", grad_name="IndexPutBackward0",
+    save_inputs=lambda needs: (False, False) + (True,) * (len(needs) - 2),
+)
+
+
+# -- gather and its transpose -----------------------------------------------------------------
 def _gather_index(index: np.ndarray, dim: int) -> tuple:
     """The NumPy index selecting ``x[i][index[i][j]]...``: ``index`` at ``dim``, aranges elsewhere."""
     nd = index.ndim

@@ -47,7 +47,16 @@ from ..tensor import Tensor, _wrap
 from . import elementwise as ew
 from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import _record, apply, regenerate_view
-from .indexing import GETITEM, _is_basic, _probe, batch_position, normalize_index
+from .indexing import (
+    GETITEM,
+    INDEX_PUT_TENSOR,
+    _is_basic,
+    _probe,
+    batch_position,
+    has_batched_entry,
+    normalize_index,
+    split_index,
+)
 from .registry import linear
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -406,7 +415,10 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
     tensor([0., 5., 0.])
     """
     index = normalize_index(index)
-    if _is_basic(index):
+    if has_batched_entry(index):  # inside vmap: the index Tensors are inputs of the op
+        spec, tensors = split_index(index)
+        update_(self, lambda x, v, *t: apply(INDEX_PUT_TENSOR, x, v, *t, spec=spec), "__setitem__", value, *tensors)
+    elif _is_basic(index):
         if Ellipsis not in index:
             index = index + (Ellipsis,)
         _check_writable(self, "__setitem__")

@@ -7,6 +7,7 @@ batching rules come from those ops.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -17,11 +18,18 @@ from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply
 from .einsum import einsum
 from .registry import Op
+from .shape import PERMUTE, RESHAPE
 
 
 def _as_tensor(x: Any) -> Tensor:
     """A constant operand (ndarray, list) as a Tensor, so rules can call Tensor methods on it."""
     return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
+
+
+def matrix_transpose(x: Tensor) -> Tensor:
+    """The last two axes swapped (the op itself: the Tensor method re-validates its arguments)."""
+    axes = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
+    return apply(PERMUTE, x, axes=axes)
 
 
 def _matmul_vjp_x(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
@@ -32,7 +40,7 @@ def _matmul_vjp_x(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
         return g * yc if x.ndim == 1 else g.unsqueeze(-1) * yc
     if x.ndim == 1:
         return (yc @ g.unsqueeze(-1)).squeeze(-1)
-    return g @ yc.mT
+    return g @ matrix_transpose(yc)
 
 
 def _matmul_vjp_y(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
@@ -42,8 +50,8 @@ def _matmul_vjp_y(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
     if x.ndim == 1:
         return g * xc if y.ndim == 1 else xc.unsqueeze(-1) * g.unsqueeze(-2)
     if y.ndim == 1:
-        return (xc.mT @ g.unsqueeze(-1)).squeeze(-1)
-    return xc.mT @ g
+        return (matrix_transpose(xc) @ g.unsqueeze(-1)).squeeze(-1)
+    return matrix_transpose(xc) @ g
 
 
 def _matmul_jvp(tangents: tuple, out: Any, x: Tensor, y: Tensor) -> Tensor:
@@ -61,39 +69,75 @@ def _matmul_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         raise RuntimeError(
             f"matmul: both arguments need at least 1 dimension, got shapes {np.shape(x)} and {np.shape(y)}"
         )
+    outer = np.ndim(x) >= 2 and np.ndim(y) >= 2 and np.shape(x)[-1] == 1 == np.shape(y)[-2]
     try:
-        return np.matmul(x, y)
+        # an inner dimension of 1 (outer products): NumPy's stacked matmul is much slower than a multiply
+        return np.multiply(x, y) if outer else np.matmul(x, y)
     except ValueError:
         raise RuntimeError(
             f"matmul: shapes {np.shape(x)} and {np.shape(y)} cannot be multiplied"
         ) from None
 
 
-def _matrix_form(x: Any, bdim: int | None, vector_axis: int, rank: int) -> Any:
+def _matrix_form(x: Any, bdim: int | None, vector_axis: int, rank: int) -> Tensor:
     """A batched operand as ``(B, 1.., rows, cols)`` of ``rank + 1`` dims; an unbatched one as a matrix.
 
     A vector gets its missing matrix axis at ``vector_axis`` (-2 on the left, -1 on the right).
     """
-    if not isinstance(x, Tensor):
-        x = _wrap(np.asarray(x))
-    x = to_front(x, bdim)
-    if x.ndim - (bdim is not NOT_BATCHED) == 1:
-        x = x.unsqueeze(vector_axis)
-    if bdim is NOT_BATCHED:
-        return x
-    missing = rank - (x.ndim - 1)
-    return x.reshape(x.shape[:1] + (1,) * missing + x.shape[1:]) if missing else x
+    x = to_front(_as_tensor(x), bdim)
+    batched = bdim is not NOT_BATCHED
+    shape = x.shape[1:] if batched else x.shape
+    if len(shape) == 1:
+        shape = (1,) + shape if vector_axis == -2 else shape + (1,)
+    if batched:
+        shape = x.shape[:1] + (1,) * (rank - len(shape)) + shape
+    return x if shape == x.shape else apply(RESHAPE, x, shape=shape)
+
+
+def _batched_times_fixed(x: Tensor, bx: int, y: Any) -> tuple:
+    """A batched ``x`` (at least 1-D) times an unbatched vector or matrix ``y``: one GEMM.
+
+    The batch and the leading axes of ``x`` fold into the rows: ``x.reshape(-1, k) @ y``.
+    """
+    x = to_front(x, bx)
+    rows = apply(RESHAPE, x, shape=(math.prod(x.shape[:-1]), x.shape[-1]))
+    return apply(RESHAPE, matmul(rows, y), shape=x.shape[:-1] + np.shape(y)[1:]), 0
+
+
+def _fixed_times_batched(x: Any, y: Tensor, by: int) -> tuple:
+    """An unbatched vector or matrix ``x`` times a batched vector or matrix ``y``: one GEMM.
+
+    A batch of vectors ``t`` (``(B, k)``) gives ``t @ x.mT``; a batch of matrices
+    is laid out as ``(k, B, m)`` and multiplied as one ``(k, B * m)`` matrix.
+    """
+    y = to_front(y, by)
+    if y.ndim == 2:
+        return matmul(y, matrix_transpose(_as_tensor(x)) if np.ndim(x) == 2 else x), 0
+    size, k, m = y.shape
+    columns = apply(RESHAPE, apply(PERMUTE, y, axes=(1, 0, 2)), shape=(k, size * m))
+    out = matmul(x, columns)
+    if np.ndim(x) == 1:
+        return apply(RESHAPE, out, shape=(size, m)), 0
+    return apply(RESHAPE, out, shape=(np.shape(x)[0], size, m)), 1
 
 
 def _matmul_batch(args: tuple, bdims: tuple) -> tuple:
-    """Batch axes to the front and broadcast; vectors go through as one-row/one-column matrices."""
+    """Batch axes to the front and broadcast; vectors go through as one-row/one-column matrices.
+
+    When only one operand is batched and the other is a vector or a matrix, the
+    batch folds into one matrix product instead of a stack of small ones.
+    """
     (x, y), (bx, by) = args, bdims
+    if by is NOT_BATCHED and 1 <= np.ndim(y) <= 2 and np.ndim(x) >= 2:
+        return _batched_times_fixed(x, bx, y)
+    if bx is NOT_BATCHED and 1 <= np.ndim(x) <= 2 and 2 <= np.ndim(y) <= 3:
+        return _fixed_times_batched(x, y, by)
     x_vector = np.ndim(x) - (bx is not NOT_BATCHED) == 1
     y_vector = np.ndim(y) - (by is not NOT_BATCHED) == 1
     rank = max(2, np.ndim(x) - (bx is not NOT_BATCHED), np.ndim(y) - (by is not NOT_BATCHED))
     out = matmul(_matrix_form(x, bx, -2, rank), _matrix_form(y, by, -1, rank))
     shape = out.shape[:-2] + out.shape[-2:-1] * (not x_vector) + out.shape[-1:] * (not y_vector)
-    return (out.reshape(shape) if shape != out.shape else out), 0
+    return (apply(RESHAPE, out, shape=shape) if shape != out.shape else out), 0
 
 
 MATMUL = Op("matmul", _matmul_impl, vjp=(_matmul_vjp_x, _matmul_vjp_y), jvp=_matmul_jvp,

@@ -30,9 +30,9 @@ from ..tensor import Tensor, _wrap
 from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply
 from .elementwise import where
-from .linalg import matmul
+from .linalg import matmul, matrix_transpose
 from .registry import Op
-from .shape import cat
+from .shape import RESHAPE, cat
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -48,7 +48,13 @@ def _is_complex(x: Any) -> bool:
 
 def _h(x: Tensor) -> Tensor:
     """The conjugate transpose of the last two axes."""
-    return x.mT.conj() if _is_complex(x) else x.mT
+    x_t = matrix_transpose(x)
+    return x_t.conj() if _is_complex(x) else x_t
+
+
+def _scaling(c: Tensor) -> Tensor:
+    """A stack of scalars ``c`` with two trailing axes, to scale a stack of matrices."""
+    return apply(RESHAPE, c, shape=tuple(c.shape) + (1, 1))
 
 
 def _herm(x: Tensor) -> Tensor:
@@ -151,7 +157,8 @@ def _solve_vjp(g: Tensor, out: Tensor, a: Tensor, b: Any) -> list:
     if not (isinstance(a, Tensor) and a.requires_grad):
         return [None, gb]
     x = out.conj() if _is_complex(out) else out
-    ga = -(gb.unsqueeze(-1) * x.unsqueeze(-2)) if vector else -(gb @ x.mT)
+    minus_gb = -gb  # negate the vectors, not their outer product with x
+    ga = minus_gb.unsqueeze(-1) * x.unsqueeze(-2) if vector else minus_gb @ matrix_transpose(x)
     return [ga, gb]
 
 
@@ -217,7 +224,7 @@ def solve(a: Any, b: Any) -> Tensor:
 def _det_vjp(g: Tensor, out: Tensor, a: Tensor) -> Tensor:
     """``conj(g det A) A^{-H}`` (a singular ``A`` raises LinAlgError)."""
     scale = g * out.conj() if _is_complex(out) else g * out
-    return scale.unsqueeze(-1).unsqueeze(-1) * _h(inv(a))
+    return _scaling(scale) * inv(_h(a))
 
 
 def _det_jvp(tangents: tuple, out: Tensor, a: Tensor) -> Tensor:
@@ -265,7 +272,7 @@ def _slogdet_vjp(g: tuple, out: tuple, a: Tensor) -> Tensor:
     coefficient = g_log
     if _is_complex(sign):
         coefficient = g_log + (g_sign * sign.conj()).imag * 1j
-    return coefficient.unsqueeze(-1).unsqueeze(-1) * _h(inv(a))
+    return _scaling(coefficient) * inv(_h(a))
 
 
 def _slogdet_jvp(tangents: tuple, out: tuple, a: Tensor) -> tuple:

@@ -28,11 +28,13 @@ gives one holomorphic partial derivative per input, and both its vjp
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from .._state import STATE
 from ..reverse.saved import SavedTensor
 from ..tensor import Tensor, _wrap
 from .dispatch import TensorMeta, apply
@@ -94,17 +96,18 @@ class Op:
         inputs = [x.unpack(node) if type(x) is SavedTensor else x for x in ctx.inputs]
         saved_out = ctx.out
         if saved_out is None:
-            out = None
-        elif type(saved_out) is tuple:
-            out = tuple(s.unpack(node, i) for i, s in enumerate(saved_out))
-        else:
-            out = saved_out.unpack(node)
-        return out, inputs
+            return None, inputs
+        if type(saved_out) is tuple:
+            return tuple(s.unpack(node, i) for i, s in enumerate(saved_out)), inputs
+        return saved_out.unpack(node), inputs
 
     def backward(self, node: Any, grads: list) -> list:
         """Gradients for each input of ``node`` from the gradients of its outputs."""
         ctx = node.ctx
-        out, inputs = self.unpack(node)  # raises the freed-graph error for released saved tensors
+        if node.saved:
+            out, inputs = self.unpack(node)  # raises the freed-graph error for released saved tensors
+        else:
+            out, inputs = None, ctx.inputs
         if self.multi_output:
             g = tuple(gr if gr is not None else _wrap(np.zeros(shape, dtype))
                       for gr, (shape, dtype) in zip(grads, ctx.out_metas))
@@ -113,18 +116,25 @@ class Op:
         params = ctx.params
         vjp = self.vjp
         edges = node.edges
-        if type(vjp) is not tuple:
+        per_input = type(vjp) is tuple
+        if not per_input:
             results = list(vjp(g, out, *inputs, **params))
             if len(results) != len(edges):
                 raise RuntimeError(f"{self.grad_name} returned {len(results)} gradients for {len(edges)} inputs")
         metas = ctx.metas
         grads_in = []
-        for i, (target, _) in enumerate(edges):
+        i = -1
+        for target, _ in edges:
+            i += 1
             if target is None:  # no gradient wanted: the rule is not called
                 grads_in.append(None)
                 continue
-            grad = vjp[i](g, out, *inputs, **params) if type(vjp) is tuple else results[i]
-            grads_in.append(None if grad is None else fit_gradient(grad, *metas[i]))
+            grad = vjp[i](g, out, *inputs, **params) if per_input else results[i]
+            if grad is not None:
+                shape, dtype = metas[i]
+                if type(grad) is not Tensor or grad._data.shape != shape or grad._data.dtype != dtype:
+                    grad = fit_gradient(grad, shape, dtype)
+            grads_in.append(grad)
         return grads_in
 
     def saved_attribute(self, node: Any, name: str) -> Any:
@@ -192,7 +202,7 @@ def sum_to_shape(g: Tensor, shape: tuple) -> Tensor:
 # -- families --------------------------------------------------------------------
 def _conj_if_complex(d: Any) -> Any:
     if isinstance(d, Tensor):
-        return d.conj() if d.dtype.kind == "c" else d
+        return d.conj() if d._data.dtype.kind == "c" else d
     if isinstance(d, (int, float)):  # real constants (the common case): skip NumPy's slow check
         return d
     return np.conj(d) if np.iscomplexobj(d) else d
@@ -204,30 +214,67 @@ def _vjp_from_partial(partial: Callable | int) -> Callable:
         return lambda g, out, *inputs, **params: g
     if partial == -1:
         return lambda g, out, *inputs, **params: -g
-    return lambda g, out, *inputs, **params: g * _conj_if_complex(partial(out, *inputs, **params))
+
+    def vjp(g: Tensor, out: Any, *inputs: Any, **params: Any) -> Tensor:
+        d = partial(out, *inputs, **params)
+        if type(d) is not Tensor or d._data.dtype.kind == "c":
+            return g * _conj_if_complex(d)
+        # references to d: this name and getrefcount's argument (see _jvp_from_partials)
+        if sys.getrefcount(d) == 2 and not STATE.observed and _is_scratch(d, g):
+            np.multiply(d._data, g._data, out=d._data)
+            return d
+        return g * d
+
+    return vjp
 
 
 def _jvp_from_partials(partials: tuple) -> Callable:
-    """``sum_i t_i * d_i`` over the inputs that carry a tangent."""
+    """``sum_i t_i * d_i`` over the inputs that carry a tangent.
+
+    Temporaries that nothing else can see (``_is_scratch``) take the products and
+    sums in place, which saves an allocation per term on large arrays.
+    """
 
     def jvp(tangents: tuple, out: Tensor, *inputs: Any, **params: Any) -> Tensor:
+        in_place = not STATE.observed  # (observers are shown every op)
         total = None
         for t, partial in zip(tangents, partials):
             if t is None:
                 continue
-            if partial == -1 and total is not None:
-                total = total - t
-                continue
-            if partial == 1:
-                term = t
-            elif partial == -1:
-                term = -t
+            if partial == 1 or partial == -1:
+                term, sign = t, partial
             else:
-                term = t * partial(out, *inputs, **params)
-            total = term if total is None else total + term
+                term, sign = partial(out, *inputs, **params), 1
+                # references to term: this name and getrefcount's argument
+                if in_place and sys.getrefcount(term) == 2 and _is_scratch(term, t):
+                    np.multiply(term._data, t._data, out=term._data)
+                else:
+                    term = t * term
+            if total is None:
+                total = term if sign == 1 else -term
+            elif in_place and sys.getrefcount(total) == 2 and _is_scratch(total, term):
+                (np.add if sign == 1 else np.subtract)(total._data, term._data, out=total._data)
+            else:
+                total = total + term if sign == 1 else total - term
         return total
 
     return jvp
+
+
+def _is_scratch(x: Any, other: Any) -> bool:
+    """True if ``x`` is an untracked temporary that can take ``x <op> other`` in place.
+
+    ``x`` must be a plain Tensor outside any graph, dual level, view family or
+    saved value, owning an array that nothing else references, with the shape
+    and dtype of the result (those of ``other``); ``other`` must be untracked too,
+    or the op would have to record a node or a tangent. The caller checks that it
+    holds the only reference to ``x`` itself.
+    """
+    return (type(x) is Tensor and type(other) is Tensor
+            and not x._requires_grad and not x._fw and x._counter is None and x._view is None
+            and not other._requires_grad and not other._fw
+            and x._data.base is None and sys.getrefcount(x._data) == 2  # x's slot and the argument
+            and x._data.shape == other._data.shape and x._data.dtype == other._data.dtype)
 
 
 def elementwise(name: str, impl: Callable, partials: tuple, **kwargs: Any) -> Op:

@@ -10,6 +10,7 @@ batch axis to the front and shifts its axis parameters by one.
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from collections.abc import Sequence
@@ -17,7 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor, _wrap
+from .._state import STATE
+from ..batching import BatchedTensor
+from ..tensor import Tensor, ViewInfo, _wrap
 from ._axes import normalize_axes, normalize_axis
 from .dispatch import apply, tensor_arg
 from .registry import Op, linear, sum_to_shape
@@ -231,8 +234,8 @@ _batched(SQUEEZE, _shifted("axis"))
 _batched(UNSQUEEZE, _shifted("axis"))
 _batched(CAT, _variadic_batch)
 _batched(STACK, _variadic_batch)
-_batched(SPLIT, _shifted("axis"))
-_batched(UNBIND, _shifted("axis"))
+_batched(SPLIT, lambda op, args, bdims, sizes, axis: _split_batch(args[0], bdims[0], sizes, axis))
+_batched(UNBIND, lambda op, args, bdims, axis: _unbind_batch(args[0], bdims[0], axis))
 _batched(FLIP, _shifted("axis"))
 _batched(ROLL, _shifted("axis"))
 _batched(TILE, _tile_batch)
@@ -250,6 +253,50 @@ def _untile(g: Tensor, shape: tuple, reps: tuple) -> Tensor:
     padded = (1,) * (len(reps) - len(shape)) + tuple(shape)
     g = apply(RESHAPE, g, shape=tuple(n for pair in zip(reps, padded, strict=True) for n in pair))
     return g.sum(axis=tuple(range(0, 2 * len(reps), 2))).reshape(shape)
+
+
+# -- split and unbind: one node, pieces that are views ---------------------------------------------
+def _as_views(x: Tensor, pieces: tuple, steps: list) -> tuple:
+    """Make each piece a view of ``x``, rebuilt from its base by its view ``steps`` (one-output view ops).
+
+    The pieces share ``x``'s memory and version counter. Until an in-place change their
+    ``grad_fn`` is the one multi-output node (its backward is one ``cat``/``stack``); after
+    one, dispatch rebuilds them from the base, as for ``narrow`` (a batched ``x``'s
+    physical pieces were made views by the batching rule).
+    """
+    if type(x) is BatchedTensor:
+        return pieces
+    counter = x._version_counter()
+    base, chain = (x, ()) if x._view is None else (x._view.base, x._view.chain)
+    version, grad_mode = counter.value, STATE.grad_enabled
+    for piece, step in zip(pieces, steps, strict=True):
+        piece._counter = counter
+        piece._view = ViewInfo(base, chain + step, version, grad_mode)
+    return pieces
+
+
+def _split_views(x: Tensor, sizes: tuple, axis: int) -> tuple:
+    """``split`` into pieces of ``sizes`` along ``axis``; piece i is ``narrow(x, axis, start_i, sizes[i])``."""
+    starts = itertools.accumulate(sizes[:-1], initial=0)
+    steps = [((NARROW, {"axis": axis, "start": start, "length": n}),) for start, n in zip(starts, sizes)]
+    return _as_views(x, apply(SPLIT, x, sizes=sizes, axis=axis), steps)
+
+
+def _unbind_views(x: Tensor, axis: int) -> tuple:
+    """``unbind`` along ``axis``; piece i is ``narrow(x, axis, i, 1)`` with that axis squeezed."""
+    squeeze = (SQUEEZE, {"axis": (axis,)})  # read-only params, shared by the pieces
+    steps = [((NARROW, {"axis": axis, "start": i, "length": 1}), squeeze) for i in range(x.shape[axis])]
+    return _as_views(x, apply(UNBIND, x, axis=axis), steps)
+
+
+def _split_batch(x: Tensor, bdim: int | None, sizes: tuple, axis: int) -> tuple:
+    pieces = _split_views(_front(x, bdim), sizes, axis + 1)
+    return pieces, (0,) * len(pieces)
+
+
+def _unbind_batch(x: Tensor, bdim: int | None, axis: int) -> tuple:
+    pieces = _unbind_views(_front(x, bdim), axis + 1)
+    return pieces, (0,) * len(pieces)
 
 
 def _narrow_widths(shape: tuple, axis: int, start: int, length: int) -> tuple:
@@ -485,6 +532,9 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -
 def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the given sizes.
 
+    The pieces are views of ``x`` (see ``narrow``): they share its memory and
+    version counter, and an in-place change of one is seen by ``x`` and its gradient.
+
     >>> import dualgrad as dg
     >>> [p.shape for p in dg.split(dg.zeros(5, 2), 2)]
     [(2, 2), (2, 2), (1, 2)]
@@ -506,11 +556,11 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                 f"dimension {axis}), but got split_sizes={list(sizes)}"
             )
-    return apply(SPLIT, x, sizes=sizes, axis=axis)
+    return _split_views(x, sizes, axis)
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
-    """At most ``chunks`` pieces of ``ceil(size / chunks)`` along ``dim`` (torch's rule).
+    """At most ``chunks`` pieces (views, as ``split``'s) of ``ceil(size / chunks)`` along ``dim`` (torch's rule).
 
     >>> import dualgrad as dg
     >>> [p.shape for p in dg.chunk(dg.zeros(5), 3)]
@@ -527,14 +577,14 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple:
-    """The slices of ``x`` along ``dim``, as a tuple.
+    """The slices of ``x`` along ``dim``, as a tuple of views of ``x`` (as ``split``'s pieces).
 
     >>> import dualgrad as dg
     >>> dg.unbind(dg.tensor([[1., 2.], [3., 4.]]), 1)
     (tensor([1., 3.]), tensor([2., 4.]))
     """
     x = tensor_arg(x, "unbind")
-    return apply(UNBIND, x, axis=normalize_axis(dim, x.ndim, "unbind"))
+    return _unbind_views(x, normalize_axis(dim, x.ndim, "unbind"))
 
 
 # -- rearranging -------------------------------------------------------------------------------------

@@ -9,9 +9,9 @@ failed backward leaves every ``.grad`` as it was.
 
 from __future__ import annotations
 
-import heapq
 import operator
 from collections.abc import Sequence
+from heapq import heappop, heappush
 from typing import Any
 
 import numpy as np
@@ -102,39 +102,41 @@ _by_seq = operator.attrgetter("seq")
 def _count_dependencies(targets: list, captures: dict | None) -> tuple[dict, Any]:
     """Incoming-edge counts of all reachable nodes; with captures, only needed ones.
 
-    Returns ``(deps, needed)``; ``needed`` is None when every node is needed.
+    Returns ``(deps, needed)``; ``needed`` is None when every node and leaf is needed.
     """
     deps: dict = {}
-    seen: set = set()
-    order: list = []
-    stack = [t for t in targets if isinstance(t, Node)]
+    roots = {t for t in targets if isinstance(t, Node)}
+    order: list = list(roots)
+    stack = list(roots)
     while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        order.append(node)
-        for target, _ in node.edges:
-            if target is not None:
-                deps[target] = deps.get(target, 0) + 1
-                if type(target) is not Tensor and target not in seen:
+        for target, _ in stack.pop().edges:
+            if target is None:
+                continue
+            if target in deps:
+                deps[target] += 1
+            else:  # first edge into it: a node is walked once
+                deps[target] = 1
+                if type(target) is not Tensor and target not in roots:
                     stack.append(target)
+                    order.append(target)
     if captures is None:
         return deps, None
+    wanted = {key[0] for key in captures}
+    if all(type(t) is Tensor for t in wanted) and all(t in wanted for t in deps if type(t) is Tensor):
+        return deps, None  # every node leads to some leaf, and every leaf reached is wanted
     # A node is needed when a captured gradient lies at or below it. Inputs of a
     # node are older than the node, so increasing sequence numbers is a
     # topological order from the leaves up.
-    wanted = {key[0] for key in captures}
     needed: set = {t for t in wanted if isinstance(t, Tensor)}
-    deps = {}
+    needed_deps: dict = {}
     order.sort(key=_by_seq)
     for node in order:
         below = [target for target, _ in node.edges if target in needed]
         if below or node in wanted:
             needed.add(node)
             for target in below:
-                deps[target] = deps.get(target, 0) + 1
-    return deps, needed
+                needed_deps[target] = needed_deps.get(target, 0) + 1
+    return needed_deps, needed
 
 
 def _add(buffer: Any, grad: Tensor | None) -> Any:
@@ -160,7 +162,7 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             if buf is None:
                 buf = buffers[target] = [None] * target.n_outputs
                 if deps.get(target, 0) == 0:
-                    heapq.heappush(ready_nodes, (-target.seq, id(target), target))
+                    heappush(ready_nodes, (-target.seq, id(target), target))
             buf[nr] = _add(buf[nr], grad)
 
     captured: list = [None] * n_inputs
@@ -186,7 +188,7 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             elif to_grad and grad is not None:
                 staged.append((leaf, grad))
             continue
-        node = heapq.heappop(ready_nodes)[2]
+        node = heappop(ready_nodes)[2]
         grads = buffers.pop(node)
         hooks = node._hooks
         if hooks is not None and hooks.tensor_pre:
@@ -203,7 +205,7 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
                 _update_retained(hooks, grads)
         if not runs:
             continue  # only captured: nothing below it is wanted
-        if grads[0] is None and all(g is None for g in grads):  # (grads[0] first: cheap and usual)
+        if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)):
             grad_inputs = (None,) * len(node.edges)
         elif observed:
             grad_inputs = _observe_node(node, grads)
@@ -223,14 +225,17 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
                 deps[target] -= 1
                 if deps[target] == 0:
                     ready_leaves.append(target)
-            else:
-                buf = buffers.get(target)
-                if buf is None:
-                    buf = buffers[target] = [None] * target.n_outputs
-                buf[nr] = _add(buf[nr], grad)
-                deps[target] -= 1
-                if deps[target] == 0:
-                    heapq.heappush(ready_nodes, (-target.seq, id(target), target))
+                continue
+            buf = buffers.get(target)
+            if buf is None:
+                buf = buffers[target] = [None] * target.n_outputs
+            if grad is not None:
+                previous = buf[nr]
+                buf[nr] = grad if previous is None else previous + grad
+            remaining = deps[target] - 1
+            deps[target] = remaining
+            if not remaining:
+                heappush(ready_nodes, (-target.seq, id(target), target))
 
     if not retain_graph:  # only now: a pass that fails leaves the graph usable
         for node in ran:

@@ -1,8 +1,15 @@
 """Saved tensors: what a graph node keeps for its backward rule.
 
 A node never holds its own output Tensor (that would be a reference cycle
-node -> output -> node); it keeps the output's raw data, version counter and
-tangents, and rebuilds a Tensor pointing back at the node when unpacked.
+node -> output -> node); it keeps the output's raw data and version counter,
+and rebuilds a Tensor pointing back at the node when unpacked. Nor does it hold
+the output's forward-mode tangents when their graph leads back to the node (a
+tangent rule reading the output, as exp's ``t * out``): forward mode gives it a
+``forward_ad.engine.TangentRecipe`` instead, which gives the tangents back when
+a backward rule unpacks the output inside a dual level (forward-over-reverse).
+Nothing a node holds leads back to it, so memory comes back by reference
+counting alone.
+
 Every unpack checks the version counter, so an in-place change after the save
 raises instead of silently giving a wrong gradient (except for tensors packed by
 saved-tensor hooks, which own the value they return, as in torch).
@@ -29,54 +36,59 @@ FREED_MESSAGE = (
 class SavedTensor:
     """One tensor saved for backward (an input by reference, an output by data)."""
 
-    __slots__ = ("_tensor", "_data", "_counter", "_version", "_fw", "_is_output",
+    __slots__ = ("_tensor", "_data", "_counter", "_version", "_fw", "_tangents", "_is_output",
                  "_requires_grad", "_hooks", "_packed", "_shape", "_dtype", "_origin", "_freed")
 
     def __init__(self, tensor: Tensor, is_output: bool = False):
         self._is_output = is_output
-        self._counter = counter = tensor._version_counter()
+        counter = tensor._counter
+        if counter is None:
+            counter = tensor._version_counter()
+        self._counter = counter
         self._version = counter.value
         self._shape = tensor._data.shape
         self._dtype = tensor._data.dtype
         self._freed = False
-        self._hooks = hooks = _active_hooks()
+        self._tangents = None  # for an output: its TangentRecipe, set by forward mode
+        self._hooks = hooks = STATE.saved_tensor_hooks[-1] if STATE.saved_tensor_hooks else None
         if hooks is not None:
             self._packed = hooks[0](tensor)
-            self._tensor = self._data = self._fw = None
+            self._tensor = self._data = None
+            # a packed input's tangents (older than the node: no cycle), given back on unpack
+            self._fw = None if is_output or tensor._fw is None else dict(tensor._fw)
             self._requires_grad = tensor._requires_grad
             self._origin = None if is_output or not tensor._requires_grad else _origin_of(tensor)
         elif is_output:
             self._tensor = None
             self._data = tensor._data
-            self._fw = tensor._fw
             self._requires_grad = tensor._requires_grad
         else:
             self._tensor = tensor
 
     def unpack(self, node: Any = None, output_nr: int = 0) -> Tensor:
-        """The saved tensor, after checking it was neither freed nor modified."""
+        """The saved tensor, after checking it was neither freed nor modified.
+
+        Inside dual levels an unpacked tensor has its tangents (an output's from
+        its recipe), so a backward rule reading it is differentiated in forward mode too.
+        """
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
         if self._hooks is None and self._counter.value != self._version:
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{self._dtype_name()} {tuple(self._shape)}], needed by "
-                f"{node.name() if node is not None else 'a backward function'}, is at version "
-                f"{self._counter.value}; expected version {self._version} instead. Hint: enable "
-                "anomaly detection to find the operation that failed to compute its gradient, "
-                "with dualgrad.autograd.set_detect_anomaly(True)."
-            )
+            raise modified_error(f"{self._dtype_name()} {tuple(self._shape)}", node, self._counter.value,
+                                 self._version)
         if self._hooks is not None:
-            return self._reattach(self._call_unpack_hook(), node, output_nr)
-        if self._tensor is not None:
+            out = self._reattach(self._call_unpack_hook(), node, output_nr)
+        elif self._tensor is not None:
             return self._tensor
-        out = _wrap(self._data)
-        out._counter = self._counter
-        out._fw = self._fw
-        if self._requires_grad:
-            out._requires_grad = True
-            out.grad_fn = node
-            out._output_nr = output_nr
+        else:
+            out = _wrap(self._data)
+            out._counter = self._counter
+            if self._requires_grad:
+                out._requires_grad = True
+                out.grad_fn = node
+                out._output_nr = output_nr
+        if self._tangents is not None and STATE.dual_levels:
+            self._tangents.attach(out, node, output_nr)
         return out
 
     def _call_unpack_hook(self) -> Tensor:
@@ -97,6 +109,8 @@ class SavedTensor:
     def _reattach(self, value: Tensor, node: Any, output_nr: int) -> Tensor:
         """The unpacked value, differentiable like the tensor that was packed (as in torch)."""
         out = _wrap(value._data)
+        if self._fw is not None:
+            out._fw = dict(self._fw)
         if not self._requires_grad:
             return out
         out._requires_grad = True
@@ -119,7 +133,7 @@ class SavedTensor:
     def release(self) -> None:
         """Drop the saved value (after a backward without ``retain_graph``)."""
         self._freed = True
-        self._tensor = self._data = self._fw = self._packed = self._origin = None
+        self._tensor = self._data = self._fw = self._tangents = self._packed = self._origin = None
 
     @property
     def shape(self) -> tuple:
@@ -127,9 +141,16 @@ class SavedTensor:
         return self._shape
 
 
-def _active_hooks() -> tuple | None:
-    hooks = STATE.saved_tensor_hooks
-    return hooks[-1] if hooks else None
+def modified_error(what: str, node: Any, version: int, expected: int) -> RuntimeError:
+    """Torch's error for a value needed by ``node``'s backward that an in-place op changed."""
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{what}], needed by "
+        f"{node.name() if node is not None else 'a backward function'}, is at version "
+        f"{version}; expected version {expected} instead. Hint: enable "
+        "anomaly detection to find the operation that failed to compute its gradient, "
+        "with dualgrad.autograd.set_detect_anomaly(True)."
+    )
 
 
 def _origin_of(tensor: Tensor) -> Any:
