@@ -139,7 +139,8 @@ def _push_tangents(op: Any, args: tuple, params: dict, out: Any) -> bool | None:
         STATE.dual_levels = levels[:i]
         STATE.grad_enabled = taped = grad_mode and level.tape_tangents
         try:
-            result = op.jvp(tuple(tangents), _alias(out) if taped else out, *args, **params)
+            result = op.jvp(tuple(tangents), _alias(out) if taped and _tracked(out, tangents) else out,
+                            *args, **params)
             if op.multi_output:
                 pairs = [(o, fit_tangent(t, o)) for o, t in zip(out, result, strict=True) if t is not None]
             else:
@@ -152,6 +153,13 @@ def _push_tangents(op: Any, args: tuple, params: dict, out: Any) -> bool | None:
             pushed = True
         taped_any = taped_any or taped
     return taped_any if pushed else None
+
+
+def _tracked(out: Any, tangents: list) -> bool:
+    """True if ``out`` or a tangent requires grad: only then can a taped rule's graph hold ``out``."""
+    outs = out if type(out) is tuple else (out,)
+    return any(isinstance(o, Tensor) and o._requires_grad for o in outs) or \
+        any(t is not None and t._requires_grad for t in tangents)
 
 
 def _alias(out: Any) -> Any:
