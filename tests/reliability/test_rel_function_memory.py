@@ -13,34 +13,17 @@ checked too (gradcheck / gradgradcheck / exact Hessians).
 from __future__ import annotations
 
 import collections
-import gc
 from collections.abc import Callable
 
 import numpy as np
 import pytest
-from test_rel_memory import gc_disabled
+from test_rel_memory import census, gc_disabled
 
 import dualgrad as dg
 import dualgrad.forward_ad as fwAD
 from dualgrad.autograd import Function
-from dualgrad.forward_ad.engine import TangentRecipe
-from dualgrad.function import FunctionCtx, FunctionOp, once_differentiable
-from dualgrad.ops.dispatch import OpCtx, TensorMeta
-from dualgrad.reverse.node import Node
-from dualgrad.reverse.saved import SavedTensor
+from dualgrad.function import once_differentiable
 from dualgrad.tensor import Tensor
-
-GRAPH_TYPES = (Node, SavedTensor, OpCtx, TensorMeta, Tensor, FunctionCtx, FunctionOp, TangentRecipe)
-
-
-def census() -> collections.Counter:
-    """How many graph objects, Function contexts and Tensors the interpreter holds."""
-    counts: collections.Counter = collections.Counter()
-    for obj in gc.get_objects():
-        kind = type(obj)
-        if kind in GRAPH_TYPES or kind.__name__ == "BatchedTensor":
-            counts[kind.__name__] += 1
-    return counts
 
 
 def leaked(step: Callable[[], object]) -> collections.Counter:

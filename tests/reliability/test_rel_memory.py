@@ -25,16 +25,18 @@ import pytest
 
 import dualgrad as dg
 import dualgrad.forward_ad as fwAD
+from dualgrad.forward_ad.engine import TangentRecipe
+from dualgrad.function import FunctionCtx, FunctionOp
 from dualgrad.ops.dispatch import OpCtx, TensorMeta
 from dualgrad.reverse.node import Node
 from dualgrad.reverse.saved import SavedTensor
 from dualgrad.tensor import Tensor
 
-GRAPH_TYPES = (Node, SavedTensor, OpCtx, TensorMeta, Tensor)
+GRAPH_TYPES = (Node, SavedTensor, OpCtx, TensorMeta, Tensor, FunctionCtx, FunctionOp, TangentRecipe)
 
 
 def census() -> collections.Counter:
-    """How many of dualgrad's graph objects (and Tensors) the interpreter holds."""
+    """How many of dualgrad's graph objects, Function contexts and Tensors the interpreter holds."""
     counts: collections.Counter = collections.Counter()
     for obj in gc.get_objects():
         kind = type(obj)
