@@ -240,18 +240,13 @@ class FunctionOp:
     def jvp(self, tangents: tuple, out: Any, *inputs: Any, **params: Any) -> tuple:
         """Tangents of the differentiable outputs from the user's ``jvp``."""
         cls = self.cls
-        if not cls._has("jvp"):
-            raise RuntimeError(
-                f"{cls.__name__}: You must implement the jvp function for custom "
-                "autograd.Function to use it with forward mode AD."
-            )
         ctx = self.ctx
         if ctx.materialize_grads:
             tangents = tuple(_zeros(meta) if t is None and meta is not None else t
                              for t, meta in zip(tangents, self.input_metas, strict=True))
         ctx._in_jvp, ctx._jvp_outputs = True, out
         try:
-            result = cls.jvp(ctx, *tangents)
+            result = cls._jvp_rule(ctx, *tangents)
         finally:
             ctx._in_jvp, ctx._jvp_outputs = False, ()
         result = result if isinstance(result, tuple) else (result,)
@@ -394,6 +389,15 @@ class Function:
     @classmethod
     def _vjp_rule(cls, ctx: FunctionCtx, *grads: Any) -> Any:
         return cls.vjp(ctx, *grads) if cls._has("vjp") else cls.backward(ctx, *grads)
+
+    @classmethod
+    def _jvp_rule(cls, ctx: FunctionCtx, *tangents: Any) -> Any:
+        if not cls._has("jvp"):
+            raise RuntimeError(
+                f"{cls.__name__}: You must implement the jvp function for custom "
+                "autograd.Function to use it with forward mode AD."
+            )
+        return cls.jvp(ctx, *tangents)
 
     @classmethod
     def _input_name(cls, i: int) -> str:
@@ -661,15 +665,9 @@ class _GeneratedRule:
 
     def jvp(self, ctx: FunctionCtx, *tangents: Any) -> tuple:
         """The user's ``jvp`` on per-example tangents; output tangents in the outputs' layout."""
-        cls = self.cls
-        if not cls._has("jvp"):
-            raise RuntimeError(
-                f"{cls.__name__}: You must implement the jvp function for custom "
-                "autograd.Function to use it with forward mode AD."
-            )
         with vmap_level(self.size, self.randomness) as level:
             inputs = [make_batched(t, d, level.id) for t, d in zip(tangents, self.in_dims, strict=True)]
-            result = cls.jvp(_LevelCtx(ctx, level, self), *inputs)
+            result = self.cls._jvp_rule(_LevelCtx(ctx, level, self), *inputs)
             result = result if isinstance(result, tuple) else (result,)
             return tuple(self._output_tangent(i, t, level) for i, t in enumerate(result))
 
