@@ -269,8 +269,6 @@ class TangentRecipe:
 
     def _check_versions(self, node: Any, index: int) -> None:
         """Before recomputing: raise torch's in-place error if an argument or another output changed."""
-        if self.args is None:
-            return
         for a, expected in zip(self.args, self.versions, strict=True):
             if expected is not None and a._version != expected:
                 raise modified_error(f"{a.dtype} {tuple(a.shape)}", node, a._version, expected)

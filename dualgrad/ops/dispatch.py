@@ -146,10 +146,18 @@ def _mark_view(x: Any, params: dict, out: Tensor, op: Any, state: Any) -> None:
     """Make ``out`` a view of ``x``'s base if the op returned memory shared with ``x``."""
     if not isinstance(x, Tensor) or not np.may_share_memory(out._data, x._data):
         return
-    out._counter = counter = x._version_counter()
+    make_view(x, out, ((op, params),), state.grad_enabled)
+
+
+def make_view(x: Tensor, view: Tensor, steps: tuple, grad_mode: bool) -> None:
+    """Make ``view`` a view of ``x``'s base: its version counter, rebuilt from the base by ``steps``.
+
+    ``steps`` are ``(op, params)`` pairs of one-output view ops, applied after ``x``'s own.
+    """
+    view._counter = counter = x._version_counter()
     info = x._view
     base, chain = (x, ()) if info is None else (info.base, info.chain)
-    out._view = ViewInfo(base, chain + ((op, params),), counter.value, state.grad_enabled)
+    view._view = ViewInfo(base, chain + steps, counter.value, grad_mode)
 
 
 def regenerate_view(view: Tensor) -> None:

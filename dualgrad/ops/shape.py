@@ -20,9 +20,9 @@ import numpy as np
 
 from .._state import STATE
 from ..batching import BatchedTensor
-from ..tensor import Tensor, ViewInfo, _wrap
+from ..tensor import Tensor, _wrap
 from ._axes import normalize_axes, normalize_axis
-from .dispatch import apply, tensor_arg
+from .dispatch import apply, make_view, tensor_arg
 from .registry import Op, linear, sum_to_shape
 
 
@@ -266,12 +266,8 @@ def _as_views(x: Tensor, pieces: tuple, steps: list) -> tuple:
     """
     if type(x) is BatchedTensor:
         return pieces
-    counter = x._version_counter()
-    base, chain = (x, ()) if x._view is None else (x._view.base, x._view.chain)
-    version, grad_mode = counter.value, STATE.grad_enabled
     for piece, step in zip(pieces, steps, strict=True):
-        piece._counter = counter
-        piece._view = ViewInfo(base, chain + step, version, grad_mode)
+        make_view(x, piece, step, STATE.grad_enabled)
     return pieces
 
 
