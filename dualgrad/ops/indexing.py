@@ -273,7 +273,7 @@ def _first_tensor_axis(spec: tuple, index: list, ndim: int) -> int:
     return axis
 
 
-def _batch_at(x: Any, bdim: int | None, axis: int, size: int) -> Tensor:
+def batch_at(x: Any, bdim: int | None, axis: int, size: int) -> Tensor:
     """``x`` with its batch axis at ``axis`` (an unbatched ``x`` is broadcast along a new one)."""
     if bdim is NOT_BATCHED:
         x = (x if isinstance(x, Tensor) else _wrap(np.asarray(x))).unsqueeze(axis)
@@ -293,7 +293,7 @@ def _physical_index(x: Any, x_bdim: int | None, spec: tuple, index: list, bdims:
     """
     spec, index, bdims = _without_batched_masks(spec, index, bdims, size)
     if all(b is NOT_BATCHED for b in bdims):
-        return _batch_at(x, x_bdim, 0, size), (slice(None),) + spec, index, 0, [False] * len(index)
+        return batch_at(x, x_bdim, 0, size), (slice(None),) + spec, index, 0, [False] * len(index)
     logical_ndim = np.ndim(x) - (x_bdim is not NOT_BATCHED)
     axis = _first_tensor_axis(spec, index, logical_ndim)
     rank = max(1 if t.dtype == np.bool_ else t.ndim - (b is not NOT_BATCHED)
@@ -306,7 +306,7 @@ def _physical_index(x: Any, x_bdim: int | None, spec: tuple, index: list, bdims:
         aligned.append(t)
     first = spec.index(TENSOR)
     batch_index = _wrap(np.arange(size).reshape((size,) + (1,) * rank))
-    return (_batch_at(x, x_bdim, axis, size), spec[:first] + (TENSOR,) + spec[first:], [batch_index] + aligned,
+    return (batch_at(x, x_bdim, axis, size), spec[:first] + (TENSOR,) + spec[first:], [batch_index] + aligned,
             axis, [True] + [b is not NOT_BATCHED for b in bdims])
 
 
@@ -319,14 +319,15 @@ def _probe_region(ndim: int, x_bdim: int, spec: tuple, index: list, batched: lis
     return probe[_join_index(tuple(entry if entry is TENSOR else _probe(entry) for entry in spec), arrays)].shape
 
 
-def _batch_size(args: tuple, bdims: tuple) -> int:
+def batch_size(args: Any, bdims: Any) -> int:
+    """The vmap batch size, read off the first batched argument."""
     return next(a.shape[b] for a, b in zip(args, bdims, strict=True) if b is not NOT_BATCHED)
 
 
 def _index_tensor_batch(args: tuple, bdims: tuple, spec: tuple) -> tuple:
     """``x[index]`` of every batch member at once (see ``_physical_index``)."""
     x, spec, index, x_bdim, batched = _physical_index(args[0], bdims[0], spec, list(args[1:]),
-                                                      list(bdims[1:]), _batch_size(args, bdims))
+                                                      list(bdims[1:]), batch_size(args, bdims))
     out = apply(INDEX_TENSOR, x, *index, spec=spec)
     return out, _probe_region(x.ndim, x_bdim, spec, index, batched).index(2)
 
@@ -334,13 +335,13 @@ def _index_tensor_batch(args: tuple, bdims: tuple, spec: tuple) -> tuple:
 def _index_put_tensor_batch(args: tuple, bdims: tuple, spec: tuple) -> tuple:
     """``x[index] = values`` of every batch member at once, ``values`` laid out like that region."""
     x, spec, index, x_bdim, batched = _physical_index(args[0], bdims[0], spec, list(args[2:]),
-                                                      list(bdims[2:]), _batch_size(args, bdims))
+                                                      list(bdims[2:]), batch_size(args, bdims))
     region = _probe_region(x.ndim, x_bdim, spec, index, batched)
-    values = _values_at(args[1], bdims[1], len(region), region.index(2))
+    values = values_at(args[1], bdims[1], len(region), region.index(2))
     return apply(INDEX_PUT_TENSOR, x, values, *index, spec=spec), x_bdim
 
 
-def _values_at(values: Any, bdim: int | None, rank: int, position: int) -> Any:
+def values_at(values: Any, bdim: int | None, rank: int, position: int) -> Any:
     """``values`` broadcastable to a region of ``rank`` axes whose batch axis is at ``position``."""
     if bdim is NOT_BATCHED:
         if np.ndim(values) == 0:

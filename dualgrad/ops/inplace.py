@@ -39,23 +39,25 @@ from typing import Any
 import numpy as np
 
 from .._state import STATE
-from ..batching import BatchedTensor, from_physical, is_batched_at, make_batched, movedim, to_physical
+from ..batching import BatchedTensor, from_physical, is_batched_at, make_batched, to_physical
 from ..factories import zeros_like
 from ..forward_ad.engine import commit_tangents, set_tangent, tangent_at
 from ..reverse.mutation import note_mutation
 from ..tensor import Tensor, _wrap
 from . import elementwise as ew
-from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import _record, apply, regenerate_view
 from .indexing import (
     GETITEM,
     INDEX_PUT_TENSOR,
     _is_basic,
     _probe,
+    batch_at,
     batch_position,
+    batch_size,
     has_batched_entry,
     normalize_index,
     split_index,
+    values_at,
 )
 from .registry import linear
 
@@ -105,41 +107,17 @@ def _index_put_impl(x: np.ndarray, values: Any, index: tuple) -> np.ndarray:
 
 
 # -- their batching rules: the target batch-first, the written values laid out like its region
-def _batch_first(x: Tensor, bdim: int | None, size: int) -> Tensor:
-    """``x`` with its batch axis first; an unbatched ``x`` is broadcast along a new axis 0."""
-    if bdim is NOT_BATCHED:
-        return x.unsqueeze(0).expand((size,) + tuple(x.shape))
-    return to_front(x, bdim)
-
-
-def _values_at(values: Any, bdim: int | None, rank: int, position: int) -> Any:
-    """``values`` broadcastable to a region of ``rank`` axes whose batch axis is at ``position``."""
-    if bdim is NOT_BATCHED:
-        if np.ndim(values) == 0:
-            return values
-        values = values if isinstance(values, Tensor) else _wrap(np.asarray(values))
-        values = values.reshape((1,) + tuple(values.shape))
-    else:
-        values = to_front(values, bdim)
-    values = values.reshape(values.shape[:1] + (1,) * (rank - values.ndim) + values.shape[1:])
-    return movedim(values, 0, position)
-
-
-def _batch_size(args: list, bdims: list) -> int:
-    return next(a.shape[b] for a, b in zip(args, bdims, strict=True) if b is not NOT_BATCHED)
-
-
 def _copy_batch(args: list, bdims: list) -> tuple:
     """``copy`` on batch-first operands (the target broadcast if unbatched, as the result is batched)."""
-    x = _batch_first(args[0], bdims[0], _batch_size(args, bdims))
-    return apply(COPY, x, _values_at(args[1], bdims[1], x.ndim, 0)), 0
+    x = batch_at(args[0], bdims[0], 0, batch_size(args, bdims))
+    return apply(COPY, x, values_at(args[1], bdims[1], x.ndim, 0)), 0
 
 
 def _index_put_batch(args: list, bdims: list, index: tuple) -> tuple:
     """``index_put`` of every batch member at once: ``x[:, index] = values`` laid out like that region."""
-    x = _batch_first(args[0], bdims[0], _batch_size(args, bdims))
+    x = batch_at(args[0], bdims[0], 0, batch_size(args, bdims))
     rank = np.empty((1,) * x.ndim)[(slice(None),) + tuple(_probe(i) for i in index)].ndim
-    values = _values_at(args[1], bdims[1], rank, batch_position(index, x.ndim))
+    values = values_at(args[1], bdims[1], rank, batch_position(index, x.ndim))
     return apply(INDEX_PUT, x, values, index=(slice(None),) + index), 0
 
 
@@ -151,7 +129,7 @@ def _region_index(shape: tuple, chain: tuple) -> tuple:
 
 def _copy_slices_batch(args: list, bdims: list, chain: tuple) -> tuple:
     """``copy_slices`` as the ``index_put`` of the elements the view selects, for the whole batch."""
-    base = _batch_first(args[0], bdims[0], _batch_size(args, bdims))
+    base = batch_at(args[0], bdims[0], 0, batch_size(args, bdims))
     return _index_put_batch([base, args[1]], [0, bdims[1]], _region_index(base.shape[1:], chain))
 
 
