@@ -16,6 +16,7 @@ tensor([[1., 1.],
 from __future__ import annotations
 
 import copy
+import sys
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -451,6 +452,14 @@ def _wrap(data: np.ndarray) -> Tensor:
     t._grad = None
     t._extra = None
     return t
+
+
+def is_private_temporary(x: Any) -> bool:
+    """True if ``x`` is a plain Tensor outside any graph, view family or saved value, owning an
+    array that nothing else references: writing into it cannot be seen, provided that the
+    caller also holds the only reference to ``x`` (and checks its tangents)."""
+    return (type(x) is Tensor and not x._requires_grad and x._counter is None and x._view is None
+            and x._data.base is None and sys.getrefcount(x._data) == 2)  # x's slot and the argument
 
 
 def _unpickle(data: np.ndarray, requires_grad: bool) -> Tensor:

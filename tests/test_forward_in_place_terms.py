@@ -112,3 +112,39 @@ def test_reverse_rule_products_in_place_only_when_untracked(scratch_decisions):
     np.testing.assert_allclose(tracked.detach().numpy(), expected, rtol=1e-14)
     (second,) = dg.grad(tracked.sum(), x)
     np.testing.assert_allclose(second.numpy(), -2 * np.tanh([0.5, 1.5]) * expected, rtol=1e-12)
+
+
+@pytest.fixture
+def dispatched_products(monkeypatch):
+    """Count the products that went through the op table's ``mul`` (not the unseen fast lane)."""
+    from dualgrad.ops.elementwise import MUL
+
+    calls = []
+    original = MUL.impl
+    monkeypatch.setattr(MUL, "impl", lambda *args, **params: calls.append(1) or original(*args, **params))
+    return calls
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_unseen_product_by_a_constant_skips_dispatch_with_exact_values(dispatched_products, dtype):
+    x = dg.tensor([[1.0, -2.0], [3.0, 0.5]], dtype=dtype, requires_grad=True)
+    (gx,) = dg.grad(dg.sin(x * 1.5).sum(), x)
+    assert len(dispatched_products) == 1  # the forward product only
+    assert gx.dtype == np.dtype(dtype)  # a Python float does not upcast float32
+    expected = np.cos(x.detach().numpy() * 1.5) * 1.5
+    np.testing.assert_allclose(gx.numpy(), expected, rtol=1e-6)
+
+
+def test_products_that_a_mode_can_see_are_dispatched(dispatched_products):
+    x = dg.tensor([1.0, -2.0], requires_grad=True)
+    (gx,) = dg.grad(((x * 1.5) ** 2).sum(), x, create_graph=True)  # the tracked g * 1.5 is recorded
+    assert gx.requires_grad
+    np.testing.assert_allclose(gx.detach().numpy(), [4.5, -9.0])
+    np.testing.assert_allclose(dg.grad(gx.sum(), x)[0].numpy(), [4.5, 4.5])
+    with dg.autograd.profiler.profile() as prof:
+        dg.grad((x * 1.5).sum(), x)
+    assert [e.name for e in prof.function_events].count("mul") == 2  # the observer sees both
+    with fwAD.dual_level():  # forward over reverse: the product's tangent is computed by the op
+        xd = fwAD.make_dual(dg.tensor([1.0, -2.0], requires_grad=True), dg.tensor([1.0, 1.0]))
+        (g,) = dg.grad((xd ** 3).sum(), xd)
+        np.testing.assert_allclose(fwAD.unpack_dual(g).tangent.numpy(), [6.0, -12.0])

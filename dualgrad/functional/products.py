@@ -7,9 +7,11 @@ from typing import Any
 
 from ..factories import zeros_like
 from ..forward_ad import dual_level, make_dual, unpack_dual
+from ..forward_ad.engine import DualLevel, set_tangent
 from ..reverse import enable_grad
 from ..reverse import grad as autograd_grad
 from ..reverse.engine import run_backward
+from ..tensor import Tensor
 from ._common import as_tuple, check_requires_grad, check_v, fill_unused, finish, prepare, unpack
 
 INDEPENDENT = (
@@ -139,6 +141,16 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     return finish((out,), create_graph)[0], unpack(finish(grads, create_graph), in_tuple)
 
 
+def _carrying(x: Tensor, tangent: Tensor, level: DualLevel) -> Tensor:
+    """``x``, an input private to the caller, given ``tangent`` at ``level`` itself.
+
+    ``make_dual`` (its checks and casts) without its view: the gradients of ``x``
+    then accumulate into one buffer, with no view node between them and ``x``.
+    """
+    set_tangent(x, level, unpack_dual(make_dual(x, tangent, level=level), level=level).tangent)
+    return x
+
+
 def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple:
     """``(func(inputs), H v)`` for scalar ``func``, by forward mode over reverse mode (one pass each).
@@ -152,8 +164,8 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     vs = _input_vectors(v, inputs, "hvp")
     with enable_grad(), dual_level() as level:
         level.tape_tangents = create_graph
-        xs = prepare(inputs, create_graph)
-        out = _scalar_output(func, tuple(make_dual(x, t) for x, t in zip(xs, vs, strict=True)), "hvp")
+        xs = tuple(_carrying(x, t, level) for x, t in zip(prepare(inputs, create_graph), vs, strict=True))
+        out = _scalar_output(func, xs, "hvp")
         check_requires_grad((out,), strict)
         grads = fill_unused(_gradient(out, xs, create_graph), xs, strict, INDEPENDENT)
         products = []

@@ -14,7 +14,7 @@ With no vmap, no dual level and no observer, steps 1, 4 and 5 cost one flag chec
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -50,17 +50,19 @@ class TensorMeta:
         return f"TensorMeta(shape={self.shape}, dtype={self.dtype})"
 
 
-class OpCtx:
-    """What a recorded op keeps for its backward: params, inputs, input metadata, output."""
+class OpCtx(NamedTuple):
+    """What a recorded op keeps for its backward: params, inputs, output.
 
-    __slots__ = ("params", "inputs", "metas", "out", "out_metas")
+    Built with ``tuple.__new__`` on the hot path (no Python-level ``__init__`` call).
+    """
 
-    def __init__(self, params: dict, inputs: tuple, metas: tuple, out: Any, out_metas: Any):
-        self.params = params
-        self.inputs = inputs  # SavedTensor | TensorMeta | constant, per input
-        self.metas = metas  # (shape, dtype) per input, None for constants
-        self.out = out  # SavedTensor, tuple of them (multi-output), or None
-        self.out_metas = out_metas  # ((shape, dtype), ...) for multi-output ops
+    params: dict
+    inputs: tuple  # SavedTensor | TensorMeta (both know shape and dtype) | constant, per input
+    out: Any  # SavedTensor, tuple of them (multi-output), or None
+    out_metas: Any  # ((shape, dtype), ...) for multi-output ops, else None
+
+
+_new_tuple = tuple.__new__
 
 
 def tensor_arg(x: Any, fn: str) -> Tensor:
@@ -206,14 +208,12 @@ def _record(op: Any, args: tuple, params: dict, out: Any) -> None:
         save_out = save_out if type(save_out) is bool else save_out(needs)
     edges = []
     inputs = []
-    metas = []
     saved = []
     i = -1
     for a in args:
         i += 1
         if not isinstance(a, Tensor):
             edges.append(NO_EDGE)
-            metas.append(None)
             inputs.append(a)
             continue
         if a._requires_grad:
@@ -221,32 +221,34 @@ def _record(op: Any, args: tuple, params: dict, out: Any) -> None:
             edges.append((a if fn is None else fn, a._output_nr))
         else:
             edges.append(NO_EDGE)
-        data = a._data
-        metas.append((data.shape, data.dtype))
         if save_inputs is True or (save_inputs is not False and save_inputs[i]):
             s = SavedTensor(a)
             saved.append(s)
             inputs.append(s)
         else:
+            data = a._data
             inputs.append(TensorMeta(data.shape, data.dtype))
     if op.multi_output:
-        outs = out
-        out_metas = tuple((o._data.shape, o._data.dtype) for o in outs)
+        node = Node(op, tuple(edges), (), None, len(out))
+        nr = 0
+        for o in out:
+            if is_differentiable_dtype(o._data.dtype):
+                o._requires_grad = True
+                o._grad_fn = node
+                o._output_nr = nr
+            nr += 1
+        out_metas = tuple((o._data.shape, o._data.dtype) for o in out)
+        saved_out = tuple(SavedTensor(o, is_output=True) for o in out) if save_out else None
+        if saved_out:
+            saved.extend(saved_out)
     else:
-        outs = (out,)
+        node = Node(op, tuple(edges))
+        if out._data.dtype.kind in "fc" or is_differentiable_dtype(out._data.dtype):  # bfloat16: kind "V"
+            out._requires_grad = True
+            out._grad_fn = node
         out_metas = None
-    ctx = OpCtx(params, tuple(inputs), tuple(metas), None, out_metas)
-    node = Node(op, tuple(edges), (), ctx, len(outs))
-    nr = 0
-    for o in outs:
-        dtype = o._data.dtype
-        if dtype.kind in "fc" or is_differentiable_dtype(dtype):  # bfloat16: kind "V"
-            o._requires_grad = True
-            o._grad_fn = node
-            o._output_nr = nr
-        nr += 1
-    if save_out:
-        saved_out = tuple(SavedTensor(o, is_output=True) for o in outs)
-        saved.extend(saved_out)
-        ctx.out = saved_out if op.multi_output else saved_out[0]
+        saved_out = SavedTensor(out, is_output=True) if save_out else None
+        if save_out:
+            saved.append(saved_out)
     node.saved = tuple(saved)
+    node.ctx = _new_tuple(OpCtx, (params, tuple(inputs), saved_out, out_metas))

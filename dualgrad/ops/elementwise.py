@@ -31,6 +31,13 @@ def _pow_base_partial(out: Any, x: Any, y: Any) -> Any:
     return _where(y == 0, 0.0, y * x ** (y - 1))
 
 
+def _pow_impl(x: Any, y: Any) -> Any:
+    """``x ** y``; a real floating array squared by ``np.square`` (the same values, twice as fast)."""
+    if type(y) in (int, float) and y == 2 and type(x) is np.ndarray and x.dtype.kind == "f":
+        return np.square(x)
+    return np.power(x, y)
+
+
 def _pow_exponent_partial(out: Any, x: Any, y: Any) -> Any:
     """d(x**y)/dy = x**y * log(x), taken as 0 where x == 0 and y >= 0 (torch's convention)."""
     safe = _where(x == 0, 1.0, x) if isinstance(x, Tensor) else (1.0 if x == 0 else x)
@@ -131,7 +138,7 @@ MUL = elementwise("mul", np.multiply, (lambda out, x, y: y, lambda out, x, y: x)
 DIV = elementwise("div", np.true_divide, (lambda out, x, y: 1 / y, lambda out, x, y: -out / y),
                   save_inputs=lambda needs: (False, True), save_out=lambda needs: needs[1])
 NEG = elementwise("neg", np.negative, (-1,))
-POW = elementwise("pow", np.power, (_pow_base_partial, _pow_exponent_partial),
+POW = elementwise("pow", _pow_impl, (_pow_base_partial, _pow_exponent_partial),
                   save_out=lambda needs: needs[1],
                   arg_names=("self", "exponent"))
 RECIPROCAL = elementwise("reciprocal", np.reciprocal, (lambda out, x: -(out * out),),

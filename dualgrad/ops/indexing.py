@@ -39,12 +39,38 @@ def _is_basic(index: tuple) -> bool:
 
 
 def _scatter_add_impl(g: np.ndarray, shape: tuple, index: tuple) -> np.ndarray:
-    out = np.zeros(shape, dtype=g.dtype)
-    if _is_basic(index):
+    """Zeros of ``shape`` with ``g`` added at ``index`` (repeated indices accumulate)."""
+    if _is_contiguous_block(index, len(shape)):
+        out = np.empty(shape, dtype=g.dtype)
+        _zero_outside(out, index)  # (only the part that ``g`` does not cover: one pass fewer)
+        out[index] = g
+    elif _is_basic(index):
+        out = np.zeros(shape, dtype=g.dtype)
         out[index] = g
     else:
+        out = np.zeros(shape, dtype=g.dtype)
         np.add.at(out, index, g)
     return out
+
+
+def _is_contiguous_block(index: tuple, ndim: int) -> bool:
+    """True when ``index`` is at most ``ndim`` slices with step 1 (a block, such as ``x[1:]``)."""
+    return len(index) <= ndim and all(type(i) is slice and i.step in (None, 1) for i in index)
+
+
+def _zero_outside(out: np.ndarray, index: tuple) -> None:
+    """Set to 0 the elements of ``out`` outside the block ``out[index]`` (slices with step 1).
+
+    Axis by axis: the elements inside the block along the earlier axes and before
+    or after it along this one.
+    """
+    inside: list = []
+    for axis, entry in enumerate(index):
+        start, stop, _ = entry.indices(out.shape[axis])
+        stop = max(start, stop)
+        out[(*inside, slice(None, start))] = 0
+        out[(*inside, slice(stop, None))] = 0
+        inside.append(slice(start, stop))
 
 
 def _probe(entry: Any) -> Any:
@@ -63,8 +89,12 @@ def batch_position(index: tuple, ndim: int) -> int:
 
     Axis 0 stays first unless advanced indices separated by a slice, None or
     Ellipsis move their dimensions to the front (NumPy's rule). NumPy itself
-    answers, on a tiny probe array of the same rank.
+    answers, on a tiny probe array of the same rank, unless ``index`` is basic
+    (slices, integers, None, Ellipsis; no booleans): then axis 0 stays first.
     """
+    if all(type(i) is slice or i is None or i is Ellipsis or (isinstance(i, (int, np.integer)) and type(i) is not bool)
+           for i in index):
+        return 0
     probe = np.empty((2,) + (1,) * (ndim - 1))[(slice(None),) + tuple(_probe(i) for i in index)]
     return probe.shape.index(2)
 

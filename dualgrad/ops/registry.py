@@ -35,8 +35,9 @@ from typing import Any
 import numpy as np
 
 from .._state import STATE
+from ..forward_ad.engine import tangent_at
 from ..reverse.saved import SavedTensor
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, is_private_temporary
 from .dispatch import TensorMeta, apply
 
 ALL_OPS: dict[str, Op] = {}
@@ -93,7 +94,9 @@ class Op:
     def unpack(self, node: Any) -> tuple:
         """``(out, inputs)`` as the rules see them, checked for versions and freeing."""
         ctx = node.ctx
-        inputs = [x.unpack(node) if type(x) is SavedTensor else x for x in ctx.inputs]
+        inputs = []
+        for x in ctx.inputs:
+            inputs.append(x.unpack(node) if type(x) is SavedTensor else x)
         saved_out = ctx.out
         if saved_out is None:
             return None, inputs
@@ -104,10 +107,11 @@ class Op:
     def backward(self, node: Any, grads: list) -> list:
         """Gradients for each input of ``node`` from the gradients of its outputs."""
         ctx = node.ctx
+        kept = ctx.inputs  # SavedTensor | TensorMeta per tensor input: their shapes and dtypes
         if node.saved:
             out, inputs = self.unpack(node)  # raises the freed-graph error for released saved tensors
         else:
-            out, inputs = None, ctx.inputs
+            out, inputs = None, kept
         if self.multi_output:
             g = tuple(gr if gr is not None else _wrap(np.zeros(shape, dtype))
                       for gr, (shape, dtype) in zip(grads, ctx.out_metas))
@@ -121,7 +125,6 @@ class Op:
             results = list(vjp(g, out, *inputs, **params))
             if len(results) != len(edges):
                 raise RuntimeError(f"{self.grad_name} returned {len(results)} gradients for {len(edges)} inputs")
-        metas = ctx.metas
         grads_in = []
         i = -1
         for target, _ in edges:
@@ -131,9 +134,9 @@ class Op:
                 continue
             grad = vjp[i](g, out, *inputs, **params) if per_input else results[i]
             if grad is not None:
-                shape, dtype = metas[i]
-                if type(grad) is not Tensor or grad._data.shape != shape or grad._data.dtype != dtype:
-                    grad = fit_gradient(grad, shape, dtype)
+                meta = kept[i]
+                if type(grad) is not Tensor or grad._data.shape != meta.shape or grad._data.dtype != meta.dtype:
+                    grad = fit_gradient(grad, meta.shape, meta.dtype)
             grads_in.append(grad)
         return grads_in
 
@@ -218,14 +221,30 @@ def _vjp_from_partial(partial: Callable | int) -> Callable:
     def vjp(g: Tensor, out: Any, *inputs: Any, **params: Any) -> Tensor:
         d = partial(out, *inputs, **params)
         if type(d) is not Tensor or d._data.dtype.kind == "c":
-            return g * _conj_if_complex(d)
+            d = _conj_if_complex(d)
         # references to d: this name and getrefcount's argument (see _jvp_from_partials)
-        if sys.getrefcount(d) == 2 and not STATE.observed and _is_scratch(d, g):
-            np.multiply(d._data, g._data, out=d._data)
+        elif sys.getrefcount(d) == 2 and not STATE.observed and _multiply_into(d, g):
             return d
-        return g * d
+        product = _unseen_product(g, d)
+        return g * d if product is None else product
 
     return vjp
+
+
+def _unseen_product(g: Any, d: Any) -> Tensor | None:
+    """``g * d`` computed by NumPy directly when no mode can see the product, else None.
+
+    That is when ``g`` and ``d`` (a Tensor or a real number) are plain Tensors that
+    do not require grad, and no dual level or observer is active: then dispatching
+    ``mul`` would only run ``np.multiply`` and wrap the result. On small arrays
+    the dispatch costs several times the product (the scalar chain of W1).
+    """
+    state = STATE
+    if (type(g) is not Tensor or g._requires_grad or state.dual_levels or state.observed
+            or not (type(d) is float or type(d) is int or (type(d) is Tensor and not d._requires_grad))):
+        return None
+    data = np.multiply(g._data, d._data if type(d) is Tensor else d)
+    return _wrap(data if type(data) is np.ndarray else np.asarray(data))
 
 
 def _jvp_from_partials(partials: tuple) -> Callable:
@@ -264,17 +283,72 @@ def _jvp_from_partials(partials: tuple) -> Callable:
 def _is_scratch(x: Any, other: Any) -> bool:
     """True if ``x`` is an untracked temporary that can take ``x <op> other`` in place.
 
-    ``x`` must be a plain Tensor outside any graph, dual level, view family or
-    saved value, owning an array that nothing else references, with the shape
-    and dtype of the result (those of ``other``); ``other`` must be untracked too,
-    or the op would have to record a node or a tangent. The caller checks that it
-    holds the only reference to ``x`` itself.
+    ``x`` must be a private temporary (``is_private_temporary``: outside any graph,
+    view family or saved value, owning an array that nothing else references)
+    without tangents, with the shape and dtype of the result (those of ``other``);
+    ``other`` must be untracked and without tangents too, or the op would have to
+    record a node or a tangent. The caller checks that it holds the only reference
+    to ``x`` itself.
     """
-    return (type(x) is Tensor and type(other) is Tensor
-            and not x._requires_grad and not x._fw and x._counter is None and x._view is None
-            and not other._requires_grad and not other._fw
-            and x._data.base is None and sys.getrefcount(x._data) == 2  # x's slot and the argument
+    return (type(other) is Tensor and not other._requires_grad and not other._fw
+            and (other._view is None or not other._view.base._fw)  # (a view may take its base's tangent)
+            and is_private_temporary(x) and not x._fw
             and x._data.shape == other._data.shape and x._data.dtype == other._data.dtype)
+
+
+def _multiply_into(x: Tensor, other: Any) -> bool:
+    """Write ``x * other`` into ``x``, a temporary its caller holds the only reference to; False if not done.
+
+    Done when ``x`` is scratch (``_is_scratch``) or a scratch dual temporary
+    (``_scratch_dual_level``, forward over reverse): then ``x``'s tangent takes the
+    product rule ``t_other * x + other * t_x``, as ``mul``'s jvp would compute it.
+    """
+    if _is_scratch(x, other):
+        np.multiply(x._data, other._data, out=x._data)
+        return True
+    level = _scratch_dual_level(x, other)
+    if level is None:
+        return False
+    tangent, other_tangent = x._fw[level]._data, tangent_at(other, level)
+    if other_tangent is None:
+        np.multiply(tangent, other._data, out=tangent)
+    else:
+        cross = np.multiply(other_tangent._data, x._data)
+        np.multiply(tangent, other._data, out=tangent)
+        np.add(cross, tangent, out=tangent)
+    np.multiply(x._data, other._data, out=x._data)
+    return True
+
+
+def _scratch_dual_level(x: Any, other: Any) -> Any:
+    """The one active dual level if ``x`` is a dual temporary that can take ``x <op> other`` in place, else None.
+
+    As ``_is_scratch``, except that ``x`` has a tangent at that level (and no
+    other), itself a private temporary that only ``x`` holds, and that ``other``
+    may have an untracked tangent there; no tangent may have tangents of its own.
+    """
+    levels = STATE.dual_levels
+    fw = x._fw
+    if (len(levels) != 1 or not fw or len(fw) != 1 or type(other) is not Tensor or other._requires_grad
+            or not is_private_temporary(x) or x._data.shape != other._data.shape
+            or x._data.dtype != other._data.dtype):
+        return None
+    level = levels[0]
+    tangent = fw.get(level)
+    # references to tangent: x's tangent dict, this name and getrefcount's argument
+    if tangent is None or sys.getrefcount(tangent) != 3 or not _untracked_like(tangent, x) \
+            or not is_private_temporary(tangent):
+        return None
+    other_tangent = tangent_at(other, level)
+    if other_tangent is not None and not _untracked_like(other_tangent, x):
+        return None
+    return level
+
+
+def _untracked_like(t: Any, like: Tensor) -> bool:
+    """True if ``t`` is a plain Tensor without grad or tangents, of ``like``'s shape and dtype."""
+    return (type(t) is Tensor and not t._requires_grad and not t._fw
+            and t._data.shape == like._data.shape and t._data.dtype == like._data.dtype)
 
 
 def elementwise(name: str, impl: Callable, partials: tuple, **kwargs: Any) -> Op:

@@ -10,6 +10,7 @@ failed backward leaves every ``.grad`` as it was.
 from __future__ import annotations
 
 import operator
+import sys
 from collections.abc import Sequence
 from heapq import heappop, heappush
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._state import STATE
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, is_private_temporary
 from .node import Node
 
 
@@ -140,9 +141,63 @@ def _count_dependencies(targets: list, captures: dict | None) -> tuple[dict, Any
 
 
 def _add(buffer: Any, grad: Tensor | None) -> Any:
+    """``buffer + grad`` (either may be None); into ``buffer``'s memory when only the caller's container holds it."""
     if grad is None:
         return buffer
-    return grad if buffer is None else buffer + grad
+    if buffer is None:
+        return grad
+    # references to buffer: the caller's dict or list, this name and getrefcount's argument
+    if sys.getrefcount(buffer) == 3 and not STATE.observed and _add_in_place(buffer, grad):
+        return buffer
+    return buffer + grad
+
+
+def _add_in_place(buffer: Tensor, grad: Any) -> bool:
+    """Write ``buffer + grad`` into ``buffer`` (a temporary nobody else sees); False if that would show.
+
+    ``grad`` must be untracked, of ``buffer``'s shape and dtype. Tangents (forward over
+    reverse, one active dual level): ``buffer``'s tangent must be private too and takes
+    ``grad``'s in place; a ``buffer`` without tangent takes ``grad``'s tangent as it is
+    (as ``add``'s jvp does).
+    """
+    if (type(grad) is not Tensor or grad._requires_grad or not is_private_temporary(buffer)
+            or buffer._data.shape != grad._data.shape or buffer._data.dtype != grad._data.dtype):
+        return False
+    levels = STATE.dual_levels
+    if not (buffer._fw or grad._fw or (grad._view is not None and grad._view.base._fw)):
+        np.add(buffer._data, grad._data, out=buffer._data)
+        return True
+    if len(levels) != 1 or not _only_level(buffer, levels[0]) or not _only_level(grad, levels[0]):
+        return False
+    level = levels[0]
+    tangent = buffer._fw[level] if buffer._fw else None
+    grad_tangent = grad._fw[level] if grad._fw else None
+    if grad_tangent is not None and not _is_plain_like(grad_tangent, buffer):
+        return False
+    if tangent is not None:
+        # references to tangent: buffer's dict, this name and getrefcount's argument
+        if sys.getrefcount(tangent) != 3 or not is_private_temporary(tangent) or not _is_plain_like(tangent, buffer):
+            return False
+        if grad_tangent is not None:
+            np.add(tangent._data, grad_tangent._data, out=tangent._data)
+    elif grad_tangent is not None:
+        buffer._fw = {level: grad_tangent}
+    np.add(buffer._data, grad._data, out=buffer._data)
+    return True
+
+
+def _only_level(x: Tensor, level: Any) -> bool:
+    """True if ``x``'s tangents are at most one, at ``level``, and held by ``x`` itself (not a view's)."""
+    fw = x._fw
+    if fw:
+        return len(fw) == 1 and level in fw
+    return x._view is None or not x._view.base._fw
+
+
+def _is_plain_like(t: Tensor, like: Tensor) -> bool:
+    """True if tangent ``t`` is an untracked Tensor without tangents of its own, shaped as ``like``."""
+    return (type(t) is Tensor and not t._requires_grad and not t._fw
+            and t._data.shape == like._data.shape and t._data.dtype == like._data.dtype)
 
 
 def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, free_as_used) -> list:
@@ -213,10 +268,11 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             grad_inputs = node.op.backward(node, grads)
         if node._hooks is not None and node._hooks.post:
             grad_inputs = _run_post_hooks(node, grad_inputs, grads)
-        if free_as_used:
-            node.release()
-        else:
-            ran.append(node)
+        if node.saved:  # (a node without saved tensors has nothing to release)
+            if free_as_used:
+                node.release()
+            else:
+                ran.append(node)
         for (target, nr), grad in zip(node.edges, grad_inputs):
             if target is None or (needed is not None and target not in needed):
                 continue
@@ -230,8 +286,7 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             if buf is None:
                 buf = buffers[target] = [None] * target.n_outputs
             if grad is not None:
-                previous = buf[nr]
-                buf[nr] = grad if previous is None else previous + grad
+                buf[nr] = _add(buf[nr], grad)
             remaining = deps[target] - 1
             deps[target] = remaining
             if not remaining:

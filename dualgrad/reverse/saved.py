@@ -37,17 +37,15 @@ class SavedTensor:
     """One tensor saved for backward (an input by reference, an output by data)."""
 
     __slots__ = ("_tensor", "_data", "_counter", "_version", "_fw", "_tangents", "_is_output",
-                 "_requires_grad", "_hooks", "_packed", "_shape", "_dtype", "_origin", "_freed")
+                 "_requires_grad", "_hooks", "_packed", "shape", "dtype", "_origin", "_freed")
 
     def __init__(self, tensor: Tensor, is_output: bool = False):
         self._is_output = is_output
-        counter = tensor._counter
-        if counter is None:
-            counter = tensor._version_counter()
-        self._counter = counter
-        self._version = counter.value
-        self._shape = tensor._data.shape
-        self._dtype = tensor._data.dtype
+        counter = tensor._counter  # None until the tensor's first in-place change: version 0
+        self._version = 0 if counter is None else counter.value
+        self._counter = None  # an input's counter is read from the tensor itself when unpacked
+        self.shape = tensor._data.shape  # (known even after the value is freed)
+        self.dtype = tensor._data.dtype
         self._freed = False
         self._tangents = None  # for an output: its TangentRecipe, set by forward mode
         self._hooks = hooks = STATE.saved_tensor_hooks[-1] if STATE.saved_tensor_hooks else None
@@ -61,6 +59,7 @@ class SavedTensor:
         elif is_output:
             self._tensor = None
             self._data = tensor._data
+            self._counter = tensor._version_counter()  # shared with the Tensor rebuilt on unpack
             self._requires_grad = tensor._requires_grad
         else:
             self._tensor = tensor
@@ -73,14 +72,18 @@ class SavedTensor:
         """
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        if self._hooks is None and self._counter.value != self._version:
-            raise modified_error(f"{self._dtype_name()} {tuple(self._shape)}", node, self._counter.value,
-                                 self._version)
+        tensor = self._tensor
+        if tensor is not None:  # an input, kept by reference
+            counter = tensor._counter
+            if counter is not None and counter.value != self._version:
+                raise modified_error(f"{self.dtype} {tuple(self.shape)}", node, counter.value, self._version)
+            return tensor
         if self._hooks is not None:
             out = self._reattach(self._call_unpack_hook(), node, output_nr)
-        elif self._tensor is not None:
-            return self._tensor
         else:
+            if self._counter.value != self._version:
+                raise modified_error(f"{self.dtype} {tuple(self.shape)}", node, self._counter.value,
+                                     self._version)
             out = _wrap(self._data)
             out._counter = self._counter
             if self._requires_grad:
@@ -98,10 +101,10 @@ class SavedTensor:
                 "Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
                 f"{type(tensor).__name__}"
             )
-        if tensor.shape != self._shape or tensor.dtype != self._dtype:
+        if tensor.shape != self.shape or tensor.dtype != self.dtype:
             raise RuntimeError(
                 f"unpack hook returned a tensor of shape {tensor.shape} and dtype {tensor.dtype}, but "
-                f"a tensor of shape {self._shape} and dtype {self._dtype} was packed: "
+                f"a tensor of shape {self.shape} and dtype {self.dtype} was packed: "
                 "unpack_hook(pack_hook(t)) must have the shape and dtype of t"
             )
         return tensor
@@ -125,20 +128,10 @@ class SavedTensor:
                 out.grad_fn = Node(_ALIAS, ((leaf, 0),))
         return out
 
-    def _dtype_name(self) -> str:
-        if self._tensor is not None:
-            return str(self._tensor.dtype)
-        return str(self._data.dtype) if self._data is not None else "tensor"
-
     def release(self) -> None:
         """Drop the saved value (after a backward without ``retain_graph``)."""
         self._freed = True
         self._tensor = self._data = self._fw = self._tangents = self._packed = self._origin = None
-
-    @property
-    def shape(self) -> tuple:
-        """The shape of the saved tensor (known even after it was freed)."""
-        return self._shape
 
 
 def modified_error(what: str, node: Any, version: int, expected: int) -> RuntimeError:
