@@ -108,8 +108,8 @@ class BatchedTensor(Tensor):
 
     @property
     def shape(self) -> tuple:
-        shape = self.value.shape
-        return shape[:self.bdim] + shape[self.bdim + 1:]
+        shape, bdim = self.value.shape, self.bdim
+        return shape[1:] if bdim == 0 else shape[:bdim] + shape[bdim + 1:]
 
     @property
     def dtype(self) -> np.dtype:
@@ -272,7 +272,8 @@ def run(op: Any, args: tuple, params: dict) -> Any:
             top = a.level
     if not top:
         return NotImplemented
-    _check_active(top)
+    if STATE.vmap_levels[-1].id != top:  # (the innermost level is active: no search)
+        _check_active(top)
     values, bdims = [], []
     for a in args:
         if type(a) is BatchedTensor and a.level == top:
@@ -281,13 +282,17 @@ def run(op: Any, args: tuple, params: dict) -> Any:
         else:
             values.append(a)
             bdims.append(None)
-    rule = rule_for(op)
-    if rule is None:
-        raise RuntimeError(
-            f"vmap: the op '{op.name}' (family '{op.family}') has no batching rule; give its "
-            "op-table entry a batch= rule"
-        )
-    out, out_bdim = rule(values, bdims, **params)
+    rule = getattr(op, "batch", None)
+    if rule is not None:
+        out, out_bdim = rule(values, bdims, **params)
+    else:
+        family = family_rules.get(op.family)
+        if family is None:
+            raise RuntimeError(
+                f"vmap: the op '{op.name}' (family '{op.family}') has no batching rule; give its "
+                "op-table entry a batch= rule"
+            )
+        out, out_bdim = family(op, values, bdims, **params)
     if isinstance(out, tuple):
         if not isinstance(out_bdim, tuple):
             out_bdim = (out_bdim,) * len(out)
@@ -365,7 +370,7 @@ def _batch_dims_of_inputs(name: str, in_dims: Any, args: tuple) -> tuple[list, l
     return flat_args, dims, sizes[0]
 
 
-def _output_at(name: str, out: Any, out_dim: int | None, level: VmapLevel, index: Any) -> Any:
+def output_at(name: str, out: Any, out_dim: int | None, level: VmapLevel, index: Any = None) -> Any:
     """One output of the vmapped function, its batch of ``level`` moved to ``out_dim``."""
     batched = type(out) is BatchedTensor and out.level == level.id
     if out_dim is None:
@@ -415,7 +420,7 @@ def _unwrap_outputs(name: str, outputs: Any, out_dims: Any, level: VmapLevel) ->
             f"but outputs has structure {pytree.describe(spec)}."
         )
     single = spec is None
-    results = [_output_at(name, o, d, level, None if single else i)
+    results = [output_at(name, o, d, level, None if single else i)
                for i, (o, d) in enumerate(zip(flat_out, flat_dims, strict=True))]
     return pytree.unflatten(results, spec)
 
@@ -531,7 +536,7 @@ def batched_grad(outputs: tuple, inputs: tuple, grad_outputs: Any, retain_graph:
                       for g, out in zip(grads, outputs, strict=True)]
         result = run_backward(outputs, cotangents, retain_graph=retain_graph,
                               create_graph=create_graph, inputs=inputs, accumulate=False)
-    return [None if g is None else _output_at("grad", g, 0, level, None) for g in result]
+    return [None if g is None else output_at("grad", g, 0, level, None) for g in result]
 
 
 def _install() -> None:

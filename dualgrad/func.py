@@ -35,10 +35,10 @@ from . import _pytree as pytree
 from ._state import STATE
 from .batching import from_physical, is_batched_at, to_physical, vmap
 from .factories import eye, ones_like, zeros_like
-from .forward_ad import dual_level, make_dual, unpack_dual
-from .forward_ad.engine import tangent_at
+from .forward_ad import dual_level, make_dual
+from .forward_ad.engine import drop_dead, tangent_at
 from .ops.dispatch import apply
-from .ops.shape import RESHAPE
+from .ops.shape import PERMUTE, RESHAPE
 from .reverse import enable_grad
 from .reverse import grad as autograd_grad
 from .tensor import Tensor
@@ -293,24 +293,33 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
             f"structure {pytree.describe(t_spec)}"
         )
     levels = STATE.vmap_levels
-    with dual_level():
+    with dual_level() as level:
         duals = []
         for p, t in zip(flat_p, flat_t, strict=True):
             if not isinstance(p, Tensor) or not isinstance(t, Tensor):
                 raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be Tensors")
-            own = tuple(level for level in levels if is_batched_at(p, level))
+            own = _batched_levels(p, levels)
             duals.append(from_physical(make_dual(to_physical(p, own), to_physical(t, own)), own))
         output, aux = _split_aux(func(*pytree.unflatten(duals, spec)), has_aux, "jvp")
         flat_out, out_spec = pytree.flatten(output)
         _check_outputs(flat_out, "jvp")
-        primal_out, tangent_out = [], []
+        physical = []
         for o in flat_out:
-            own = tuple(level for level in levels if is_batched_at(o, level))
-            primal, tangent = unpack_dual(to_physical(o, own))
-            primal_out.append(from_physical(primal, own))
-            tangent_out.append(from_physical(zeros_like(primal) if tangent is None else tangent, own))
+            own = _batched_levels(o, levels)
+            primal = to_physical(o, own)
+            physical.append((primal, tangent_at(primal, level), own))
+    primal_out, tangent_out = [], []
+    for primal, tangent, own in physical:
+        drop_dead(primal)  # its tangent at the level that just exited: the primal keeps none
+        primal_out.append(from_physical(primal, own))
+        tangent_out.append(from_physical(zeros_like(primal) if tangent is None else tangent, own))
     result = (pytree.unflatten(primal_out, out_spec), pytree.unflatten(tangent_out, out_spec))
     return result + (aux,) if has_aux else result
+
+
+def _batched_levels(x: Tensor, levels: tuple) -> tuple:
+    """The vmap levels (of ``levels``) at which ``x`` is batched."""
+    return tuple(level for level in levels if is_batched_at(x, level)) if type(x) is not Tensor else ()
 
 
 def linearize(func: Callable, *primals: Any) -> tuple:
@@ -401,7 +410,7 @@ def _to_trailing(t: Tensor, out_shape: tuple, in_shape: tuple) -> Tensor:
     if not out_shape:
         moved = t.reshape((1, n))
     else:
-        moved = (t if t.ndim == 2 else t.reshape((n, -1))).permute((1, 0))
+        moved = apply(PERMUTE, t if t.ndim == 2 else t.reshape((n, -1)), axes=(1, 0))
     shape = tuple(out_shape) + tuple(in_shape)
     return moved if moved.shape == shape else moved.reshape(shape)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..batching import make_batched, output_at, vmap_level
 from ..factories import eye, zeros_like
 from ..func import _blocks as func_blocks
 from ..func import _rows, _to_trailing
@@ -69,10 +70,12 @@ def _rows_batched(outputs: tuple, xs: tuple, create_graph: bool) -> list:
     return jac
 
 
-def _columns_forward(func: Callable, inputs: tuple) -> list:
-    """All columns in one forward pass with a batch of basis tangents (``strategy='forward-mode'``)."""
-    from ..batching import vmap
+def _columns_forward(func: Callable, inputs: tuple) -> tuple[list, bool]:
+    """All columns in one forward pass with a batch of basis tangents (``strategy='forward-mode'``).
 
+    ``vmap`` of ``func.jvp`` over the basis, without vmap's argument checks:
+    the tangents are batched at a new vmap level directly.
+    """
     xs = tuple(x.detach() for x in inputs)
     out_is_tuple = []
 
@@ -81,13 +84,12 @@ def _columns_forward(func: Callable, inputs: tuple) -> list:
         out_is_tuple.append(is_tuple)
         return outs
 
-    def push(*tangents: Tensor) -> tuple:
-        return func_jvp(as_tuple_func, xs, tangents)[1]
-
     n = sum(x.numel() for x in xs)
-    columns = vmap(push)(*_blocks(n, xs))
+    with vmap_level(n) as level:
+        tangents = tuple(make_batched(block, 0, level.id) for block in _blocks(n, xs))
+        pushed = func_jvp(as_tuple_func, xs, tangents)[1]
     jac = []
-    for t in columns:
+    for t in (output_at("jacobian", t, 0, level) for t in pushed):
         shape, start, per_input = tuple(t.shape[1:]), 0, []
         for x in xs:
             stop = start + x.numel()
@@ -177,7 +179,9 @@ def hessian(func: Callable, inputs: Any, create_graph: bool = False, strict: boo
 
     def gradient(*xs: Tensor) -> tuple:
         with enable_grad():
-            xs = tuple(x if x.requires_grad else x.view(x.shape).requires_grad_() for x in xs)
+            # jacobian passes its own tensors (fresh leaves, or the duals of its forward pass),
+            # so one that does not require grad yet may be made to in place
+            xs = tuple(x if x.requires_grad else x.requires_grad_() for x in xs)
             out = func(*xs)
             if isinstance(out, (tuple, list)) or not isinstance(out, Tensor):
                 raise RuntimeError("The function given to hessian should return a single Tensor")

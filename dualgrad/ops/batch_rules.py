@@ -9,9 +9,12 @@ where the batch axis of its result is (a tuple of bdims for multi-output ops).
 An op without its own ``batch`` gets its family's rule (registered here into
 ``dualgrad.batching.family_rules``):
 
-* ``elementwise`` (broadcasting ops): batch axes go first, and a batched input
-  of lower rank than the result gets size-1 axes after its batch axis, so that
-  NumPy broadcasting lines up the logical axes;
+* ``elementwise`` (broadcasting ops): inputs whose batch axes already line up
+  (batched inputs of full rank with the batch axis at the same place, unbatched
+  ones not reaching back to it) go as they are, with no permute or reshape;
+  otherwise batch axes go first, and a batched input of lower rank than the
+  result gets size-1 axes after its batch axis, so that NumPy broadcasting
+  lines up the logical axes;
 * ``reduction`` (ops with ``axis`` (None, an int or a tuple) and ``keepdims``
   params): the batch axis goes first and the reduced axes shift by one.
 """
@@ -42,24 +45,56 @@ def to_front(x: Any, bdim: int | None) -> Any:
     return x.permute((bdim,) + tuple(i for i in range(x.ndim) if i != bdim))
 
 
+_SCALARS = (int, float, bool, complex)
+
+
 def _logical_ndim(x: Any, bdim: int | None) -> int:
-    return np.ndim(x) - (bdim is not NOT_BATCHED)
+    """The rank of ``x`` as the op sees it (without its batch axis)."""
+    if isinstance(x, Tensor):
+        return x.ndim - (bdim is not NOT_BATCHED)
+    return 0 if type(x) in _SCALARS else np.ndim(x)
+
+
+def _shared_bdim(args: list, bdims: list) -> int | None:
+    """The batch axis with which a broadcasting op can run on ``args`` as they are, else None.
+
+    That is when every batched input has its batch axis at the same place ``b``
+    and the full rank, and no unbatched input reaches back to axis ``b`` when
+    broadcast against them (its rank is at most the number of axes after ``b``).
+    """
+    common = rank = None
+    widest = 0  # the largest rank of an unbatched input
+    for a, b in zip(args, bdims, strict=True):
+        if b is NOT_BATCHED:
+            r = a.ndim if isinstance(a, Tensor) else 0 if type(a) in _SCALARS else np.ndim(a)
+            if r > widest:
+                widest = r
+        elif common is None:
+            common, rank = b, a.ndim - 1
+        elif b != common or a.ndim - 1 != rank:
+            return None
+    return None if common is None or widest > rank - common else common
 
 
 def elementwise_batch(op: Any, args: list, bdims: list, **params: Any) -> tuple:
-    """The family rule of broadcasting ops: one call on batch-first, rank-aligned inputs."""
-    batched = [i for i, b in enumerate(bdims) if b is not NOT_BATCHED]
-    if len(batched) == 1 and all(not isinstance(a, Tensor) and np.ndim(a) == 0
-                                 for i, a in enumerate(args) if i != batched[0]):
-        return apply(op, *args, **params), bdims[batched[0]]
+    """The family rule of broadcasting ops: one call on rank-aligned inputs.
+
+    Inputs whose batch axes line up already (``_shared_bdim``, the common case)
+    go as they are. Otherwise batch axes go first, and a batched input of lower
+    rank than the result gets size-1 axes after its batch axis.
+    """
+    bdim = _shared_bdim(args, bdims)
+    if bdim is not None:
+        return apply(op, *args, **params), bdim
     rank = max(_logical_ndim(a, b) for a, b in zip(args, bdims, strict=True))
     aligned = list(args)
-    for i in batched:
-        x = to_front(args[i], bdims[i])
-        missing = rank - (x.ndim - 1)
-        if missing:
-            x = x.reshape(x.shape[:1] + (1,) * missing + x.shape[1:])
-        aligned[i] = x
+    for i, (x, b) in enumerate(zip(args, bdims, strict=True)):
+        if b is not NOT_BATCHED:
+            x = to_front(x, b)
+            missing = rank - (x.ndim - 1)
+            if missing:
+                x = x.reshape(x.shape[:1] + (1,) * missing + x.shape[1:])
+            aligned[i] = x
     return apply(op, *aligned, **params), 0
 
 

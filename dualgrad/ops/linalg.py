@@ -26,6 +26,16 @@ def _as_tensor(x: Any) -> Tensor:
     return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
 
 
+def _ndim(x: Any) -> int:
+    """The rank of an operand of a batching rule (a Tensor's own, without NumPy's dispatch)."""
+    return x.ndim if isinstance(x, Tensor) else np.ndim(x)
+
+
+def _shape(x: Any) -> tuple:
+    """The shape of an operand of a batching rule."""
+    return x.shape if isinstance(x, Tensor) else np.shape(x)
+
+
 def matrix_transpose(x: Tensor) -> Tensor:
     """The last two axes swapped (the op itself: the Tensor method re-validates its arguments)."""
     axes = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
@@ -101,7 +111,7 @@ def _batched_times_fixed(x: Tensor, bx: int, y: Any) -> tuple:
     """
     x = to_front(x, bx)
     rows = apply(RESHAPE, x, shape=(math.prod(x.shape[:-1]), x.shape[-1]))
-    return apply(RESHAPE, matmul(rows, y), shape=x.shape[:-1] + np.shape(y)[1:]), 0
+    return apply(RESHAPE, matmul(rows, y), shape=x.shape[:-1] + _shape(y)[1:]), 0
 
 
 def _fixed_times_batched(x: Any, y: Tensor, by: int) -> tuple:
@@ -112,13 +122,13 @@ def _fixed_times_batched(x: Any, y: Tensor, by: int) -> tuple:
     """
     y = to_front(y, by)
     if y.ndim == 2:
-        return matmul(y, matrix_transpose(_as_tensor(x)) if np.ndim(x) == 2 else x), 0
+        return matmul(y, matrix_transpose(_as_tensor(x)) if _ndim(x) == 2 else x), 0
     size, k, m = y.shape
     columns = apply(RESHAPE, apply(PERMUTE, y, axes=(1, 0, 2)), shape=(k, size * m))
     out = matmul(x, columns)
-    if np.ndim(x) == 1:
+    if _ndim(x) == 1:
         return apply(RESHAPE, out, shape=(size, m)), 0
-    return apply(RESHAPE, out, shape=(np.shape(x)[0], size, m)), 1
+    return apply(RESHAPE, out, shape=(_shape(x)[0], size, m)), 1
 
 
 def _matmul_batch(args: tuple, bdims: tuple) -> tuple:
@@ -128,13 +138,13 @@ def _matmul_batch(args: tuple, bdims: tuple) -> tuple:
     batch folds into one matrix product instead of a stack of small ones.
     """
     (x, y), (bx, by) = args, bdims
-    if by is NOT_BATCHED and 1 <= np.ndim(y) <= 2 and np.ndim(x) >= 2:
+    if by is NOT_BATCHED and 1 <= _ndim(y) <= 2 and _ndim(x) >= 2:
         return _batched_times_fixed(x, bx, y)
-    if bx is NOT_BATCHED and 1 <= np.ndim(x) <= 2 and 2 <= np.ndim(y) <= 3:
+    if bx is NOT_BATCHED and 1 <= _ndim(x) <= 2 and 2 <= _ndim(y) <= 3:
         return _fixed_times_batched(x, y, by)
-    x_vector = np.ndim(x) - (bx is not NOT_BATCHED) == 1
-    y_vector = np.ndim(y) - (by is not NOT_BATCHED) == 1
-    rank = max(2, np.ndim(x) - (bx is not NOT_BATCHED), np.ndim(y) - (by is not NOT_BATCHED))
+    x_vector = _ndim(x) - (bx is not NOT_BATCHED) == 1
+    y_vector = _ndim(y) - (by is not NOT_BATCHED) == 1
+    rank = max(2, _ndim(x) - (bx is not NOT_BATCHED), _ndim(y) - (by is not NOT_BATCHED))
     out = matmul(_matrix_form(x, bx, -2, rank), _matrix_form(y, by, -1, rank))
     shape = out.shape[:-2] + out.shape[-2:-1] * (not x_vector) + out.shape[-1:] * (not y_vector)
     return (apply(RESHAPE, out, shape=shape) if shape != out.shape else out), 0
