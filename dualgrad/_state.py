@@ -33,6 +33,11 @@ class _State(threading.local):
     # Objects with ``wrap_op`` / ``wrap_node`` (profiler, anomaly mode); see install_observer.
     observers: tuple = ()
 
+    def __init__(self) -> None:
+        """Copy the defaults into this thread's own attributes: found there, a read skips the class."""
+        for name in _State.__annotations__:
+            setattr(self, name, getattr(_State, name))
+
 
 STATE = _State()
 
