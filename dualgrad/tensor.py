@@ -462,6 +462,12 @@ def is_private_temporary(x: Any) -> bool:
             and x._data.base is None and sys.getrefcount(x._data) == 2)  # x's slot and the argument
 
 
+def is_untracked_like(t: Any, like: Tensor) -> bool:
+    """True if ``t`` is a plain Tensor without grad or tangents, of ``like``'s shape and dtype."""
+    return (type(t) is Tensor and not t._requires_grad and not t._fw
+            and t._data.shape == like._data.shape and t._data.dtype == like._data.dtype)
+
+
 def _unpickle(data: np.ndarray, requires_grad: bool) -> Tensor:
     t = _wrap(data)
     t._requires_grad = requires_grad

@@ -37,7 +37,7 @@ import numpy as np
 from .._state import STATE
 from ..forward_ad.engine import tangent_at
 from ..reverse.saved import SavedTensor
-from ..tensor import Tensor, _wrap, is_private_temporary
+from ..tensor import Tensor, _wrap, is_private_temporary, is_untracked_like
 from .dispatch import TensorMeta, apply
 
 ALL_OPS: dict[str, Op] = {}
@@ -336,19 +336,13 @@ def _scratch_dual_level(x: Any, other: Any) -> Any:
     level = levels[0]
     tangent = fw.get(level)
     # references to tangent: x's tangent dict, this name and getrefcount's argument
-    if tangent is None or sys.getrefcount(tangent) != 3 or not _untracked_like(tangent, x) \
+    if tangent is None or sys.getrefcount(tangent) != 3 or not is_untracked_like(tangent, x) \
             or not is_private_temporary(tangent):
         return None
     other_tangent = tangent_at(other, level)
-    if other_tangent is not None and not _untracked_like(other_tangent, x):
+    if other_tangent is not None and not is_untracked_like(other_tangent, x):
         return None
     return level
-
-
-def _untracked_like(t: Any, like: Tensor) -> bool:
-    """True if ``t`` is a plain Tensor without grad or tangents, of ``like``'s shape and dtype."""
-    return (type(t) is Tensor and not t._requires_grad and not t._fw
-            and t._data.shape == like._data.shape and t._data.dtype == like._data.dtype)
 
 
 def elementwise(name: str, impl: Callable, partials: tuple, **kwargs: Any) -> Op:

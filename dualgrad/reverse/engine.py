@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._state import STATE
-from ..tensor import Tensor, _wrap, is_private_temporary
+from ..tensor import Tensor, _wrap, is_private_temporary, is_untracked_like
 from .node import Node
 
 
@@ -172,11 +172,11 @@ def _add_in_place(buffer: Tensor, grad: Any) -> bool:
     level = levels[0]
     tangent = buffer._fw[level] if buffer._fw else None
     grad_tangent = grad._fw[level] if grad._fw else None
-    if grad_tangent is not None and not _is_plain_like(grad_tangent, buffer):
+    if grad_tangent is not None and not is_untracked_like(grad_tangent, buffer):
         return False
     if tangent is not None:
         # references to tangent: buffer's dict, this name and getrefcount's argument
-        if sys.getrefcount(tangent) != 3 or not is_private_temporary(tangent) or not _is_plain_like(tangent, buffer):
+        if sys.getrefcount(tangent) != 3 or not is_private_temporary(tangent) or not is_untracked_like(tangent, buffer):
             return False
         if grad_tangent is not None:
             np.add(tangent._data, grad_tangent._data, out=tangent._data)
@@ -192,12 +192,6 @@ def _only_level(x: Tensor, level: Any) -> bool:
     if fw:
         return len(fw) == 1 and level in fw
     return x._view is None or not x._view.base._fw
-
-
-def _is_plain_like(t: Tensor, like: Tensor) -> bool:
-    """True if tangent ``t`` is an untracked Tensor without tangents of its own, shaped as ``like``."""
-    return (type(t) is Tensor and not t._requires_grad and not t._fw
-            and t._data.shape == like._data.shape and t._data.dtype == like._data.dtype)
 
 
 def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, free_as_used) -> list:
