@@ -48,7 +48,7 @@ from .ops.inplace import take_graph
 from .ops.registry import fit_gradient
 from .reverse.anomaly import remember_forward_stack
 from .reverse.grad_mode import no_grad
-from .reverse.node import Node
+from .reverse.node import Node, new_node
 from .reverse.saved import FREED_MESSAGE, SavedTensor
 from .tensor import Tensor, _wrap
 
@@ -514,7 +514,7 @@ class Function:
     def _record(cls, op: FunctionOp, edges: tuple, outputs: list) -> None:
         """Create the graph node, attach it to the differentiable outputs, save tensors."""
         ctx = op.ctx
-        node = Node(op, edges, (), ctx, len(outputs))
+        node = new_node(op, edges, (), ctx, len(outputs))
         for i in op.differentiable_outputs:
             o = outputs[i]
             if _contains(ctx._dirty, o):
@@ -766,7 +766,7 @@ def once_differentiable(fn: Callable) -> Callable:
         is_tuple = isinstance(result, tuple)
         outputs = result if is_tuple else (result,)
         edges = tuple((t if t.grad_fn is None else t.grad_fn, t._output_nr) for t in sources)
-        node = Node(_DelayedError(), edges, (), None, len(outputs))
+        node = new_node(_DelayedError(), edges, (), None, len(outputs))
         wrapped = []
         for i, g in enumerate(outputs):
             if isinstance(g, Tensor) and g.dtype.kind in "fc":

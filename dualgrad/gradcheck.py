@@ -27,7 +27,7 @@ import numpy as np
 
 from .factories import rand
 from .reverse.api import grad as _grad
-from .reverse.node import Node
+from .reverse.node import Node, new_node
 from .tensor import Tensor, _wrap, format_tensor
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
@@ -355,7 +355,7 @@ def _undefined(t: Tensor) -> Tensor:
     edge = (t.grad_fn if t.grad_fn is not None else t, t._output_nr)
     out = _wrap(t._data)
     out._requires_grad = True
-    out.grad_fn = Node(_UNDEFINED, (edge,))
+    out.grad_fn = new_node(_UNDEFINED, (edge,))
     return out
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from .. import tensor as tensor_module
 from .._state import STATE
 from ..forward_ad.engine import propagate_tangents
-from ..reverse.node import Node
+from ..reverse.node import new_node
 from ..reverse.saved import SavedTensor
 from ..tensor import Tensor, ViewInfo, _wrap, is_differentiable_dtype
 
@@ -63,6 +63,7 @@ class OpCtx(NamedTuple):
 
 
 _new_tuple = tuple.__new__
+_new = object.__new__
 
 
 def tensor_arg(x: Any, fn: str) -> Tensor:
@@ -90,11 +91,14 @@ def _apply(op: Any, args: tuple, params: dict, state: Any) -> Any:
     try:  # (one and two arguments spelled out: a comprehension is a function call in Python 3.11)
         if len(args) == 1:
             a = args[0]
-            data = op.impl(a._data if isinstance(a, Tensor) else a, **params)
+            a = a._data if isinstance(a, Tensor) else a
+            # a ufunc's 0-d result comes back as an array with out=..., not as a NumPy scalar to convert
+            data = op.impl(a, out=...) if op.ufunc_out and not params else op.impl(a, **params)
         elif len(args) == 2:
             a, b = args
-            data = op.impl(a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b,
-                           **params)
+            a = a._data if isinstance(a, Tensor) else a
+            b = b._data if isinstance(b, Tensor) else b
+            data = op.impl(a, b, out=...) if op.ufunc_out and not params else op.impl(a, b, **params)
         else:
             data = op.impl(*[a._data if isinstance(a, Tensor) else a for a in args], **params)
     except ValueError:
@@ -200,36 +204,31 @@ def _record(op: Any, args: tuple, params: dict, out: Any) -> None:
     """Attach a graph node for this call to its output(s)."""
     save_inputs, save_out = op.save_inputs, op.save_out
     if type(save_inputs) is not bool or type(save_out) is not bool:  # rules of which inputs need a gradient
-        needs = []
-        for a in args:
-            needs.append(isinstance(a, Tensor) and a._requires_grad)
-        needs = tuple(needs)
+        needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
         save_inputs = save_inputs if type(save_inputs) is bool else save_inputs(needs)
         save_out = save_out if type(save_out) is bool else save_out(needs)
     edges = []
     inputs = []
     saved = []
-    i = -1
-    for a in args:
-        i += 1
+    for i, a in enumerate(args):
         if not isinstance(a, Tensor):
             edges.append(NO_EDGE)
             inputs.append(a)
-            continue
-        if a._requires_grad:
-            fn = a._grad_fn  # (views were brought up to date by _apply)
-            edges.append((a if fn is None else fn, a._output_nr))
         else:
-            edges.append(NO_EDGE)
-        if save_inputs is True or (save_inputs is not False and save_inputs[i]):
-            s = SavedTensor(a)
-            saved.append(s)
-            inputs.append(s)
-        else:
-            data = a._data
-            inputs.append(TensorMeta(data.shape, data.dtype))
+            # a leaf's edge leads to the tensor itself (views were brought up to date by _apply)
+            edges.append((a._grad_fn or a, a._output_nr) if a._requires_grad else NO_EDGE)
+            if save_inputs is True or (save_inputs is not False and save_inputs[i]):
+                s = SavedTensor(a)
+                saved.append(s)
+                inputs.append(s)
+            else:  # (built without ``__init__``: this runs for most recorded inputs)
+                meta = _new(TensorMeta)
+                data = a._data
+                meta.shape = data.shape
+                meta.dtype = data.dtype
+                inputs.append(meta)
     if op.multi_output:
-        node = Node(op, tuple(edges), (), None, len(out))
+        node = new_node(op, tuple(edges), (), None, len(out))
         nr = 0
         for o in out:
             if is_differentiable_dtype(o._data.dtype):
@@ -242,7 +241,7 @@ def _record(op: Any, args: tuple, params: dict, out: Any) -> None:
         if saved_out:
             saved.extend(saved_out)
     else:
-        node = Node(op, tuple(edges))
+        node = new_node(op, tuple(edges))
         if out._data.dtype.kind in "fc" or is_differentiable_dtype(out._data.dtype):  # bfloat16: kind "V"
             out._requires_grad = True
             out._grad_fn = node
@@ -250,5 +249,5 @@ def _record(op: Any, args: tuple, params: dict, out: Any) -> None:
         saved_out = SavedTensor(out, is_output=True) if save_out else None
         if save_out:
             saved.append(saved_out)
-    node.saved = tuple(saved)
+    node.saved = tuple(saved)  # (outputs are saved once they point at the node)
     node.ctx = _new_tuple(OpCtx, (params, tuple(inputs), saved_out, out_metas))

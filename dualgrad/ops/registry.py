@@ -27,6 +27,7 @@ gives one holomorphic partial derivative per input, and both its vjp
 
 from __future__ import annotations
 
+import inspect
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -36,11 +37,23 @@ import numpy as np
 
 from .._state import STATE
 from ..forward_ad.engine import tangent_at
+from ..reverse.node import add_saved_attributes
 from ..reverse.saved import SavedTensor
 from ..tensor import Tensor, _wrap, is_private_temporary, is_untracked_like
 from .dispatch import TensorMeta, apply
 
 ALL_OPS: dict[str, Op] = {}
+
+
+def _ufuncs_take_array_out() -> bool:
+    """True if ufuncs accept ``out=...`` (NumPy >= 2.3): then they return 0-d results as arrays."""
+    try:
+        return type(np.negative(1.0, out=...)) is np.ndarray
+    except TypeError:
+        return False
+
+
+UFUNC_ARRAY_OUT = _ufuncs_take_array_out()
 
 
 def _camel(name: str) -> str:
@@ -51,7 +64,7 @@ class Op:
     """One entry of the op table."""
 
     __slots__ = ("name", "impl", "vjp", "jvp", "batch", "family", "save_inputs", "save_out",
-                 "differentiable", "grad_name", "multi_output", "arg_names", "view")
+                 "differentiable", "grad_name", "multi_output", "arg_names", "view", "ufunc_out")
 
     def __init__(
         self,
@@ -85,6 +98,8 @@ class Op:
         self.multi_output = multi_output
         self.arg_names = arg_names
         self.view = view
+        self.ufunc_out = UFUNC_ARRAY_OUT and isinstance(impl, np.ufunc)  # impl(..., out=...) gives arrays
+        add_saved_attributes((*arg_names, "result", *_keywords(impl)))  # its nodes' _saved_* names
         ALL_OPS[name] = self
 
     def __repr__(self) -> str:
@@ -171,6 +186,14 @@ class Op:
         return names
 
 
+def _keywords(impl: Callable) -> tuple:
+    """The parameter names of ``impl`` (the keys that an op's ``params`` can have)."""
+    try:
+        return tuple(inspect.signature(impl).parameters)
+    except (TypeError, ValueError):  # (a callable without a signature takes no params)
+        return ()
+
+
 # -- gradient fitting -----------------------------------------------------------
 def fit_gradient(g: Any, shape: tuple, dtype: np.dtype) -> Tensor:
     """Sum a broadcast gradient back to ``shape`` and cast it to ``dtype``.
@@ -243,8 +266,9 @@ def _unseen_product(g: Any, d: Any) -> Tensor | None:
     if (type(g) is not Tensor or g._requires_grad or state.dual_levels or state.observed
             or not (type(d) is float or type(d) is int or (type(d) is Tensor and not d._requires_grad))):
         return None
-    data = np.multiply(g._data, d._data if type(d) is Tensor else d)
-    return _wrap(data if type(data) is np.ndarray else np.asarray(data))
+    if UFUNC_ARRAY_OUT:
+        return _wrap(np.multiply(g._data, d._data if type(d) is Tensor else d, out=...))
+    return _wrap(np.asarray(np.multiply(g._data, d._data if type(d) is Tensor else d)))
 
 
 def _jvp_from_partials(partials: tuple) -> Callable:

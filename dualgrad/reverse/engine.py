@@ -211,7 +211,7 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             if buf is None:
                 buf = buffers[target] = [None] * target.n_outputs
                 if deps.get(target, 0) == 0:
-                    heappush(ready_nodes, (-target.seq, id(target), target))
+                    heappush(ready_nodes, (-target.seq, target))  # (sequence numbers are unique)
             buf[nr] = _add(buf[nr], grad)
 
     captured: list = [None] * n_inputs
@@ -237,7 +237,7 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             elif to_grad and grad is not None:
                 staged.append((leaf, grad))
             continue
-        node = heappop(ready_nodes)[2]
+        node = heappop(ready_nodes)[1]
         grads = buffers.pop(node)
         hooks = node._hooks
         if hooks is not None and hooks.tensor_pre:
@@ -284,7 +284,7 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             remaining = deps[target] - 1
             deps[target] = remaining
             if not remaining:
-                heappush(ready_nodes, (-target.seq, id(target), target))
+                heappush(ready_nodes, (-target.seq, target))  # (sequence numbers are unique)
 
     if not retain_graph:  # only now: a pass that fails leaves the graph usable
         for node in ran:

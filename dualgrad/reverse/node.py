@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._hooks import RemovableHandle, add_hook
 from ..tensor import Tensor
 
 _sequence = itertools.count()
+_new = object.__new__
 
 
 class NodeHooks:
@@ -33,7 +34,9 @@ class NodeHooks:
 
 
 class Node:
-    """A recorded operation in the backward graph (``grad_fn`` of its outputs).
+    """A recorded operation in the backward graph (``grad_fn`` of its outputs), built by ``new_node``.
+
+    Its ``_saved_<name>`` attributes come from ``add_saved_attributes``.
 
     >>> import dualgrad as dg
     >>> a = dg.tensor([0., 0., 0.], requires_grad=True)
@@ -46,17 +49,6 @@ class Node:
 
     __slots__ = ("op", "edges", "saved", "ctx", "seq", "n_outputs", "_hooks", "_metadata",
                  "_released", "__weakref__")
-
-    def __init__(self, op: Any, edges: tuple, saved: tuple = (), ctx: Any = None, n_outputs: int = 1):
-        self.op = op
-        self.edges = edges  # one (target, output_nr) per input; target None if no grad flows
-        self.saved = saved  # SavedTensor objects, released after backward
-        self.ctx = ctx  # op-specific state (parameters, input metadata, ...)
-        self.seq = next(_sequence)
-        self.n_outputs = n_outputs
-        self._hooks = None
-        self._metadata = None
-        self._released = False
 
     def name(self) -> str:
         """The node's name, e.g. ``'MulBackward0'``."""
@@ -106,11 +98,6 @@ class Node:
         for saved in self.saved:
             saved.release()
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith(("_saved_", "_raw_saved_")):
-            return self.op.saved_attribute(self, name)
-        raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
-
     def __dir__(self) -> list:
         """As torch lists a node: Python's special names, the public API and the saved values."""
         names = {name for name in object.__dir__(self) if name.startswith("__")}
@@ -135,6 +122,51 @@ class Node:
             )
         grads = self.op.backward(self, list(grad_outputs))
         return grads[0] if len(grads) == 1 else tuple(grads)
+
+
+def new_node(op: Any, edges: tuple, saved: tuple = (), ctx: Any = None, n_outputs: int = 1) -> Node:
+    """A graph node for one call of ``op`` (a plain function: no ``__init__`` dispatch, which the
+    recording of every op would pay for).
+
+    ``edges`` has one ``(target, output_nr)`` per input, target None if no grad flows; ``saved``
+    holds the SavedTensor objects released after backward; ``ctx`` is op-specific state.
+    """
+    node = _new(Node)
+    node.op = op
+    node.edges = edges
+    node.saved = saved
+    node.ctx = ctx
+    node.seq = next(_sequence)
+    node.n_outputs = n_outputs
+    node._hooks = node._metadata = None
+    node._released = False
+    return node
+
+
+def add_saved_attributes(keys: Iterable[str]) -> None:
+    """Give nodes the attributes ``_saved_<key>`` and ``_raw_saved_<key>`` (torch's names for what
+    a backward rule saved), answered by the node's op: ``op.saved_attribute(node, attribute)``
+    raises AttributeError for a value that this op did not save.
+
+    They are properties of ``Node`` rather than a ``__getattr__`` fallback: with ``__getattr__``
+    on its class, every attribute read of every node would skip the interpreter's fast path
+    (the backward engine reads node attributes at every step). One class for all ops, for the
+    same reason: attribute reads that meet several classes at one place in the code are slow.
+    """
+    for key in keys:
+        for attribute in (f"_saved_{key}", f"_raw_saved_{key}"):
+            if attribute not in Node.__dict__:
+                setattr(Node, attribute, _saved_property(attribute))
+
+
+def _saved_property(attribute: str) -> property:
+    def get(node: Node) -> Any:
+        saved_attribute = getattr(node.op, "saved_attribute", None)
+        if saved_attribute is None:
+            raise AttributeError(f"'{node.name()}' object has no attribute '{attribute}'")
+        return saved_attribute(node, attribute)
+
+    return property(get, doc=f"The value the backward rule saved as ``{attribute}``.")
 
 
 _PUBLIC_NAMES = ("metadata", "name", "next_functions", "register_hook", "register_prehook",

@@ -22,7 +22,7 @@ from typing import Any
 
 from .._state import STATE
 from ..tensor import Tensor, _wrap
-from .node import Node
+from .node import new_node
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved "
@@ -125,7 +125,7 @@ class SavedTensor:
         else:
             leaf = origin()
             if leaf is not None:
-                out.grad_fn = Node(_ALIAS, ((leaf, 0),))
+                out.grad_fn = new_node(_ALIAS, ((leaf, 0),))
         return out
 
     def release(self) -> None:
