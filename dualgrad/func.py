@@ -28,13 +28,15 @@ tensor([[1., 2.],
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import Any
 
 from . import _pytree as pytree
+from ._basis import identity_blocks
 from ._state import STATE
 from .batching import from_physical, is_batched_at, to_physical, vmap
-from .factories import eye, ones_like, zeros_like
+from .factories import ones_like, zeros_like
 from .forward_ad import dual_level, make_dual
 from .forward_ad.engine import drop_dead, tangent_at
 from .ops.dispatch import apply
@@ -342,18 +344,6 @@ def linearize(func: Callable, *primals: Any) -> tuple:
 
 
 # -- Jacobians -------------------------------------------------------------------------------
-def _blocks(basis: Tensor, like: list) -> list:
-    """Split the columns of ``basis`` (n, total) into one ``(n, *x.shape)`` block per tensor of ``like``."""
-    blocks, start = [], 0
-    for x in like:
-        size = x.numel()
-        block = basis if size == basis.shape[1] else basis[:, start:start + size]
-        shape = (basis.shape[0],) + tuple(x.shape)
-        blocks.append((block if block.shape == shape else block.reshape(shape)).to(x.dtype))
-        start += size
-    return blocks
-
-
 def _rows(t: Tensor, start: int, stop: int) -> Tensor:
     """``t[start:stop]``, without an indexing op when that is all of ``t``."""
     return t if start == 0 and stop == t.shape[0] else t[start:stop]
@@ -386,8 +376,7 @@ def jacrev(func: Callable, argnums: Any = 0, *, has_aux: bool = False,
         result = vjp(partial, *primals, has_aux=has_aux)
         output, vjp_fn = result[0], result[1]
         flat_out, out_spec = pytree.flatten(output)
-        total = sum(o.numel() for o in flat_out)
-        cotangents = _blocks(eye(total, dtype=flat_out[0].dtype), flat_out)
+        cotangents = identity_blocks(flat_out)
         rows = vmap(lambda *cts: vjp_fn(pytree.unflatten(list(cts), out_spec)),
                     chunk_size=chunk_size)(*cotangents)
         in_spec = pytree.flatten(chosen)[1]
@@ -410,7 +399,7 @@ def _to_trailing(t: Tensor, out_shape: tuple, in_shape: tuple) -> Tensor:
     if not out_shape:
         moved = t.reshape((1, n))
     else:
-        moved = apply(PERMUTE, t if t.ndim == 2 else t.reshape((n, -1)), axes=(1, 0))
+        moved = apply(PERMUTE, t if t.ndim == 2 else t.reshape((n, math.prod(out_shape))), axes=(1, 0))
     shape = tuple(out_shape) + tuple(in_shape)
     return moved if moved.shape == shape else moved.reshape(shape)
 
@@ -437,8 +426,7 @@ def jacfwd(func: Callable, argnums: Any = 0, has_aux: bool = False, *, randomnes
                 raise TypeError(
                     f"jacfwd: expected the inputs to differentiate to be Tensors, got {type(x).__name__}"
                 )
-        total = sum(x.numel() for x in flat_in)
-        tangents = _blocks(eye(total, dtype=flat_in[0].dtype), flat_in)
+        tangents = identity_blocks(flat_in)
 
         def partial(*new: Any) -> Any:
             tree = pytree.unflatten(list(new), in_spec)

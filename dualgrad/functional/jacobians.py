@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._basis import identity_blocks
 from ..batching import make_batched, output_at, vmap_level
-from ..factories import eye, zeros_like
-from ..func import _blocks as func_blocks
+from ..factories import zeros_like
 from ..func import _rows, _to_trailing
 from ..func import jvp as func_jvp
 from ..ops.shape import stack
@@ -25,11 +25,6 @@ STRICT_OUTPUT_INDEPENDENT = (
     "Output {o} of the user-provided function is independent of input {i}. This is not allowed in "
     "strict mode."
 )
-
-
-def _blocks(n: int, like: tuple) -> list:
-    """The identity of size ``n`` split by columns into ``(n, *x.shape)`` blocks, one per ``like``."""
-    return func_blocks(eye(n, dtype=like[0].dtype), like)
 
 
 def _rows_loop(outputs: tuple, xs: tuple, create_graph: bool, strict: bool) -> list:
@@ -52,8 +47,7 @@ def _rows_loop(outputs: tuple, xs: tuple, create_graph: bool, strict: bool) -> l
 
 def _rows_batched(outputs: tuple, xs: tuple, create_graph: bool) -> list:
     """All rows in one backward pass with a batch of basis cotangents (``is_grads_batched``)."""
-    n = sum(o.numel() for o in outputs)
-    pairs = [(o, c) for o, c in zip(outputs, _blocks(n, outputs), strict=True) if o.requires_grad]
+    pairs = [(o, c) for o, c in zip(outputs, identity_blocks(outputs), strict=True) if o.requires_grad]
     if pairs:
         grads = autograd_grad([o for o, _ in pairs], xs, [c for _, c in pairs], retain_graph=True,
                               create_graph=create_graph, allow_unused=True, is_grads_batched=True)
@@ -86,7 +80,7 @@ def _columns_forward(func: Callable, inputs: tuple) -> tuple[list, bool]:
 
     n = sum(x.numel() for x in xs)
     with vmap_level(n) as level:
-        tangents = tuple(make_batched(block, 0, level.id) for block in _blocks(n, xs))
+        tangents = tuple(make_batched(block, 0, level.id) for block in identity_blocks(xs))
         pushed = func_jvp(as_tuple_func, xs, tangents)[1]
     jac = []
     for t in (output_at("jacobian", t, 0, level) for t in pushed):

@@ -12,13 +12,15 @@ from typing import Any
 
 import numpy as np
 
+from .._basis import identity_block_start
+from ..factories import eye
 from ..tensor import Tensor, _wrap
 from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply
 from .einsum import einsum
 from .registry import Op
-from .shape import PERMUTE, RESHAPE
+from .shape import PAD, PERMUTE, RESHAPE
 
 
 def _as_tensor(x: Any) -> Tensor:
@@ -104,11 +106,55 @@ def _matrix_form(x: Any, bdim: int | None, vector_axis: int, rank: int) -> Tenso
     return x if shape == x.shape else apply(RESHAPE, x, shape=shape)
 
 
+def _in_batch(members: Tensor, n: int, start: int) -> Tensor:
+    """``members`` at positions ``start:start + len(members)`` of a batch of ``n``, zeros elsewhere."""
+    after = n - start - members.shape[0]
+    if start == 0 and after == 0:
+        return members
+    return apply(PAD, members, widths=((start, after),) + ((0, 0),) * (members.ndim - 1), value=0)
+
+
+def _identity_times(x: Tensor, start: int, y: Any) -> Tensor:
+    """``E_b @ y`` for the members of an identity block ``x`` (``(n, *lead, k)``), without a product.
+
+    Member ``b = start + l * k + j`` is the unit matrix with a one at ``(l, j)``
+    (``lead`` flattened to ``l``), so its product holds ``y[j]`` in row ``l``:
+    ``eye(L)[l, l'] * y[j]``, built by one broadcasting multiply (a copy of
+    ``y``, which never aliases it, in the product's dtype).
+    """
+    n, lead, k = x.shape[0], x.shape[1:-1], x.shape[-1]
+    rows, rest = math.prod(lead), _shape(y)[1:]
+    spread = eye(rows, dtype=x.dtype).reshape((rows, 1, rows) + (1,) * len(rest))
+    members = apply(RESHAPE, _as_tensor(y), shape=(1, k, 1) + rest) * spread
+    return _in_batch(apply(RESHAPE, members, shape=(rows * k,) + lead + rest), n, start)
+
+
+def _times_identity(x: Any, y: Tensor, start: int) -> Tensor:
+    """``x @ E_b`` for the members of an identity block ``y`` (``(n, k)`` or ``(n, k, m)``), without a product.
+
+    Member ``b = start + i * m + j`` is the unit vector or matrix with a one at
+    ``(i, j)``, so its product holds the column ``x[..., i]`` in column ``j``:
+    ``x.mT[i] * eye(m)[j, j']``, built by one broadcasting multiply (a copy of
+    ``x``, which never aliases it, in the product's dtype).
+    """
+    x = _as_tensor(x)
+    n, k, columns = y.shape[0], y.shape[1], y.shape[2:]
+    m, front = (columns[0] if columns else 1), tuple(x.shape[:-1])
+    spread = eye(m, dtype=y.dtype).reshape((1, m) + (1,) * len(front) + (m,))
+    x_columns = matrix_transpose(x) if x.ndim == 2 else x
+    members = apply(RESHAPE, x_columns, shape=(k, 1) + front + (1,)) * spread
+    return _in_batch(apply(RESHAPE, members, shape=(k * m,) + front + columns), n, start)
+
+
 def _batched_times_fixed(x: Tensor, bx: int, y: Any) -> tuple:
     """A batched ``x`` (at least 1-D) times an unbatched vector or matrix ``y``: one GEMM.
 
     The batch and the leading axes of ``x`` fold into the rows: ``x.reshape(-1, k) @ y``.
+    No product at all when ``x`` is a block of a Jacobian's identity basis.
     """
+    start = identity_block_start(x) if bx == 0 else None
+    if start is not None and x.shape[-1] == _shape(y)[0]:
+        return _identity_times(x, start, y), 0
     x = to_front(x, bx)
     rows = apply(RESHAPE, x, shape=(math.prod(x.shape[:-1]), x.shape[-1]))
     return apply(RESHAPE, matmul(rows, y), shape=x.shape[:-1] + _shape(y)[1:]), 0
@@ -119,7 +165,11 @@ def _fixed_times_batched(x: Any, y: Tensor, by: int) -> tuple:
 
     A batch of vectors ``t`` (``(B, k)``) gives ``t @ x.mT``; a batch of matrices
     is laid out as ``(k, B, m)`` and multiplied as one ``(k, B * m)`` matrix.
+    No product at all when ``y`` is a block of a Jacobian's identity basis.
     """
+    start = identity_block_start(y) if by == 0 else None
+    if start is not None and _shape(x)[-1] == y.shape[1]:
+        return _times_identity(x, y, start), 0
     y = to_front(y, by)
     if y.ndim == 2:
         return matmul(y, matrix_transpose(_as_tensor(x)) if _ndim(x) == 2 else x), 0
