@@ -46,6 +46,23 @@ class VersionCounter:
         self.value = value
 
 
+class TensorMeta:
+    """Shape and dtype of a tensor whose data a rule does not need (in place of the tensor)."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: tuple, dtype: np.dtype):
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"TensorMeta(shape={self.shape}, dtype={self.dtype})"
+
+
 class ViewInfo:
     """How a view relates to its base: ``chain`` is the ``(op, params)`` steps from the base.
 
@@ -496,6 +513,8 @@ def format_tensor(t: Tensor) -> str:
         parts.append("requires_grad=True")
     levels = STATE.dual_levels
     tangent = t._fw.get(levels[-1]) if t._fw and levels else None
+    if tangent is not None and not isinstance(tangent, Tensor):  # a deferred tangent
+        tangent = tangent.force()
     if tangent is not None:
         parts.append(f"tangent={format_tensor(tangent)}")
     return "tensor(" + ", ".join(parts) + ")"

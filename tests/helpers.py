@@ -54,3 +54,18 @@ def assert_close(actual: float, expected: float, rtol: float = 1e-5, atol: float
     assert abs(actual - expected) <= atol + rtol * abs(expected), (
         f"{what}: got {actual!r}, expected {expected!r}"
     )
+
+
+def rosenbrock(x: Any) -> Any:
+    """The Rosenbrock function of a Tensor (W4/W5's benchmark function)."""
+    head, tail = x[:-1], x[1:]
+    return (100.0 * (tail - head**2) ** 2 + (1.0 - head) ** 2).sum()
+
+
+def rosenbrock_hvp(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The hand-written product of Rosenbrock's (tridiagonal) Hessian with ``v``."""
+    head, tail = x[:-1], x[1:]
+    hv = np.zeros_like(x)
+    hv[:-1] += (1200.0 * head**2 - 400.0 * tail + 2.0) * v[:-1] - 400.0 * head * v[1:]
+    hv[1:] += 200.0 * v[1:] - 400.0 * head * v[:-1]
+    return hv

@@ -12,25 +12,12 @@ that the profiler still sees every op.
 import numpy as np
 import pytest
 from dualgrad.autograd.functional import hvp, vhp
+from helpers import rosenbrock, rosenbrock_hvp
 
 import dualgrad as dg
 from dualgrad import forward_ad as fwAD
 from dualgrad.ops import indexing, registry
 from dualgrad.reverse import engine
-
-
-def rosenbrock(x):
-    head, tail = x[:-1], x[1:]
-    return (100.0 * (tail - head**2) ** 2 + (1.0 - head) ** 2).sum()
-
-
-def rosenbrock_hvp(x, v):
-    """The hand-written product of Rosenbrock's (tridiagonal) Hessian with ``v``."""
-    head, tail = x[:-1], x[1:]
-    hv = np.zeros_like(x)
-    hv[:-1] += (1200.0 * head**2 - 400.0 * tail + 2.0) * v[:-1] - 400.0 * head * v[1:]
-    hv[1:] += 200.0 * v[1:] - 400.0 * head * v[:-1]
-    return hv
 
 
 @pytest.fixture
@@ -191,3 +178,26 @@ def test_a_partial_whose_tangent_is_shared_is_not_multiplied_in_place():
     expected = w.numpy() * np.exp(x.detach().numpy()) * v.numpy()
     for product in products:
         np.testing.assert_allclose(product, expected, rtol=1e-14)
+
+
+@pytest.mark.parametrize("shape", [(), (5,), (70_000,), (3, 40_000), (1, 100_000), (40_000, 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_product_rule_in_place_by_blocks(shape, dtype):
+    """``t_x <- t_x y + t_y x``, ``x <- x y`` block by block: the values of the formula."""
+    rng = np.random.default_rng(5)
+    x, t_x, y, t_y = (rng.standard_normal(shape).astype(dtype) for _ in range(4))
+    expected_tangent, expected = t_x * y + t_y * x, x * y
+    registry._product_rule_into(x, t_x, y, t_y)
+    np.testing.assert_array_equal(x, expected)
+    np.testing.assert_allclose(t_x, expected_tangent, rtol=1e-6 if dtype == np.float32 else 1e-15)
+
+
+def test_a_broadcast_one_is_not_multiplied_and_other_broadcasts_are():
+    ones, twos = (np.broadcast_to(np.array(value), (4,)) for value in (1.0, 2.0))
+    assert registry._is_broadcast_one(ones) and registry._is_broadcast_one(np.array(1.0))
+    assert not registry._is_broadcast_one(twos) and not registry._is_broadcast_one(np.ones(4))
+    assert not registry._is_broadcast_one(np.ones(0))
+    for g, factor in ((ones, 1.0), (twos, 2.0)):
+        d = dg.tensor([1.0, -2.0, 3.0, np.nan])
+        assert registry._multiply_into(d, dg.Tensor(g))
+        np.testing.assert_array_equal(d.numpy(), factor * np.array([1.0, -2.0, 3.0, np.nan]))

@@ -51,7 +51,7 @@ def exit_dual_level(*, level: DualLevel | None = None) -> None:
             f"Trying to exit a forward AD level ({level!r}) that was not the last one that was "
             f"created ({levels[-1]!r}): levels must be exited innermost first."
         )
-    level.alive = False
+    level.close()
     STATE.dual_levels = levels[:-1]
 
 

@@ -18,6 +18,7 @@ more entries than there are active levels.
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from typing import Any
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from .._state import STATE
 from ..reverse.saved import modified_error
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, TensorMeta, _wrap
 
 _MISSING = object()
 
@@ -36,14 +37,37 @@ class DualLevel:
     ``tape_tangents`` is True unless the caller knows that no reverse pass will
     differentiate this level's tangents (``hvp`` without ``create_graph``): then
     its tangent rules run in no-grad mode and keep no graph (nor its buffers) alive.
+    ``defer_tangents`` (only with ``tape_tangents`` False) lets ops store a
+    ``DeferredTangent`` instead of computing the tangent (``hvp``'s forward pass);
+    ``deferred`` holds weak references to those made, for ``flush_deferred``.
     """
 
-    __slots__ = ("depth", "alive", "tape_tangents")
+    __slots__ = ("depth", "alive", "tape_tangents", "defer_tangents", "deferred", "_prune_at")
 
     def __init__(self, depth: int):
         self.depth = depth
         self.alive = True
         self.tape_tangents = True
+        self.defer_tangents = False
+        self.deferred: list = []
+        self._prune_at = 64
+
+    def close(self) -> None:
+        """Mark the level exited and let its deferred tangents drop what they hold."""
+        self.alive = False
+        for lazy in self._pending():
+            lazy.release()
+        self.deferred = []
+
+    def _pending(self) -> list:
+        """The deferred tangents still alive and not computed, oldest first."""
+        return [lazy for ref in self.deferred if (lazy := ref()) is not None and lazy.op is not None]
+
+    def _register(self, lazy: DeferredTangent) -> None:
+        self.deferred.append(weakref.ref(lazy))
+        if len(self.deferred) >= self._prune_at:  # forget the dead ones now and then
+            self.deferred = [weakref.ref(lazy) for lazy in self._pending()]
+            self._prune_at = max(64, 2 * len(self.deferred))
 
     def __repr__(self) -> str:
         return f"DualLevel({self.depth}{'' if self.alive else ', exited'})"
@@ -57,14 +81,31 @@ def tangent_at(x: Any, level: DualLevel) -> Tensor | None:
     if fw is not None:
         t = fw.get(level, _MISSING)
         if t is not _MISSING:
-            return t
+            return t if type(t) is not DeferredTangent else _computed(fw, level)
     view = x._view
     if view is None or view.base._fw is None:
         return None
-    base_tangent = view.base._fw.get(level)
+    base_tangent = _computed(view.base._fw, level)
     if base_tangent is None:
         return None
     return _view_tangent(x, level, base_tangent)
+
+
+def _computed(fw: dict, level: DualLevel) -> Tensor | None:
+    """The tangent that ``fw`` (a ``_fw`` dict) holds at ``level``, computed (and stored) if deferred."""
+    t = fw.get(level)
+    if type(t) is DeferredTangent:
+        t = fw[level] = t.force()
+    return t
+
+
+def _stored_tangent(x: Any, level: DualLevel) -> Any:
+    """``tangent_at``, except that a tangent stored as a ``DeferredTangent`` is returned as it is."""
+    if isinstance(x, Tensor) and x._fw is not None:
+        t = x._fw.get(level, _MISSING)
+        if t is not _MISSING:
+            return t.value if type(t) is DeferredTangent and t.op is None else t
+    return tangent_at(x, level)
 
 
 def _view_tangent(x: Tensor, level: DualLevel, base_tangent: Tensor) -> Tensor:
@@ -126,15 +167,21 @@ def _push_tangents(op: Any, args: tuple, params: dict, out: Any) -> bool | None:
     pushed = taped_any = False
     levels = STATE.dual_levels
     for i, level in enumerate(levels):
+        read = _stored_tangent if level.defer_tangents else tangent_at
         tangents = None
         for j, a in enumerate(args):
-            t = tangent_at(a, level)
+            t = read(a, level)
             if t is not None:
                 if tangents is None:
                     tangents = [None] * len(args)
                 tangents[j] = t
         if tangents is None:
             continue
+        if level.defer_tangents:
+            if _defer(op, args, params, out, tangents, level, levels[:i]):
+                pushed = True
+                continue
+            tangents = [t.force() if type(t) is DeferredTangent else t for t in tangents]
         grad_mode = STATE.grad_enabled
         STATE.dual_levels = levels[:i]
         STATE.grad_enabled = taped = grad_mode and level.tape_tangents
@@ -153,6 +200,127 @@ def _push_tangents(op: Any, args: tuple, params: dict, out: Any) -> bool | None:
             pushed = True
         taped_any = taped_any or taped
     return taped_any if pushed else None
+
+
+def _defer(op: Any, args: tuple, params: dict, out: Any, tangents: list, level: DualLevel,
+           outer: tuple) -> bool:
+    """Give ``out`` a ``DeferredTangent`` at ``level`` instead of its tangent, if that keeps nothing alive.
+
+    Only for an op whose jvp declares what it reads (``op.jvp_reads``), with a
+    node just recorded for this call: every input with a tangent requires grad
+    (so its tensor and tangent stay reachable from the node), every input the
+    jvp reads was saved by the node, and every tangent held is deferred itself or
+    belongs to a saved input. The recipe then holds nothing the graph does not
+    hold already: deferring never raises the peak memory while the graph lives.
+    """
+    reads = getattr(op, "jvp_reads", None)
+    node = out._grad_fn if type(out) is Tensor else None
+    if reads is None or node is None or node.op is not op or level.tape_tangents or STATE.vmap_depth:
+        return False
+    read_inputs, read_out = reads(tuple(t is not None for t in tangents))
+    if read_out:
+        return False
+    saved = [s._tensor for s in node.saved]
+    held = []
+    for a, t, needed in zip(args, tangents, read_inputs, strict=True):
+        if not isinstance(a, Tensor):
+            held.append(a)
+            continue
+        kept = any(s is a for s in saved)
+        if (needed and not kept) or (t is not None and not (
+                a._requires_grad and (kept or (type(t) is DeferredTangent and t.op is not None)))):
+            return False
+        held.append(a if needed else TensorMeta(a._data.shape, a._data.dtype))
+    lazy = DeferredTangent(op, tuple(held), tuple(tangents), params, TensorMeta(out._data.shape, out._data.dtype),
+                           outer)
+    level._register(lazy)
+    set_tangent(out, level, lazy)
+    return True
+
+
+class DeferredTangent:
+    """A tangent not computed yet: the jvp rule, what it reads and the input tangents.
+
+    ``hvp`` discards the tangent of its scalar output, and most intermediate
+    tangents of its forward pass are only ever read to compute that one (in
+    Rosenbrock, four full-size tangents of ten arrays): they are deferred, and
+    computed when first read (``tangent_at``: by a backward rule reading a saved
+    input's tangent, by ``unpack_dual``, by an op that cannot defer, ...), with
+    the levels and grad mode of the op call that deferred them. Deferred inputs
+    are computed first, oldest first, with a loop (chains may be long). Once
+    computed, a recipe keeps only its value. ``flush_deferred`` computes them all
+    before any in-place write (which could change what they read), and a level's
+    exit drops what its remaining ones hold.
+    """
+
+    __slots__ = ("op", "args", "tangents", "params", "meta", "outer", "seq", "value", "__weakref__")
+
+    _count = itertools.count()
+
+    def __init__(self, op: Any, args: tuple, tangents: tuple, params: dict, meta: TensorMeta, outer: tuple):
+        self.op = op  # None once computed (or released)
+        self.args = args  # the inputs the jvp reads, TensorMeta for the others
+        self.tangents = tangents  # per input: None, a Tensor, or a DeferredTangent
+        self.params = params
+        self.meta = meta  # the output's shape and dtype
+        self.outer = outer  # the dual levels active while the jvp runs
+        self.seq = next(DeferredTangent._count)  # creation order: inputs come first
+        self.value = None
+
+    def force(self) -> Tensor:
+        """The tangent, computed now (with the deferred tangents it reads) if it was not yet."""
+        if self.op is not None:
+            _compute_in_order(self._pending_inputs())
+            self._compute()
+        return self.value
+
+    def _pending_inputs(self) -> list:
+        """The deferred tangents not computed yet that this one reads, directly or not, oldest first."""
+        found: dict = {}
+        stack = [self]
+        while stack:
+            for t in stack.pop().tangents:
+                if type(t) is DeferredTangent and t.op is not None and id(t) not in found:
+                    found[id(t)] = t
+                    stack.append(t)
+        return sorted(found.values(), key=_by_seq)
+
+    def _compute(self) -> None:
+        """Run the jvp rule (its deferred inputs are computed), keep the value, drop the rest."""
+        tangents = tuple(t.value if type(t) is DeferredTangent else t for t in self.tangents)
+        levels, grad_mode = STATE.dual_levels, STATE.grad_enabled
+        STATE.dual_levels, STATE.grad_enabled = self.outer, False
+        try:
+            self.value = fit_tangent(self.op.jvp(tangents, None, *self.args, **self.params), self.meta)
+        finally:
+            STATE.dual_levels, STATE.grad_enabled = levels, grad_mode
+        self.release()
+
+    def release(self) -> None:
+        """Drop the recipe (after computing it, or when its level exits)."""
+        self.op = self.args = self.tangents = self.params = None
+
+
+def _by_seq(lazy: DeferredTangent) -> int:
+    return lazy.seq
+
+
+def _compute_in_order(pending: list) -> None:
+    """Compute ``pending`` (oldest first), letting go of each as it is done: a value then lives
+    only as long as its tensor or a deferred tangent that reads it (a long chain stays small)."""
+    pending.reverse()
+    while pending:
+        lazy = pending.pop()
+        if lazy.op is not None:
+            lazy._compute()
+
+
+def flush_deferred() -> None:
+    """Compute every deferred tangent of the active levels (before an in-place write changes their inputs)."""
+    for level in STATE.dual_levels:
+        if level.deferred:
+            _compute_in_order(level._pending())
+            level.deferred = []
 
 
 def _tracked(out: Any, tangents: list) -> bool:

@@ -165,7 +165,10 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     with enable_grad(), dual_level() as level:
         level.tape_tangents = create_graph
         xs = tuple(_carrying(x, t, level) for x, t in zip(prepare(inputs, create_graph), vs, strict=True))
+        level.defer_tangents = not create_graph
         out = _scalar_output(func, xs, "hvp")
+        level.defer_tangents = False
+        set_tangent(out, level, None)  # never read: what its deferred tangent holds goes now
         check_requires_grad((out,), strict)
         grads = fill_unused(_gradient(out, xs, create_graph), xs, strict, INDEPENDENT)
         products = []

@@ -23,7 +23,7 @@ from .._state import STATE
 from ..forward_ad.engine import propagate_tangents
 from ..reverse.node import new_node
 from ..reverse.saved import SavedTensor
-from ..tensor import Tensor, ViewInfo, _wrap, is_differentiable_dtype
+from ..tensor import Tensor, TensorMeta, ViewInfo, _wrap, is_differentiable_dtype
 
 _ndarray = np.ndarray
 NO_EDGE = (None, 0)
@@ -31,23 +31,6 @@ NO_EDGE = (None, 0)
 # Set by ``dualgrad.batching`` when it is imported: ``run(op, args, params)``
 # returns the batched result, or NotImplemented when no argument is batched.
 batching_hook: list = [None]
-
-
-class TensorMeta:
-    """Shape and dtype of an input whose data the backward rule does not need."""
-
-    __slots__ = ("shape", "dtype")
-
-    def __init__(self, shape: tuple, dtype: np.dtype):
-        self.shape = shape
-        self.dtype = dtype
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    def __repr__(self) -> str:
-        return f"TensorMeta(shape={self.shape}, dtype={self.dtype})"
 
 
 class OpCtx(NamedTuple):

@@ -41,7 +41,7 @@ import numpy as np
 from .._state import STATE
 from ..batching import BatchedTensor, from_physical, is_batched_at, make_batched, to_physical
 from ..factories import zeros_like
-from ..forward_ad.engine import commit_tangents, set_tangent, tangent_at
+from ..forward_ad.engine import commit_tangents, flush_deferred, set_tangent, tangent_at
 from ..reverse.mutation import note_mutation
 from ..tensor import Tensor, _wrap
 from . import elementwise as ew
@@ -215,6 +215,8 @@ def update_(t: Tensor, compute: Callable, what: str, *args: Any, **kwargs: Any) 
     if STATE.vmap_depth and any(type(a) is BatchedTensor for a in (t, *args, *kwargs.values())):
         return _update_batched(t, compute, what, args, kwargs)
     _check_writable(t, what)
+    if STATE.dual_levels:
+        flush_deferred()  # a deferred tangent may read what the write changes
     view = t._view
     if view is not None and STATE.grad_enabled and view.version != t._counter.value:
         regenerate_view(t)

@@ -64,7 +64,7 @@ class Op:
     """One entry of the op table."""
 
     __slots__ = ("name", "impl", "vjp", "jvp", "batch", "family", "save_inputs", "save_out",
-                 "differentiable", "grad_name", "multi_output", "arg_names", "view", "ufunc_out")
+                 "differentiable", "grad_name", "multi_output", "arg_names", "view", "ufunc_out", "jvp_reads")
 
     def __init__(
         self,
@@ -100,6 +100,9 @@ class Op:
         self.view = view
         self.ufunc_out = UFUNC_ARRAY_OUT and isinstance(impl, np.ufunc)  # impl(..., out=...) gives arrays
         add_saved_attributes((*arg_names, "result", *_keywords(impl)))  # its nodes' _saved_* names
+        # None, or ``jvp_reads(has_tangent) -> (reads input i per input, reads out)`` for a jvp
+        # known to read nothing else: forward mode may then defer the tangent (see DeferredTangent)
+        self.jvp_reads = None
         ALL_OPS[name] = self
 
     def __repr__(self) -> str:
@@ -326,22 +329,51 @@ def _multiply_into(x: Tensor, other: Any) -> bool:
     Done when ``x`` is scratch (``_is_scratch``) or a scratch dual temporary
     (``_scratch_dual_level``, forward over reverse): then ``x``'s tangent takes the
     product rule ``t_other * x + other * t_x``, as ``mul``'s jvp would compute it.
+    An ``other`` that is a broadcast 1 without tangent (a ``sum``'s gradient seeded
+    with 1) leaves ``x`` as it is: ``x * 1 == x`` exactly.
     """
     if _is_scratch(x, other):
-        np.multiply(x._data, other._data, out=x._data)
+        if not _is_broadcast_one(other._data):
+            np.multiply(x._data, other._data, out=x._data)
         return True
     level = _scratch_dual_level(x, other)
     if level is None:
         return False
     tangent, other_tangent = x._fw[level]._data, tangent_at(other, level)
     if other_tangent is None:
-        np.multiply(tangent, other._data, out=tangent)
+        if not _is_broadcast_one(other._data):
+            np.multiply(tangent, other._data, out=tangent)
+            np.multiply(x._data, other._data, out=x._data)
     else:
-        cross = np.multiply(other_tangent._data, x._data)
-        np.multiply(tangent, other._data, out=tangent)
-        np.add(cross, tangent, out=tangent)
-    np.multiply(x._data, other._data, out=x._data)
+        _product_rule_into(x._data, tangent, other._data, other_tangent._data)
     return True
+
+
+def _is_broadcast_one(a: np.ndarray) -> bool:
+    """True if every element of ``a`` is the one value 1 in memory (all strides 0: a broadcast)."""
+    return a.size > 0 and not any(a.strides) and a.flat[0] == 1
+
+
+_BLOCK = 1 << 15  # elements per block of _product_rule_into: its temporary stays small (and in cache)
+
+
+def _product_rule_into(x: np.ndarray, t_x: np.ndarray, y: np.ndarray, t_y: np.ndarray) -> None:
+    """``t_x <- t_x * y + t_y * x``, then ``x <- x * y`` (arrays of one shape), a block of rows at a time.
+
+    The term ``t_y * x`` needs the old ``x``: taken block by block, its temporary
+    is one block instead of one more full-size array.
+    """
+    if x.ndim == 0:
+        x, t_x, y, t_y = (a.reshape(1) for a in (x, t_x, y, t_y))  # (views)
+    rows = x.shape[0]
+    step = max(1, _BLOCK * rows // max(x.size, 1))
+    cross = np.empty((min(step, rows),) + x.shape[1:], x.dtype)
+    for start in range(0, rows, step):
+        xb, yb, tb = x[start:start + step], y[start:start + step], t_x[start:start + step]
+        term = np.multiply(t_y[start:start + step], xb, out=cross[:len(xb)])
+        np.multiply(tb, yb, out=tb)
+        np.add(tb, term, out=tb)
+        np.multiply(xb, yb, out=xb)
 
 
 def _scratch_dual_level(x: Any, other: Any) -> Any:
@@ -374,10 +406,30 @@ def elementwise(name: str, impl: Callable, partials: tuple, **kwargs: Any) -> Op
 
     Each partial is ``d(out, *inputs, **params)`` or the constant 1 or -1.
     """
+    derived = "vjp" not in kwargs and "jvp" not in kwargs
     kwargs.setdefault("vjp", tuple(_vjp_from_partial(p) for p in partials))
     kwargs.setdefault("jvp", _jvp_from_partials(partials))
     kwargs.setdefault("save_inputs", any(callable(p) for p in partials))
-    return Op(name, impl, family="elementwise", **kwargs)
+    op = Op(name, impl, family="elementwise", **kwargs)
+    if derived:
+        op.jvp_reads = _reads_of_partials(op.save_inputs, op.save_out)
+    return op
+
+
+def _reads_of_partials(save_inputs: Any, save_out: Any) -> Callable:
+    """What the derived jvp reads: the partials of the inputs with a tangent read what the vjp of
+    those inputs reads, which ``save_inputs`` / ``save_out`` declare (``needs`` = has a tangent)."""
+
+    def reads(has_tangent: tuple) -> tuple:
+        inputs = save_inputs(has_tangent) if callable(save_inputs) else (save_inputs,) * len(has_tangent)
+        return inputs, save_out(has_tangent) if callable(save_out) else save_out
+
+    return reads
+
+
+def _reads_nothing(has_tangent: tuple) -> tuple:
+    """What a linear op's jvp reads: the tangents only (and the shapes and dtypes of the inputs)."""
+    return (False,) * len(has_tangent), False
 
 
 def linear(name: str, impl: Callable, vjp: Sequence[Callable] | Callable, **kwargs: Any) -> Op:
@@ -393,11 +445,13 @@ def linear(name: str, impl: Callable, vjp: Sequence[Callable] | Callable, **kwar
         return apply(op, *filled, **params)
 
     op.jvp = jvp
+    op.jvp_reads = _reads_nothing
     return op
 
 
 def _zeros_for(x: Any) -> Tensor:
-    if not isinstance(x, Tensor):
+    """Zeros of ``x``'s shape and dtype (``x``: a Tensor, a ``TensorMeta`` or a constant)."""
+    if not isinstance(x, (Tensor, TensorMeta)):
         x = np.asarray(x)
     return _wrap(np.zeros(x.shape, x.dtype))
 

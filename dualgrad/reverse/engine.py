@@ -285,6 +285,7 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             deps[target] = remaining
             if not remaining:
                 heappush(ready_nodes, (-target.seq, target))  # (sequence numbers are unique)
+        grads = grad_inputs = grad = None  # (used: large gradients must not live on into the next node)
 
     if not retain_graph:  # only now: a pass that fails leaves the graph usable
         for node in ran:
