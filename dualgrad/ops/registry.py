@@ -350,8 +350,11 @@ def _multiply_into(x: Tensor, other: Any) -> bool:
 
 
 def _is_broadcast_one(a: np.ndarray) -> bool:
-    """True if every element of ``a`` is the one value 1 in memory (all strides 0: a broadcast)."""
-    return a.size > 0 and not any(a.strides) and a.flat[0] == 1
+    """True if every element of ``a`` is the one value 1 in memory (all strides 0: a broadcast).
+
+    (Only arrays of several elements: for one element the check would cost more than the product.)
+    """
+    return a.size > 1 and not any(a.strides) and a.flat[0] == 1
 
 
 _BLOCK = 1 << 15  # elements per block of _product_rule_into: its temporary stays small (and in cache)
