@@ -60,17 +60,18 @@ def tensor_arg(x: Any, fn: str) -> Tensor:
 
 def apply(op: Any, *args: Any, **params: Any) -> Any:
     """Run ``op`` on ``args`` (Tensors or constants) with keyword ``params``."""
-    state = STATE
-    if state.vmap_depth:
+    flags = STATE.__dict__  # this thread's modes: a dict read costs less than a thread-local attribute
+    if flags["vmap_depth"]:
         result = batching_hook[0](op, args, params)
         if result is not NotImplemented:
             return result
-    if state.observed:
+    if flags["observed"]:
         return _apply_observed(op, args, params)
-    return _apply(op, args, params, state)
+    return _apply(op, args, params, flags)
 
 
-def _apply(op: Any, args: tuple, params: dict, state: Any) -> Any:
+def _apply(op: Any, args: tuple, params: dict, flags: dict) -> Any:
+    """The call itself; ``flags`` is ``STATE.__dict__``."""
     try:  # (one and two arguments spelled out: a comprehension is a function call in Python 3.11)
         if len(args) == 1:
             a = args[0]
@@ -97,8 +98,8 @@ def _apply(op: Any, args: tuple, params: dict, state: Any) -> Any:
     if not op.differentiable:
         return out
     if op.view:
-        _mark_view(args[0], params, out, op, state)
-    if state.grad_enabled:
+        _mark_view(args[0], params, out, op, flags["grad_enabled"])
+    if flags["grad_enabled"]:
         record = False
         for a in args:
             if isinstance(a, Tensor):
@@ -109,7 +110,7 @@ def _apply(op: Any, args: tuple, params: dict, state: Any) -> Any:
                     record = True
         if record:
             _record(op, args, params, out)
-    if state.dual_levels:
+    if flags["dual_levels"]:
         propagate_tangents(op, args, params, out)
     return out
 
@@ -131,11 +132,11 @@ def _check_broadcast(op: Any, args: tuple) -> None:
                     )
 
 
-def _mark_view(x: Any, params: dict, out: Tensor, op: Any, state: Any) -> None:
+def _mark_view(x: Any, params: dict, out: Tensor, op: Any, grad_mode: bool) -> None:
     """Make ``out`` a view of ``x``'s base if the op returned memory shared with ``x``."""
     if not isinstance(x, Tensor) or not np.may_share_memory(out._data, x._data):
         return
-    make_view(x, out, ((op, params),), state.grad_enabled)
+    make_view(x, out, ((op, params),), grad_mode)
 
 
 def make_view(x: Tensor, view: Tensor, steps: tuple, grad_mode: bool) -> None:
@@ -161,7 +162,7 @@ def regenerate_view(view: Tensor) -> None:
     try:
         current = base
         for op, params in info.chain:
-            current = _apply(op, (current,), params, state)
+            current = _apply(op, (current,), params, state.__dict__)
     finally:
         state.grad_enabled = grad_mode
     view._grad_fn = current._grad_fn
@@ -176,7 +177,7 @@ def _apply_observed(op: Any, args: tuple, params: dict) -> Any:
     """The same call, wrapped by every installed observer (profiler, anomaly mode)."""
 
     def run(op: Any, args: tuple, params: dict) -> Any:
-        return _apply(op, args, params, STATE)
+        return _apply(op, args, params, STATE.__dict__)
 
     for observer in STATE.observers:
         run = observer.wrap_op(run)
