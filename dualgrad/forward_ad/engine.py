@@ -19,6 +19,7 @@ more entries than there are active levels.
 from __future__ import annotations
 
 import itertools
+import sys
 import weakref
 from typing import Any
 
@@ -189,9 +190,10 @@ def _push_tangents(op: Any, args: tuple, params: dict, out: Any) -> bool | None:
             result = op.jvp(tuple(tangents), _alias(out) if taped and _tracked(out, tangents) else out,
                             *args, **params)
             if op.multi_output:
-                pairs = [(o, fit_tangent(t, o)) for o, t in zip(out, result, strict=True) if t is not None]
+                pairs = [(o, _own_tangent(fit_tangent(t, o), o, args, tangents))
+                         for o, t in zip(out, result, strict=True) if t is not None]
             else:
-                pairs = [] if result is None else [(out, fit_tangent(result, out))]
+                pairs = [] if result is None else [(out, _own_tangent(fit_tangent(result, out), out, args, tangents))]
         finally:
             STATE.dual_levels = levels
             STATE.grad_enabled = grad_mode
@@ -232,7 +234,7 @@ def _defer(op: Any, args: tuple, params: dict, out: Any, tangents: list, level: 
             return False
         held.append(a if needed else TensorMeta(a._data.shape, a._data.dtype))
     lazy = DeferredTangent(op, tuple(held), tuple(tangents), params, TensorMeta(out._data.shape, out._data.dtype),
-                           outer)
+                           outer, _inputs_shared_by(out, args, tangents))
     level._register(lazy)
     set_tangent(out, level, lazy)
     return True
@@ -253,17 +255,19 @@ class DeferredTangent:
     exit drops what its remaining ones hold.
     """
 
-    __slots__ = ("op", "args", "tangents", "params", "meta", "outer", "seq", "value", "__weakref__")
+    __slots__ = ("op", "args", "tangents", "params", "meta", "outer", "shared", "seq", "value", "__weakref__")
 
     _count = itertools.count()
 
-    def __init__(self, op: Any, args: tuple, tangents: tuple, params: dict, meta: TensorMeta, outer: tuple):
+    def __init__(self, op: Any, args: tuple, tangents: tuple, params: dict, meta: TensorMeta, outer: tuple,
+                 shared: tuple):
         self.op = op  # None once computed (or released)
         self.args = args  # the inputs the jvp reads, TensorMeta for the others
         self.tangents = tangents  # per input: None, a Tensor, or a DeferredTangent
         self.params = params
         self.meta = meta  # the output's shape and dtype
         self.outer = outer  # the dual levels active while the jvp runs
+        self.shared = shared  # per input: whether the output's primal may share its memory
         self.seq = next(DeferredTangent._count)  # creation order: inputs come first
         self.value = None
 
@@ -291,14 +295,16 @@ class DeferredTangent:
         levels, grad_mode = STATE.dual_levels, STATE.grad_enabled
         STATE.dual_levels, STATE.grad_enabled = self.outer, False
         try:
-            self.value = fit_tangent(self.op.jvp(tangents, None, *self.args, **self.params), self.meta)
+            value = fit_tangent(self.op.jvp(tangents, None, *self.args, **self.params), self.meta)
+            own = all(self.shared[j] for j in _aliased_tangents(value, tangents))
+            self.value = value if own else _copy(value)
         finally:
             STATE.dual_levels, STATE.grad_enabled = levels, grad_mode
         self.release()
 
     def release(self) -> None:
         """Drop the recipe (after computing it, or when its level exits)."""
-        self.op = self.args = self.tangents = self.params = None
+        self.op = self.args = self.tangents = self.params = self.shared = None
 
 
 def _by_seq(lazy: DeferredTangent) -> int:
@@ -470,6 +476,78 @@ def fit_tangent(t: Tensor, out: Tensor) -> Tensor:
             t = t.real
         t = t.to(out.dtype)
     return t
+
+
+def _own_tangent(t: Tensor, out: Tensor, args: tuple, tangents: list) -> Tensor:
+    """``t``, the tangent a jvp rule gave ``out``, or a copy if it aliases an input's tangent that it must not.
+
+    An output may share its tangent (the object, or memory) with an input only
+    if its primal shares memory with that input (a view, or an op returning its
+    input): else an in-place op on either tensor later changes the other's
+    tangent. Rules may return an input's tangent as it is (``x + c``, a
+    ``Function``'s jvp, ...): this is where it is copied (and in
+    ``DeferredTangent._compute``, for a deferred tangent).
+    """
+    # references to t's array: t's slot and getrefcount's argument
+    if type(t) is Tensor and t._data.base is None and sys.getrefcount(t._data) == 2:
+        for other in tangents:  # the array is t's alone (a fresh result): only t itself can be an input's
+            if other is t:
+                break
+        else:
+            return t
+    for j in _aliased_tangents(t, tangents):
+        if not _may_overlap(_memory(out), _memory(args[j])):
+            return _copy(t)
+    return t
+
+
+def _copy(t: Tensor) -> Tensor:
+    """A copy of the tangent ``t``: ``clone`` (which keeps its graph and its own tangents), or only its
+    array if it has neither (nor a view base that could give it tangents)."""
+    if type(t) is Tensor and not t._requires_grad and t._fw is None and t._view is None:
+        return _wrap(t._data.copy())
+    return t.clone()
+
+
+def _inputs_shared_by(out: Tensor, args: tuple, tangents: list) -> tuple:
+    """Per input: whether ``out``'s primal may share memory with it (inputs with a tangent only)."""
+    return tuple(t is not None and _may_overlap(_memory(out), _memory(a)) for a, t in zip(args, tangents))
+
+
+def _aliased_tangents(t: Tensor, tangents: Any) -> tuple:
+    """The positions of the tangents in ``tangents`` that are ``t`` or may share its memory."""
+    found = ()
+    data = _memory(t)
+    for j, other in enumerate(tangents):
+        if other is not None and (other is t or _may_overlap(data, _memory(other))):
+            found += (j,)
+    return found
+
+
+def _memory(x: Tensor) -> np.ndarray:
+    """The array that holds ``x``'s values (for a tensor batched by vmap, its physical value's)."""
+    while type(x) is not Tensor and hasattr(x, "bdim"):
+        x = x.value
+    return x._data
+
+
+def _may_overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """``np.may_share_memory(a, b)``, without the call when ownership already answers.
+
+    An array whose ``base`` is None owns its memory; a view's ``base`` is the
+    array owning its memory (NumPy collapses chains of views) unless that is
+    another kind of buffer.
+    """
+    if a is b:
+        return True
+    base_a, base_b = a.base, b.base
+    if base_a is None and base_b is None:
+        return False
+    if base_a is None and type(base_b) is np.ndarray and base_b.base is None:
+        return base_b is a
+    if base_b is None and type(base_a) is np.ndarray and base_a.base is None:
+        return base_a is b
+    return np.may_share_memory(a, b)
 
 
 def commit_tangents(t: Tensor, result: Tensor) -> None:
