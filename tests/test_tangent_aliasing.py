@@ -16,6 +16,7 @@ from dualgrad.autograd.functional import hvp, vhp
 import dualgrad as dg
 from dualgrad import forward_ad as fwAD
 from dualgrad.autograd import Function
+from dualgrad.forward_ad import engine
 from dualgrad.func import jacfwd
 
 X = np.array([1.0, 2.0, -0.5])
@@ -24,19 +25,21 @@ U = np.array([0.25, 3.0, -1.0])  # the tangent of what in-place ops write
 
 
 class PassTangent(Function):
-    """``x`` (a copy, or ``x`` itself if ``share``) whose jvp returns the input tangent itself."""
+    """``x`` (a copy, or ``x`` itself if ``share``) whose jvp returns the input tangent itself, or a
+    view of it (``as_view``)."""
 
     @staticmethod
-    def forward(ctx, x, share):
+    def forward(ctx, x, share, as_view=False):
+        ctx.as_view = as_view
         return x if share else x.clone()
 
     @staticmethod
     def backward(ctx, g):
-        return g, None
+        return g, None, None
 
     @staticmethod
-    def jvp(ctx, t, _):
-        return t
+    def jvp(ctx, t, *_):
+        return t[:] if ctx.as_view else t
 
 
 PRODUCERS = {  # each returns a tensor equal to y, with y's tangent
@@ -47,6 +50,7 @@ PRODUCERS = {  # each returns a tensor equal to y, with y's tangent
     "tensor without tangent + y": lambda y: dg.zeros(3) + y,
     "add(y, c)": lambda y: dg.add(y, 0.0),
     "Function jvp returning its input tangent": lambda y: PassTangent.apply(y, False),
+    "Function jvp returning a view of its input tangent": lambda y: PassTangent.apply(y, False, True),
     "clone": lambda y: y.clone(),
     "to float32 and back": lambda y: y.to("float32").to("float64"),
     "astype": lambda y: y.astype("float64"),
@@ -195,3 +199,13 @@ def test_hvp_writing_a_view_in_place(create_graph):
 
     _, product = hvp(f, dg.tensor(X), dg.tensor(V), create_graph=create_graph)
     np.testing.assert_allclose(product.detach().numpy(), 18 * np.cos(2 * X) * V, rtol=1e-12)
+
+
+def test_the_overlap_test_never_misses_shared_memory():
+    """``_may_overlap`` skips ``np.may_share_memory`` only when array ownership answers for it."""
+    a, b = np.zeros(6), np.zeros(6)
+    arrays = [a, b, a[1:], a[::2], a.reshape(2, 3), a.reshape(2, 3)[1], b[:3], np.frombuffer(a),
+              np.asarray(memoryview(a)), np.frombuffer(a)[2:], np.broadcast_to(b[0], (3,))]
+    for x in arrays:
+        for y in arrays:
+            assert engine._may_overlap(x, y) == np.may_share_memory(x, y)
