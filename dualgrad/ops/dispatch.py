@@ -157,14 +157,14 @@ def regenerate_view(view: Tensor) -> None:
     base = info.base
     if not (info.grad_mode and base._requires_grad):
         return
-    state = STATE
-    grad_mode, state.grad_enabled = state.grad_enabled, True
+    flags = STATE.__dict__
+    grad_mode, flags["grad_enabled"] = flags["grad_enabled"], True
     try:
         current = base
         for op, params in info.chain:
-            current = _apply(op, (current,), params, state.__dict__)
+            current = _apply(op, (current,), params, flags)
     finally:
-        state.grad_enabled = grad_mode
+        flags["grad_enabled"] = grad_mode
     view._grad_fn = current._grad_fn
     view._output_nr = current._output_nr
     view._requires_grad = current._requires_grad

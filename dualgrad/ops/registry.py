@@ -269,9 +269,10 @@ def _unseen_product(g: Any, d: Any) -> Tensor | None:
     if (type(g) is not Tensor or g._requires_grad or state.dual_levels or state.observed
             or not (type(d) is float or type(d) is int or (type(d) is Tensor and not d._requires_grad))):
         return None
+    other = d._data if type(d) is Tensor else d
     if UFUNC_ARRAY_OUT:
-        return _wrap(np.multiply(g._data, d._data if type(d) is Tensor else d, out=...))
-    return _wrap(np.asarray(np.multiply(g._data, d._data if type(d) is Tensor else d)))
+        return _wrap(np.multiply(g._data, other, out=...))
+    return _wrap(np.asarray(np.multiply(g._data, other)))
 
 
 def _jvp_from_partials(partials: tuple) -> Callable:
