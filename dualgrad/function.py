@@ -184,6 +184,7 @@ class FunctionOp:
     differentiable = True
     view = False
     multi_output = True
+    scatter_index = None  # (see Op.scatter_index)
 
     def __init__(self, cls: type, ctx: FunctionCtx, args: tuple):
         self.cls = cls
@@ -784,6 +785,7 @@ class _DelayedError:
     """The op of the node behind a ``once_differentiable`` backward's results."""
 
     grad_name = "DelayedError"
+    scatter_index = None
 
     def backward(self, node: Node, grads: list) -> list:
         raise RuntimeError(ONCE_DIFFERENTIABLE_MESSAGE)

@@ -342,6 +342,7 @@ class _UndefinedGrad:
     """Op of a pass-through node that sends an undefined (None) gradient to its input."""
 
     grad_name = "UndefinedGradBackward"
+    scatter_index = None
 
     def backward(self, node: Node, grads: list) -> list:
         return [None]

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .dispatch import apply
-from .registry import Op, elementwise, linear, nondifferentiable
+from .registry import Op, broadcast_product, elementwise, linear, nondifferentiable, vjp_from_partial
 
 
 def _where(cond: Any, x: Any, y: Any) -> Tensor:
@@ -29,6 +29,31 @@ def _pow_base_partial(out: Any, x: Any, y: Any) -> Any:
             return 2 * x  # the common square, one pass instead of two
         return 0.0 * x if y == 0 else y * x ** (y - 1)
     return _where(y == 0, 0.0, y * x ** (y - 1))
+
+
+def _doubled_times(g: Any, x: Any) -> Tensor | None:
+    """``g * 2x`` (a square's vjp) as ``(2g) * x`` when ``g`` is a broadcast of one value, as
+    ``sum``'s gradient is: the doubling then costs one element, instead of a pass over ``x``
+    (and one over its tangent in forward-over-reverse). None otherwise."""
+    if x.dtype.kind == "c":
+        return None
+    twice = broadcast_product(g, 2)
+    return None if twice is None else twice * x
+
+
+def _pow_base_vjp(g: Any, out: Any, x: Any, y: Any) -> Any:
+    """g * conj(d(x**y)/dx) (see ``_pow_base_partial``)."""
+    if type(y) in (int, float) and y == 2:
+        product = _doubled_times(g, x)
+        if product is not None:
+            return product
+    return _pow_base_vjp_derived(g, out, x, y)
+
+
+def _square_vjp(g: Any, out: Any, x: Any) -> Any:
+    """g * conj(2x)."""
+    product = _doubled_times(g, x)
+    return _square_vjp_derived(g, out, x) if product is None else product
 
 
 def _pow_impl(x: Any, y: Any) -> Any:
@@ -138,12 +163,14 @@ MUL = elementwise("mul", np.multiply, (lambda out, x, y: y, lambda out, x, y: x)
 DIV = elementwise("div", np.true_divide, (lambda out, x, y: 1 / y, lambda out, x, y: -out / y),
                   save_inputs=lambda needs: (False, True), save_out=lambda needs: needs[1])
 NEG = elementwise("neg", np.negative, (-1,))
+_pow_base_vjp_derived = vjp_from_partial(_pow_base_partial)
 POW = elementwise("pow", _pow_impl, (_pow_base_partial, _pow_exponent_partial),
-                  save_out=lambda needs: needs[1],
+                  vjp=(_pow_base_vjp, vjp_from_partial(_pow_exponent_partial)), save_out=lambda needs: needs[1],
                   arg_names=("self", "exponent"))
 RECIPROCAL = elementwise("reciprocal", np.reciprocal, (lambda out, x: -(out * out),),
                          save_inputs=False, save_out=True)
-SQUARE = elementwise("square", np.square, (lambda out, x: 2 * x,))
+_square_vjp_derived = vjp_from_partial(lambda out, x: 2 * x)
+SQUARE = elementwise("square", np.square, (lambda out, x: 2 * x,), vjp=(_square_vjp,))
 SQRT = elementwise("sqrt", np.sqrt, (lambda out, x: 0.5 / out,), save_inputs=False, save_out=True)
 RSQRT = elementwise("rsqrt", lambda x: 1 / np.sqrt(x), (lambda out, x: -0.5 * out ** 3,),
                     save_inputs=False, save_out=True)

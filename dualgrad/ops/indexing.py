@@ -130,6 +130,21 @@ def _getitem_impl(x: np.ndarray, index: tuple) -> np.ndarray:
 GETITEM = linear("getitem", _getitem_impl,
                  (lambda g, out, x, index: apply(INDEX_ADD_INTO_ZEROS, g, shape=x.shape, index=index),),
                  batch=_getitem_batch, family="indexing", grad_name="IndexBackward0", view=True)
+
+
+def _block_of(node: Any) -> tuple | None:
+    """The index where ``x[index]``'s gradient lands in ``x``, as a view index; None unless basic.
+
+    Only ints and slices: each element of ``x`` is then reached at most once. The
+    trailing Ellipsis keeps an all-integer index a 0-d view rather than a scalar.
+    """
+    index = node.ctx.params["index"]
+    if all(type(i) is slice or (isinstance(i, (int, np.integer)) and type(i) is not bool) for i in index):
+        return index + (Ellipsis,)
+    return None
+
+
+GETITEM.scatter_index = _block_of
 INDEX_ADD_INTO_ZEROS = linear("index_add_into_zeros", _scatter_add_impl,
                               (lambda g, out, x, shape, index: apply(GETITEM, g, index=index),),
                               batch=_index_add_batch, family="indexing")

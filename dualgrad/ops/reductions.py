@@ -284,8 +284,8 @@ SUM = linear("sum", lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keep
              (lambda g, out, x, axis, keepdims: expand_reduced(g, x.shape, axis, keepdims),),
              family="reduction")
 MEAN = linear("mean", lambda x, axis, keepdims: np.mean(x, axis=axis, keepdims=keepdims),
-              (lambda g, out, x, axis, keepdims:
-               expand_reduced(g, x.shape, axis, keepdims) / builtins.max(_count(x.shape, axis), 1),),
+              (lambda g, out, x, axis, keepdims:  # (divided before it is expanded: fewer elements)
+               expand_reduced(g / builtins.max(_count(x.shape, axis), 1), x.shape, axis, keepdims),),
               family="reduction")
 PROD = _reduction("prod", lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
                   _prod_weight, holomorphic=True)

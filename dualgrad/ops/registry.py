@@ -64,7 +64,8 @@ class Op:
     """One entry of the op table."""
 
     __slots__ = ("name", "impl", "vjp", "jvp", "batch", "family", "save_inputs", "save_out",
-                 "differentiable", "grad_name", "multi_output", "arg_names", "view", "ufunc_out", "jvp_reads")
+                 "differentiable", "grad_name", "multi_output", "arg_names", "view", "ufunc_out", "jvp_reads",
+                 "scatter_index")
 
     def __init__(
         self,
@@ -103,6 +104,10 @@ class Op:
         # None, or ``jvp_reads(has_tangent) -> (reads input i per input, reads out)`` for a jvp
         # known to read nothing else: forward mode may then defer the tangent (see DeferredTangent)
         self.jvp_reads = None
+        # None, or ``scatter_index(node) -> index or None`` for a one-input op whose vjp puts the
+        # gradient into zeros of the input's shape at a basic ``index``: the backward engine may
+        # then add the gradient there directly, into a gradient the input already received
+        self.scatter_index = None
         ALL_OPS[name] = self
 
     def __repr__(self) -> str:
@@ -237,12 +242,12 @@ def _conj_if_complex(d: Any) -> Any:
     return np.conj(d) if np.iscomplexobj(d) else d
 
 
-def _vjp_from_partial(partial: Callable | int) -> Callable:
+def vjp_from_partial(partial: Callable | int) -> Callable:
     """``g * conj(d)`` for a partial derivative ``d`` (constants 1 and -1 fold away)."""
     if partial == 1:
         return lambda g, out, *inputs, **params: g
     if partial == -1:
-        return lambda g, out, *inputs, **params: -g
+        return _negated_gradient
 
     def vjp(g: Tensor, out: Any, *inputs: Any, **params: Any) -> Tensor:
         d = partial(out, *inputs, **params)
@@ -257,22 +262,90 @@ def _vjp_from_partial(partial: Callable | int) -> Callable:
     return vjp
 
 
+def _negated_gradient(g: Any, out: Any, *inputs: Any, **params: Any) -> Any:
+    """-g (the vjp of a partial -1); into ``g``'s memory when the backward engine holds its only reference."""
+    # references to g: the engine's list of gradients, Op.backward's name, the arguments of this
+    # call (a tuple, as it is made with *inputs), this name and getrefcount's argument
+    if sys.getrefcount(g) == 5 and _negate_into(g):
+        return g
+    return -g
+
+
+def _negate_into(g: Any) -> bool:
+    """Write ``-g`` into ``g`` (and its tangent) if it is a private temporary; False if not done."""
+    if type(g) is not Tensor or g._requires_grad or STATE.observed or not is_private_temporary(g):
+        return False
+    if g._fw:  # forward over reverse: one level, with a private tangent
+        levels = STATE.dual_levels
+        tangent = g._fw.get(levels[0]) if len(levels) == 1 and len(g._fw) == 1 else None
+        # references to tangent: g's dict, this name and getrefcount's argument
+        if (tangent is None or sys.getrefcount(tangent) != 3 or not is_untracked_like(tangent, g)
+                or not is_private_temporary(tangent)):
+            return False
+        np.negative(tangent._data, out=tangent._data)
+    np.negative(g._data, out=g._data)
+    return True
+
+
 def _unseen_product(g: Any, d: Any) -> Tensor | None:
     """``g * d`` computed by NumPy directly when no mode can see the product, else None.
 
     That is when ``g`` and ``d`` (a Tensor or a real number) are plain Tensors that
-    do not require grad, and no dual level or observer is active: then dispatching
-    ``mul`` would only run ``np.multiply`` and wrap the result. On small arrays
-    the dispatch costs several times the product (the scalar chain of W1).
+    do not require grad and carry no tangents, and no observer is active: then
+    dispatching ``mul`` would only run ``np.multiply`` and wrap the result. On small
+    arrays the dispatch costs several times the product (the scalar chain of W1).
+    A ``g`` that is a broadcast of one value times a number stays a broadcast
+    (``broadcast_product``).
     """
     state = STATE
-    if (type(g) is not Tensor or g._requires_grad or state.dual_levels or state.observed
+    if (type(g) is not Tensor or g._requires_grad or state.observed
             or not (type(d) is float or type(d) is int or (type(d) is Tensor and not d._requires_grad))):
         return None
-    other = d._data if type(d) is Tensor else d
+    if state.dual_levels and (_may_have_tangent(g) or (type(d) is Tensor and _may_have_tangent(d))):
+        return None
+    data = g._data
+    if type(d) is Tensor:
+        other = d._data
+    elif data.strides and not any(data.strides):  # (a 0-d array has no strides)
+        return _broadcast_of_product(data, d)
+    else:
+        other = d
     if UFUNC_ARRAY_OUT:
-        return _wrap(np.multiply(g._data, other, out=...))
-    return _wrap(np.asarray(np.multiply(g._data, other)))
+        return _wrap(np.multiply(data, other, out=...))
+    return _wrap(np.asarray(np.multiply(data, other)))
+
+
+def broadcast_product(g: Any, c: float) -> Tensor | None:
+    """``g * c`` as a broadcast of one value, if ``g`` is one (all strides 0, as ``sum``'s gradient)
+    that does not require grad and carries no tangents (a number ``c``); else None.
+
+    One multiplication instead of a full-size pass. The result is read-only, as
+    ``expand``'s are; ``dualgrad.grad`` returns such gradients as dense arrays.
+
+    >>> import dualgrad as dg
+    >>> broadcast_product(dg.tensor(1.0).expand(3), 2.0)
+    tensor([2., 2., 2.])
+    >>> broadcast_product(dg.ones(3), 2.0) is None
+    True
+    """
+    if (type(g) is not Tensor or g._requires_grad or STATE.observed
+            or (STATE.dual_levels and _may_have_tangent(g))):
+        return None
+    data = g._data
+    if data.size <= 1 or any(data.strides):
+        return None
+    return _broadcast_of_product(data, c)
+
+
+def _broadcast_of_product(data: np.ndarray, c: Any) -> Tensor:
+    """``data * c`` for an array of one value broadcast (all strides 0): one element multiplied."""
+    element = data[(slice(0, 1),) * data.ndim]  # (a view of shape (1, ..., 1): NumPy's dtype rules apply)
+    return _wrap(np.broadcast_to(np.multiply(element, c), data.shape))
+
+
+def _may_have_tangent(x: Tensor) -> bool:
+    """True if ``x`` has tangents, its own or (a view) its base's."""
+    return bool(x._fw) or (x._view is not None and bool(x._view.base._fw))
 
 
 def _jvp_from_partials(partials: tuple) -> Callable:
@@ -410,8 +483,8 @@ def elementwise(name: str, impl: Callable, partials: tuple, **kwargs: Any) -> Op
 
     Each partial is ``d(out, *inputs, **params)`` or the constant 1 or -1.
     """
-    derived = "vjp" not in kwargs and "jvp" not in kwargs
-    kwargs.setdefault("vjp", tuple(_vjp_from_partial(p) for p in partials))
+    derived = "jvp" not in kwargs  # (a vjp given instead of derived must read what the partials read)
+    kwargs.setdefault("vjp", tuple(vjp_from_partial(p) for p in partials))
     kwargs.setdefault("jvp", _jvp_from_partials(partials))
     kwargs.setdefault("save_inputs", any(callable(p) for p in partials))
     op = Op(name, impl, family="elementwise", **kwargs)

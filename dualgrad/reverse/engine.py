@@ -152,38 +152,68 @@ def _add(buffer: Any, grad: Tensor | None) -> Any:
     return buffer + grad
 
 
-def _add_in_place(buffer: Tensor, grad: Any) -> bool:
+def _add_in_place(buffer: Tensor, grad: Any, index: tuple | None = None) -> bool:
     """Write ``buffer + grad`` into ``buffer`` (a temporary nobody else sees); False if that would show.
 
     ``grad`` must be untracked, of ``buffer``'s shape and dtype. Tangents (forward over
     reverse, one active dual level): ``buffer``'s tangent must be private too and takes
     ``grad``'s in place; a ``buffer`` without tangent takes ``grad``'s tangent as it is
-    (as ``add``'s jvp does).
+    (as ``add``'s jvp does). With a view ``index`` (see ``_scatter_into_buffer``), ``grad``
+    is added to ``buffer[index]`` only, and has that block's shape.
     """
-    if (type(grad) is not Tensor or grad._requires_grad or not is_private_temporary(buffer)
-            or buffer._data.shape != grad._data.shape or buffer._data.dtype != grad._data.dtype):
+    if type(grad) is not Tensor or grad._requires_grad or not is_private_temporary(buffer):
+        return False
+    data = buffer._data if index is None else buffer._data[index]
+    if data.shape != grad._data.shape or data.dtype != grad._data.dtype:
         return False
     levels = STATE.dual_levels
     if not (buffer._fw or grad._fw or (grad._view is not None and grad._view.base._fw)):
-        np.add(buffer._data, grad._data, out=buffer._data)
+        np.add(data, grad._data, out=data)
         return True
     if len(levels) != 1 or not _only_level(buffer, levels[0]) or not _only_level(grad, levels[0]):
         return False
     level = levels[0]
     tangent = buffer._fw[level] if buffer._fw else None
     grad_tangent = grad._fw[level] if grad._fw else None
-    if grad_tangent is not None and not is_untracked_like(grad_tangent, buffer):
+    if grad_tangent is not None and not is_untracked_like(grad_tangent, grad):
         return False
     if tangent is not None:
         # references to tangent: buffer's dict, this name and getrefcount's argument
         if sys.getrefcount(tangent) != 3 or not is_private_temporary(tangent) or not is_untracked_like(tangent, buffer):
             return False
         if grad_tangent is not None:
-            np.add(tangent._data, grad_tangent._data, out=tangent._data)
+            block = tangent._data if index is None else tangent._data[index]
+            np.add(block, grad_tangent._data, out=block)
     elif grad_tangent is not None:
+        if index is not None:  # (the tangent outside the block would have to be made of zeros)
+            return False
         buffer._fw = {level: grad_tangent}
-    np.add(buffer._data, grad._data, out=buffer._data)
+    np.add(data, grad._data, out=data)
     return True
+
+
+def _scatter_into_buffer(node: Node, grad: Tensor | None, buffers: dict) -> bool:
+    """Add ``grad`` into the gradient that the node's input has already received, at the op's
+    ``scatter_index``; False (nothing done) unless that gradient is a private temporary.
+
+    For ops whose vjp is "zeros of the input's shape with ``grad`` at a basic index"
+    (``x[1:]``): a tensor used through several slices then gets one full-size gradient and
+    an in-place add per further slice, instead of a full-size scatter and sum for each.
+    """
+    hooks = node._hooks
+    if grad is None or (hooks is not None and hooks.post):
+        return False
+    index = node.op.scatter_index(node)
+    if index is None:
+        return False
+    ((target, nr),) = node.edges
+    if type(target) is Tensor:
+        buffer = buffers.get(target)
+    else:
+        held = buffers.get(target)
+        buffer = None if held is None else held[nr]
+    # references to buffer: the dict or list in buffers, this name and getrefcount's argument
+    return buffer is not None and sys.getrefcount(buffer) == 3 and _add_in_place(buffer, grad, index)
 
 
 def _only_level(x: Tensor, level: Any) -> bool:
@@ -258,6 +288,8 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             grad_inputs = (None,) * len(node.edges)
         elif observed:
             grad_inputs = _observe_node(node, grads)
+        elif node.op.scatter_index is not None and _scatter_into_buffer(node, grads[0], buffers):
+            grad_inputs = (None,)  # (already added into its input's gradient)
         else:
             grad_inputs = node.op.backward(node, grads)
         if node._hooks is not None and node._hooks.post:
@@ -411,8 +443,8 @@ def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> Non
     """Default gradient layouts, rules 1 to 4 of the reference."""
     current = leaf._grad
     if current is None:
-        if create_graph:
-            leaf._grad = grad
+        if create_graph:  # (a broadcast, such as sum's gradient, is copied: .grad must be writable)
+            leaf._grad = grad if grad._data.flags.writeable else grad.clone()
             return
         data = leaf._data
         dense = data.flags.c_contiguous or data.flags.f_contiguous or _is_dense(data)

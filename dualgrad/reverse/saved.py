@@ -157,6 +157,7 @@ class _Alias:
     """Node op that passes gradients through unchanged: links an unpacked leaf to the leaf."""
 
     grad_name = "AliasBackward0"
+    scatter_index = None
 
     @staticmethod
     def backward(node: Any, grads: list) -> list:
