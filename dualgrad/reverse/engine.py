@@ -105,10 +105,10 @@ def _count_dependencies(targets: list, captures: dict | None) -> tuple[dict, Any
 
     Returns ``(deps, needed)``; ``needed`` is None when every node and leaf is needed.
     """
-    deps: dict = {}
     roots = {t for t in targets if isinstance(t, Node)}
-    order: list = list(roots)
+    deps: dict = dict.fromkeys(roots, 0)  # (roots in deps from the start: none is walked twice)
     stack = list(roots)
+    leaves = []
     while stack:
         for target, _ in stack.pop().edges:
             if target is None:
@@ -117,21 +117,21 @@ def _count_dependencies(targets: list, captures: dict | None) -> tuple[dict, Any
                 deps[target] += 1
             else:  # first edge into it: a node is walked once
                 deps[target] = 1
-                if type(target) is not Tensor and target not in roots:
+                if type(target) is not Tensor:
                     stack.append(target)
-                    order.append(target)
+                else:
+                    leaves.append(target)
     if captures is None:
         return deps, None
     wanted = {key[0] for key in captures}
-    if all(type(t) is Tensor for t in wanted) and all(t in wanted for t in deps if type(t) is Tensor):
+    if all(type(t) is Tensor for t in wanted) and all(t in wanted for t in leaves):
         return deps, None  # every node leads to some leaf, and every leaf reached is wanted
     # A node is needed when a captured gradient lies at or below it. Inputs of a
     # node are older than the node, so increasing sequence numbers is a
     # topological order from the leaves up.
     needed: set = {t for t in wanted if isinstance(t, Tensor)}
     needed_deps: dict = {}
-    order.sort(key=_by_seq)
-    for node in order:
+    for node in sorted([t for t in deps if type(t) is not Tensor], key=_by_seq):
         below = [target for target, _ in node.edges if target in needed]
         if below or node in wanted:
             needed.add(node)
