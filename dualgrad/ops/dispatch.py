@@ -100,10 +100,14 @@ def _apply(op: Any, args: tuple, params: dict, flags: dict) -> Any:
     if op.view:
         _mark_view(args[0], params, out, op, flags["grad_enabled"])
     if flags["grad_enabled"]:
+        # (_tracks is called only for views and constants: the fast test for the common tensor)
         if len(args) == 1:
-            needs = (_tracks(args[0]),)
+            a = args[0]
+            needs = (a._requires_grad if type(a) is Tensor and a._view is None else _tracks(a),)
         elif len(args) == 2:
-            needs = (_tracks(args[0]), _tracks(args[1]))
+            a, b = args
+            needs = (a._requires_grad if type(a) is Tensor and a._view is None else _tracks(a),
+                     b._requires_grad if type(b) is Tensor and b._view is None else _tracks(b))
         else:
             needs = tuple([_tracks(a) for a in args])
         if True in needs:
@@ -208,14 +212,13 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
         a, b = args
         edges = ((a._grad_fn or a, a._output_nr) if needs[0] else NO_EDGE,
                  (b._grad_fn or b, b._output_nr) if needs[1] else NO_EDGE)
-        if type(save_inputs) is bool:
-            inputs = (_kept(a, save_inputs, saved), _kept(b, save_inputs, saved))
-        else:
-            inputs = (_kept(a, save_inputs[0], saved), _kept(b, save_inputs[1], saved))
+        save_a, save_b = (save_inputs, save_inputs) if type(save_inputs) is bool else save_inputs
+        inputs = (_kept(a, save_a, saved) if isinstance(a, Tensor) else a,
+                  _kept(b, save_b, saved) if isinstance(b, Tensor) else b)
     else:
         edges = tuple([(a._grad_fn or a, a._output_nr) if need else NO_EDGE for a, need in zip(args, needs)])
         inputs = tuple([_kept(a, save_inputs is True or (save_inputs is not False and save_inputs[i]), saved)
-                        for i, a in enumerate(args)])
+                        if isinstance(a, Tensor) else a for i, a in enumerate(args)])
     if op.multi_output:
         _record_outputs(op, edges, inputs, saved, params, out, save_out)
         return
@@ -235,11 +238,9 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
     node.ctx = _new_tuple(OpCtx, (params, inputs, saved_out, None))
 
 
-def _kept(a: Any, save: bool, saved: list) -> Any:
-    """What a node keeps of argument ``a``: a SavedTensor (also appended to ``saved``) when ``save``,
-    else a TensorMeta; a constant as it is."""
-    if not isinstance(a, Tensor):
-        return a
+def _kept(a: Tensor, save: bool, saved: list) -> Any:
+    """What a node keeps of Tensor argument ``a``: a SavedTensor (also appended to ``saved``) when
+    ``save``, else a TensorMeta. (A constant argument is kept as it is.)"""
     if save:
         s = SavedTensor(a)
         saved.append(s)

@@ -147,7 +147,8 @@ class Op:
         for target, _ in node.edges:
             grad = None
             if target is not None:  # (else no gradient is wanted: the rule is not called)
-                grad = vjp[i](g, out, *inputs, **params)
+                # (no ``**params`` without params: that builds a dict per call)
+                grad = vjp[i](g, out, *inputs, **params) if params else vjp[i](g, out, *inputs)
                 # (_fitted spelled out; dtypes compared by identity first, see there)
                 if grad is not None and (type(grad) is not Tensor or grad._data.shape != kept[i].shape
                                          or (grad._data.dtype is not kept[i].dtype

@@ -239,21 +239,11 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             continue
         node = heappop(ready_nodes)[1]
         grads = buffers.pop(node)
-        hooks = node._hooks
-        if hooks is not None and hooks.tensor_pre:
-            _run_tensor_hooks(node, grads)
-        if node in captured_nodes:
-            for nr in range(node.n_outputs):
-                for i in captures.get((node, nr), ()):
-                    captured[i] = grads[nr]
-        runs = needed is None or any(t in needed for t, _ in node.edges)
-        if hooks is not None:
-            if runs and hooks.pre:
-                grads = _run_pre_hooks(node, grads)
-            if hooks.retain:
-                _update_retained(hooks, grads)
-        if not runs:
-            continue  # only captured: nothing below it is wanted
+        # (one test for what most nodes lack: hooks, captured outputs, a pass that prunes nodes)
+        if node._hooks is not None or needed is not None or node in captured_nodes:
+            grads = _before_node(node, grads, needed, captures, captured)
+            if grads is None:
+                continue  # only captured: nothing below it is wanted
         if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)):
             grad_inputs = (None,) * len(node.edges)
         elif observed:
@@ -291,6 +281,24 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
         for node in ran:
             node.release()
     return captured, staged
+
+
+def _before_node(node: Node, grads: list, needed: set | None, captures: dict, captured: list) -> list | None:
+    """Tensor hooks, captures, pre-hooks and the ``retain_grad`` update before ``node`` runs, in
+    that order; the gradients to run it with, or None if nothing below it is needed."""
+    hooks = node._hooks
+    if hooks is not None and hooks.tensor_pre:
+        _run_tensor_hooks(node, grads)
+    for nr in range(node.n_outputs):
+        for i in captures.get((node, nr), ()):
+            captured[i] = grads[nr]
+    runs = needed is None or any(t in needed for t, _ in node.edges)
+    if hooks is not None:
+        if runs and hooks.pre:
+            grads = _run_pre_hooks(node, grads)
+        if hooks.retain:
+            _update_retained(hooks, grads)
+    return grads if runs else None
 
 
 def _hook_name(hook: Any) -> str:
