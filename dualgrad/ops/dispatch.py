@@ -100,19 +100,31 @@ def _apply(op: Any, args: tuple, params: dict, flags: dict) -> Any:
     if op.view:
         _mark_view(args[0], params, out, op, flags["grad_enabled"])
     if flags["grad_enabled"]:
-        record = False
-        for a in args:
-            if isinstance(a, Tensor):
-                view = a._view
-                if view is not None and view.version != a._counter.value:
-                    regenerate_view(a)
-                if a._requires_grad:
-                    record = True
-        if record:
-            _record(op, args, params, out)
+        # (_tracks is called only for views and constants: the fast test for the common tensor)
+        if len(args) == 1:
+            a = args[0]
+            needs = (a._requires_grad if type(a) is Tensor and a._view is None else _tracks(a),)
+        elif len(args) == 2:
+            a, b = args
+            needs = (a._requires_grad if type(a) is Tensor and a._view is None else _tracks(a),
+                     b._requires_grad if type(b) is Tensor and b._view is None else _tracks(b))
+        else:
+            needs = tuple([_tracks(a) for a in args])
+        if True in needs:
+            _record(op, args, params, out, needs)
     if flags["dual_levels"]:
         propagate_tangents(op, args, params, out)
     return out
+
+
+def _tracks(a: Any) -> bool:
+    """True if ``a`` is a Tensor that requires grad (a view whose family changed in place is rebuilt first)."""
+    if not isinstance(a, Tensor):
+        return False
+    view = a._view
+    if view is not None and view.version != a._counter.value:
+        regenerate_view(a)
+    return a._requires_grad
 
 
 def _check_broadcast(op: Any, args: tuple) -> None:
@@ -184,54 +196,76 @@ def _apply_observed(op: Any, args: tuple, params: dict) -> Any:
     return run(op, args, params)
 
 
-def _record(op: Any, args: tuple, params: dict, out: Any) -> None:
-    """Attach a graph node for this call to its output(s)."""
+def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
+    """Attach a graph node for this call to its output(s); ``needs[i]``: does argument i require grad?"""
     save_inputs, save_out = op.save_inputs, op.save_out
-    if type(save_inputs) is not bool or type(save_out) is not bool:  # rules of which inputs need a gradient
-        needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
+    if op.saves_by_needs:  # rules of which inputs need a gradient
         save_inputs = save_inputs if type(save_inputs) is bool else save_inputs(needs)
         save_out = save_out if type(save_out) is bool else save_out(needs)
-    edges = []
-    inputs = []
-    saved = []
-    for i, a in enumerate(args):
-        if not isinstance(a, Tensor):
-            edges.append(NO_EDGE)
-            inputs.append(a)
-        else:
-            # a leaf's edge leads to the tensor itself (views were brought up to date by _apply)
-            edges.append((a._grad_fn or a, a._output_nr) if a._requires_grad else NO_EDGE)
-            if save_inputs is True or (save_inputs is not False and save_inputs[i]):
-                s = SavedTensor(a)
-                saved.append(s)
-                inputs.append(s)
-            else:  # (built without ``__init__``: this runs for most recorded inputs)
-                meta = _new(TensorMeta)
-                data = a._data
-                meta.shape = data.shape
-                meta.dtype = data.dtype
-                inputs.append(meta)
-    if op.multi_output:
-        node = new_node(op, tuple(edges), (), None, len(out))
-        nr = 0
-        for o in out:
-            if is_differentiable_dtype(o._data.dtype):
-                o._requires_grad = True
-                o._grad_fn = node
-                o._output_nr = nr
-            nr += 1
-        out_metas = tuple((o._data.shape, o._data.dtype) for o in out)
-        saved_out = tuple(SavedTensor(o, is_output=True) for o in out) if save_out else None
-        if saved_out:
-            saved.extend(saved_out)
+    saved: list = []
+    # (one and two arguments spelled out, as in _apply: the common calls build no list per argument)
+    if len(args) == 1:
+        a = args[0]  # a Tensor that requires grad, or nothing would be recorded
+        edges = ((a._grad_fn or a, a._output_nr),)  # a leaf's edge leads to the tensor itself
+        inputs = (_kept(a, save_inputs is True or (save_inputs is not False and save_inputs[0]), saved),)
+    elif len(args) == 2:
+        a, b = args
+        edges = ((a._grad_fn or a, a._output_nr) if needs[0] else NO_EDGE,
+                 (b._grad_fn or b, b._output_nr) if needs[1] else NO_EDGE)
+        save_a, save_b = (save_inputs, save_inputs) if type(save_inputs) is bool else save_inputs
+        inputs = (_kept(a, save_a, saved) if isinstance(a, Tensor) else a,
+                  _kept(b, save_b, saved) if isinstance(b, Tensor) else b)
     else:
-        node = new_node(op, tuple(edges))
+        edges = tuple([(a._grad_fn or a, a._output_nr) if need else NO_EDGE for a, need in zip(args, needs)])
+        inputs = tuple([_kept(a, save_inputs is True or (save_inputs is not False and save_inputs[i]), saved)
+                        if isinstance(a, Tensor) else a for i, a in enumerate(args)])
+    if op.multi_output:
+        _record_outputs(op, edges, inputs, saved, params, out, save_out)
+        return
+    if not save_out:  # (the common case: the node is built whole)
+        node = new_node(op, edges, tuple(saved), _new_tuple(OpCtx, (params, inputs, None, None)))
         if out._data.dtype.kind in "fc" or is_differentiable_dtype(out._data.dtype):  # bfloat16: kind "V"
             out._requires_grad = True
             out._grad_fn = node
-        out_metas = None
-        saved_out = SavedTensor(out, is_output=True) if save_out else None
-        if save_out:
-            saved.append(saved_out)
+        return
+    node = new_node(op, edges)
+    if out._data.dtype.kind in "fc" or is_differentiable_dtype(out._data.dtype):
+        out._requires_grad = True
+        out._grad_fn = node
+    saved_out = SavedTensor(out, is_output=True)  # (saved once it points at the node: a pack hook sees it)
+    saved.append(saved_out)
+    node.saved = tuple(saved)
+    node.ctx = _new_tuple(OpCtx, (params, inputs, saved_out, None))
+
+
+def _kept(a: Tensor, save: bool, saved: list) -> Any:
+    """What a node keeps of Tensor argument ``a``: a SavedTensor (also appended to ``saved``) when
+    ``save``, else a TensorMeta. (A constant argument is kept as it is.)"""
+    if save:
+        s = SavedTensor(a)
+        saved.append(s)
+        return s
+    meta = _new(TensorMeta)  # (built without ``__init__``: this runs for most recorded inputs)
+    data = a._data
+    meta.shape = data.shape
+    meta.dtype = data.dtype
+    return meta
+
+
+def _record_outputs(op: Any, edges: tuple, inputs: tuple, saved: list, params: dict, out: tuple,
+                    save_out: bool) -> None:
+    """The node of a multi-output op: attached to each output of a differentiable dtype."""
+    node = new_node(op, edges, (), None, len(out))
+    nr = 0
+    for o in out:
+        if is_differentiable_dtype(o._data.dtype):
+            o._requires_grad = True
+            o._grad_fn = node
+            o._output_nr = nr
+        nr += 1
+    out_metas = tuple((o._data.shape, o._data.dtype) for o in out)
+    saved_out = tuple(SavedTensor(o, is_output=True) for o in out) if save_out else None
+    if saved_out:
+        saved.extend(saved_out)
     node.saved = tuple(saved)  # (outputs are saved once they point at the node)
-    node.ctx = _new_tuple(OpCtx, (params, tuple(inputs), saved_out, out_metas))
+    node.ctx = _new_tuple(OpCtx, (params, inputs, saved_out, out_metas))

@@ -331,7 +331,7 @@ def _rebase(base: Tensor, result: Tensor, chain: tuple) -> None:
     old.grad_fn = base.grad_fn
     old._output_nr = base._output_nr
     old._requires_grad = base._requires_grad
-    _record(COPY_SLICES, (old, result), {"chain": chain}, base)
+    _record(COPY_SLICES, (old, result), {"chain": chain}, base, (old._requires_grad, result._requires_grad))
 
 
 # -- the in-place methods ----------------------------------------------------------------

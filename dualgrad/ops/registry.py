@@ -65,7 +65,7 @@ class Op:
 
     __slots__ = ("name", "impl", "vjp", "jvp", "batch", "family", "save_inputs", "save_out",
                  "differentiable", "grad_name", "multi_output", "arg_names", "view", "ufunc_out", "jvp_reads",
-                 "scatter_index")
+                 "scatter_index", "saves_by_needs", "one_rule_per_input")
 
     def __init__(
         self,
@@ -94,9 +94,12 @@ class Op:
         self.family = family
         self.save_inputs = save_inputs
         self.save_out = save_out
+        # (read by dispatch for every recorded call: one flag rather than two type checks)
+        self.saves_by_needs = callable(save_inputs) or callable(save_out)
         self.differentiable = differentiable
         self.grad_name = grad_name or f"{_camel(name)}Backward0"
         self.multi_output = multi_output
+        self.one_rule_per_input = type(vjp) is tuple and not multi_output  # (backward's common case)
         self.arg_names = arg_names
         self.view = view
         self.ufunc_out = UFUNC_ARRAY_OUT and isinstance(impl, np.ufunc)  # impl(..., out=...) gives arrays
@@ -117,9 +120,14 @@ class Op:
     def unpack(self, node: Any) -> tuple:
         """``(out, inputs)`` as the rules see them, checked for versions and freeing."""
         ctx = node.ctx
-        inputs = []
-        for x in ctx.inputs:
-            inputs.append(x.unpack(node) if type(x) is SavedTensor else x)
+        kept = ctx.inputs
+        if len(kept) == 1:  # (spelled out: no list for the many one-input ops)
+            x = kept[0]
+            inputs = (x.unpack(node) if type(x) is SavedTensor else x,)
+        else:
+            inputs = []
+            for x in kept:
+                inputs.append(x.unpack(node) if type(x) is SavedTensor else x)
         saved_out = ctx.out
         if saved_out is None:
             return None, inputs
@@ -129,12 +137,36 @@ class Op:
 
     def backward(self, node: Any, grads: list) -> list:
         """Gradients for each input of ``node`` from the gradients of its outputs."""
+        if not self.one_rule_per_input:
+            return self._backward_general(node, grads)
+        # One output, one rule per input (most ops): none of the general bookkeeping.
         ctx = node.ctx
         kept = ctx.inputs  # SavedTensor | TensorMeta per tensor input: their shapes and dtypes
-        if node.saved:
-            out, inputs = self.unpack(node)  # raises the freed-graph error for released saved tensors
-        else:
-            out, inputs = None, kept
+        out, inputs = self.unpack(node) if node.saved else (None, kept)  # raises for a freed graph
+        g = grads[0]
+        params = ctx.params
+        vjp = self.vjp
+        grads_in = []
+        i = 0
+        for target, _ in node.edges:
+            grad = None
+            if target is not None:  # (else no gradient is wanted: the rule is not called)
+                # (no ``**params`` without params: that builds a dict per call)
+                grad = vjp[i](g, out, *inputs, **params) if params else vjp[i](g, out, *inputs)
+                # (_fitted spelled out; dtypes compared by identity first, see there)
+                if grad is not None and (type(grad) is not Tensor or grad._data.shape != kept[i].shape
+                                         or (grad._data.dtype is not kept[i].dtype
+                                             and grad._data.dtype != kept[i].dtype)):
+                    grad = fit_gradient(grad, kept[i].shape, kept[i].dtype)
+            grads_in.append(grad)
+            i += 1
+        return grads_in
+
+    def _backward_general(self, node: Any, grads: list) -> list:
+        """``backward`` for multi-output ops and ops with one rule for all inputs."""
+        ctx = node.ctx
+        kept = ctx.inputs
+        out, inputs = self.unpack(node) if node.saved else (None, kept)
         if self.multi_output:
             g = tuple(gr if gr is not None else _wrap(np.zeros(shape, dtype))
                       for gr, (shape, dtype) in zip(grads, ctx.out_metas))
@@ -155,12 +187,7 @@ class Op:
             if target is None:  # no gradient wanted: the rule is not called
                 grads_in.append(None)
                 continue
-            grad = vjp[i](g, out, *inputs, **params) if per_input else results[i]
-            if grad is not None:
-                meta = kept[i]
-                if type(grad) is not Tensor or grad._data.shape != meta.shape or grad._data.dtype != meta.dtype:
-                    grad = fit_gradient(grad, meta.shape, meta.dtype)
-            grads_in.append(grad)
+            grads_in.append(_fitted(vjp[i](g, out, *inputs, **params) if per_input else results[i], kept[i]))
         return grads_in
 
     def saved_attribute(self, node: Any, name: str) -> Any:
@@ -203,6 +230,17 @@ def _keywords(impl: Callable) -> tuple:
 
 
 # -- gradient fitting -----------------------------------------------------------
+def _fitted(grad: Any, meta: Any) -> Any:
+    """``grad`` fitted to the input that ``meta`` (a SavedTensor or TensorMeta) describes; None stays None."""
+    if grad is None:
+        return None
+    data = grad._data if type(grad) is Tensor else None
+    # (dtypes compared by identity first: NumPy's builtin dtypes are singletons, and == costs more)
+    if data is None or data.shape != meta.shape or (data.dtype is not meta.dtype and data.dtype != meta.dtype):
+        return fit_gradient(grad, meta.shape, meta.dtype)
+    return grad
+
+
 def fit_gradient(g: Any, shape: tuple, dtype: np.dtype) -> Tensor:
     """Sum a broadcast gradient back to ``shape`` and cast it to ``dtype``.
 

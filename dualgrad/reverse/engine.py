@@ -105,10 +105,10 @@ def _count_dependencies(targets: list, captures: dict | None) -> tuple[dict, Any
 
     Returns ``(deps, needed)``; ``needed`` is None when every node and leaf is needed.
     """
-    deps: dict = {}
     roots = {t for t in targets if isinstance(t, Node)}
-    order: list = list(roots)
+    deps: dict = dict.fromkeys(roots, 0)  # (roots in deps from the start: none is walked twice)
     stack = list(roots)
+    leaves = []
     while stack:
         for target, _ in stack.pop().edges:
             if target is None:
@@ -117,21 +117,21 @@ def _count_dependencies(targets: list, captures: dict | None) -> tuple[dict, Any
                 deps[target] += 1
             else:  # first edge into it: a node is walked once
                 deps[target] = 1
-                if type(target) is not Tensor and target not in roots:
+                if type(target) is not Tensor:
                     stack.append(target)
-                    order.append(target)
+                else:
+                    leaves.append(target)
     if captures is None:
         return deps, None
     wanted = {key[0] for key in captures}
-    if all(type(t) is Tensor for t in wanted) and all(t in wanted for t in deps if type(t) is Tensor):
+    if all(type(t) is Tensor for t in wanted) and all(t in wanted for t in leaves):
         return deps, None  # every node leads to some leaf, and every leaf reached is wanted
     # A node is needed when a captured gradient lies at or below it. Inputs of a
     # node are older than the node, so increasing sequence numbers is a
     # topological order from the leaves up.
     needed: set = {t for t in wanted if isinstance(t, Tensor)}
     needed_deps: dict = {}
-    order.sort(key=_by_seq)
-    for node in order:
+    for node in sorted([t for t in deps if type(t) is not Tensor], key=_by_seq):
         below = [target for target, _ in node.edges if target in needed]
         if below or node in wanted:
             needed.add(node)
@@ -269,21 +269,11 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             continue
         node = heappop(ready_nodes)[1]
         grads = buffers.pop(node)
-        hooks = node._hooks
-        if hooks is not None and hooks.tensor_pre:
-            _run_tensor_hooks(node, grads)
-        if node in captured_nodes:
-            for nr in range(node.n_outputs):
-                for i in captures.get((node, nr), ()):
-                    captured[i] = grads[nr]
-        runs = needed is None or any(t in needed for t, _ in node.edges)
-        if hooks is not None:
-            if runs and hooks.pre:
-                grads = _run_pre_hooks(node, grads)
-            if hooks.retain:
-                _update_retained(hooks, grads)
-        if not runs:
-            continue  # only captured: nothing below it is wanted
+        # (one test for what most nodes lack: hooks, captured outputs, a pass that prunes nodes)
+        if node._hooks is not None or needed is not None or node in captured_nodes:
+            grads = _before_node(node, grads, needed, captures, captured)
+            if grads is None:
+                continue  # only captured: nothing below it is wanted
         if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)):
             grad_inputs = (None,) * len(node.edges)
         elif observed:
@@ -323,6 +313,24 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
         for node in ran:
             node.release()
     return captured, staged
+
+
+def _before_node(node: Node, grads: list, needed: set | None, captures: dict, captured: list) -> list | None:
+    """Tensor hooks, captures, pre-hooks and the ``retain_grad`` update before ``node`` runs, in
+    that order; the gradients to run it with, or None if nothing below it is needed."""
+    hooks = node._hooks
+    if hooks is not None and hooks.tensor_pre:
+        _run_tensor_hooks(node, grads)
+    for nr in range(node.n_outputs):
+        for i in captures.get((node, nr), ()):
+            captured[i] = grads[nr]
+    runs = needed is None or any(t in needed for t, _ in node.edges)
+    if hooks is not None:
+        if runs and hooks.pre:
+            grads = _run_pre_hooks(node, grads)
+        if hooks.retain:
+            _update_retained(hooks, grads)
+    return grads if runs else None
 
 
 def _hook_name(hook: Any) -> str:
