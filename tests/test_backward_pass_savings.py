@@ -209,6 +209,16 @@ def test_grad_returns_dense_writable_gradients(loss):
     x.grad.zero_()
 
 
+def test_functional_api_returns_dense_writable_gradients():
+    from dualgrad.autograd.functional import vjp
+    from dualgrad.func import grad
+
+    x = dg.tensor(X[:3])
+    for result in (vjp(lambda x: (3.0 * x).sum(), x)[1], grad(lambda x: (x ** 2).mean())(x),
+                   dg.grad((3.0 * x.requires_grad_()).sum(), x)[0]):
+        assert result._data.flags.writeable and all(result._data.strides)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_square_and_mean_gradients_against_finite_differences(dtype):
     a = X.reshape(3, 3).astype(dtype)

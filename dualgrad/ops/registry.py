@@ -358,7 +358,7 @@ def broadcast_product(g: Any, c: float) -> Tensor | None:
     that does not require grad and carries no tangents (a number ``c``); else None.
 
     One multiplication instead of a full-size pass. The result is read-only, as
-    ``expand``'s are; ``dualgrad.grad`` returns such gradients as dense arrays.
+    ``expand``'s are; ``dualgrad.grad`` (any returned gradient) makes it a dense array.
 
     >>> import dualgrad as dg
     >>> broadcast_product(dg.tensor(1.0).expand(3), 2.0)

@@ -168,14 +168,4 @@ def grad(
                 )
             if materialize_grads:
                 result[i] = _wrap(np.zeros(t.shape, t.dtype))
-        elif _is_internal_broadcast(g):
-            result[i] = _wrap(g._data.copy())
     return tuple(result)
-
-
-def _is_internal_broadcast(g: Any) -> bool:
-    """True for a read-only broadcast that the backward rules made to save passes (see
-    ``ops.registry.broadcast_product``): ``grad`` returns it as a dense array, as torch does.
-    (The results of view ops, such as ``expand``'s, stay views.)"""
-    return (type(g) is Tensor and not g._data.flags.writeable and g._view is None
-            and not (g._requires_grad or g._fw))

@@ -64,7 +64,16 @@ def run_backward(
         _commit(staged, create_graph)
     finally:
         STATE.grad_enabled, STATE.graph_task = prev_mode, prev_task
-    return captured
+    return [_dense(g) for g in captured]
+
+
+def _dense(g: Any) -> Any:
+    """``g`` as a dense array if it is a read-only broadcast that backward rules made to save
+    passes (see ``ops.registry.broadcast_product``): gradients are returned as torch returns
+    them. (The results of view ops, such as ``expand``'s, stay views.)"""
+    if type(g) is Tensor and not g._data.flags.writeable and g._view is None and not (g._requires_grad or g._fw):
+        return _wrap(g._data.copy())
+    return g
 
 
 class GraphTask:
