@@ -72,13 +72,14 @@ def apply(op: Any, *args: Any, **params: Any) -> Any:
 
 def _apply(op: Any, args: tuple, params: dict, flags: dict) -> Any:
     """The call itself; ``flags`` is ``STATE.__dict__``."""
+    n = len(args)
     try:  # (one and two arguments spelled out: a comprehension is a function call in Python 3.11)
-        if len(args) == 1:
+        if n == 1:
             a = args[0]
             a = a._data if isinstance(a, Tensor) else a
             # a ufunc's 0-d result comes back as an array with out=..., not as a NumPy scalar to convert
             data = op.impl(a, out=...) if op.ufunc_out and not params else op.impl(a, **params)
-        elif len(args) == 2:
+        elif n == 2:
             a, b = args
             a = a._data if isinstance(a, Tensor) else a
             b = b._data if isinstance(b, Tensor) else b
@@ -100,14 +101,16 @@ def _apply(op: Any, args: tuple, params: dict, flags: dict) -> Any:
     if op.view:
         _mark_view(args[0], params, out, op, flags["grad_enabled"])
     if flags["grad_enabled"]:
-        # (_tracks is called only for views and constants: the fast test for the common tensor)
-        if len(args) == 1:
+        # (_tracks is called only for views and constants other than floats: the fast tests
+        # for the common tensor and the common constant, as in ``x * 1.01``)
+        if n == 1:
             a = args[0]
             needs = (a._requires_grad if type(a) is Tensor and a._view is None else _tracks(a),)
-        elif len(args) == 2:
+        elif n == 2:
             a, b = args
             needs = (a._requires_grad if type(a) is Tensor and a._view is None else _tracks(a),
-                     b._requires_grad if type(b) is Tensor and b._view is None else _tracks(b))
+                     b._requires_grad if type(b) is Tensor and b._view is None
+                     else type(b) is not float and _tracks(b))
         else:
             needs = tuple([_tracks(a) for a in args])
         if True in needs:
@@ -198,10 +201,12 @@ def _apply_observed(op: Any, args: tuple, params: dict) -> Any:
 
 def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
     """Attach a graph node for this call to its output(s); ``needs[i]``: does argument i require grad?"""
-    save_inputs, save_out = op.save_inputs, op.save_out
-    if op.saves_by_needs:  # rules of which inputs need a gradient
-        save_inputs = save_inputs if type(save_inputs) is bool else save_inputs(needs)
-        save_out = save_out if type(save_out) is bool else save_out(needs)
+    known = op.saves_by_needs  # None, or what to save by which inputs need a gradient (Op.saves_for)
+    if known is None:
+        save_inputs, save_out = op.save_inputs, op.save_out
+    else:
+        saves = known.get(needs)
+        save_inputs, save_out = saves if saves is not None else op.saves_for(needs)
     saved: list = []
     # (one and two arguments spelled out, as in _apply: the common calls build no list per argument)
     if len(args) == 1:

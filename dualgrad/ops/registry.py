@@ -94,8 +94,9 @@ class Op:
         self.family = family
         self.save_inputs = save_inputs
         self.save_out = save_out
-        # (read by dispatch for every recorded call: one flag rather than two type checks)
-        self.saves_by_needs = callable(save_inputs) or callable(save_out)
+        # None, or (when either is a function of ``needs``) the dict of ``saves_for``'s answers
+        # that dispatch reads for every recorded call: a lookup rather than a call of each function
+        self.saves_by_needs = {} if callable(save_inputs) or callable(save_out) else None
         self.differentiable = differentiable
         self.grad_name = grad_name or f"{_camel(name)}Backward0"
         self.multi_output = multi_output
@@ -115,6 +116,19 @@ class Op:
 
     def __repr__(self) -> str:
         return f"<Op {self.name} ({self.family})>"
+
+    def saves_for(self, needs: tuple) -> tuple:
+        """``(save_inputs, save_out)`` for a call whose inputs' requires-grad flags are ``needs``.
+
+        Remembered in ``saves_by_needs`` for calls of one or two arguments (a few keys at
+        most; the flags of more arguments could make many).
+        """
+        save_inputs, save_out = self.save_inputs, self.save_out
+        saves = (save_inputs if type(save_inputs) is bool else save_inputs(needs),
+                 save_out if type(save_out) is bool else save_out(needs))
+        if len(needs) <= 2:
+            self.saves_by_needs[needs] = saves
+        return saves
 
     # -- reverse mode ---------------------------------------------------------
     def unpack(self, node: Any) -> tuple:
@@ -289,11 +303,13 @@ def vjp_from_partial(partial: Callable | int) -> Callable:
 
     def vjp(g: Tensor, out: Any, *inputs: Any, **params: Any) -> Tensor:
         d = partial(out, *inputs, **params)
-        if type(d) is not Tensor or d._data.dtype.kind == "c":
+        if type(d) is Tensor and d._data.dtype.kind != "c":
+            # In place unless d is 0-d: one value's product costs less than the checks.
+            # References to d: this name and getrefcount's argument (see _jvp_from_partials).
+            if d._data.ndim and sys.getrefcount(d) == 2 and not STATE.observed and _multiply_into(d, g):
+                return d
+        elif type(d) is not float:  # (a float, the common constant, is its own conjugate)
             d = _conj_if_complex(d)
-        # references to d: this name and getrefcount's argument (see _jvp_from_partials)
-        elif sys.getrefcount(d) == 2 and not STATE.observed and _multiply_into(d, g):
-            return d
         product = _unseen_product(g, d)
         return g * d if product is None else product
 

@@ -310,8 +310,8 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             buf = buffers.get(target)
             if buf is None:
                 buf = buffers[target] = [None] * target.n_outputs
-            if grad is not None:
-                buf[nr] = _add(buf[nr], grad)
+            if grad is not None:  # (the first gradient is stored without a call of _add)
+                buf[nr] = grad if buf[nr] is None else _add(buf[nr], grad)
             remaining = deps[target] - 1
             deps[target] = remaining
             if not remaining:

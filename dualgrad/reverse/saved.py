@@ -48,7 +48,8 @@ class SavedTensor:
         self.dtype = tensor._data.dtype
         self._freed = False
         self._tangents = None  # for an output: its TangentRecipe, set by forward mode
-        self._hooks = hooks = STATE.saved_tensor_hooks[-1] if STATE.saved_tensor_hooks else None
+        hooks = STATE.saved_tensor_hooks  # (one read of the thread-local state: each read costs a lookup)
+        self._hooks = hooks = hooks[-1] if hooks else None
         if hooks is not None:
             self._packed = hooks[0](tensor)
             self._tensor = self._data = None
