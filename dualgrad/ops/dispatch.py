@@ -92,14 +92,17 @@ def _apply(op: Any, args: tuple, params: dict, flags: dict) -> Any:
     except AttributeError as exc:  # NumPy calling a method of a non-numeric argument (None, str, ...)
         kinds = ", ".join(type(a).__name__ for a in args)
         raise TypeError(f"{op.name}(): unsupported argument types ({kinds})") from exc
-    if op.multi_output:
-        out = tuple(_wrap(d if type(d) is _ndarray else np.asarray(d)) for d in data)
-    else:
+    if op.plain:  # (most ops: one test instead of three)
         out = _wrap(data if type(data) is _ndarray else np.asarray(data))
-    if not op.differentiable:
-        return out
-    if op.view:
-        _mark_view(args[0], params, out, op, flags["grad_enabled"])
+    else:
+        if op.multi_output:
+            out = tuple(_wrap(d if type(d) is _ndarray else np.asarray(d)) for d in data)
+        else:
+            out = _wrap(data if type(data) is _ndarray else np.asarray(data))
+        if not op.differentiable:
+            return out
+        if op.view:
+            _mark_view(args[0], params, out, op, flags["grad_enabled"])
     if flags["grad_enabled"]:
         # (_tracks is called only for views and constants other than floats: the fast tests
         # for the common tensor and the common constant, as in ``x * 1.01``)

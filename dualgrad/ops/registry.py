@@ -65,7 +65,7 @@ class Op:
 
     __slots__ = ("name", "impl", "vjp", "jvp", "batch", "family", "save_inputs", "save_out",
                  "differentiable", "grad_name", "multi_output", "arg_names", "view", "ufunc_out", "jvp_reads",
-                 "scatter_index", "saves_by_needs", "one_rule_per_input")
+                 "scatter_index", "saves_by_needs", "one_rule_per_input", "plain")
 
     def __init__(
         self,
@@ -103,6 +103,7 @@ class Op:
         self.one_rule_per_input = type(vjp) is tuple and not multi_output  # (backward's common case)
         self.arg_names = arg_names
         self.view = view
+        self.plain = differentiable and not multi_output and not view  # (dispatch's common case)
         self.ufunc_out = UFUNC_ARRAY_OUT and isinstance(impl, np.ufunc)  # impl(..., out=...) gives arrays
         add_saved_attributes((*arg_names, "result", *_keywords(impl)))  # its nodes' _saved_* names
         # None, or ``jvp_reads(has_tangent) -> (reads input i per input, reads out)`` for a jvp
