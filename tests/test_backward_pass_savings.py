@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dualgrad.autograd.functional import hessian, hvp, vhp
+from dualgrad.autograd.functional import hessian, hvp, vhp, vjp
 
 import dualgrad as dg
+from dualgrad.func import grad as func_grad
 from dualgrad.ops import registry
 from dualgrad.reverse import engine
 
@@ -210,11 +211,8 @@ def test_grad_returns_dense_writable_gradients(loss):
 
 
 def test_functional_api_returns_dense_writable_gradients():
-    from dualgrad.autograd.functional import vjp
-    from dualgrad.func import grad
-
     x = dg.tensor(X[:3])
-    for result in (vjp(lambda x: (3.0 * x).sum(), x)[1], grad(lambda x: (x ** 2).mean())(x),
+    for result in (vjp(lambda x: (3.0 * x).sum(), x)[1], func_grad(lambda x: (x ** 2).mean())(x),
                    dg.grad((3.0 * x.requires_grad_()).sum(), x)[0]):
         assert result._data.flags.writeable and all(result._data.strides)
 
