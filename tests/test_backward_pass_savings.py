@@ -11,7 +11,7 @@ does it), and for being refused where writing in place would show:
   ``sum``'s and ``mean``'s) times a number stays one value; a square's vjp then
   doubles the gradient instead of ``x``. ``dualgrad.grad`` and ``.grad`` never
   hand out such a read-only broadcast;
-* ``registry._negate_into``: ``-g`` (the vjp of ``c - x``) in the gradient's own
+* ``registry.scale_into``: ``-g`` (the vjp of ``c - x``) in the gradient's own
   memory when the engine holds its only reference.
 """
 
@@ -249,7 +249,7 @@ def test_second_order_through_a_doubled_gradient():
 
 # -- the negated gradient -----------------------------------------------------------------------
 def test_negation_of_a_private_gradient_is_in_place(monkeypatch):
-    done = _spy(monkeypatch, registry, "_negate_into")
+    done = _spy(monkeypatch, registry, "scale_into")
     x = dg.tensor(X, requires_grad=True)
     (g,) = dg.grad(((1.0 - x) ** 2).sum(), x)
     np.testing.assert_allclose(g.numpy(), -2.0 * (1.0 - X), rtol=1e-12)
@@ -257,7 +257,7 @@ def test_negation_of_a_private_gradient_is_in_place(monkeypatch):
 
 
 def test_negation_of_a_private_gradient_and_its_tangent_in_hvp(monkeypatch):
-    done = _spy(monkeypatch, registry, "_negate_into")
+    done = _spy(monkeypatch, registry, "scale_into")
     value, product = hvp(lambda x: ((1.0 - x) ** 3).sum(), dg.tensor(X), dg.tensor(V))
     np.testing.assert_allclose(product.numpy(), 6.0 * (1.0 - X) * V, rtol=1e-12)
     assert True in done
@@ -286,3 +286,56 @@ def test_grad_fn_called_directly_does_not_write_its_argument():
     result = (1.0 - x).grad_fn(g)
     np.testing.assert_array_equal(result[1].numpy(), [-1.0, -3.0])
     np.testing.assert_array_equal(g.numpy(), [1.0, 3.0])
+
+
+# -- a square's vjp in the gradient's own memory ------------------------------------------------
+def _record_scales(monkeypatch):
+    """Spy on ``registry.scale_into`` as the square's vjp calls it: ``(c, done)`` per call."""
+    calls = []
+    original = registry.scale_into
+
+    def spy(g, c):
+        done = original(g, c)
+        calls.append((c, done))
+        return done
+
+    monkeypatch.setattr(registry, "scale_into", spy)
+    import dualgrad.ops.elementwise as elementwise
+
+    monkeypatch.setattr(elementwise, "scale_into", spy)
+    return calls
+
+
+@pytest.mark.parametrize("square", [lambda x: x ** 2, dg.square])
+def test_square_of_an_owned_gradient_is_computed_in_its_memory(monkeypatch, square):
+    calls = _record_scales(monkeypatch)
+    w = dg.tensor(V)
+    x = dg.tensor(X, requires_grad=True)
+    (g,) = dg.grad((w * square(x)).sum(), x)
+    np.testing.assert_allclose(g.numpy(), 2.0 * V * X, rtol=1e-12)
+    assert (2.0, True) in calls
+
+
+def test_square_in_hvp_doubles_the_gradient_and_its_tangent_in_place(monkeypatch):
+    calls = _record_scales(monkeypatch)
+    value, product = hvp(_rosenbrock, dg.tensor(X), dg.tensor(V))
+    np.testing.assert_allclose(product.numpy(), _rosenbrock_hvp(X, V), rtol=1e-10)
+    assert (2.0, True) in calls
+
+
+def test_square_under_create_graph_stays_differentiable():
+    w = dg.tensor(V)
+    x = dg.tensor(X, requires_grad=True)
+    (g,) = dg.grad((w * x ** 2).sum(), x, create_graph=True)
+    (second,) = dg.grad(g, x, grad_outputs=dg.ones(9))
+    np.testing.assert_allclose(second.numpy(), 2.0 * V, rtol=1e-12)
+
+
+def test_a_gradient_the_user_passed_is_not_doubled_in_place():
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    v = dg.tensor([1.0, 10.0])
+    (g,) = dg.grad(x ** 2, x, grad_outputs=v)
+    np.testing.assert_array_equal(g.numpy(), [2.0, 40.0])
+    np.testing.assert_array_equal(v.numpy(), [1.0, 10.0])
+    (g,) = dg.grad(dg.square(x), x, grad_outputs=v)
+    np.testing.assert_array_equal(v.numpy(), [1.0, 10.0])

@@ -1,7 +1,7 @@
 """Forward over reverse (``hvp``) writes into temporaries nobody else can see.
 
 Three places reuse memory: the derived vjp ``g * d`` when the partial ``d`` is a
-fresh dual temporary (``registry._multiply_into``), the backward engine when a
+fresh dual temporary (``registry.multiply_into``), the backward engine when a
 second gradient reaches a buffer (``reverse.engine._add``), and the scatter of
 ``x[block]``'s vjp (zeros only outside the block). These tests pin down the
 values (those of the out-of-place formulas), that inputs, tangents and gradients
@@ -200,5 +200,5 @@ def test_a_broadcast_one_is_not_multiplied_and_other_broadcasts_are():
     assert not registry._is_broadcast_one(np.array(1.0))  # one element: multiplying costs less than checking
     for g, factor in ((ones, 1.0), (twos, 2.0)):
         d = dg.tensor([1.0, -2.0, 3.0, np.nan])
-        assert registry._multiply_into(d, dg.Tensor(g))
+        assert registry.multiply_into(d, dg.Tensor(g))
         np.testing.assert_array_equal(d.numpy(), factor * np.array([1.0, -2.0, 3.0, np.nan]))

@@ -9,13 +9,24 @@ The ``elementwise`` family turns each partial ``d`` into the reverse rule
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
 
 from ..tensor import Tensor
 from .dispatch import apply
-from .registry import Op, broadcast_product, elementwise, linear, nondifferentiable, vjp_from_partial
+from .registry import (
+    ENGINE_ONLY,
+    Op,
+    broadcast_product,
+    elementwise,
+    linear,
+    multiply_into,
+    nondifferentiable,
+    scale_into,
+    vjp_from_partial,
+)
 
 
 def _where(cond: Any, x: Any, y: Any) -> Tensor:
@@ -31,20 +42,29 @@ def _pow_base_partial(out: Any, x: Any, y: Any) -> Any:
     return _where(y == 0, 0.0, y * x ** (y - 1))
 
 
-def _doubled_times(g: Any, x: Any) -> Tensor | None:
-    """``g * 2x`` (a square's vjp) as ``(2g) * x`` when ``g`` is a broadcast of one value, as
-    ``sum``'s gradient is: the doubling then costs one element, instead of a pass over ``x``
-    (and one over its tangent in forward-over-reverse). None otherwise."""
+def _doubled_times(g: Any, x: Any, owned: bool) -> Tensor | None:
+    """``g * 2x`` (a square's vjp) without the temporary ``2x`` where possible; None otherwise.
+
+    A ``g`` that is a broadcast of one value (``sum``'s gradient) gives ``(2g) * x``: the
+    doubling costs one element. A ``g`` that the rule holds the only reference to
+    (``owned``) is doubled and multiplied by ``x`` in its own memory, tangent included
+    (forward over reverse). Either way ``x`` (and its tangent) is not copied.
+    """
     if x.dtype.kind == "c":
         return None
     twice = broadcast_product(g, 2)
-    return None if twice is None else twice * x
+    if twice is not None:
+        return twice * x
+    if owned and scale_into(g, 2.0):
+        return g if multiply_into(g, x) else g * x
+    return None
 
 
 def _pow_base_vjp(g: Any, out: Any, x: Any, y: Any) -> Any:
     """g * conj(d(x**y)/dx) (see ``_pow_base_partial``)."""
     if type(y) in (int, float) and y == 2:
-        product = _doubled_times(g, x)
+        owned = sys.getrefcount(g) == ENGINE_ONLY  # (before g is pushed as an argument)
+        product = _doubled_times(g, x, owned)
         if product is not None:
             return product
     return _pow_base_vjp_derived(g, out, x, y)
@@ -52,7 +72,8 @@ def _pow_base_vjp(g: Any, out: Any, x: Any, y: Any) -> Any:
 
 def _square_vjp(g: Any, out: Any, x: Any) -> Any:
     """g * conj(2x)."""
-    product = _doubled_times(g, x)
+    owned = sys.getrefcount(g) == ENGINE_ONLY  # (before g is pushed as an argument)
+    product = _doubled_times(g, x, owned)
     return _square_vjp_derived(g, out, x) if product is None else product
 
 

@@ -307,7 +307,7 @@ def vjp_from_partial(partial: Callable | int) -> Callable:
         if type(d) is Tensor and d._data.dtype.kind != "c":
             # In place unless d is 0-d: one value's product costs less than the checks.
             # References to d: this name and getrefcount's argument (see _jvp_from_partials).
-            if d._data.ndim and sys.getrefcount(d) == 2 and not STATE.observed and _multiply_into(d, g):
+            if d._data.ndim and sys.getrefcount(d) == 2 and not STATE.observed and multiply_into(d, g):
                 return d
         elif type(d) is not float:  # (a float, the common constant, is its own conjugate)
             d = _conj_if_complex(d)
@@ -319,15 +319,23 @@ def vjp_from_partial(partial: Callable | int) -> Callable:
 
 def _negated_gradient(g: Any, out: Any, *inputs: Any, **params: Any) -> Any:
     """-g (the vjp of a partial -1); into ``g``'s memory when the backward engine holds its only reference."""
-    # references to g: the engine's list of gradients, Op.backward's name, the arguments of this
-    # call (a tuple, as it is made with *inputs), this name and getrefcount's argument
-    if sys.getrefcount(g) == 5 and _negate_into(g):
+    if sys.getrefcount(g) == ENGINE_ONLY and scale_into(g, -1.0):
         return g
     return -g
 
 
-def _negate_into(g: Any) -> bool:
-    """Write ``-g`` into ``g`` (and its tangent) if it is a private temporary; False if not done."""
+# References to the gradient ``g`` inside a rule that ``Op.backward`` called as ``vjp[i](g, out,
+# *inputs)`` when nothing else holds it: the engine's list of gradients, Op.backward's name, the
+# arguments of the call (a tuple, as it is made with *inputs), the rule's name and getrefcount's
+# argument. A rule may then write into ``g``.
+ENGINE_ONLY = 5
+
+
+def scale_into(g: Any, c: float) -> bool:
+    """Write ``g * c`` into ``g`` (and its tangent) if it is a private temporary; False if not done.
+
+    The caller checks that it holds the only reference to ``g`` itself (``ENGINE_ONLY``).
+    """
     if type(g) is not Tensor or g._requires_grad or STATE.observed or not is_private_temporary(g):
         return False
     if g._fw:  # forward over reverse: one level, with a private tangent
@@ -337,8 +345,8 @@ def _negate_into(g: Any) -> bool:
         if (tangent is None or sys.getrefcount(tangent) != 3 or not is_untracked_like(tangent, g)
                 or not is_private_temporary(tangent)):
             return False
-        np.negative(tangent._data, out=tangent._data)
-    np.negative(g._data, out=g._data)
+        np.multiply(tangent._data, c, out=tangent._data)
+    np.multiply(g._data, c, out=g._data)
     return True
 
 
@@ -442,17 +450,17 @@ def _is_scratch(x: Any, other: Any) -> bool:
     ``x`` must be a private temporary (``is_private_temporary``: outside any graph,
     view family or saved value, owning an array that nothing else references)
     without tangents, with the shape and dtype of the result (those of ``other``);
-    ``other`` must be untracked and without tangents too, or the op would have to
-    record a node or a tangent. The caller checks that it holds the only reference
+    ``other`` must be untracked (or grad mode off) and without tangents too, or the op
+    would have to record a node or a tangent. The caller checks that it holds the only reference
     to ``x`` itself.
     """
-    return (type(other) is Tensor and not other._requires_grad and not other._fw
+    return (type(other) is Tensor and not (other._requires_grad and STATE.grad_enabled) and not other._fw
             and (other._view is None or not other._view.base._fw)  # (a view may take its base's tangent)
             and is_private_temporary(x) and not x._fw
             and x._data.shape == other._data.shape and x._data.dtype == other._data.dtype)
 
 
-def _multiply_into(x: Tensor, other: Any) -> bool:
+def multiply_into(x: Tensor, other: Any) -> bool:
     """Write ``x * other`` into ``x``, a temporary its caller holds the only reference to; False if not done.
 
     Done when ``x`` is scratch (``_is_scratch``) or a scratch dual temporary
@@ -517,9 +525,9 @@ def _scratch_dual_level(x: Any, other: Any) -> Any:
     """
     levels = STATE.dual_levels
     fw = x._fw
-    if (len(levels) != 1 or not fw or len(fw) != 1 or type(other) is not Tensor or other._requires_grad
-            or not is_private_temporary(x) or x._data.shape != other._data.shape
-            or x._data.dtype != other._data.dtype):
+    if (len(levels) != 1 or not fw or len(fw) != 1 or type(other) is not Tensor
+            or (other._requires_grad and STATE.grad_enabled) or not is_private_temporary(x)
+            or x._data.shape != other._data.shape or x._data.dtype != other._data.dtype):
         return None
     level = levels[0]
     tangent = fw.get(level)
