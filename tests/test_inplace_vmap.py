@@ -329,13 +329,15 @@ def test_vmap_of_jvp_through_inplace_ops_matches_loop():
 
 
 def test_hessians_through_inplace_ops_agree_across_modes():
-    x = dg.tensor(_inputs_for_loss()[0])
+    # (an input of its own: the shared RNG's state here depends on how many examples Hypothesis ran)
+    x = dg.tensor(np.random.default_rng(3).uniform(-1.0, 1.4, 4))
     reverse = func.jacrev(func.jacrev(loss))(x).numpy()
     forward = func.jacfwd(func.jacfwd(loss))(x).numpy()
     mixed = func.hessian(loss)(x).numpy()
     fd = np.stack([(func.grad(loss)(dg.tensor(x.numpy() + e)).numpy()
                     - func.grad(loss)(dg.tensor(x.numpy() - e)).numpy()) / 2e-6 for e in 1e-6 * np.eye(4)])
-    np.testing.assert_allclose(reverse, fd, rtol=1e-5, atol=1e-6)
+    # central differences of gradients that reach 1e5 carry an absolute error near 1e-16 * 1e5 / 1e-6
+    np.testing.assert_allclose(reverse, fd, rtol=1e-5, atol=1e-10 * np.abs(fd).max())
     np.testing.assert_allclose(forward, reverse, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(mixed, reverse, rtol=1e-12, atol=1e-12)
 
