@@ -330,10 +330,17 @@ def flush_deferred() -> None:
 
 
 def _tracked(out: Any, tangents: list) -> bool:
-    """True if ``out`` or a tangent requires grad: only then can a taped rule's graph hold ``out``."""
-    outs = out if type(out) is tuple else (out,)
-    return any(isinstance(o, Tensor) and o._requires_grad for o in outs) or \
-        any(t is not None and t._requires_grad for t in tangents)
+    """True if ``out`` or a tangent requires grad: only then can a taped rule's graph hold ``out``.
+
+    (Loops rather than ``any`` over generators: this runs for every op in forward mode.)
+    """
+    for o in out if type(out) is tuple else (out,):
+        if isinstance(o, Tensor) and o._requires_grad:
+            return True
+    for t in tangents:
+        if t is not None and t._requires_grad:
+            return True
+    return False
 
 
 def _alias(out: Any) -> Any:
