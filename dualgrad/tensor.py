@@ -485,6 +485,21 @@ def is_untracked_like(t: Any, like: Tensor) -> bool:
             and t._data.shape == like._data.shape and t._data.dtype == like._data.dtype)
 
 
+def private_tangent(x: Tensor, level: Any) -> Tensor | None:
+    """``x``'s tangent at ``level`` if writing into it cannot be seen, else None.
+
+    That is a private temporary (``is_private_temporary``) that only ``x``'s tangent
+    dict references, untracked and of ``x``'s shape and dtype (``is_untracked_like``).
+    The caller must not hold a reference to the tangent before asking.
+    """
+    tangent = x._fw.get(level)
+    # references to tangent: x's tangent dict, this name and getrefcount's argument
+    if (tangent is None or sys.getrefcount(tangent) != 3 or not is_untracked_like(tangent, x)
+            or not is_private_temporary(tangent)):
+        return None
+    return tangent
+
+
 def _unpickle(data: np.ndarray, requires_grad: bool) -> Tensor:
     t = _wrap(data)
     t._requires_grad = requires_grad

@@ -39,7 +39,7 @@ from .._state import STATE
 from ..forward_ad.engine import tangent_at
 from ..reverse.node import add_saved_attributes
 from ..reverse.saved import SavedTensor
-from ..tensor import Tensor, _wrap, is_private_temporary, is_untracked_like
+from ..tensor import Tensor, _wrap, is_private_temporary, is_untracked_like, private_tangent
 from .dispatch import TensorMeta, apply
 
 ALL_OPS: dict[str, Op] = {}
@@ -340,10 +340,8 @@ def scale_into(g: Any, c: float) -> bool:
         return False
     if g._fw:  # forward over reverse: one level, with a private tangent
         levels = STATE.dual_levels
-        tangent = g._fw.get(levels[0]) if len(levels) == 1 and len(g._fw) == 1 else None
-        # references to tangent: g's dict, this name and getrefcount's argument
-        if (tangent is None or sys.getrefcount(tangent) != 3 or not is_untracked_like(tangent, g)
-                or not is_private_temporary(tangent)):
+        tangent = private_tangent(g, levels[0]) if len(levels) == 1 and len(g._fw) == 1 else None
+        if tangent is None:
             return False
         np.multiply(tangent._data, c, out=tangent._data)
     np.multiply(g._data, c, out=g._data)
@@ -530,10 +528,7 @@ def _scratch_dual_level(x: Any, other: Any) -> Any:
             or x._data.shape != other._data.shape or x._data.dtype != other._data.dtype):
         return None
     level = levels[0]
-    tangent = fw.get(level)
-    # references to tangent: x's tangent dict, this name and getrefcount's argument
-    if tangent is None or sys.getrefcount(tangent) != 3 or not is_untracked_like(tangent, x) \
-            or not is_private_temporary(tangent):
+    if private_tangent(x, level) is None:
         return None
     other_tangent = tangent_at(other, level)
     if other_tangent is not None and not is_untracked_like(other_tangent, x):

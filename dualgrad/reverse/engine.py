@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._state import STATE
-from ..tensor import Tensor, _wrap, is_private_temporary, is_untracked_like
+from ..tensor import Tensor, _wrap, is_private_temporary, is_untracked_like, private_tangent
 from .node import Node
 
 
@@ -182,13 +182,12 @@ def _add_in_place(buffer: Tensor, grad: Any, index: tuple | None = None) -> bool
     if len(levels) != 1 or not _only_level(buffer, levels[0]) or not _only_level(grad, levels[0]):
         return False
     level = levels[0]
-    tangent = buffer._fw[level] if buffer._fw else None
     grad_tangent = grad._fw[level] if grad._fw else None
     if grad_tangent is not None and not is_untracked_like(grad_tangent, grad):
         return False
-    if tangent is not None:
-        # references to tangent: buffer's dict, this name and getrefcount's argument
-        if sys.getrefcount(tangent) != 3 or not is_private_temporary(tangent) or not is_untracked_like(tangent, buffer):
+    if buffer._fw:
+        tangent = private_tangent(buffer, level)
+        if tangent is None:
             return False
         if grad_tangent is not None:
             block = tangent._data if index is None else tangent._data[index]
