@@ -15,6 +15,7 @@ class _State(threading.local):
 
     grad_enabled: bool = True
     inference_mode: bool = False
+    multithreading_enabled: bool = True  # recorded only (``set_multithreading_enabled``)
     # Active forward-AD levels, outermost first (a tuple, replaced on change).
     dual_levels: tuple = ()
     # Number of enclosing vmap calls, and their levels (``batching.VmapLevel``), outermost first.

@@ -10,10 +10,12 @@ import sys
 from . import forward_ad, function, functional, graph, profiler
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .reverse import anomaly as anomaly_mode
 from .reverse import (
     backward,
     enable_grad,
     grad,
+    grad_mode,
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
@@ -26,13 +28,14 @@ from .reverse.anomaly import (
     is_anomaly_enabled,
     set_detect_anomaly,
 )
+from .reverse.grad_mode import is_multithreading_enabled, set_multithreading_enabled
 from .variable import Variable
 
-# ``from dualgrad.autograd.profiler import profile`` and ``...autograd.gradcheck import ...``
-# work as in torch; the attribute ``autograd.gradcheck`` is the function, as in torch.
-sys.modules[__name__ + ".profiler"] = profiler
-sys.modules[__name__ + ".functional"] = functional
-sys.modules[__name__ + ".graph"] = graph
+# ``from dualgrad.autograd.profiler import profile``, ``import dualgrad.autograd.forward_ad as fwAD``
+# and ``...autograd.gradcheck import ...`` work as in torch; the attribute ``autograd.gradcheck``
+# is the function, as in torch.
+for _name in ("profiler", "functional", "graph", "forward_ad", "function", "grad_mode", "anomaly_mode"):
+    sys.modules[f"{__name__}.{_name}"] = globals()[_name]
 sys.modules[__name__ + ".gradcheck"] = sys.modules[gradcheck.__module__]
 
 __all__ = [
@@ -40,5 +43,6 @@ __all__ = [
     "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
     "once_differentiable", "set_grad_enabled", "function",
     "GradcheckError", "detect_anomaly", "gradcheck", "gradgradcheck", "is_anomaly_check_nan_enabled",
-    "is_anomaly_enabled", "profiler", "set_detect_anomaly",
+    "is_anomaly_enabled", "profiler", "set_detect_anomaly", "anomaly_mode", "grad_mode",
+    "is_multithreading_enabled", "set_multithreading_enabled",
 ]

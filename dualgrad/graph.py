@@ -43,14 +43,52 @@ from typing import Any
 import numpy as np
 
 from ._state import STATE
+from .reverse.api import GradientEdge
 from .reverse.mutation import allow_mutation_on_saved_tensors
 from .reverse.node import Node, accumulate_grad_node
 from .tensor import Tensor, _wrap
 
 __all__ = [
-    "MultiGradHookHandle", "Node", "allow_mutation_on_saved_tensors", "disable_saved_tensors_hooks",
-    "register_multi_grad_hook", "save_on_cpu", "save_on_disk", "saved_tensors_hooks", "to_dot",
+    "GradientEdge", "MultiGradHookHandle", "Node", "allow_mutation_on_saved_tensors",
+    "disable_saved_tensors_hooks", "get_gradient_edge", "increment_version", "register_multi_grad_hook",
+    "save_on_cpu", "save_on_disk", "saved_tensors_hooks", "to_dot",
 ]
+
+
+# -- gradient edges and version counters ----------------------------------------------
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The edge through which ``tensor``'s gradient flows: pass it to ``grad`` as an input.
+
+    >>> import dualgrad as dg
+    >>> x = dg.tensor([1., 2.], requires_grad=True)
+    >>> y = x * 2
+    >>> edge = dg.graph.get_gradient_edge(y)
+    >>> edge.node.name(), edge.output_nr
+    ('MulBackward0', 0)
+    >>> dg.grad((y * y).sum(), edge)
+    (tensor([4., 8.]),)
+    """
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require gradients"
+        )
+    node = tensor.grad_fn
+    return GradientEdge(accumulate_grad_node(tensor) if node is None else node, tensor._output_nr)
+
+
+def increment_version(tensor: Tensor | Sequence[Tensor]) -> None:
+    """Count an in-place change made behind autograd's back (e.g. through ``.numpy()``).
+
+    A saved tensor whose version changed makes the backward that needs it raise.
+
+    >>> import dualgrad as dg
+    >>> x = dg.zeros(2)
+    >>> dg.graph.increment_version(x)
+    >>> x._version
+    1
+    """
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        t._bump_version()
 
 
 # -- saved-tensor hooks -----------------------------------------------------------

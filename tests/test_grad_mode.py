@@ -117,3 +117,21 @@ def test_grad_mode_is_thread_local(x):
     assert seen == {"worker starts enabled": True, "worker result tracked": False,
                     "main enabled while worker in no_grad": True, "main result tracked": True,
                     "new thread enabled": True}
+
+
+def test_grad_mode_decorators_without_parentheses(x):
+    """torch accepts ``@torch.no_grad`` as well as ``@torch.no_grad()``."""
+
+    @dg.no_grad
+    def off(t):
+        return t * 2
+
+    @dg.enable_grad
+    def on(t):
+        return t * 2
+
+    assert off.__name__ == "off"
+    assert not off(x).requires_grad
+    with dg.no_grad():
+        assert on(x).requires_grad
+    assert dg.is_grad_enabled()

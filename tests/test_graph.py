@@ -207,3 +207,38 @@ def test_graph_module_exports():
     from dualgrad.reverse.mutation import allow_mutation_on_saved_tensors
 
     assert dg.graph.allow_mutation_on_saved_tensors is allow_mutation_on_saved_tensors
+
+
+def test_gradient_edge_of_a_non_leaf_is_an_input_of_grad():
+    x = dg.tensor([1., 2.], requires_grad=True)
+    y = x * 2
+    edge = dg.autograd.graph.get_gradient_edge(y)
+    assert isinstance(edge, dg.autograd.graph.GradientEdge)
+    assert (edge.node, edge.output_nr) == (y.grad_fn, 0)
+    out = (y * y).sum()
+    g_edge, g_x = dg.autograd.grad(out, [edge, x])
+    assert g_edge.tolist() == [4., 8.]  # d(y.y)/dy = 2y
+    assert g_x.tolist() == [8., 16.]
+
+
+def test_gradient_edge_of_a_leaf_is_its_accumulate_grad():
+    x = dg.tensor([1., 2.], requires_grad=True)
+    edge = dg.graph.get_gradient_edge(x)
+    assert edge.node.name() == "AccumulateGrad" and edge.output_nr == 0
+    assert dg.grad((x * 3).sum(), edge)[0].tolist() == [3., 3.]
+
+
+def test_gradient_edge_of_a_tensor_without_grad_raises():
+    with pytest.raises(RuntimeError, match="does not require gradients"):
+        dg.graph.get_gradient_edge(dg.ones(2))
+
+
+def test_increment_version_makes_a_saved_tensor_stale():
+    x = dg.tensor([1., 2.], requires_grad=True)
+    y = x.exp()
+    dg.graph.increment_version(y)
+    assert y._version == 1
+    dg.graph.increment_version([y, y])
+    assert y._version == 3
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()

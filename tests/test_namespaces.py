@@ -41,9 +41,32 @@ def test_autograd_all_is_importable():
 
 
 @pytest.mark.parametrize("module", ["dualgrad.autograd.graph", "dualgrad.autograd.profiler",
-                                    "dualgrad.autograd.gradcheck"])
+                                    "dualgrad.autograd.gradcheck", "dualgrad.autograd.forward_ad",
+                                    "dualgrad.autograd.function", "dualgrad.autograd.functional",
+                                    "dualgrad.autograd.grad_mode", "dualgrad.autograd.anomaly_mode"])
 def test_torch_style_submodule_imports(module):
-    assert importlib.import_module(module) is not None
+    imported = importlib.import_module(module)
+    attribute = getattr(autograd, module.rpartition(".")[2])
+    assert imported is (attribute if module != "dualgrad.autograd.gradcheck" else importlib.import_module(
+        attribute.__module__))  # as in torch, ``autograd.gradcheck`` is the function
+
+
+def test_forward_ad_imported_as_in_the_torch_tutorial():
+    import dualgrad.autograd.forward_ad as fwAD  # the forward-mode AD tutorial's import
+
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(dg.tensor([1., 2.]), dg.tensor([1., 0.]))
+        assert fwAD.unpack_dual(dual * dual).tangent.tolist() == [2., 0.]
+
+
+def test_set_multithreading_enabled_is_a_recorded_mode():
+    assert autograd.is_multithreading_enabled()
+    with autograd.set_multithreading_enabled(False):
+        assert not autograd.is_multithreading_enabled()
+        x = dg.ones(2, requires_grad=True)
+        (x * 3).sum().backward()
+    assert autograd.is_multithreading_enabled()
+    assert x.grad.tolist() == [3., 3.]
 
 
 def test_ported_torch_autograd_code_runs():

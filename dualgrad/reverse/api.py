@@ -3,14 +3,37 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..tensor import Tensor, _wrap
 from .engine import run_backward
+from .node import AccumulateGrad
 
 _TensorOrTensors = Tensor | Sequence[Tensor]
+
+
+class GradientEdge(NamedTuple):
+    """An edge of the backward graph, ``(node, output_nr)``; ``grad`` takes one as an input.
+
+    Made by ``dualgrad.graph.get_gradient_edge``: the gradient of the edge is the
+    gradient of the tensor it was taken from, even after that tensor is gone.
+    """
+
+    node: Any
+    output_nr: int
+
+
+def _edge_input(edge: GradientEdge) -> Tensor:
+    """A Tensor that the engine treats as ``edge`` (it keys inputs by ``grad_fn`` and ``_output_nr``)."""
+    if isinstance(edge.node, AccumulateGrad):
+        return edge.node.variable
+    stand_in = _wrap(np.empty(0))
+    stand_in._requires_grad = True
+    stand_in._grad_fn = edge.node
+    stand_in._output_nr = edge.output_nr
+    return stand_in
 
 
 def _as_tuple(value: Any, what: str) -> tuple:
@@ -124,6 +147,8 @@ def grad(
 ) -> tuple:
     """The gradients of ``outputs`` with respect to ``inputs``; ``.grad`` is untouched.
 
+    ``inputs`` are Tensors or ``GradientEdge``s (``dualgrad.graph.get_gradient_edge``).
+
     ``allow_unused=True`` returns ``None`` for inputs the graph does not reach
     (zeros with ``materialize_grads=True``). ``is_grads_batched=True`` treats the
     first dimension of every ``grad_outputs`` as a batch of vectors, computed in
@@ -135,6 +160,10 @@ def grad(
     (tensor(27.),)
     """
     outputs = _as_tuple(outputs, "outputs")
+    if isinstance(inputs, GradientEdge) or (
+            isinstance(inputs, (list, tuple)) and any(isinstance(t, GradientEdge) for t in inputs)):
+        inputs = [_edge_input(t) if isinstance(t, GradientEdge) else t
+                  for t in ((inputs,) if isinstance(inputs, GradientEdge) else inputs)]
     inputs = _as_tuple(inputs, "inputs")
     if allow_unused is None:
         allow_unused = materialize_grads

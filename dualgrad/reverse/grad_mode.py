@@ -66,6 +66,11 @@ class _GradModeContext:
 class _SetGrad(_GradModeContext):
     _mode = True
 
+    def __new__(cls, func: Callable | None = None) -> Any:
+        """``@no_grad`` without parentheses decorates ``func`` directly, as in torch."""
+        self = super().__new__(cls)
+        return self if func is None else self(func)
+
     def _enter(self) -> None:
         self._prev = STATE.grad_enabled
         STATE.grad_enabled = self._mode
@@ -75,13 +80,18 @@ class _SetGrad(_GradModeContext):
 
 
 class no_grad(_SetGrad):
-    """Context manager and decorator that disables gradient recording.
+    """Context manager and decorator (with or without parentheses) that disables gradient recording.
 
     >>> import dualgrad as dg
     >>> @dg.no_grad()
     ... def double(t):
     ...     return t * 2
     >>> double(dg.ones(1, requires_grad=True)).requires_grad
+    False
+    >>> @dg.no_grad
+    ... def triple(t):
+    ...     return t * 3
+    >>> triple(dg.ones(1, requires_grad=True)).requires_grad
     False
     """
 
@@ -106,6 +116,9 @@ class set_grad_enabled(_SetGrad):
     ...     dg.is_grad_enabled()
     False
     """
+
+    def __new__(cls, mode: bool) -> set_grad_enabled:
+        return object.__new__(cls)
 
     def __init__(self, mode: bool):
         self._mode = bool(mode)
@@ -150,3 +163,38 @@ class inference_mode(_GradModeContext):
 
     def _exit(self) -> None:
         STATE.grad_enabled, STATE.inference_mode = self._prev
+
+
+class set_multithreading_enabled(_GradModeContext):
+    """Accepted for torch compatibility: the backward engine always runs in the calling thread.
+
+    torch uses it to turn off its per-device worker threads; dualgrad's engine has
+    none, so the setting only records ``mode`` (see ``is_multithreading_enabled``).
+
+    >>> import dualgrad as dg
+    >>> with dg.autograd.set_multithreading_enabled(False):
+    ...     dg.autograd.is_multithreading_enabled()
+    False
+    """
+
+    def __init__(self, mode: bool):
+        self._mode = bool(mode)
+        self._prev = STATE.multithreading_enabled
+        STATE.multithreading_enabled = self._mode
+
+    def clone(self) -> set_multithreading_enabled:
+        prev = STATE.multithreading_enabled
+        clone = set_multithreading_enabled(self._mode)
+        clone._prev = STATE.multithreading_enabled = prev
+        return clone
+
+    def _enter(self) -> None:
+        STATE.multithreading_enabled = self._mode
+
+    def _exit(self) -> None:
+        STATE.multithreading_enabled = self._prev
+
+
+def is_multithreading_enabled() -> bool:
+    """The mode last set by ``set_multithreading_enabled`` (True by default)."""
+    return STATE.multithreading_enabled
