@@ -163,7 +163,7 @@ def _check_tensors(values: tuple, method: str) -> None:
     for i, v in enumerate(values):
         if v is not None and not isinstance(v, Tensor):
             raise TypeError(
-                f"{method} can only save tensors (or None), but argument {i} is of type "
+                f"{method} can only save variables (Tensors or None), but argument {i} is of type "
                 f"{type(v).__name__}"
             )
 
@@ -394,7 +394,7 @@ class Function:
     @classmethod
     def _jvp_rule(cls, ctx: FunctionCtx, *tangents: Any) -> Any:
         if not cls._has("jvp"):
-            raise RuntimeError(
+            raise NotImplementedError(  # torch's type (a RuntimeError subclass)
                 f"{cls.__name__}: You must implement the jvp function for custom "
                 "autograd.Function to use it with forward mode AD."
             )

@@ -37,6 +37,14 @@ def is_differentiable_dtype(dtype: np.dtype) -> bool:
     return dtype.kind in "fc" or dtype.name == "bfloat16"
 
 
+NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+    "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+    "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor "
+    "by mistake, make sure you access the leaf Tensor instead."
+)
+
+
 class VersionCounter:
     """Counts in-place modifications; shared by a tensor and all its views."""
 
@@ -302,7 +310,7 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         value = bool(value)
-        if self.grad_fn is not None:
+        if self.grad_fn is not None and not value:  # (True is what a non-leaf already is: torch allows it)
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to "
                 "use a computed variable in a subgraph that doesn't require differentiation "
@@ -310,7 +318,7 @@ class Tensor:
             )
         if value and not is_differentiable_dtype(self.dtype):
             raise RuntimeError(
-                "only Tensors of floating point and complex dtype can require gradients "
+                "Only Tensors of floating point and complex dtype can require gradients "
                 f"(got dtype {self.dtype})"
             )
         self._requires_grad = value
@@ -327,8 +335,15 @@ class Tensor:
 
     @property
     def grad(self) -> Tensor | None:
-        """The accumulated gradient, ``None`` until a backward reaches this tensor."""
-        return self._grad
+        """The accumulated gradient, ``None`` until a backward reaches this tensor.
+
+        Reading it on a non-leaf that does not ``retain_grad`` warns, as in torch:
+        backward never fills it, so the read is most likely a mistake.
+        """
+        grad = self._grad
+        if grad is None and self._grad_fn is not None and not self.retains_grad:
+            warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return grad
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:

@@ -467,7 +467,7 @@ def test_save_for_backward_of_a_non_tensor_raises():
             return x * 1
 
     with pytest.raises(TypeError, match=(
-            "save_for_backward can only save tensors .* argument 1 is of "
+            "save_for_backward can only save variables .* argument 1 is of "
             "type int")):
         Bad.apply(dg.tensor([1.]))
 
@@ -623,3 +623,10 @@ def test_function_under_vmap():
     x.grad = None
     vmap(Generated.apply)(x).sum().backward()  # reverse mode through the generated rule
     np.testing.assert_allclose(x.grad.numpy(), 4 * batch)
+
+
+def test_forward_mode_without_jvp_raises_not_implemented_error_as_torch():
+    with fwAD.dual_level():
+        x = fwAD.make_dual(dg.tensor([1.]), dg.tensor([1.]))
+        with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
+            Exp.apply(x)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -131,3 +133,42 @@ def test_variable_shim_warns_and_returns_a_tensor():
     with pytest.warns(DeprecationWarning):
         w = dg.autograd.Variable(dg.ones(2))
     assert type(w) is dg.Tensor and not w.requires_grad
+
+
+# -- behaviours checked against torch 2.13 (messages and warnings as torch words them) ---------------
+def test_reading_grad_of_a_non_leaf_warns_as_torch():
+    x = dg.tensor([1., 2.], requires_grad=True)
+    y = x * 2
+    (y * y).sum().backward(retain_graph=True)
+    with pytest.warns(UserWarning, match="The .grad attribute of a Tensor that is not a leaf Tensor"):
+        assert y.grad is None
+    y.retain_grad()
+    (y * y).sum().backward()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert y.grad.tolist() == [4., 8.]  # 2y, retained: no warning
+        assert x.grad.tolist() == [16., 32.]  # a leaf: no warning
+
+
+def test_requires_grad_true_on_a_non_leaf_is_allowed_false_is_not():
+    y = dg.tensor([1.], requires_grad=True) * 2
+    assert y.requires_grad_(True) is y and y.requires_grad
+    with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
+        y.requires_grad_(False)
+
+
+def test_backward_and_grad_messages_match_torch():
+    x = dg.tensor([1., 2.], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"`inputs` argument to `backward\(\)` cannot be empty\."):
+        (x * 2).sum().backward(inputs=[])
+    with pytest.raises(RuntimeError, match=r"`inputs` argument to `grad\(\)` cannot be empty\."):
+        dg.autograd.grad((x * 2).sum(), [])
+    with pytest.raises(RuntimeError, match="^Only Tensors of floating point and complex dtype can require"):
+        dg.tensor([1, 2], requires_grad=True)
+
+
+def test_grad_only_inputs_false_is_deprecated_and_ignored():
+    x = dg.tensor([1., 2.], requires_grad=True)
+    with pytest.warns(FutureWarning, match="only_inputs argument is deprecated"):
+        (g,) = dg.autograd.grad((x * 3).sum(), x, only_inputs=False)
+    assert g.tolist() == [3., 3.] and x.grad is None

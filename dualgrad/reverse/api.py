@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -122,7 +123,7 @@ def backward(
     if inputs is not None:
         inputs = _as_tuple(inputs, "inputs")
         if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         for t in inputs:
             if not t.requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
@@ -159,6 +160,12 @@ def grad(
     >>> dg.grad(x ** 3, x)
     (tensor(27.),)
     """
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+            "gradient for other parts of the graph, please use dualgrad.autograd.backward.",
+            FutureWarning, stacklevel=2,
+        )
     outputs = _as_tuple(outputs, "outputs")
     if isinstance(inputs, GradientEdge) or (
             isinstance(inputs, (list, tuple)) and any(isinstance(t, GradientEdge) for t in inputs)):
@@ -173,7 +180,7 @@ def grad(
             "but got: allow_unused=False."
         )
     if not inputs:
-        raise RuntimeError("grad requires at least one input")
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for t in inputs:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
