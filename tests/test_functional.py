@@ -162,9 +162,30 @@ def test_non_strict_unused_inputs_give_zeros():
     (lambda: vjp(lambda a: a, dg.ones(2)), RuntimeError, "v can only be None if the user-provided function"),
     (lambda: jvp(lambda a: a, dg.ones(2)), RuntimeError, "v can only be None if the input"),
     (lambda: jvp(lambda a: dg.ones(2), dg.ones(2), dg.ones(2), strict=True), RuntimeError,
-     "Output 0 of the user-provided function is independent of the inputs"),
+     "Output 0 of the user-provided function does not require gradients"),
     (lambda: jacobian(lambda a: a, [1.0]), TypeError, "must be a Tensor or a tuple of Tensors"),
 ])
 def test_functional_errors(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+# -- strict mode as torch 2.13 words and applies it ----------------------------------------------------
+F = dg.autograd.functional
+
+
+def test_strict_jvp_rejects_an_unused_input_and_a_constant_output():
+    x, v = dg.tensor([1., 2.]), dg.tensor([1., 1.])
+    with pytest.raises(RuntimeError, match="The output of the user-provided function is independent of input 1"):
+        F.jvp(lambda a, b: a * 2, (x, x), (v, v), strict=True)
+    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function does not require gradients"):
+        F.jvp(lambda a: dg.ones(2), x, v, strict=True)
+    assert F.jvp(lambda a, b: a * b, (x, x), (v, v), strict=True)[1].tolist() == [2., 4.]
+
+
+@pytest.mark.parametrize("product", ["hvp", "vhp"])
+def test_strict_hessian_products_reject_a_linear_function(product):
+    x = dg.tensor([1., 2.])
+    with pytest.raises(RuntimeError, match="found that the jacobian of the user-provided function with respect "
+                                           "to input 0 is independent of the input"):
+        getattr(F, product)(lambda a: a.sum(), x, x, strict=True)

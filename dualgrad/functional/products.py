@@ -18,10 +18,12 @@ INDEPENDENT = (
     "The output of the user-provided function is independent of input {i}. This is not allowed in "
     "strict mode."
 )
-HESSIAN_INDEPENDENT = (
-    "The hessian of the user-provided function with respect to input {i} is independent of the input. "
-    "This is not allowed in strict mode. You should ensure that your function is thrice differentiable "
-    "and that the hessian depends on the inputs."
+# torch's message when the Hessian is structurally zero (its jacobian does not depend on the input).
+JACOBIAN_INDEPENDENT = (
+    "While computing the hessian, found that the jacobian of the user-provided function with respect "
+    "to input {i} is independent of the input. This is not allowed in strict mode. You should ensure "
+    "that your function is twice differentiable and that the jacobian depends on the inputs (this would "
+    "be violated by a linear function for example)."
 )
 
 
@@ -90,9 +92,13 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     vs = _input_vectors(v, inputs, "jvp")
     with enable_grad(), dual_level() as level:
         level.tape_tangents = create_graph
-        xs = prepare(inputs, create_graph, need_graph=create_graph)
+        xs = prepare(inputs, create_graph, need_graph=create_graph or strict)
         out_tuple, outputs = as_tuple(func(*[make_dual(x, t) for x, t in zip(xs, vs, strict=True)]),
                                       "outputs of the user-provided function", "jvp")
+        if strict:  # torch's checks: every output depends on the inputs, every input is used
+            check_requires_grad(outputs, strict)
+            fill_unused(_pullback(outputs, xs, tuple(zeros_like(o) for o in outputs), False), xs, strict,
+                        INDEPENDENT)
         primals, tangents = [], []
         for i, out in enumerate(outputs):
             primal, tangent = unpack_dual(out)
@@ -137,7 +143,7 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         out = _scalar_output(func, xs, "vhp")
         check_requires_grad((out,), strict)
         jac = fill_unused(_pullback((out,), xs, (zeros_like(out) + 1,), True), xs, strict, INDEPENDENT)
-        grads = fill_unused(_pullback(jac, xs, vs, create_graph), xs, strict, HESSIAN_INDEPENDENT)
+        grads = fill_unused(_pullback(jac, xs, vs, create_graph), xs, strict, JACOBIAN_INDEPENDENT)
     return finish((out,), create_graph)[0], unpack(finish(grads, create_graph), in_tuple)
 
 
@@ -176,7 +182,7 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
             tangent = unpack_dual(g).tangent
             if tangent is None:
                 if strict:
-                    raise RuntimeError(HESSIAN_INDEPENDENT.format(i=i))
+                    raise RuntimeError(JACOBIAN_INDEPENDENT.format(i=i))
                 tangent = zeros_like(g)
             products.append(tangent)
         value = unpack_dual(out).primal
