@@ -318,7 +318,7 @@ class Tensor:
             )
         if value and not is_differentiable_dtype(self.dtype):
             raise RuntimeError(
-                "Only Tensors of floating point and complex dtype can require gradients "
+                "only Tensors of floating point and complex dtype can require gradients "
                 f"(got dtype {self.dtype})"
             )
         self._requires_grad = value

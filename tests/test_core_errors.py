@@ -46,7 +46,7 @@ def test_second_backward_through_freed_graph(leaves):
 
 @pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
 def test_integer_and_bool_tensors_cannot_require_grad(dtype):
-    message = "Only Tensors of floating point and complex dtype can require gradients"
+    message = "only Tensors of floating point and complex dtype can require gradients"
     with pytest.raises(RuntimeError, match=message):
         dg.tensor([1, 0], dtype=dtype, requires_grad=True)
     with pytest.raises(RuntimeError, match=message):

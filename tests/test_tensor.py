@@ -88,10 +88,10 @@ def test_floating_and_complex_dtypes_can_require_grad(dtype):
 
 @pytest.mark.parametrize("dtype", ["int32", "int64", "bool", "uint8"])
 def test_integer_and_bool_tensors_cannot_require_grad(dtype):
-    with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype"):
+    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype"):
         dg.zeros(2, dtype=dtype, requires_grad=True)
     t = dg.zeros(2, dtype=dtype)
-    with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype"):
+    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype"):
         t.requires_grad_()
     assert not t.requires_grad
 
