@@ -49,7 +49,7 @@ from .ops.registry import fit_gradient
 from .reverse.anomaly import remember_forward_stack
 from .reverse.grad_mode import no_grad
 from .reverse.node import Node, new_node
-from .reverse.saved import FREED_MESSAGE, SavedTensor
+from .reverse.saved import FREED_MESSAGE, save_tensor
 from .tensor import Tensor, _wrap
 
 ONCE_DIFFERENTIABLE_MESSAGE = (
@@ -515,7 +515,7 @@ class Function:
     def _record(cls, op: FunctionOp, edges: tuple, outputs: list) -> None:
         """Create the graph node, attach it to the differentiable outputs, save tensors."""
         ctx = op.ctx
-        node = new_node(op, edges, (), ctx, len(outputs))
+        node = new_node(op, edges, (), n_outputs=len(outputs))
         for i in op.differentiable_outputs:
             o = outputs[i]
             if _contains(ctx._dirty, o):
@@ -535,7 +535,7 @@ class Function:
                 continue
             nr = next((i for i, o in enumerate(outputs) if o is t), None)
             layout.append((len(saved), nr or 0))
-            saved.append(SavedTensor(t, is_output=nr is not None))
+            saved.append(save_tensor(t, is_output=nr is not None))
         ctx._saved = tuple(layout)  # the node holds the SavedTensors: their tangent recipes hold the op and ctx
         ctx._node_ref = weakref.ref(node)
         node.saved = tuple(saved)
@@ -767,7 +767,7 @@ def once_differentiable(fn: Callable) -> Callable:
         is_tuple = isinstance(result, tuple)
         outputs = result if is_tuple else (result,)
         edges = tuple((t if t.grad_fn is None else t.grad_fn, t._output_nr) for t in sources)
-        node = new_node(_DelayedError(), edges, (), None, len(outputs))
+        node = new_node(_DelayedError(), edges, (), n_outputs=len(outputs))
         wrapped = []
         for i, g in enumerate(outputs):
             if isinstance(g, Tensor) and g.dtype.kind in "fc":

@@ -55,13 +55,9 @@ class VersionCounter:
 
 
 class TensorMeta:
-    """Shape and dtype of a tensor whose data a rule does not need (in place of the tensor)."""
+    """Shape and dtype of a tensor whose data a rule does not need (in place of the tensor), made by ``meta_of``."""
 
     __slots__ = ("shape", "dtype")
-
-    def __init__(self, shape: tuple, dtype: np.dtype):
-        self.shape = shape
-        self.dtype = dtype
 
     @property
     def ndim(self) -> int:
@@ -69,6 +65,15 @@ class TensorMeta:
 
     def __repr__(self) -> str:
         return f"TensorMeta(shape={self.shape}, dtype={self.dtype})"
+
+
+def meta_of(data: np.ndarray) -> TensorMeta:
+    """The TensorMeta of an array (a plain function: no ``__init__`` dispatch, which the recording
+    of most ops pays for, once per input)."""
+    meta = TensorMeta()  # (a class without ``__init__``: calling it costs less than ``object.__new__``)
+    meta.shape = data.shape
+    meta.dtype = data.dtype
+    return meta
 
 
 class ViewInfo:

@@ -27,7 +27,7 @@ import numpy as np
 
 from .._state import STATE
 from ..reverse.saved import modified_error
-from ..tensor import Tensor, TensorMeta, _wrap
+from ..tensor import Tensor, TensorMeta, _wrap, meta_of
 
 _MISSING = object()
 
@@ -232,8 +232,8 @@ def _defer(op: Any, args: tuple, params: dict, out: Any, tangents: list, level: 
         if (needed and not kept) or (t is not None and not (
                 a._requires_grad and (kept or (type(t) is DeferredTangent and t.op is not None)))):
             return False
-        held.append(a if needed else TensorMeta(a._data.shape, a._data.dtype))
-    lazy = DeferredTangent(op, tuple(held), tuple(tangents), params, TensorMeta(out._data.shape, out._data.dtype),
+        held.append(a if needed else meta_of(a._data))
+    lazy = DeferredTangent(op, tuple(held), tuple(tangents), params, meta_of(out._data),
                            outer, _inputs_shared_by(out, args, tangents))
     level._register(lazy)
     set_tangent(out, level, lazy)

@@ -14,7 +14,7 @@ With no vmap, no dual level and no observer, steps 1, 4 and 5 cost one flag chec
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -22,8 +22,8 @@ from .. import tensor as tensor_module
 from .._state import STATE
 from ..forward_ad.engine import propagate_tangents
 from ..reverse.node import new_node
-from ..reverse.saved import SavedTensor
-from ..tensor import Tensor, TensorMeta, ViewInfo, _wrap, is_differentiable_dtype
+from ..reverse.saved import SavedTensor, save_tensor
+from ..tensor import Tensor, ViewInfo, _wrap, is_differentiable_dtype, meta_of
 
 _ndarray = np.ndarray
 NO_EDGE = (None, 0)
@@ -33,20 +33,6 @@ NO_EDGE = (None, 0)
 batching_hook: list = [None]
 
 
-class OpCtx(NamedTuple):
-    """What a recorded op keeps for its backward: params, inputs, output.
-
-    Built with ``tuple.__new__`` on the hot path (no Python-level ``__init__`` call).
-    """
-
-    params: dict
-    inputs: tuple  # SavedTensor | TensorMeta (both know shape and dtype) | constant, per input
-    out: Any  # SavedTensor, tuple of them (multi-output), or None
-    out_metas: Any  # ((shape, dtype), ...) for multi-output ops, else None
-
-
-_new_tuple = tuple.__new__
-_new = object.__new__
 
 
 def tensor_arg(x: Any, fn: str) -> Tensor:
@@ -210,60 +196,59 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
     else:
         saves = known.get(needs)
         save_inputs, save_out = saves if saves is not None else op.saves_for(needs)
-    saved: list = []
     # (one and two arguments spelled out, as in _apply: the common calls build no list per argument)
     if len(args) == 1:
         a = args[0]  # a Tensor that requires grad, or nothing would be recorded
         edges = ((a._grad_fn or a, a._output_nr),)  # a leaf's edge leads to the tensor itself
-        inputs = (_kept(a, save_inputs is True or (save_inputs is not False and save_inputs[0]), saved),)
+        if save_inputs is True or (save_inputs is not False and save_inputs[0]):
+            inputs = saved = (save_tensor(a),)
+        else:
+            inputs, saved = (meta_of(a._data),), ()
     elif len(args) == 2:
         a, b = args
         edges = ((a._grad_fn or a, a._output_nr) if needs[0] else NO_EDGE,
                  (b._grad_fn or b, b._output_nr) if needs[1] else NO_EDGE)
         save_a, save_b = (save_inputs, save_inputs) if type(save_inputs) is bool else save_inputs
-        inputs = (_kept(a, save_a, saved) if isinstance(a, Tensor) else a,
-                  _kept(b, save_b, saved) if isinstance(b, Tensor) else b)
+        inputs = (_kept(a, save_a) if isinstance(a, Tensor) else a,
+                  _kept(b, save_b) if isinstance(b, Tensor) else b)
+        saved = _saved_of(inputs) if type(inputs[0]) is SavedTensor or type(inputs[1]) is SavedTensor else ()
     else:
         edges = tuple([(a._grad_fn or a, a._output_nr) if need else NO_EDGE for a, need in zip(args, needs)])
-        inputs = tuple([_kept(a, save_inputs is True or (save_inputs is not False and save_inputs[i]), saved)
+        inputs = tuple([_kept(a, save_inputs is True or (save_inputs is not False and save_inputs[i]))
                         if isinstance(a, Tensor) else a for i, a in enumerate(args)])
+        saved = _saved_of(inputs)
     if op.multi_output:
         _record_outputs(op, edges, inputs, saved, params, out, save_out)
         return
     if not save_out:  # (the common case: the node is built whole)
-        node = new_node(op, edges, tuple(saved), _new_tuple(OpCtx, (params, inputs, None, None)))
+        node = new_node(op, edges, saved, params, inputs)
         if out._data.dtype.kind in "fc" or is_differentiable_dtype(out._data.dtype):  # bfloat16: kind "V"
             out._requires_grad = True
             out._grad_fn = node
         return
-    node = new_node(op, edges)
+    node = new_node(op, edges, (), params, inputs)
     if out._data.dtype.kind in "fc" or is_differentiable_dtype(out._data.dtype):
         out._requires_grad = True
         out._grad_fn = node
-    saved_out = SavedTensor(out, is_output=True)  # (saved once it points at the node: a pack hook sees it)
-    saved.append(saved_out)
-    node.saved = tuple(saved)
-    node.ctx = _new_tuple(OpCtx, (params, inputs, saved_out, None))
+    node.out = saved_out = save_tensor(out, is_output=True)  # (saved once it points at the node: a pack hook sees it)
+    node.saved = saved + (saved_out,)
 
 
-def _kept(a: Tensor, save: bool, saved: list) -> Any:
-    """What a node keeps of Tensor argument ``a``: a SavedTensor (also appended to ``saved``) when
-    ``save``, else a TensorMeta. (A constant argument is kept as it is.)"""
-    if save:
-        s = SavedTensor(a)
-        saved.append(s)
-        return s
-    meta = _new(TensorMeta)  # (built without ``__init__``: this runs for most recorded inputs)
-    data = a._data
-    meta.shape = data.shape
-    meta.dtype = data.dtype
-    return meta
+def _kept(a: Tensor, save: bool) -> Any:
+    """What a node keeps of Tensor argument ``a``: a SavedTensor when ``save``, else a TensorMeta.
+    (A constant argument is kept as it is.)"""
+    return save_tensor(a) if save else meta_of(a._data)
 
 
-def _record_outputs(op: Any, edges: tuple, inputs: tuple, saved: list, params: dict, out: tuple,
+def _saved_of(inputs: tuple) -> tuple:
+    """The SavedTensor objects among what a node keeps of its inputs (released after backward)."""
+    return tuple([x for x in inputs if type(x) is SavedTensor])
+
+
+def _record_outputs(op: Any, edges: tuple, inputs: tuple, saved: tuple, params: dict, out: tuple,
                     save_out: bool) -> None:
     """The node of a multi-output op: attached to each output of a differentiable dtype."""
-    node = new_node(op, edges, (), None, len(out))
+    node = new_node(op, edges, (), params, inputs, None, len(out))
     nr = 0
     for o in out:
         if is_differentiable_dtype(o._data.dtype):
@@ -271,9 +256,8 @@ def _record_outputs(op: Any, edges: tuple, inputs: tuple, saved: list, params: d
             o._grad_fn = node
             o._output_nr = nr
         nr += 1
-    out_metas = tuple((o._data.shape, o._data.dtype) for o in out)
-    saved_out = tuple(SavedTensor(o, is_output=True) for o in out) if save_out else None
-    if saved_out:
-        saved.extend(saved_out)
-    node.saved = tuple(saved)  # (outputs are saved once they point at the node)
-    node.ctx = _new_tuple(OpCtx, (params, inputs, saved_out, out_metas))
+    node.out_metas = tuple((o._data.shape, o._data.dtype) for o in out)
+    if save_out:  # (outputs are saved once they point at the node)
+        node.out = saved_out = tuple(save_tensor(o, is_output=True) for o in out)
+        saved += saved_out
+    node.saved = saved

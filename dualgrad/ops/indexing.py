@@ -138,7 +138,7 @@ def _block_of(node: Any) -> tuple | None:
     Only ints and slices: each element of ``x`` is then reached at most once. The
     trailing Ellipsis keeps an all-integer index a 0-d view rather than a scalar.
     """
-    index = node.ctx.params["index"]
+    index = node.params["index"]
     if all(type(i) is slice or (isinstance(i, (int, np.integer)) and type(i) is not bool) for i in index):
         return index + (Ellipsis,)
     return None

@@ -39,8 +39,8 @@ from .._state import STATE
 from ..forward_ad.engine import tangent_at
 from ..reverse.node import add_saved_attributes
 from ..reverse.saved import SavedTensor
-from ..tensor import Tensor, _wrap, is_private_temporary, is_untracked_like, private_tangent
-from .dispatch import TensorMeta, apply
+from ..tensor import Tensor, TensorMeta, _wrap, is_private_temporary, is_untracked_like, private_tangent
+from .dispatch import apply
 
 ALL_OPS: dict[str, Op] = {}
 
@@ -134,8 +134,7 @@ class Op:
     # -- reverse mode ---------------------------------------------------------
     def unpack(self, node: Any) -> tuple:
         """``(out, inputs)`` as the rules see them, checked for versions and freeing."""
-        ctx = node.ctx
-        kept = ctx.inputs
+        kept = node.inputs
         if len(kept) == 1:  # (spelled out: no list for the many one-input ops)
             x = kept[0]
             inputs = (x.unpack(node) if type(x) is SavedTensor else x,)
@@ -143,7 +142,7 @@ class Op:
             inputs = []
             for x in kept:
                 inputs.append(x.unpack(node) if type(x) is SavedTensor else x)
-        saved_out = ctx.out
+        saved_out = node.out
         if saved_out is None:
             return None, inputs
         if type(saved_out) is tuple:
@@ -155,11 +154,10 @@ class Op:
         if not self.one_rule_per_input:
             return self._backward_general(node, grads)
         # One output, one rule per input (most ops): none of the general bookkeeping.
-        ctx = node.ctx
-        kept = ctx.inputs  # SavedTensor | TensorMeta per tensor input: their shapes and dtypes
+        kept = node.inputs  # SavedTensor | TensorMeta per tensor input: their shapes and dtypes
         out, inputs = self.unpack(node) if node.saved else (None, kept)  # raises for a freed graph
         g = grads[0]
-        params = ctx.params
+        params = node.params
         vjp = self.vjp
         grads_in = []
         i = 0
@@ -179,15 +177,14 @@ class Op:
 
     def _backward_general(self, node: Any, grads: list) -> list:
         """``backward`` for multi-output ops and ops with one rule for all inputs."""
-        ctx = node.ctx
-        kept = ctx.inputs
+        kept = node.inputs
         out, inputs = self.unpack(node) if node.saved else (None, kept)
         if self.multi_output:
             g = tuple(gr if gr is not None else _wrap(np.zeros(shape, dtype))
-                      for gr, (shape, dtype) in zip(grads, ctx.out_metas))
+                      for gr, (shape, dtype) in zip(grads, node.out_metas))
         else:
             g = grads[0]
-        params = ctx.params
+        params = node.params
         vjp = self.vjp
         edges = node.edges
         per_input = type(vjp) is tuple
@@ -209,13 +206,12 @@ class Op:
         """``node._saved_self`` / ``_saved_result`` / ``_raw_saved_*`` lookups."""
         raw = name.startswith("_raw_saved_")
         key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
-        ctx = node.ctx
-        if key == "result" and ctx.out is not None and type(ctx.out) is SavedTensor:
-            saved = ctx.out
-        elif key in self.arg_names and self.arg_names.index(key) < len(ctx.inputs):
-            saved = ctx.inputs[self.arg_names.index(key)]
-        elif key in ctx.params:
-            return ctx.params[key]
+        if key == "result" and type(node.out) is SavedTensor:
+            saved = node.out
+        elif key in self.arg_names and self.arg_names.index(key) < len(node.inputs):
+            saved = node.inputs[self.arg_names.index(key)]
+        elif key in node.params:
+            return node.params[key]
         else:
             raise AttributeError(f"'{self.grad_name}' object has no attribute '{name}'")
         if type(saved) is not SavedTensor:
@@ -225,14 +221,13 @@ class Op:
         return saved if raw else saved.unpack(node)
 
     def saved_attribute_names(self, node: Any) -> list:
-        ctx = node.ctx
         names = []
-        for arg, x in zip(self.arg_names, ctx.inputs):
+        for arg, x in zip(self.arg_names, node.inputs):
             if type(x) is SavedTensor:
                 names += [f"_saved_{arg}", f"_raw_saved_{arg}"]
-        if type(ctx.out) is SavedTensor:
+        if type(node.out) is SavedTensor:
             names += ["_saved_result", "_raw_saved_result"]
-        names += [f"_saved_{k}" for k in ctx.params]
+        names += [f"_saved_{k}" for k in node.params]
         return names
 
 

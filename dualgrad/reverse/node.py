@@ -19,7 +19,6 @@ from .._hooks import RemovableHandle, add_hook
 from ..tensor import Tensor
 
 _sequence = itertools.count()
-_new = object.__new__
 
 
 class NodeHooks:
@@ -48,8 +47,11 @@ class Node:
     ((<AccumulateGrad>, 0),)
     """
 
-    __slots__ = ("op", "edges", "saved", "ctx", "seq", "n_outputs", "_hooks", "_metadata",
-                 "_released", "__weakref__")
+    # (``params``, ``inputs``, ``out`` and ``out_metas`` are what an op of the table keeps for its
+    # rules, see ``ops.registry.Op.unpack``: slots of the node rather than an object of their own,
+    # which every recorded op would pay for)
+    __slots__ = ("op", "edges", "saved", "params", "inputs", "out", "out_metas", "seq", "n_outputs",
+                 "_hooks", "_metadata", "_released", "__weakref__")
 
     def name(self) -> str:
         """The node's name, e.g. ``'MulBackward0'``."""
@@ -125,18 +127,24 @@ class Node:
         return grads[0] if len(grads) == 1 else tuple(grads)
 
 
-def new_node(op: Any, edges: tuple, saved: tuple = (), ctx: Any = None, n_outputs: int = 1) -> Node:
+def new_node(op: Any, edges: tuple, saved: tuple = (), params: Any = None, inputs: tuple = (),
+             out: Any = None, n_outputs: int = 1) -> Node:
     """A graph node for one call of ``op`` (a plain function: no ``__init__`` dispatch, which the
     recording of every op would pay for).
 
     ``edges`` has one ``(target, output_nr)`` per input, target None if no grad flows; ``saved``
-    holds the SavedTensor objects released after backward; ``ctx`` is op-specific state.
+    holds the SavedTensor objects released after backward; ``params``, ``inputs`` (a SavedTensor,
+    TensorMeta or constant per input) and ``out`` (its SavedTensor(s) or None) are what the op's
+    backward reads.
     """
-    node = _new(Node)
+    node = Node()  # (a class without ``__init__``: calling it costs less than ``object.__new__``)
     node.op = op
     node.edges = edges
     node.saved = saved
-    node.ctx = ctx
+    node.params = params
+    node.inputs = inputs
+    node.out = out
+    node.out_metas = None  # ((shape, dtype), ...) of a multi-output op's outputs, set by its recording
     node.seq = next(_sequence)
     node.n_outputs = n_outputs
     node._hooks = node._metadata = None

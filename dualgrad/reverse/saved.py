@@ -34,36 +34,10 @@ FREED_MESSAGE = (
 
 
 class SavedTensor:
-    """One tensor saved for backward (an input by reference, an output by data)."""
+    """One tensor saved for backward (an input by reference, an output by data), made by ``save_tensor``."""
 
     __slots__ = ("_tensor", "_data", "_counter", "_version", "_fw", "_tangents", "_is_output",
                  "_requires_grad", "_hooks", "_packed", "shape", "dtype", "_origin", "_freed")
-
-    def __init__(self, tensor: Tensor, is_output: bool = False):
-        self._is_output = is_output
-        counter = tensor._counter  # None until the tensor's first in-place change: version 0
-        self._version = 0 if counter is None else counter.value
-        self._counter = None  # an input's counter is read from the tensor itself when unpacked
-        self.shape = tensor._data.shape  # (known even after the value is freed)
-        self.dtype = tensor._data.dtype
-        self._freed = False
-        self._tangents = None  # for an output: its TangentRecipe, set by forward mode
-        hooks = STATE.saved_tensor_hooks  # (one read of the thread-local state: each read costs a lookup)
-        self._hooks = hooks = hooks[-1] if hooks else None
-        if hooks is not None:
-            self._packed = hooks[0](tensor)
-            self._tensor = self._data = None
-            # a packed input's tangents (older than the node: no cycle), given back on unpack
-            self._fw = None if is_output or tensor._fw is None else dict(tensor._fw)
-            self._requires_grad = tensor._requires_grad
-            self._origin = None if is_output or not tensor._requires_grad else _origin_of(tensor)
-        elif is_output:
-            self._tensor = None
-            self._data = tensor._data
-            self._counter = tensor._version_counter()  # shared with the Tensor rebuilt on unpack
-            self._requires_grad = tensor._requires_grad
-        else:
-            self._tensor = tensor
 
     def unpack(self, node: Any = None, output_nr: int = 0) -> Tensor:
         """The saved tensor, after checking it was neither freed nor modified.
@@ -133,6 +107,38 @@ class SavedTensor:
         """Drop the saved value (after a backward without ``retain_graph``)."""
         self._freed = True
         self._tensor = self._data = self._fw = self._tangents = self._packed = self._origin = None
+
+
+def save_tensor(tensor: Tensor, is_output: bool = False) -> SavedTensor:
+    """``tensor`` saved for backward (a plain function, as ``new_node``: no ``__init__`` dispatch,
+    which the recording of every op that saves a tensor would pay for)."""
+    saved = SavedTensor()  # (a class without ``__init__``: calling it costs less than ``object.__new__``)
+    saved._is_output = is_output
+    counter = tensor._counter  # None until the tensor's first in-place change: version 0
+    saved._version = 0 if counter is None else counter.value
+    saved._counter = None  # an input's counter is read from the tensor itself when unpacked
+    data = tensor._data
+    saved.shape = data.shape  # (known even after the value is freed)
+    saved.dtype = data.dtype
+    saved._freed = False
+    saved._tangents = None  # for an output: its TangentRecipe, set by forward mode
+    hooks = STATE.saved_tensor_hooks  # (one read of the thread-local state: each read costs a lookup)
+    saved._hooks = hooks = hooks[-1] if hooks else None
+    if hooks is not None:
+        saved._packed = hooks[0](tensor)
+        saved._tensor = saved._data = None
+        # a packed input's tangents (older than the node: no cycle), given back on unpack
+        saved._fw = None if is_output or tensor._fw is None else dict(tensor._fw)
+        saved._requires_grad = tensor._requires_grad
+        saved._origin = None if is_output or not tensor._requires_grad else _origin_of(tensor)
+    elif is_output:
+        saved._tensor = None
+        saved._data = data
+        saved._counter = tensor._version_counter()  # shared with the Tensor rebuilt on unpack
+        saved._requires_grad = tensor._requires_grad
+    else:
+        saved._tensor = tensor
+    return saved
 
 
 def modified_error(what: str, node: Any, version: int, expected: int) -> RuntimeError:

@@ -27,12 +27,11 @@ import dualgrad as dg
 import dualgrad.forward_ad as fwAD
 from dualgrad.forward_ad.engine import DeferredTangent, TangentRecipe
 from dualgrad.function import FunctionCtx, FunctionOp
-from dualgrad.ops.dispatch import OpCtx, TensorMeta
 from dualgrad.reverse.node import Node
 from dualgrad.reverse.saved import SavedTensor
-from dualgrad.tensor import Tensor
+from dualgrad.tensor import Tensor, TensorMeta
 
-GRAPH_TYPES = (Node, SavedTensor, OpCtx, TensorMeta, Tensor, FunctionCtx, FunctionOp, TangentRecipe,
+GRAPH_TYPES = (Node, SavedTensor, TensorMeta, Tensor, FunctionCtx, FunctionOp, TangentRecipe,
                DeferredTangent)
 
 
