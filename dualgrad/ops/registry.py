@@ -303,7 +303,7 @@ def vjp_from_partial(partial: Callable | int) -> Callable:
         return _negated_gradient
 
     def vjp(g: Tensor, out: Any, *inputs: Any, **params: Any) -> Tensor:
-        d = partial(out, *inputs, **params)
+        d = partial(out, *inputs, **params) if params else partial(out, *inputs)  # (see Op.backward)
         if type(d) is Tensor and d._data.dtype.kind != "c":
             # In place unless d is 0-d: one value's product costs less than the checks.
             # References to d: this name and getrefcount's argument (see _jvp_from_partials).
