@@ -119,17 +119,24 @@ def _count_dependencies(targets: list, captures: dict | None) -> tuple[dict, Any
     stack = list(roots)
     leaves = []
     while stack:
-        for target, _ in stack.pop().edges:
-            if target is None:
-                continue
-            if target in deps:
-                deps[target] += 1
-            else:  # first edge into it: a node is walked once
-                deps[target] = 1
-                if type(target) is not Tensor:
-                    stack.append(target)
-                else:
+        node = stack.pop()
+        # A chain is walked without the stack: emptied and refilled at every node, the stack
+        # would be reallocated twice per node.
+        while node is not None:
+            edges, node = node.edges, None
+            for target, _ in edges:
+                if target is None:
+                    continue
+                if target in deps:
+                    deps[target] += 1
+                    continue
+                deps[target] = 1  # first edge into it: a node is walked once
+                if type(target) is Tensor:
                     leaves.append(target)
+                elif node is None:  # (the first new node is walked next)
+                    node = target
+                else:
+                    stack.append(target)
     if captures is None:
         return deps, None
     wanted = {key[0] for key in captures}
