@@ -298,7 +298,7 @@ def vjp_from_partial(partial: Callable | int) -> Callable:
         return _negated_gradient
 
     def vjp(g: Tensor, out: Any, *inputs: Any, **params: Any) -> Tensor:
-        d = partial(out, *inputs, **params)
+        d = partial(out, *inputs, **params) if params else partial(out, *inputs)  # (see Op.backward)
         if type(d) is Tensor and d._data.dtype.kind != "c":
             # In place unless d is 0-d: one value's product costs less than the checks.
             # References to d: this name and getrefcount's argument (see _jvp_from_partials).
@@ -353,14 +353,15 @@ def _unseen_product(g: Any, d: Any) -> Tensor | None:
     A ``g`` that is a broadcast of one value times a number stays a broadcast
     (``broadcast_product``).
     """
-    state = STATE
-    if (type(g) is not Tensor or g._requires_grad or state.observed
-            or not (type(d) is float or type(d) is int or (type(d) is Tensor and not d._requires_grad))):
+    flags = STATE.__dict__  # (a dict read costs less than a thread-local attribute)
+    number = type(d) is float or type(d) is int
+    if (type(g) is not Tensor or g._requires_grad or flags["observed"]
+            or not (number or (type(d) is Tensor and not d._requires_grad))):
         return None
-    if state.dual_levels and (_may_have_tangent(g) or (type(d) is Tensor and _may_have_tangent(d))):
+    if flags["dual_levels"] and (_may_have_tangent(g) or (not number and _may_have_tangent(d))):
         return None
     data = g._data
-    if type(d) is Tensor:
+    if not number:
         other = d._data
     elif data.strides and not any(data.strides):  # (a 0-d array has no strides)
         return _broadcast_of_product(data, d)

@@ -119,17 +119,24 @@ def _count_dependencies(targets: list, captures: dict | None) -> tuple[dict, Any
     stack = list(roots)
     leaves = []
     while stack:
-        for target, _ in stack.pop().edges:
-            if target is None:
-                continue
-            if target in deps:
-                deps[target] += 1
-            else:  # first edge into it: a node is walked once
-                deps[target] = 1
-                if type(target) is not Tensor:
-                    stack.append(target)
-                else:
+        node = stack.pop()
+        # A chain is walked without the stack: emptied and refilled at every node, the stack
+        # would be reallocated twice per node.
+        while node is not None:
+            edges, node = node.edges, None
+            for target, _ in edges:
+                if target is None:
+                    continue
+                if target in deps:
+                    deps[target] += 1
+                    continue
+                deps[target] = 1  # first edge into it: a node is walked once
+                if type(target) is Tensor:
                     leaves.append(target)
+                elif node is None:  # (the first new node is walked next)
+                    node = target
+                else:
+                    stack.append(target)
     if captures is None:
         return deps, None
     wanted = {key[0] for key in captures}
@@ -248,9 +255,10 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             buf = buffers.get(target)
             if buf is None:
                 buf = buffers[target] = [None] * target.n_outputs
-                if deps.get(target, 0) == 0:
-                    heappush(ready_nodes, (-target.seq, target))  # (sequence numbers are unique)
             buf[nr] = _add(buf[nr], grad)
+    for target in list(buffers):  # roots that no other root leads to are ready
+        if type(target) is not Tensor and deps.get(target, 0) == 0:
+            heappush(ready_nodes, (-target.seq, target, buffers.pop(target)))
 
     captured: list = [None] * n_inputs
     staged: list = []  # (leaf, grad) to commit into .grad after success
@@ -275,10 +283,10 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             elif to_grad and grad is not None:
                 staged.append((leaf, grad))
             continue
-        node = heappop(ready_nodes)[1]
-        grads = buffers.pop(node)
+        _, node, grads = heappop(ready_nodes)
+        hooks = node._hooks
         # (one test for what most nodes lack: hooks, captured outputs, a pass that prunes nodes)
-        if node._hooks is not None or needed is not None or node in captured_nodes:
+        if hooks is not None or needed is not None or node in captured_nodes:
             grads = _before_node(node, grads, needed, captures, captured)
             if grads is None:
                 continue  # only captured: nothing below it is wanted
@@ -290,14 +298,17 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             grad_inputs = (None,)  # (already added into its input's gradient)
         else:
             grad_inputs = node.op.backward(node, grads)
-        if node._hooks is not None and node._hooks.post:
+        if hooks is not None and hooks.post:
             grad_inputs = _run_post_hooks(node, grad_inputs, grads)
         if node.saved:  # (a node without saved tensors has nothing to release)
             if free_as_used:
                 node.release()
             else:
                 ran.append(node)
-        for (target, nr), grad in zip(node.edges, grad_inputs):
+        i = -1  # (an index rather than zip: a zip object per node costs more than this loop's work)
+        for target, nr in node.edges:
+            i += 1
+            grad = grad_inputs[i]
             if target is None or (needed is not None and target not in needed):
                 continue
             if type(target) is Tensor:
@@ -306,16 +317,20 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
                 if deps[target] == 0:
                     ready_leaves.append(target)
                 continue
-            buf = buffers.get(target)
-            if buf is None:
-                buf = buffers[target] = [None] * target.n_outputs
-            if grad is not None:  # (the first gradient is stored without a call of _add)
-                buf[nr] = grad if buf[nr] is None else _add(buf[nr], grad)
             remaining = deps[target] - 1
             deps[target] = remaining
+            # (a node's gradients wait in buffers until its last one arrives, then go with it onto
+            # the heap: most nodes, with one consumer, never enter buffers)
+            buf = buffers.pop(target, None) if not remaining else buffers.get(target)
+            if buf is None:
+                buf = [None] * target.n_outputs
+                if remaining:
+                    buffers[target] = buf
+            if grad is not None:  # (the first gradient is stored without a call of _add)
+                buf[nr] = grad if buf[nr] is None else _add(buf[nr], grad)
             if not remaining:
-                heappush(ready_nodes, (-target.seq, target))  # (sequence numbers are unique)
-        grads = grad_inputs = grad = None  # (used: large gradients must not live on into the next node)
+                heappush(ready_nodes, (-target.seq, target, buf))  # (sequence numbers are unique)
+        grads = grad_inputs = grad = buf = None  # (used: large gradients must not live on into the next node)
 
     if not retain_graph:  # only now: a pass that fails leaves the graph usable
         for node in ran:
