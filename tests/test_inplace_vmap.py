@@ -299,33 +299,37 @@ def _fd_grad(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
     return out
 
 
-def _inputs_for_loss() -> np.ndarray:
-    return RNG.uniform(-1.0, 1.4, (B, 4))  # away from the masked_fill threshold
+def _inputs_for_loss(seed: int) -> np.ndarray:
+    # (a generator of its own: the shared RNG's state depends on how many examples Hypothesis ran)
+    return np.random.default_rng(seed).uniform(-1.0, 1.4, (B, 4))  # away from the masked_fill threshold
+
+
+def _assert_matches_fd(got: np.ndarray, fd: np.ndarray) -> None:
+    """Central differences of ``loss`` (with exp terms) are good to about 1e-6 of its largest slope."""
+    np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-6 * max(1.0, np.abs(fd).max()))
 
 
 def test_vmap_of_grad_through_inplace_ops_matches_loop_and_finite_differences():
-    xs = _inputs_for_loss()
+    xs = _inputs_for_loss(0)
     got = func.vmap(func.grad(loss))(dg.tensor(xs))
     loop = np.stack([func.grad(loss)(dg.tensor(x)).numpy() for x in xs])
     np.testing.assert_allclose(got.numpy(), loop, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(got.numpy(), np.stack([_fd_grad(loss, x) for x in xs]), rtol=1e-6, atol=1e-7)
+    _assert_matches_fd(got.numpy(), np.stack([_fd_grad(loss, x) for x in xs]))
 
 
 def test_backward_through_vmap_of_inplace_ops():
-    xs = _inputs_for_loss()
+    xs = _inputs_for_loss(1)
     x = dg.tensor(xs, requires_grad=True)
     dg.vmap(loss)(x).sum().backward()
-    fd = np.stack([_fd_grad(loss, r) for r in xs])
-    np.testing.assert_allclose(x.grad.numpy(), fd, rtol=1e-6, atol=1e-7)
+    _assert_matches_fd(x.grad.numpy(), np.stack([_fd_grad(loss, r) for r in xs]))
 
 
 def test_vmap_of_jvp_through_inplace_ops_matches_loop():
-    xs, ts = _inputs_for_loss(), RNG.standard_normal((B, 4))
+    xs, ts = _inputs_for_loss(2), np.random.default_rng(3).standard_normal((B, 4))
     _, got = func.vmap(lambda x, t: func.jvp(loss, (x,), (t,)))(dg.tensor(xs), dg.tensor(ts))
     loop = [func.jvp(loss, (dg.tensor(x),), (dg.tensor(t),))[1].item() for x, t in zip(xs, ts, strict=True)]
     np.testing.assert_allclose(got.numpy(), loop, rtol=1e-12)
-    fd = [(_fd_grad(loss, x) * t).sum() for x, t in zip(xs, ts, strict=True)]
-    np.testing.assert_allclose(got.numpy(), fd, rtol=1e-6, atol=1e-7)
+    _assert_matches_fd(got.numpy(), np.array([(_fd_grad(loss, x) * t).sum() for x, t in zip(xs, ts, strict=True)]))
 
 
 def test_hessians_through_inplace_ops_agree_across_modes():
@@ -372,7 +376,7 @@ def test_batched_cotangents_through_copy_slices_and_index_put():
 def test_hvp_through_inplace_ops_keeps_the_old_tangent_for_backward():
     # forward-over-reverse: the rule of mul_ reads the old value's tangent in the backward pass,
     # after the in-place write has overwritten the tensor's tangent
-    x, v = dg.tensor(_inputs_for_loss()[0]), dg.tensor(RNG.standard_normal(4))
+    x, v = dg.tensor(_inputs_for_loss(4)[0]), dg.tensor(RNG.standard_normal(4))
     _, hvp = dg.functional.hvp(loss, x, v)
     hessian = func.jacrev(func.jacrev(loss))(x).numpy()
     np.testing.assert_allclose(hvp.numpy(), hessian @ v.numpy(), rtol=1e-12, atol=1e-12)
