@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
+
 
 class _State(threading.local):
     """Thread-local flags; class attributes are each new thread's defaults."""
@@ -35,9 +37,16 @@ class _State(threading.local):
     observers: tuple = ()
 
     def __init__(self) -> None:
-        """Copy the defaults into this thread's own attributes: found there, a read skips the class."""
+        """Copy the defaults into this thread's own attributes: found there, a read skips the class.
+
+        Also silence NumPy's floating-point warnings in this thread (runs once per thread, on its
+        first use of dualgrad): torch computes ``log(0)``, ``1 / 0`` or ``exp(1000)`` without a
+        warning, and code run under ``warnings.simplefilter("error")`` must not break on them.
+        Set once here because an ``np.errstate`` block per op would cost more than most ops.
+        """
         for name in _State.__annotations__:
             setattr(self, name, getattr(_State, name))
+        np.seterr(divide="ignore", over="ignore", invalid="ignore")
 
 
 STATE = _State()
