@@ -564,6 +564,7 @@ class BatchedCube(Function):
     @staticmethod
     def setup_context(ctx, inputs, output):
         ctx.save_for_backward(inputs[0])
+        ctx.tag = "cube"  # (read through grad_fn in test_setup_context_attributes_are_read_through_grad_fn)
 
     @staticmethod
     def backward(ctx, g):
@@ -682,21 +683,7 @@ def test_hooks_on_a_function_node_and_saved_tensors_after_backward():
 
 
 def test_setup_context_attributes_are_read_through_grad_fn():
-    class Cube(Function):
-        @staticmethod
-        def forward(x):
-            return x ** 3
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            ctx.save_for_backward(inputs[0])
-            ctx.tag = "cube"
-
-        @staticmethod
-        def backward(ctx, g):
-            x, = ctx.saved_tensors
-            return 3 * g * x ** 2
-
     x = dg.tensor(2., requires_grad=True)
-    node = Cube.apply(x).grad_fn
-    assert node.tag == "cube" and node.saved_tensors[0] is x and node.name() == "CubeBackward"
+    node = BatchedCube.apply(x).grad_fn
+    assert node.tag == "cube" and node.saved_tensors[0] is x and node.name() == "BatchedCubeBackward"
+    assert node.needs_input_grad == (True,)
