@@ -153,6 +153,65 @@ class FunctionCtx:
             self._for_forward = tuple(_saved_for_forward(t, differentiable_outputs) for t in self._for_forward)
 
 
+class BackwardCFunction(Node):
+    """The ``grad_fn`` of a custom Function's outputs: a graph node that also reads as its ``ctx``.
+
+    As in torch, what ``forward``/``setup_context`` left on ``ctx`` is read (and set) through
+    the node: ``saved_tensors``, ``needs_input_grad``, ``ctx.foo``. Each Function gets its own
+    subclass, named ``<Name>Backward``, whose ``_forward_cls`` is the Function. Only these nodes
+    have a ``__getattr__``: on ``Node`` it would slow every attribute read of the engine (see
+    ``add_saved_attributes``).
+
+    >>> import dualgrad as dg
+    >>> class Double(dg.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.factor = 2
+    ...         return x * 2
+    ...
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         return g * ctx.factor
+    >>> y = Double.apply(dg.tensor([1., 2.], requires_grad=True))
+    >>> node = y.grad_fn
+    >>> type(node).__name__, node.name(), node.factor, node.needs_input_grad
+    ('DoubleBackward', 'DoubleBackward', 2, (True,))
+    """
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:  # (only reached for names the node itself does not have)
+        if name in _NODE_SLOTS or name.startswith("__"):  # (a slot not set yet: ``op`` while being built)
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        try:
+            return getattr(self.op.ctx, name)
+        except AttributeError:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _NODE_SLOTS:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.op.ctx, name, value)
+
+    @property
+    def next_functions(self) -> tuple:
+        """One ``(node or None, output_nr)`` per Tensor argument of ``forward`` (torch skips the others)."""
+        metas = self.op.input_metas
+        return tuple(pair for pair, meta in zip(super().next_functions, metas, strict=True) if meta is not None)
+
+    def apply(self, *grad_outputs: Any) -> Any:
+        """The Function's ``backward`` on this node's ctx, its result unchecked (torch's ``apply``)."""
+        return self.op.cls._vjp_rule(self.op.ctx, *grad_outputs)
+
+    def __dir__(self) -> list:
+        """The node's names and the ctx's public ones."""
+        return sorted({*super().__dir__(), *(n for n in dir(self.op.ctx) if not n.startswith("_"))})
+
+
+_NODE_SLOTS = frozenset(Node.__slots__)
+
+
 def _saved_for_forward(t: Tensor | None, outputs: list) -> Tensor | _SavedOutput | None:
     """How ``ctx`` keeps ``t`` for ``jvp``: a ``_SavedOutput`` if it is one of ``outputs``, else ``t``."""
     position = next((k for k, o in enumerate(outputs) if o is t), None)
@@ -401,6 +460,16 @@ class Function:
         return cls.jvp(ctx, *tangents)
 
     @classmethod
+    def _node_class(cls) -> type:
+        """The ``BackwardCFunction`` subclass of this Function's nodes, made on first use."""
+        node_class = cls.__dict__.get("_backward_cls")
+        if node_class is None:
+            node_class = type(f"{cls.__name__}Backward", (BackwardCFunction,),
+                              {"__slots__": (), "_forward_cls": cls, "__module__": cls.__module__})
+            cls._backward_cls = node_class
+        return node_class
+
+    @classmethod
     def _input_name(cls, i: int) -> str:
         params = list(inspect.signature(cls.forward).parameters.values())
         if not cls._has("setup_context"):
@@ -516,6 +585,7 @@ class Function:
         """Create the graph node, attach it to the differentiable outputs, save tensors."""
         ctx = op.ctx
         node = new_node(op, edges, (), n_outputs=len(outputs))
+        node.__class__ = cls._node_class()  # (a subclass without slots: new_node stays one class)
         for i in op.differentiable_outputs:
             o = outputs[i]
             if _contains(ctx._dirty, o):

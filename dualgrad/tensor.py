@@ -422,7 +422,9 @@ class Tensor:
         return out
 
     def detach_(self) -> Tensor:
-        """Detach this tensor from the graph in place, making it a leaf."""
+        """Detach this tensor from the graph in place, making it a leaf (a view cannot be, as in torch)."""
+        if self._view is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
         self._output_nr = 0
         self._requires_grad = False

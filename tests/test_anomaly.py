@@ -200,3 +200,13 @@ def test_gradients_are_unchanged_in_anomaly_mode(quiet_enable_warning):
         (x.sin() * x).sum().backward()
     expected = np.cos([0.5, 1.5]) * [0.5, 1.5] + np.sin([0.5, 1.5])
     np.testing.assert_allclose(x.grad.numpy(), expected)
+
+
+def test_set_detect_anomaly_warns_nothing_as_torch():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with dg.set_detect_anomaly(True):
+            assert autograd.is_anomaly_enabled()
+        dg.set_detect_anomaly(True)
+        dg.set_detect_anomaly(False)
+    assert not autograd.is_anomaly_enabled()

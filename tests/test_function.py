@@ -564,6 +564,7 @@ class BatchedCube(Function):
     @staticmethod
     def setup_context(ctx, inputs, output):
         ctx.save_for_backward(inputs[0])
+        ctx.tag = "cube"  # (read through grad_fn in test_setup_context_attributes_are_read_through_grad_fn)
 
     @staticmethod
     def backward(ctx, g):
@@ -630,3 +631,59 @@ def test_forward_mode_without_jvp_raises_not_implemented_error_as_torch():
         x = fwAD.make_dual(dg.tensor([1.]), dg.tensor([1.]))
         with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
             Exp.apply(x)
+
+
+class Scale(Function):
+    """A Function with a non-Tensor argument and an attribute set on ctx."""
+
+    @staticmethod
+    def forward(ctx, x, factor):
+        ctx.factor = factor
+        ctx.save_for_backward(x)
+        return x * factor
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.factor, None
+
+
+def test_grad_fn_of_a_function_output_reads_its_ctx_as_torch():
+    x = dg.tensor([1., 2.], requires_grad=True)
+    y = Scale.apply(x, 3.)
+    node = y.grad_fn
+    assert isinstance(node, dg.autograd.function.BackwardCFunction)
+    assert isinstance(node, dg.graph.Node)
+    assert type(node).__name__ == "ScaleBackward" and node.name() == "ScaleBackward"
+    assert type(node)._forward_cls is Scale
+    assert node.factor == 3.
+    assert node.needs_input_grad == (True, False)
+    saved, = node.saved_tensors
+    assert saved is x
+    assert node.next_functions == ((x.grad_fn or dg.graph.get_gradient_edge(x).node, 0),)
+    assert node.metadata == {}
+    assert {"factor", "saved_tensors", "needs_input_grad", "next_functions"} <= set(dir(node))
+    node.bar = 1  # set through the node, read on ctx
+    assert node.bar == 1
+    assert node.apply(dg.ones(2))[0].tolist() == [3., 3.]
+    with pytest.raises(AttributeError, match="'ScaleBackward' object has no attribute 'missing'"):
+        node.missing  # noqa: B018
+
+
+def test_hooks_on_a_function_node_and_saved_tensors_after_backward():
+    x = dg.tensor([1., 2.], requires_grad=True)
+    y = Scale.apply(x, 2.)
+    seen = []
+    y.grad_fn.register_prehook(lambda grad_outputs: seen.append("pre"))
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append("post"))
+    y.sum().backward()
+    assert seen == ["pre", "post"]
+    assert x.grad.tolist() == [2., 2.]
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.grad_fn.saved_tensors  # noqa: B018
+
+
+def test_setup_context_attributes_are_read_through_grad_fn():
+    x = dg.tensor(2., requires_grad=True)
+    node = BatchedCube.apply(x).grad_fn
+    assert node.tag == "cube" and node.saved_tensors[0] is x and node.name() == "BatchedCubeBackward"
+    assert node.needs_input_grad == (True,)

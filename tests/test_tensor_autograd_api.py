@@ -172,3 +172,13 @@ def test_grad_only_inputs_false_is_deprecated_and_ignored():
     with pytest.warns(FutureWarning, match="only_inputs argument is deprecated"):
         (g,) = dg.autograd.grad((x * 3).sum(), x, only_inputs=False)
     assert g.tolist() == [3., 3.] and x.grad is None
+
+
+def test_detach_in_place_refuses_a_view_as_torch():
+    x = dg.tensor([1., 2., 3.], requires_grad=True)
+    y = x * 2
+    for view in (y[:2], x[:2], y.reshape(3), dg.ones(3)[:2], y.detach()[:2]):
+        with pytest.raises(RuntimeError, match=r"^Can't detach views in-place. Use detach\(\) instead.$"):
+            view.detach_()
+    assert y[[0, 1]].detach_().grad_fn is None  # (advanced indexing copies: not a view)
+    assert y.detach().detach_().requires_grad is False

@@ -99,12 +99,11 @@ def _structure(jac: list, out_tuple: bool, in_tuple: bool) -> Any:
 
 
 def _check_strategy(strategy: str, vectorize: bool, create_graph: bool, strict: bool, fn: str) -> None:
-    if strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError(
-            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function has '
-            'more outputs than inputs, "forward-mode" tends to be more performant. Otherwise, prefer to '
-            'use "reverse-mode".'
-        )
+    if strategy not in ("forward-mode", "reverse-mode"):  # (torch asserts: an AssertionError, and
+        # only jacobian's message has the hint)
+        hint = (' Hint: If your function has more outputs than inputs, "forward-mode" tends to be more '
+                'performant. Otherwise, prefer to use "reverse-mode".') if fn == "jacobian" else ""
+        raise AssertionError(f'Expected strategy to be either "forward-mode" or "reverse-mode".{hint}')
     if strict and vectorize:
         raise RuntimeError(
             f"dualgrad.autograd.functional.{fn}: `strict=True` and `vectorize=True` are not supported "

@@ -145,11 +145,9 @@ class set_detect_anomaly:  # noqa: N801 - torch's name
 
     ``mode`` switches it; ``check_nan`` makes NaN in a backward result an error.
 
-    >>> import warnings, dualgrad as dg
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter("ignore")
-    ...     with dg.set_detect_anomaly(True):
-    ...         dg.autograd.is_anomaly_enabled()
+    >>> import dualgrad as dg
+    >>> with dg.set_detect_anomaly(True):
+    ...     dg.autograd.is_anomaly_enabled()
     True
     >>> dg.autograd.is_anomaly_enabled()
     False
@@ -158,10 +156,7 @@ class set_detect_anomaly:  # noqa: N801 - torch's name
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
         self.prev = STATE.anomaly_enabled
         self.prev_check_nan = STATE.anomaly_check_nan
-        if mode and not self.prev:
-            warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
-                          "and should only be enabled for debugging.", UserWarning, stacklevel=2)
-        _set_anomaly(bool(mode), bool(check_nan))
+        _set_anomaly(bool(mode), bool(check_nan))  # (no warning: torch warns only in detect_anomaly)
 
     def __enter__(self) -> None:
         return None
