@@ -160,48 +160,59 @@ def _push_tangents(op: Any, args: tuple, params: dict, out: Any) -> bool | None:
 
     Returns None if no tangent was set, else whether a rule ran with grad mode on (taped).
     """
-    for a in args:
-        if isinstance(a, Tensor) and (a._fw is not None or a._view is not None):
-            break
-    else:
-        return None
     pushed = taped_any = False
-    levels = STATE.dual_levels
+    flags = STATE.__dict__  # (a dict read or write costs less than a thread-local attribute)
+    levels = flags["dual_levels"]
     for i, level in enumerate(levels):
-        read = _stored_tangent if level.defer_tangents else tangent_at
-        tangents = None
-        for j, a in enumerate(args):
-            t = read(a, level)
-            if t is not None:
-                if tangents is None:
-                    tangents = [None] * len(args)
-                tangents[j] = t
+        tangents = _input_tangents(args, level)
         if tangents is None:
             continue
         if level.defer_tangents:
             if _defer(op, args, params, out, tangents, level, levels[:i]):
                 pushed = True
                 continue
-            tangents = [t.force() if type(t) is DeferredTangent else t for t in tangents]
-        grad_mode = STATE.grad_enabled
-        STATE.dual_levels = levels[:i]
-        STATE.grad_enabled = taped = grad_mode and level.tape_tangents
+            tangents = tuple([t.force() if type(t) is DeferredTangent else t for t in tangents])
+        grad_mode = flags["grad_enabled"]
+        flags["dual_levels"] = levels[:i]
+        flags["grad_enabled"] = taped = grad_mode and level.tape_tangents
         try:
-            result = op.jvp(tuple(tangents), _alias(out) if taped and _tracked(out, tangents) else out,
-                            *args, **params)
+            result = op.jvp(tangents, _alias(out) if taped and _tracked(out, tangents) else out, *args, **params)
             if op.multi_output:
                 pairs = [(o, _own_tangent(fit_tangent(t, o), o, args, tangents))
                          for o, t in zip(out, result, strict=True) if t is not None]
+            elif result is not None:
+                pairs = ((out, _own_tangent(fit_tangent(result, out), out, args, tangents)),)
             else:
-                pairs = [] if result is None else [(out, _own_tangent(fit_tangent(result, out), out, args, tangents))]
+                pairs = ()
         finally:
-            STATE.dual_levels = levels
-            STATE.grad_enabled = grad_mode
+            flags["dual_levels"] = levels
+            flags["grad_enabled"] = grad_mode
         for o, t in pairs:
             set_tangent(o, level, t)
             pushed = True
         taped_any = taped_any or taped
     return taped_any if pushed else None
+
+
+def _input_tangents(args: tuple, level: DualLevel) -> tuple | None:
+    """Per argument, its tangent at ``level`` (None if it has none); None if no argument has one.
+
+    (Tangents stored as ``DeferredTangent`` stay so at a level that defers them. Calls with
+    one or two arguments, almost all, are spelled out: no list, no loop.)
+    """
+    read = _stored_tangent if level.defer_tangents else tangent_at
+    if len(args) == 1:
+        t = read(args[0], level)
+        return None if t is None else (t,)
+    if len(args) == 2:
+        a, b = args
+        t_a, t_b = read(a, level), read(b, level)
+        return None if t_a is None and t_b is None else (t_a, t_b)
+    tangents = tuple([read(a, level) for a in args])
+    for t in tangents:
+        if t is not None:
+            return tangents
+    return None
 
 
 def _defer(op: Any, args: tuple, params: dict, out: Any, tangents: list, level: DualLevel,
@@ -334,9 +345,13 @@ def _tracked(out: Any, tangents: list) -> bool:
 
     (Loops rather than ``any`` over generators: this runs for every op in forward mode.)
     """
-    for o in out if type(out) is tuple else (out,):
-        if isinstance(o, Tensor) and o._requires_grad:
+    if type(out) is not tuple:
+        if out._requires_grad:
             return True
+    else:
+        for o in out:
+            if isinstance(o, Tensor) and o._requires_grad:
+                return True
     for t in tangents:
         if t is not None and t._requires_grad:
             return True
@@ -476,6 +491,10 @@ def _output_of(node: Any, data: Any, output_nr: int | None) -> Tensor:
 
 def fit_tangent(t: Tensor, out: Tensor) -> Tensor:
     """``t`` broadcast to ``out``'s shape and cast to its dtype (real part for a real output)."""
+    if type(t) is Tensor and type(out) is Tensor:  # (the common case, without four property calls)
+        data, like = t._data, out._data
+        if data.shape == like.shape and data.dtype == like.dtype:
+            return t
     if t.shape != out.shape:
         t = t.expand(out.shape).clone()
     if t.dtype != out.dtype:
@@ -497,11 +516,12 @@ def _own_tangent(t: Tensor, out: Tensor, args: tuple, tangents: list) -> Tensor:
     """
     # references to t's array: t's slot and getrefcount's argument
     if type(t) is Tensor and t._data.base is None and sys.getrefcount(t._data) == 2:
-        for other in tangents:  # the array is t's alone (a fresh result): only t itself can be an input's
-            if other is t:
-                break
-        else:
-            return t
+        # the array is t's alone (a fresh result, or an input's tangent returned as it is):
+        # only t itself can be an input's tangent
+        for j, other in enumerate(tangents):
+            if other is t and not _may_overlap(_memory(out), _memory(args[j])):
+                return _copy(t)
+        return t
     for j in _aliased_tangents(t, tangents):
         if not _may_overlap(_memory(out), _memory(args[j])):
             return _copy(t)

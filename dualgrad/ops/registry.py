@@ -430,7 +430,8 @@ def _jvp_from_partials(partials: tuple) -> Callable:
                 if in_place and sys.getrefcount(term) == 2 and _is_scratch(term, t):
                     np.multiply(term._data, t._data, out=term._data)
                 else:
-                    term = t * term
+                    product = _unseen_product(t, term)  # (a number, as mul's partial 1.01 in x * 1.01)
+                    term = t * term if product is None else product
             if total is None:
                 total = term if sign == 1 else -term
             elif in_place and sys.getrefcount(total) == 2 and _is_scratch(total, term):
