@@ -151,7 +151,9 @@ def propagate_tangents(op: Any, args: tuple, params: dict, out: Any) -> None:
     tangents back (see ``TangentRecipe``).
     """
     taped = _push_tangents(op, args, params, out)
-    if taped is not None and STATE.grad_enabled:  # (no grad mode, no node)
+    # (no node, no recipe: a one-output op without a node, the common case, skips the call and the
+    # read of the thread-local grad mode; no grad mode, no node of this call)
+    if taped is not None and (type(out) is tuple or out._grad_fn is not None) and STATE.grad_enabled:
         _give_recipe_to_saved_outputs(op, args, params, out, taped)
 
 
@@ -160,20 +162,21 @@ def _push_tangents(op: Any, args: tuple, params: dict, out: Any) -> bool | None:
 
     Returns None if no tangent was set, else whether a rule ran with grad mode on (taped).
     """
-    pushed = taped_any = False
+    taped_any = None  # (None until a tangent is set)
     flags = STATE.__dict__  # (a dict read or write costs less than a thread-local attribute)
     levels = flags["dual_levels"]
-    for i, level in enumerate(levels):
+    for level in levels:  # (no enumerate: the index is only needed where a tangent is pushed)
         tangents = _input_tangents(args, level)
         if tangents is None:
             continue
+        outer = levels[:levels.index(level)]
         if level.defer_tangents:
-            if _defer(op, args, params, out, tangents, level, levels[:i]):
-                pushed = True
+            if _defer(op, args, params, out, tangents, level, outer):
+                taped_any = bool(taped_any)  # (a deferred tangent is untaped)
                 continue
             tangents = tuple([t.force() if type(t) is DeferredTangent else t for t in tangents])
         grad_mode = flags["grad_enabled"]
-        flags["dual_levels"] = levels[:i]
+        flags["dual_levels"] = outer
         flags["grad_enabled"] = taped = grad_mode and level.tape_tangents
         try:
             result = op.jvp(tangents, _alias(out) if taped and _tracked(out, tangents) else out, *args, **params)
@@ -189,9 +192,8 @@ def _push_tangents(op: Any, args: tuple, params: dict, out: Any) -> bool | None:
             flags["grad_enabled"] = grad_mode
         for o, t in pairs:
             set_tangent(o, level, t)
-            pushed = True
-        taped_any = taped_any or taped
-    return taped_any if pushed else None
+            taped_any = taped_any or taped
+    return taped_any
 
 
 def _input_tangents(args: tuple, level: DualLevel) -> tuple | None:
@@ -206,7 +208,7 @@ def _input_tangents(args: tuple, level: DualLevel) -> tuple | None:
         return None if t is None else (t,)
     if len(args) == 2:
         a, b = args
-        t_a, t_b = read(a, level), read(b, level)
+        t_a, t_b = read(a, level), None if type(b) is float else read(b, level)  # (x * 1.01: no call)
         return None if t_a is None and t_b is None else (t_a, t_b)
     tangents = tuple([read(a, level) for a in args])
     for t in tangents:
@@ -516,12 +518,11 @@ def _own_tangent(t: Tensor, out: Tensor, args: tuple, tangents: list) -> Tensor:
     """
     # references to t's array: t's slot and getrefcount's argument
     if type(t) is Tensor and t._data.base is None and sys.getrefcount(t._data) == 2:
-        # the array is t's alone (a fresh result, or an input's tangent returned as it is):
-        # only t itself can be an input's tangent
-        for j, other in enumerate(tangents):
-            if other is t and not _may_overlap(_memory(out), _memory(args[j])):
-                return _copy(t)
-        return t
+        for other in tangents:  # the array is t's alone (a fresh result): only t itself can be an input's
+            if other is t:
+                break
+        else:
+            return t
     for j in _aliased_tangents(t, tangents):
         if not _may_overlap(_memory(out), _memory(args[j])):
             return _copy(t)

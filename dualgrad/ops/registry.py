@@ -416,14 +416,21 @@ def _jvp_from_partials(partials: tuple) -> Callable:
     sums in place, which saves an allocation per term on large arrays.
     """
 
+    # Per input: its position, its partial and the partial's sign if it is the constant 1 or -1, else 0
+    # (compared once here: comparing a function with a number costs two failed comparisons; and a loop
+    # over one tuple makes no zip object and no second iterator)
+    rules = tuple((i, partial, partial if type(partial) is int and partial in (1, -1) else 0)
+                  for i, partial in enumerate(partials))
+
     def jvp(tangents: tuple, out: Tensor, *inputs: Any, **params: Any) -> Tensor:
         in_place = not STATE.observed  # (observers are shown every op)
         total = None
-        for t, partial in zip(tangents, partials):
+        for i, partial, sign in rules:
+            t = tangents[i]
             if t is None:
                 continue
-            if partial == 1 or partial == -1:
-                term, sign = t, partial
+            if sign:
+                term = t
             else:
                 term, sign = partial(out, *inputs, **params), 1
                 # references to term: this name and getrefcount's argument
