@@ -180,18 +180,23 @@ def _push_tangents(op: Any, args: tuple, params: dict, out: Any) -> bool | None:
         flags["grad_enabled"] = taped = grad_mode and level.tape_tangents
         try:
             result = op.jvp(tangents, _alias(out) if taped and _tracked(out, tangents) else out, *args, **params)
-            if op.multi_output:
-                pairs = [(o, _own_tangent(fit_tangent(t, o), o, args, tangents))
-                         for o, t in zip(out, result, strict=True) if t is not None]
+            if op.multi_output:  # (a loop, not a comprehension: that would make args and tangents cells)
+                pairs = []
+                for o, t in zip(out, result, strict=True):
+                    if t is not None:
+                        pairs.append((o, _output_tangent(t, o, args, tangents)))
             elif result is not None:
-                pairs = ((out, _own_tangent(fit_tangent(result, out), out, args, tangents)),)
-            else:
-                pairs = ()
+                tangent = _output_tangent(result, out, args, tangents)
         finally:
             flags["dual_levels"] = levels
             flags["grad_enabled"] = grad_mode
-        for o, t in pairs:
-            set_tangent(o, level, t)
+        # (tangents are set with all levels active; one output, the common case, without a list of pairs)
+        if op.multi_output:
+            for o, t in pairs:
+                set_tangent(o, level, t)
+                taped_any = taped_any or taped
+        elif result is not None:
+            set_tangent(out, level, tangent)
             taped_any = taped_any or taped
     return taped_any
 
@@ -493,10 +498,6 @@ def _output_of(node: Any, data: Any, output_nr: int | None) -> Tensor:
 
 def fit_tangent(t: Tensor, out: Tensor) -> Tensor:
     """``t`` broadcast to ``out``'s shape and cast to its dtype (real part for a real output)."""
-    if type(t) is Tensor and type(out) is Tensor:  # (the common case, without four property calls)
-        data, like = t._data, out._data
-        if data.shape == like.shape and data.dtype == like.dtype:
-            return t
     if t.shape != out.shape:
         t = t.expand(out.shape).clone()
     if t.dtype != out.dtype:
@@ -506,8 +507,9 @@ def fit_tangent(t: Tensor, out: Tensor) -> Tensor:
     return t
 
 
-def _own_tangent(t: Tensor, out: Tensor, args: tuple, tangents: list) -> Tensor:
-    """``t``, the tangent a jvp rule gave ``out``, or a copy if it aliases an input's tangent that it must not.
+def _output_tangent(t: Tensor, out: Tensor, args: tuple, tangents: tuple) -> Tensor:
+    """``out``'s tangent from ``t``, the one its jvp rule gave: fitted to ``out``'s shape and dtype
+    (``fit_tangent``), and a copy if it aliases an input's tangent that it must not.
 
     An output may share its tangent (the object, or memory) with an input only
     if its primal shares memory with that input (a view, or an op returning its
@@ -516,6 +518,9 @@ def _own_tangent(t: Tensor, out: Tensor, args: tuple, tangents: list) -> Tensor:
     ``Function``'s jvp, ...): this is where it is copied (and in
     ``DeferredTangent._compute``, for a deferred tangent).
     """
+    if not (type(t) is Tensor and type(out) is Tensor and t._data.shape == out._data.shape
+            and t._data.dtype == out._data.dtype):  # (the common case passes without four property calls)
+        t = fit_tangent(t, out)
     # references to t's array: t's slot and getrefcount's argument
     if type(t) is Tensor and t._data.base is None and sys.getrefcount(t._data) == 2:
         for other in tangents:  # the array is t's alone (a fresh result): only t itself can be an input's

@@ -423,7 +423,8 @@ def _jvp_from_partials(partials: tuple) -> Callable:
                   for i, partial in enumerate(partials))
 
     def jvp(tangents: tuple, out: Tensor, *inputs: Any, **params: Any) -> Tensor:
-        in_place = not STATE.observed  # (observers are shown every op)
+        # (in place only without observers, which are shown every op; the thread-local flag is read
+        # only where a product or sum could go in place)
         total = None
         for i, partial, sign in rules:
             t = tangents[i]
@@ -434,14 +435,14 @@ def _jvp_from_partials(partials: tuple) -> Callable:
             else:
                 term, sign = partial(out, *inputs, **params), 1
                 # references to term: this name and getrefcount's argument
-                if in_place and sys.getrefcount(term) == 2 and _is_scratch(term, t):
+                if sys.getrefcount(term) == 2 and not STATE.observed and _is_scratch(term, t):
                     np.multiply(term._data, t._data, out=term._data)
                 else:
                     product = _unseen_product(t, term)  # (a number, as mul's partial 1.01 in x * 1.01)
                     term = t * term if product is None else product
             if total is None:
                 total = term if sign == 1 else -term
-            elif in_place and sys.getrefcount(total) == 2 and _is_scratch(total, term):
+            elif sys.getrefcount(total) == 2 and not STATE.observed and _is_scratch(total, term):
                 (np.add if sign == 1 else np.subtract)(total._data, term._data, out=total._data)
             else:
                 total = total + term if sign == 1 else total - term
