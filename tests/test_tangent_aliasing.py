@@ -1,4 +1,4 @@
-"""An out-of-place op's output never shares its tangent with an input's (``engine._own_tangent``).
+"""An out-of-place op's output never shares its tangent with an input's (``engine._output_tangent``).
 
 Rules may return an input's tangent as it is (``x + c``: one term with partial 1,
 a ``Function``'s jvp, ...). If the output kept that object (or memory), an

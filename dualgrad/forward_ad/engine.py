@@ -151,7 +151,9 @@ def propagate_tangents(op: Any, args: tuple, params: dict, out: Any) -> None:
     tangents back (see ``TangentRecipe``).
     """
     taped = _push_tangents(op, args, params, out)
-    if taped is not None and STATE.grad_enabled:  # (no grad mode, no node)
+    # (no node, no recipe: a one-output op without a node, the common case, skips the call and the
+    # read of the thread-local grad mode; no grad mode, no node of this call)
+    if taped is not None and (type(out) is tuple or out._grad_fn is not None) and STATE.grad_enabled:
         _give_recipe_to_saved_outputs(op, args, params, out, taped)
 
 
@@ -160,48 +162,64 @@ def _push_tangents(op: Any, args: tuple, params: dict, out: Any) -> bool | None:
 
     Returns None if no tangent was set, else whether a rule ran with grad mode on (taped).
     """
-    for a in args:
-        if isinstance(a, Tensor) and (a._fw is not None or a._view is not None):
-            break
-    else:
-        return None
-    pushed = taped_any = False
-    levels = STATE.dual_levels
-    for i, level in enumerate(levels):
-        read = _stored_tangent if level.defer_tangents else tangent_at
-        tangents = None
-        for j, a in enumerate(args):
-            t = read(a, level)
-            if t is not None:
-                if tangents is None:
-                    tangents = [None] * len(args)
-                tangents[j] = t
+    taped_any = None  # (None until a tangent is set)
+    flags = STATE.__dict__  # (a dict read or write costs less than a thread-local attribute)
+    levels = flags["dual_levels"]
+    for level in levels:  # (no enumerate: the index is only needed where a tangent is pushed)
+        tangents = _input_tangents(args, level)
         if tangents is None:
             continue
+        outer = levels[:levels.index(level)]
         if level.defer_tangents:
-            if _defer(op, args, params, out, tangents, level, levels[:i]):
-                pushed = True
+            if _defer(op, args, params, out, tangents, level, outer):
+                taped_any = bool(taped_any)  # (a deferred tangent is untaped)
                 continue
-            tangents = [t.force() if type(t) is DeferredTangent else t for t in tangents]
-        grad_mode = STATE.grad_enabled
-        STATE.dual_levels = levels[:i]
-        STATE.grad_enabled = taped = grad_mode and level.tape_tangents
+            tangents = tuple([t.force() if type(t) is DeferredTangent else t for t in tangents])
+        grad_mode = flags["grad_enabled"]
+        flags["dual_levels"] = outer
+        flags["grad_enabled"] = taped = grad_mode and level.tape_tangents
         try:
-            result = op.jvp(tuple(tangents), _alias(out) if taped and _tracked(out, tangents) else out,
-                            *args, **params)
-            if op.multi_output:
-                pairs = [(o, _own_tangent(fit_tangent(t, o), o, args, tangents))
-                         for o, t in zip(out, result, strict=True) if t is not None]
-            else:
-                pairs = [] if result is None else [(out, _own_tangent(fit_tangent(result, out), out, args, tangents))]
+            result = op.jvp(tangents, _alias(out) if taped and _tracked(out, tangents) else out, *args, **params)
+            if op.multi_output:  # (a loop, not a comprehension: that would make args and tangents cells)
+                pairs = []
+                for o, t in zip(out, result, strict=True):
+                    if t is not None:
+                        pairs.append((o, _output_tangent(t, o, args, tangents)))
+            elif result is not None:
+                tangent = _output_tangent(result, out, args, tangents)
         finally:
-            STATE.dual_levels = levels
-            STATE.grad_enabled = grad_mode
-        for o, t in pairs:
-            set_tangent(o, level, t)
-            pushed = True
-        taped_any = taped_any or taped
-    return taped_any if pushed else None
+            flags["dual_levels"] = levels
+            flags["grad_enabled"] = grad_mode
+        # (tangents are set with all levels active; one output, the common case, without a list of pairs)
+        if op.multi_output:
+            for o, t in pairs:
+                set_tangent(o, level, t)
+                taped_any = taped_any or taped
+        elif result is not None:
+            set_tangent(out, level, tangent)
+            taped_any = taped_any or taped
+    return taped_any
+
+
+def _input_tangents(args: tuple, level: DualLevel) -> tuple | None:
+    """Per argument, its tangent at ``level`` (None if it has none); None if no argument has one.
+
+    (Tangents stored as ``DeferredTangent`` stay so at a level that defers them. Calls with
+    one or two arguments, almost all, are spelled out: no list, no loop.)
+    """
+    read = _stored_tangent if level.defer_tangents else tangent_at
+    if len(args) == 1:
+        t = read(args[0], level)
+        return None if t is None else (t,)
+    if len(args) == 2:
+        a, b = args
+        t_a, t_b = read(a, level), None if type(b) is float else read(b, level)  # (x * 1.01: no call)
+        return None if t_a is None and t_b is None else (t_a, t_b)
+    tangents = tuple([read(a, level) for a in args])
+    for t in tangents:
+        if t is not None:
+            return tangents
+    return None
 
 
 def _defer(op: Any, args: tuple, params: dict, out: Any, tangents: list, level: DualLevel,
@@ -334,9 +352,13 @@ def _tracked(out: Any, tangents: list) -> bool:
 
     (Loops rather than ``any`` over generators: this runs for every op in forward mode.)
     """
-    for o in out if type(out) is tuple else (out,):
-        if isinstance(o, Tensor) and o._requires_grad:
+    if type(out) is not tuple:
+        if out._requires_grad:
             return True
+    else:
+        for o in out:
+            if isinstance(o, Tensor) and o._requires_grad:
+                return True
     for t in tangents:
         if t is not None and t._requires_grad:
             return True
@@ -485,8 +507,9 @@ def fit_tangent(t: Tensor, out: Tensor) -> Tensor:
     return t
 
 
-def _own_tangent(t: Tensor, out: Tensor, args: tuple, tangents: list) -> Tensor:
-    """``t``, the tangent a jvp rule gave ``out``, or a copy if it aliases an input's tangent that it must not.
+def _output_tangent(t: Tensor, out: Tensor, args: tuple, tangents: tuple) -> Tensor:
+    """``out``'s tangent from ``t``, the one its jvp rule gave: fitted to ``out``'s shape and dtype
+    (``fit_tangent``), and a copy if it aliases an input's tangent that it must not.
 
     An output may share its tangent (the object, or memory) with an input only
     if its primal shares memory with that input (a view, or an op returning its
@@ -495,6 +518,9 @@ def _own_tangent(t: Tensor, out: Tensor, args: tuple, tangents: list) -> Tensor:
     ``Function``'s jvp, ...): this is where it is copied (and in
     ``DeferredTangent._compute``, for a deferred tangent).
     """
+    if not (type(t) is Tensor and type(out) is Tensor and t._data.shape == out._data.shape
+            and t._data.dtype == out._data.dtype):  # (the common case passes without four property calls)
+        t = fit_tangent(t, out)
     # references to t's array: t's slot and getrefcount's argument
     if type(t) is Tensor and t._data.base is None and sys.getrefcount(t._data) == 2:
         for other in tangents:  # the array is t's alone (a fresh result): only t itself can be an input's

@@ -412,24 +412,33 @@ def _jvp_from_partials(partials: tuple) -> Callable:
     sums in place, which saves an allocation per term on large arrays.
     """
 
+    # Per input: its position, its partial and the partial's sign if it is the constant 1 or -1, else 0
+    # (compared once here: comparing a function with a number costs two failed comparisons; and a loop
+    # over one tuple makes no zip object and no second iterator)
+    rules = tuple((i, partial, partial if type(partial) is int and partial in (1, -1) else 0)
+                  for i, partial in enumerate(partials))
+
     def jvp(tangents: tuple, out: Tensor, *inputs: Any, **params: Any) -> Tensor:
-        in_place = not STATE.observed  # (observers are shown every op)
+        # (in place only without observers, which are shown every op; the thread-local flag is read
+        # only where a product or sum could go in place)
         total = None
-        for t, partial in zip(tangents, partials):
+        for i, partial, sign in rules:
+            t = tangents[i]
             if t is None:
                 continue
-            if partial == 1 or partial == -1:
-                term, sign = t, partial
+            if sign:
+                term = t
             else:
                 term, sign = partial(out, *inputs, **params), 1
                 # references to term: this name and getrefcount's argument
-                if in_place and sys.getrefcount(term) == 2 and _is_scratch(term, t):
+                if sys.getrefcount(term) == 2 and not STATE.observed and _is_scratch(term, t):
                     np.multiply(term._data, t._data, out=term._data)
                 else:
-                    term = t * term
+                    product = _unseen_product(t, term)  # (a number, as mul's partial 1.01 in x * 1.01)
+                    term = t * term if product is None else product
             if total is None:
                 total = term if sign == 1 else -term
-            elif in_place and sys.getrefcount(total) == 2 and _is_scratch(total, term):
+            elif sys.getrefcount(total) == 2 and not STATE.observed and _is_scratch(total, term):
                 (np.add if sign == 1 else np.subtract)(total._data, term._data, out=total._data)
             else:
                 total = total + term if sign == 1 else total - term
