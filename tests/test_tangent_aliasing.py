@@ -209,3 +209,13 @@ def test_the_overlap_test_never_misses_shared_memory():
     for x in arrays:
         for y in arrays:
             assert engine._may_overlap(x, y) == np.may_share_memory(x, y)
+
+
+def test_tangent_of_a_product_with_a_broadcast_input_tangent_is_writable():
+    # (the derived jvp multiplies a number partial by NumPy directly: a stride-0 input tangent
+    # must still give a dense, writable output tangent, as torch's)
+    with fwAD.dual_level():
+        x = fwAD.make_dual(dg.tensor([1., 2., 3.]), dg.tensor(1.0).expand(3))
+        tangent = fwAD.unpack_dual(x * 2.0).tangent
+        tangent.add_(1.0)
+    np.testing.assert_array_equal(tangent.numpy(), [3., 3., 3.])

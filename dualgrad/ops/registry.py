@@ -343,7 +343,7 @@ def scale_into(g: Any, c: float) -> bool:
     return True
 
 
-def _unseen_product(g: Any, d: Any) -> Tensor | None:
+def _unseen_product(g: Any, d: Any, keep_broadcast: bool = True) -> Tensor | None:
     """``g * d`` computed by NumPy directly when no mode can see the product, else None.
 
     That is when ``g`` and ``d`` (a Tensor or a real number) are plain Tensors that
@@ -351,7 +351,9 @@ def _unseen_product(g: Any, d: Any) -> Tensor | None:
     dispatching ``mul`` would only run ``np.multiply`` and wrap the result. On small
     arrays the dispatch costs several times the product (the scalar chain of W1).
     A ``g`` that is a broadcast of one value times a number stays a broadcast
-    (``broadcast_product``).
+    (``broadcast_product``) if ``keep_broadcast``: a gradient, which the backward
+    engine makes dense before returning it. Not a tangent, which users receive as
+    it is (``unpack_dual``) and may write into, as torch's.
     """
     flags = STATE.__dict__  # (a dict read costs less than a thread-local attribute)
     number = type(d) is float or type(d) is int
@@ -363,7 +365,7 @@ def _unseen_product(g: Any, d: Any) -> Tensor | None:
     data = g._data
     if not number:
         other = d._data
-    elif data.strides and not any(data.strides):  # (a 0-d array has no strides)
+    elif keep_broadcast and data.strides and not any(data.strides):  # (a 0-d array has no strides)
         return _broadcast_of_product(data, d)
     else:
         other = d
@@ -434,7 +436,7 @@ def _jvp_from_partials(partials: tuple) -> Callable:
                 if sys.getrefcount(term) == 2 and not STATE.observed and _is_scratch(term, t):
                     np.multiply(term._data, t._data, out=term._data)
                 else:
-                    product = _unseen_product(t, term)  # (a number, as mul's partial 1.01 in x * 1.01)
+                    product = _unseen_product(t, term, False)  # (a number, as mul's 1.01 in x * 1.01)
                     term = t * term if product is None else product
             if total is None:
                 total = term if sign == 1 else -term
