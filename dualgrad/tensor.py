@@ -430,12 +430,31 @@ class Tensor:
                 "use a computed variable in a subgraph that doesn't require differentiation "
                 "use var_no_grad = var.detach()."
             )
+        if value and not STATE.inference_mode and self.is_inference():
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if value and not is_differentiable_dtype(self.dtype):
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients "
                 f"(got dtype {self.dtype})"
             )
         self._requires_grad = value
+
+    def is_inference(self) -> bool:
+        """True for a tensor made inside ``inference_mode`` (or a view of one).
+
+        Such a tensor cannot be saved for backward, require grad or change in place
+        outside the mode (torch's inference tensors).
+
+        >>> import dualgrad as dg
+        >>> with dg.inference_mode():
+        ...     y = dg.ones(2) * 2
+        >>> y.is_inference(), (y + 1).is_inference()
+        (True, False)
+        """
+        extra = self._extra
+        if extra is not None and "inference" in extra:
+            return True
+        return self._view is not None and self._view.base.is_inference()
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return ``self``."""
@@ -603,11 +622,31 @@ def _wrap(data: np.ndarray) -> Tensor:
 
 
 def new_leaf(data: np.ndarray, requires_grad: bool) -> Tensor:
-    """A leaf around ``data`` that requires grad if asked (``requires_grad``'s dtype check included)."""
+    """A leaf around ``data`` that requires grad if asked (``requires_grad``'s dtype check included),
+    an inference tensor inside ``inference_mode``."""
     t = _wrap(data)
+    if STATE.inference_mode:
+        mark_inference(t)
     if requires_grad:
         t.requires_grad = True
     return t
+
+
+def mark_inference(t: Any) -> None:
+    """Make ``t`` (if a Tensor) an inference tensor (see ``Tensor.is_inference``)."""
+    if isinstance(t, Tensor):
+        t._get_extra()["inference"] = True
+
+
+INFERENCE_SAVE_MESSAGE = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use "
+    "it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`."
+)
+INFERENCE_INPLACE_MESSAGE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal "
+    "tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details."
+)
 
 
 def as_size(size: tuple) -> tuple:
