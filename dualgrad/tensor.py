@@ -205,7 +205,7 @@ class Tensor:
         """True if the elements are laid out in row-major order without gaps.
 
         >>> import dualgrad as dg
-        >>> dg.zeros(2, 3).is_contiguous(), dg.zeros(2, 3).t().is_contiguous()
+        >>> dg.zeros(2, 3).is_contiguous(), dg.zeros(2, 3).T.is_contiguous()
         (True, False)
         """
         return bool(self._data.flags.c_contiguous)
