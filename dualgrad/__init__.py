@@ -29,6 +29,7 @@ from .factories import (
     from_numpy,
     full,
     full_like,
+    get_default_dtype,
     linspace,
     manual_seed,
     ones,
@@ -37,6 +38,7 @@ from .factories import (
     rand_like,
     randn,
     randn_like,
+    set_default_dtype,
     tensor,
     zeros,
     zeros_like,
@@ -51,6 +53,7 @@ from .ops.linalg import *  # noqa: F403
 from .ops.reductions import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
+from .queries import allclose, equal, is_complex, is_floating_point, is_nonzero, is_tensor, isclose, numel
 from .reverse import (
     backward,
     enable_grad,

@@ -1,8 +1,8 @@
 """Tensor factories: ``tensor``, ``zeros``, ``randn``, ... and their ``*_like`` forms.
 
 Floating factories default to float64 (NumPy's and scientific users' default);
-pass ``dtype=`` for another. Random factories draw from one generator seeded
-by ``manual_seed``.
+pass ``dtype=`` for another, or change the default with ``set_default_dtype``.
+Random factories draw from one generator seeded by ``manual_seed``.
 
 >>> import dualgrad as dg
 >>> dg.zeros(2, 3).shape
@@ -13,36 +13,71 @@ tensor([1., 1.], dtype=float32, requires_grad=True)
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ._state import STATE
-from .tensor import Tensor, _wrap
+from .tensor import DEFAULT_DTYPES, Tensor, _wrap, as_size, new_leaf
 
 _generator = [np.random.default_rng()]
+# The floating dtype of factories and of tensors made from Python floats (``set_default_dtype``).
+_default_float = [np.dtype(np.float64)]
 
 
 def _dtype(dtype: Any) -> np.dtype | None:
     return None if dtype is None else np.dtype(dtype)
 
 
-def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
-    t = _wrap(data)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+def get_default_dtype() -> np.dtype:
+    """The floating dtype factories and Python floats give: float64 unless ``set_default_dtype`` changed it.
+
+    >>> import dualgrad as dg
+    >>> dg.get_default_dtype()
+    dtype('float64')
+    """
+    return _default_float[0]
 
 
-def _size(size: tuple) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    try:
-        return tuple(operator.index(s) for s in size)
-    except TypeError:
-        raise TypeError(f"size must be a tuple of ints, got {size!r}") from None
+def set_default_dtype(d: Any) -> None:
+    """Make ``d`` (a floating dtype) the dtype of floating factories and of tensors made from
+    Python floats (and its complex counterpart that of Python complex numbers), as torch's.
+
+    dualgrad starts with float64 (torch: float32). Arrays keep their own dtype.
+
+    >>> import dualgrad as dg
+    >>> dg.set_default_dtype(dg.float32)
+    >>> dg.tensor([1.5]).dtype, dg.zeros(2).dtype, dg.tensor([1j]).dtype
+    (dtype('float32'), dtype('float32'), dtype('complex64'))
+    >>> dg.set_default_dtype(dg.float64)
+    """
+    dtype = np.dtype(d)
+    if dtype.kind != "f" and dtype.name != "bfloat16":
+        raise TypeError(f"only floating-point types are supported as the default type (got {dtype})")
+    DEFAULT_DTYPES.difference_update((_default_float[0], _complex_of(_default_float[0])))
+    DEFAULT_DTYPES.update((dtype, _complex_of(dtype)))  # a repr names only dtypes that differ from these
+    _default_float[0] = dtype
+
+
+def _complex_of(dtype: np.dtype) -> np.dtype:
+    """The complex dtype whose parts are ``dtype`` (complex64 for anything narrower than float64)."""
+    return np.dtype(np.complex128 if dtype.itemsize >= 8 else np.complex64)
+
+
+def _float_dtype(dtype: Any) -> np.dtype:
+    """``dtype``, or the default floating dtype when it is None."""
+    return _default_float[0] if dtype is None else np.dtype(dtype)
+
+
+def _inferred(array: np.ndarray, source: Any, dtype: Any) -> np.ndarray:
+    """``array``, made from ``source`` with ``dtype``; when NumPy chose float64 / complex128 for
+    Python numbers (not arrays: they keep their dtype), the default dtypes instead."""
+    default = _default_float[0]
+    if (default.itemsize == 8 or dtype is not None or array.dtype.kind not in "fc"
+            or isinstance(source, (Tensor, np.ndarray, np.generic))):
+        return array
+    return array.astype(default if array.dtype.kind == "f" else _complex_of(default))
 
 
 def manual_seed(seed: int) -> np.random.Generator:
@@ -65,11 +100,8 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, **_device:
     tensor([[1, 2],
             [3, 4]])
     """
-    if isinstance(data, Tensor):
-        data = data._data
-    elif isinstance(data, (list, tuple)):
-        data = _nested_to_array(data)
-    return _finish(np.array(data, dtype=_dtype(dtype), copy=True), requires_grad)
+    array = np.array(_nested_to_array(data), dtype=_dtype(dtype), copy=True)
+    return new_leaf(_inferred(array, data, dtype), requires_grad)
 
 
 def _nested_to_array(data: Any) -> Any:
@@ -84,7 +116,7 @@ def as_tensor(data: Any, dtype: Any = None, **_device: Any) -> Tensor:
     """``data`` as a Tensor, sharing memory with an ndarray or Tensor when the dtype allows."""
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == np.dtype(dtype) else data.to(dtype)
-    return _wrap(np.asarray(_nested_to_array(data), dtype=_dtype(dtype)))
+    return _wrap(_inferred(np.asarray(_nested_to_array(data), dtype=_dtype(dtype)), data, dtype))
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -94,17 +126,17 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
     """A tensor of zeros of the given size."""
-    return _finish(np.zeros(_size(size), dtype=_dtype(dtype) or np.float64), requires_grad)
+    return new_leaf(np.zeros(as_size(size), dtype=_float_dtype(dtype)), requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
     """A tensor of ones of the given size."""
-    return _finish(np.ones(_size(size), dtype=_dtype(dtype) or np.float64), requires_grad)
+    return new_leaf(np.ones(as_size(size), dtype=_float_dtype(dtype)), requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
     """An uninitialized tensor of the given size."""
-    return _finish(np.empty(_size(size), dtype=_dtype(dtype) or np.float64), requires_grad)
+    return new_leaf(np.empty(as_size(size), dtype=_float_dtype(dtype)), requires_grad)
 
 
 def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False,
@@ -116,7 +148,8 @@ def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = Fa
     tensor([3.5000, 3.5000])
     """
     size = (size,) if isinstance(size, int) else tuple(size)
-    return _finish(np.full(size, fill_value, dtype=_dtype(dtype)), requires_grad)
+    data = np.full(size, fill_value, dtype=_dtype(dtype))
+    return new_leaf(_inferred(data, fill_value, dtype), requires_grad)
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
@@ -131,7 +164,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
         start, end = 0, start
     if isinstance(step, (int, float)) and step == 0:
         raise RuntimeError("arange: step must be nonzero")
-    return _finish(np.arange(start, end, step, dtype=_dtype(dtype)), requires_grad)
+    data = np.arange(start, end, step, dtype=_dtype(dtype))
+    return new_leaf(_inferred(data, (start, end, step), dtype), requires_grad)
 
 
 def linspace(start: float, end: float, steps: int, dtype: Any = None,
@@ -142,34 +176,34 @@ def linspace(start: float, end: float, steps: int, dtype: Any = None,
     >>> dg.linspace(0, 1, 3)
     tensor([0.0000, 0.5000, 1.0000])
     """
-    return _finish(np.linspace(start, end, steps, dtype=_dtype(dtype) or np.float64), requires_grad)
+    return new_leaf(np.linspace(start, end, steps, dtype=_float_dtype(dtype)), requires_grad)
 
 
 def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = False,
         **_device: Any) -> Tensor:
     """The ``n x m`` identity matrix."""
-    return _finish(np.eye(n, m, dtype=_dtype(dtype) or np.float64), requires_grad)
+    return new_leaf(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
 
 
 def _random(sample: Callable[[tuple], np.ndarray], size: tuple, requires_grad: bool) -> Tensor:
     """A tensor of ``sample(shape)``; inside vmap, drawn as the vmap's ``randomness`` says."""
-    shape = _size(size)
+    shape = as_size(size)
     if STATE.vmap_depth:
         from .batching import random_under_vmap  # imported late: the batching engine sits above
 
-        return random_under_vmap(lambda s: _finish(sample(s), requires_grad), shape)
-    return _finish(sample(shape), requires_grad)
+        return random_under_vmap(lambda s: new_leaf(sample(s), requires_grad), shape)
+    return new_leaf(sample(shape), requires_grad)
 
 
 def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
     """Uniform samples on [0, 1)."""
-    dtype = _dtype(dtype) or np.dtype(np.float64)
+    dtype = _float_dtype(dtype)
     return _random(lambda shape: _generator[0].random(shape).astype(dtype), size, requires_grad)
 
 
 def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
     """Standard normal samples (complex dtypes get variance 1 split over both parts)."""
-    dtype = _dtype(dtype) or np.dtype(np.float64)
+    dtype = _float_dtype(dtype)
 
     def sample(shape: tuple) -> np.ndarray:
         data = _generator[0].standard_normal(shape)

@@ -16,6 +16,7 @@ tensor([[1., 1.],
 from __future__ import annotations
 
 import copy
+import operator
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -192,6 +193,114 @@ class Tensor:
     def is_complex(self) -> bool:
         return self.dtype.kind == "c"
 
+    def nelement(self) -> int:
+        """The number of elements (torch's alias of ``numel``)."""
+        return self.numel()
+
+    def element_size(self) -> int:
+        """The size of one element in bytes."""
+        return self._data.itemsize
+
+    def is_contiguous(self) -> bool:
+        """True if the elements are laid out in row-major order without gaps.
+
+        >>> import dualgrad as dg
+        >>> dg.zeros(2, 3).is_contiguous(), dg.zeros(2, 3).T.is_contiguous()
+        (True, False)
+        """
+        return bool(self._data.flags.c_contiguous)
+
+    def stride(self, dim: int | None = None) -> Any:
+        """The step in elements (not bytes: see ``strides``) along each dimension, or along ``dim``.
+
+        >>> import dualgrad as dg
+        >>> dg.zeros(2, 3).stride(), dg.zeros(2, 3).stride(0)
+        ((3, 1), 3)
+        """
+        steps = tuple(step // self._data.itemsize for step in self._data.strides)
+        return steps if dim is None else steps[_dim(dim, len(steps))]
+
+    def is_nonzero(self) -> bool:
+        """The truth of a one-element tensor (torch's errors for any other size).
+
+        >>> import dualgrad as dg
+        >>> dg.tensor([0.5]).is_nonzero()
+        True
+        """
+        size = self._data.size
+        if size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {'no values' if size == 0 else 'more than one value'} is ambiguous"
+            )
+        return bool(self._data)
+
+    def isclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+        """Elementwise ``|self - other| <= atol + rtol * |other|`` as a bool tensor (no gradient).
+
+        >>> import dualgrad as dg
+        >>> dg.tensor([1.0, 2.0]).isclose(dg.tensor([1.0, 2.1]))
+        tensor([ True, False])
+        """
+        return _wrap(_close("isclose", self, other, rtol, atol, equal_nan))
+
+    def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+        """True if ``isclose`` holds for every element.
+
+        >>> import dualgrad as dg
+        >>> dg.tensor([1.0, 2.0]).allclose(dg.tensor([1.0, 2.0 + 1e-9]))
+        True
+        """
+        return bool(_close("allclose", self, other, rtol, atol, equal_nan).all())
+
+    def equal(self, other: Tensor) -> bool:
+        """True if ``other`` has the same shape and the same values (dtypes may differ).
+
+        >>> import dualgrad as dg
+        >>> dg.tensor([1.0, 2.0]).equal(dg.tensor([1, 2])), dg.tensor([1.0]).equal(dg.tensor([1.0, 1.0]))
+        (True, False)
+        """
+        _check_tensor("equal", "other", other)
+        return self.shape == other.shape and bool((self._data == other._data).all())
+
+    def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False,
+                 **_device: Any) -> Tensor:
+        """A tensor of ``size`` filled with ``fill_value``, of this tensor's dtype unless ``dtype`` is given.
+
+        >>> import dualgrad as dg
+        >>> dg.tensor([1], dtype="float32").new_full((2,), 3)
+        tensor([3., 3.], dtype=float32)
+        """
+        if not isinstance(size, (tuple, list)):
+            raise TypeError(f"new_full(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+        return new_leaf(np.full(tuple(size), fill_value, dtype=dtype or self.dtype), requires_grad)
+
+    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
+        """A tensor of zeros of ``size`` (ints or one tuple), of this tensor's dtype unless ``dtype`` is given.
+
+        >>> import dualgrad as dg
+        >>> dg.tensor([1], dtype="float32").new_zeros(2, 3).shape
+        (2, 3)
+        """
+        return self.new_full(as_size(size), 0, dtype=dtype, requires_grad=requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
+        """A tensor of ones of ``size`` (ints or one tuple), of this tensor's dtype unless ``dtype`` is given."""
+        return self.new_full(as_size(size), 1, dtype=dtype, requires_grad=requires_grad)
+
+    def new_empty(self, *size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
+        """An uninitialized tensor of ``size`` (ints or one tuple), of this tensor's dtype unless ``dtype`` is given."""
+        return new_leaf(np.empty(as_size(size), dtype=dtype or self.dtype), requires_grad)
+
+    def new_tensor(self, data: Any, *, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
+        """A new leaf holding a copy of ``data``, of this tensor's dtype unless ``dtype`` is given.
+
+        >>> import dualgrad as dg
+        >>> dg.tensor([1.0], dtype="float32").new_tensor([1, 2])
+        tensor([1., 2.], dtype=float32)
+        """
+        data = data._data if isinstance(data, Tensor) else data
+        return new_leaf(np.array(data, dtype=dtype or self.dtype, copy=True), requires_grad)
+
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
         if self._data.size != 1:
@@ -321,12 +430,31 @@ class Tensor:
                 "use a computed variable in a subgraph that doesn't require differentiation "
                 "use var_no_grad = var.detach()."
             )
+        if value and not STATE.inference_mode and self.is_inference():
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if value and not is_differentiable_dtype(self.dtype):
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients "
                 f"(got dtype {self.dtype})"
             )
         self._requires_grad = value
+
+    def is_inference(self) -> bool:
+        """True for a tensor made inside ``inference_mode`` (or a view of one).
+
+        Such a tensor cannot be saved for backward, require grad or change in place
+        outside the mode (torch's inference tensors).
+
+        >>> import dualgrad as dg
+        >>> with dg.inference_mode():
+        ...     y = dg.ones(2) * 2
+        >>> y.is_inference(), (y + 1).is_inference()
+        (True, False)
+        """
+        extra = self._extra
+        if extra is not None and "inference" in extra:
+            return True
+        return self._view is not None and self._view.base.is_inference()
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return ``self``."""
@@ -491,6 +619,73 @@ def _wrap(data: np.ndarray) -> Tensor:
     t._grad = None
     t._extra = None
     return t
+
+
+def new_leaf(data: np.ndarray, requires_grad: bool) -> Tensor:
+    """A leaf around ``data`` that requires grad if asked (``requires_grad``'s dtype check included),
+    an inference tensor inside ``inference_mode``."""
+    t = _wrap(data)
+    if STATE.inference_mode:
+        mark_inference(t)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def mark_inference(t: Any) -> None:
+    """Make ``t`` (if a Tensor) an inference tensor (see ``Tensor.is_inference``)."""
+    if isinstance(t, Tensor):
+        t._get_extra()["inference"] = True
+
+
+INFERENCE_SAVE_MESSAGE = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use "
+    "it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`."
+)
+INFERENCE_INPLACE_MESSAGE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal "
+    "tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details."
+)
+
+
+def as_size(size: tuple) -> tuple:
+    """A size given as ints or as one tuple or list (``zeros(2, 3)``, ``zeros((2, 3))``), as a tuple of ints."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    try:
+        return tuple(operator.index(s) for s in size)
+    except TypeError:
+        raise TypeError(f"size must be a tuple of ints, got {size!r}") from None
+
+
+def _dim(dim: int, ndim: int) -> int:
+    """``dim`` counted from the front, with torch's error when it is out of range."""
+    if not -max(ndim, 1) <= dim < max(ndim, 1):
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
+                         f"{max(ndim, 1) - 1}], but got {dim})")
+    return dim % max(ndim, 1)
+
+
+def _check_tensor(fn: str, arg: str, value: Any) -> None:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{fn}(): argument '{arg}' must be Tensor, not {type(value).__name__}")
+
+
+def _close(fn: str, x: Tensor, y: Any, rtol: float, atol: float, equal_nan: bool) -> np.ndarray:
+    """``isclose`` on the data, after torch's errors: a non-Tensor, other dtypes, shapes not broadcasting, a
+    negative tolerance."""
+    _check_tensor(fn, "other", y)
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"{fn}(): {x.dtype} did not match {y.dtype}")
+    try:
+        np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        raise RuntimeError(f"{fn}(): shapes {x.shape} and {y.shape} cannot be broadcast together") from None
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if value < 0:
+            raise RuntimeError(f"{fn}(): {name} must be greater than or equal to zero, but got {value}")
+    return np.isclose(x._data, y._data, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
 def is_private_temporary(x: Any) -> bool:

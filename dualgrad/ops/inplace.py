@@ -43,7 +43,7 @@ from ..batching import BatchedTensor, from_physical, is_batched_at, make_batched
 from ..factories import zeros_like
 from ..forward_ad.engine import commit_tangents, flush_deferred, set_tangent, tangent_at
 from ..reverse.mutation import note_mutation
-from ..tensor import Tensor, _wrap
+from ..tensor import INFERENCE_INPLACE_MESSAGE, Tensor, _wrap
 from . import elementwise as ew
 from .dispatch import _record, apply, regenerate_view
 from .indexing import (
@@ -160,6 +160,8 @@ def _check_writable(t: Tensor, what: str) -> None:
     """
     if type(t) is BatchedTensor:
         return
+    if not STATE.inference_mode and t.is_inference():
+        raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
     if STATE.grad_enabled:
         if t._requires_grad and t.grad_fn is None and t._view is None:
             raise RuntimeError(LEAF_MESSAGE)

@@ -19,7 +19,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from .._state import STATE
+from .._state import STATE, install_observer, remove_observer
+from ..tensor import mark_inference
 
 
 def is_grad_enabled() -> bool:
@@ -146,6 +147,9 @@ class set_grad_enabled(_SetGrad):
 class inference_mode(_GradModeContext):
     """Like ``no_grad``, and ``is_inference_mode_enabled()`` reports True inside.
 
+    Tensors made inside are inference tensors (``Tensor.is_inference()``): outside
+    the mode they cannot be saved for backward, require grad or change in place.
+
     ``inference_mode(False)`` is a no-op context, as in torch.
     """
 
@@ -160,9 +164,35 @@ class inference_mode(_GradModeContext):
         if self._mode:
             STATE.grad_enabled = False
             STATE.inference_mode = True
+            install_observer(_TAGGER)
 
     def _exit(self) -> None:
         STATE.grad_enabled, STATE.inference_mode = self._prev
+        if self._mode:
+            remove_observer(_TAGGER)
+
+
+class _InferenceTagger:
+    """The observer that marks what ops return inside ``inference_mode`` as inference tensors.
+
+    An observer, not a test in dispatch: the plain op path pays nothing for it,
+    only calls inside the mode do (factories mark their results in ``new_leaf``).
+    """
+
+    def wrap_op(self, run: Callable) -> Callable:
+        def tagged(op: Any, args: tuple, params: dict) -> Any:
+            out = run(op, args, params)
+            for t in out if isinstance(out, tuple) else (out,):
+                mark_inference(t)
+            return out
+
+        return tagged
+
+    def wrap_node(self, node: Any, run: Callable) -> Callable:
+        return run
+
+
+_TAGGER = _InferenceTagger()
 
 
 class set_multithreading_enabled(_GradModeContext):

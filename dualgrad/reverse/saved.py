@@ -21,7 +21,7 @@ import weakref
 from typing import Any
 
 from .._state import STATE
-from ..tensor import Tensor, _wrap
+from ..tensor import INFERENCE_SAVE_MESSAGE, Tensor, _wrap
 from .node import new_node
 
 FREED_MESSAGE = (
@@ -112,6 +112,8 @@ class SavedTensor:
 def save_tensor(tensor: Tensor, is_output: bool = False) -> SavedTensor:
     """``tensor`` saved for backward (a plain function, as ``new_node``: no ``__init__`` dispatch,
     which the recording of every op that saves a tensor would pay for)."""
+    if tensor._extra is not None and tensor.is_inference():  # (rare metadata: one test on the common path)
+        raise RuntimeError(INFERENCE_SAVE_MESSAGE)
     saved = SavedTensor()  # (a class without ``__init__``: calling it costs less than ``object.__new__``)
     saved._is_output = is_output
     counter = tensor._counter  # None until the tensor's first in-place change: version 0

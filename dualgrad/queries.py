@@ -1,0 +1,107 @@
+"""torch's top-level questions about tensors: ``is_tensor``, ``numel``, ``isclose``, ``allclose``, ...
+
+They read the data and record nothing (no gradient, not ops): each checks its
+argument is a Tensor, as torch does, and asks the Tensor method of the same name.
+
+>>> import dualgrad as dg
+>>> a = dg.tensor([1.0, 2.0])
+>>> dg.is_tensor(a), dg.numel(a), dg.allclose(a, a + 1e-9), dg.equal(a, a)
+(True, 2, True, True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .tensor import Tensor, _check_tensor
+
+
+def is_tensor(obj: Any) -> bool:
+    """True if ``obj`` is a dualgrad Tensor.
+
+    >>> import dualgrad as dg
+    >>> dg.is_tensor(dg.zeros(1)), dg.is_tensor([0.0])
+    (True, False)
+    """
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:  # noqa: A002 - torch's argument name
+    """The number of elements of ``input``.
+
+    >>> import dualgrad as dg
+    >>> dg.numel(dg.zeros(2, 3))
+    6
+    """
+    _check_tensor("numel", "input", input)
+    return input.numel()
+
+
+def is_floating_point(input: Tensor) -> bool:  # noqa: A002
+    """True if ``input``'s dtype is a floating one (not complex).
+
+    >>> import dualgrad as dg
+    >>> dg.is_floating_point(dg.tensor([1.0])), dg.is_floating_point(dg.tensor([1]))
+    (True, False)
+    """
+    _check_tensor("is_floating_point", "input", input)
+    return input.is_floating_point()
+
+
+def is_complex(input: Tensor) -> bool:  # noqa: A002
+    """True if ``input``'s dtype is complex.
+
+    >>> import dualgrad as dg
+    >>> dg.is_complex(dg.tensor([1j]))
+    True
+    """
+    _check_tensor("is_complex", "input", input)
+    return input.is_complex()
+
+
+def is_nonzero(input: Tensor) -> bool:  # noqa: A002
+    """The truth of a one-element tensor; RuntimeError for any other number of elements.
+
+    >>> import dualgrad as dg
+    >>> dg.is_nonzero(dg.tensor([0.0]))
+    False
+    """
+    _check_tensor("is_nonzero", "input", input)
+    return input.is_nonzero()
+
+
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A002
+            equal_nan: bool = False) -> Tensor:
+    """Elementwise ``|input - other| <= atol + rtol * |other|`` as a bool tensor.
+
+    Both must be Tensors of one dtype, of shapes that broadcast.
+
+    >>> import dualgrad as dg
+    >>> dg.isclose(dg.tensor([1.0, float("nan")]), dg.tensor([1.0, float("nan")]), equal_nan=True)
+    tensor([ True,  True])
+    """
+    _check_tensor("isclose", "input", input)
+    return input.isclose(other, rtol, atol, equal_nan)
+
+
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A002
+             equal_nan: bool = False) -> bool:
+    """True if ``isclose(input, other, ...)`` holds for every element.
+
+    >>> import dualgrad as dg
+    >>> dg.allclose(dg.tensor([1e10]), dg.tensor([1.00001e10]))
+    True
+    """
+    _check_tensor("allclose", "input", input)
+    return input.allclose(other, rtol, atol, equal_nan)
+
+
+def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002
+    """True if both tensors have the same shape and values (dtypes may differ).
+
+    >>> import dualgrad as dg
+    >>> dg.equal(dg.tensor([1, 2]), dg.tensor([1.0, 2.0]))
+    True
+    """
+    _check_tensor("equal", "input", input)
+    return input.equal(other)
