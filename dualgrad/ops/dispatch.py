@@ -23,7 +23,7 @@ from .._state import STATE
 from ..forward_ad.engine import propagate_tangents
 from ..reverse.node import new_node
 from ..reverse.saved import SavedTensor, save_tensor
-from ..tensor import Tensor, ViewInfo, _wrap, is_differentiable_dtype, meta_of
+from ..tensor import Tensor, ViewInfo, _wrap, is_differentiable_dtype, mark_inference, meta_of
 
 _ndarray = np.ndarray
 NO_EDGE = (None, 0)
@@ -104,6 +104,9 @@ def _apply(op: Any, args: tuple, params: dict, flags: dict) -> Any:
             needs = tuple([_tracks(a) for a in args])
         if True in needs:
             _record(op, args, params, out, needs)
+    elif flags["inference_mode"]:  # (grad mode is off in it: the recording path pays nothing)
+        for t in out if type(out) is tuple else (out,):
+            mark_inference(t)
     if flags["dual_levels"]:
         propagate_tangents(op, args, params, out)
     return out

@@ -19,8 +19,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from .._state import STATE, install_observer, remove_observer
-from ..tensor import mark_inference
+from .._state import STATE
 
 
 def is_grad_enabled() -> bool:
@@ -164,35 +163,9 @@ class inference_mode(_GradModeContext):
         if self._mode:
             STATE.grad_enabled = False
             STATE.inference_mode = True
-            install_observer(_TAGGER)
 
     def _exit(self) -> None:
         STATE.grad_enabled, STATE.inference_mode = self._prev
-        if self._mode:
-            remove_observer(_TAGGER)
-
-
-class _InferenceTagger:
-    """The observer that marks what ops return inside ``inference_mode`` as inference tensors.
-
-    An observer, not a test in dispatch: the plain op path pays nothing for it,
-    only calls inside the mode do (factories mark their results in ``new_leaf``).
-    """
-
-    def wrap_op(self, run: Callable) -> Callable:
-        def tagged(op: Any, args: tuple, params: dict) -> Any:
-            out = run(op, args, params)
-            for t in out if isinstance(out, tuple) else (out,):
-                mark_inference(t)
-            return out
-
-        return tagged
-
-    def wrap_node(self, node: Any, run: Callable) -> Callable:
-        return run
-
-
-_TAGGER = _InferenceTagger()
 
 
 class set_multithreading_enabled(_GradModeContext):
