@@ -27,6 +27,9 @@ from ..tensor import Tensor, ViewInfo, _wrap, is_differentiable_dtype, mark_infe
 
 _ndarray = np.ndarray
 NO_EDGE = (None, 0)
+# The float and complex dtypes in native byte order: a set lookup (a dtype caches its hash) costs
+# less than reading ``dtype.kind``; ``is_differentiable_dtype`` answers for the others (bfloat16).
+_FLOATING = frozenset(np.dtype(code) for code in "efdgFDG")
 
 # Set by ``dualgrad.batching`` when it is imported: ``run(op, args, params)``
 # returns the batched result, or NotImplemented when no argument is batched.
@@ -199,7 +202,9 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
     else:
         saves = known.get(needs)
         save_inputs, save_out = saves if saves is not None else op.saves_for(needs)
-    # (one and two arguments spelled out, as in _apply: the common calls build no list per argument)
+    # A node keeps of each Tensor argument a SavedTensor when it is saved, else its TensorMeta (shape
+    # and dtype); a constant as it is. (One and two arguments spelled out, as in _apply: the common
+    # calls build no list and call no helper per argument.)
     if len(args) == 1:
         a = args[0]  # a Tensor that requires grad, or nothing would be recorded
         edges = ((a._grad_fn or a, a._output_nr),)  # a leaf's edge leads to the tensor itself
@@ -212,35 +217,25 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
         edges = ((a._grad_fn or a, a._output_nr) if needs[0] else NO_EDGE,
                  (b._grad_fn or b, b._output_nr) if needs[1] else NO_EDGE)
         save_a, save_b = (save_inputs, save_inputs) if type(save_inputs) is bool else save_inputs
-        inputs = (_kept(a, save_a) if isinstance(a, Tensor) else a,
-                  _kept(b, save_b) if isinstance(b, Tensor) else b)
+        inputs = ((save_tensor(a) if save_a else meta_of(a._data)) if isinstance(a, Tensor) else a,
+                  (save_tensor(b) if save_b else meta_of(b._data)) if isinstance(b, Tensor) else b)
         saved = _saved_of(inputs) if type(inputs[0]) is SavedTensor or type(inputs[1]) is SavedTensor else ()
     else:
         edges = tuple([(a._grad_fn or a, a._output_nr) if need else NO_EDGE for a, need in zip(args, needs)])
-        inputs = tuple([_kept(a, save_inputs is True or (save_inputs is not False and save_inputs[i]))
-                        if isinstance(a, Tensor) else a for i, a in enumerate(args)])
+        inputs = tuple([(save_tensor(a) if save_inputs is True or (save_inputs is not False and save_inputs[i])
+                         else meta_of(a._data)) if isinstance(a, Tensor) else a for i, a in enumerate(args)])
         saved = _saved_of(inputs)
     if op.multi_output:
         _record_outputs(op, edges, inputs, saved, params, out, save_out)
         return
-    if not save_out:  # (the common case: the node is built whole)
-        node = new_node(op, edges, saved, params, inputs)
-        if out._data.dtype.kind in "fc" or is_differentiable_dtype(out._data.dtype):  # bfloat16: kind "V"
-            out._requires_grad = True
-            out._grad_fn = node
-        return
-    node = new_node(op, edges, (), params, inputs)
-    if out._data.dtype.kind in "fc" or is_differentiable_dtype(out._data.dtype):
+    node = new_node(op, edges, () if save_out else saved, params, inputs)  # (no saved output: built whole)
+    dtype = out._data.dtype
+    if dtype in _FLOATING or is_differentiable_dtype(dtype):
         out._requires_grad = True
         out._grad_fn = node
-    node.out = saved_out = save_tensor(out, is_output=True)  # (saved once it points at the node: a pack hook sees it)
-    node.saved = saved + (saved_out,)
-
-
-def _kept(a: Tensor, save: bool) -> Any:
-    """What a node keeps of Tensor argument ``a``: a SavedTensor when ``save``, else a TensorMeta.
-    (A constant argument is kept as it is.)"""
-    return save_tensor(a) if save else meta_of(a._data)
+    if save_out:  # (saved once it points at the node: a pack hook sees it)
+        node.out = saved_out = save_tensor(out, is_output=True)
+        node.saved = saved + (saved_out,)
 
 
 def _saved_of(inputs: tuple) -> tuple:
