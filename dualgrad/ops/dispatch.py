@@ -36,8 +36,6 @@ _FLOATING = frozenset(np.dtype(code) for code in "efdgFDG")
 batching_hook: list = [None]
 
 
-
-
 def tensor_arg(x: Any, fn: str) -> Tensor:
     """``x`` as a Tensor: arrays and numbers are wrapped, anything else is a TypeError."""
     if isinstance(x, Tensor):
