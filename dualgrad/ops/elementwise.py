@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
-from .dispatch import apply
+from .dispatch import apply, tensor_arg
 from .registry import (
     ENGINE_ONLY,
     Op,
@@ -477,7 +477,47 @@ def _predicate(op_name: str) -> Any:
     return lambda self: apply(op, self)
 
 
+def isnan(x: Any) -> Tensor:
+    """True where ``x`` is NaN (a bool tensor, not tracked).
+
+    >>> import dualgrad as dg
+    >>> dg.isnan(dg.tensor([1., float("nan")]))
+    tensor([False,  True])
+    """
+    return apply(COMPARISONS["isnan"], tensor_arg(x, "isnan"))
+
+
+def isinf(x: Any) -> Tensor:
+    """True where ``x`` is infinite (a bool tensor, not tracked).
+
+    >>> import dualgrad as dg
+    >>> dg.isinf(dg.tensor([1., float("inf")]))
+    tensor([False,  True])
+    """
+    return apply(COMPARISONS["isinf"], tensor_arg(x, "isinf"))
+
+
+def isfinite(x: Any) -> Tensor:
+    """True where ``x`` is neither infinite nor NaN (a bool tensor, not tracked).
+
+    >>> import dualgrad as dg
+    >>> dg.isfinite(dg.tensor([1., float("inf")]))
+    tensor([ True, False])
+    """
+    return apply(COMPARISONS["isfinite"], tensor_arg(x, "isfinite"))
+
+
+def _contiguous(self: Tensor) -> Tensor:
+    """``self`` if its memory is row-major, else a row-major copy, as torch's (flattening copies
+    a strided array in row-major order; ``clone`` keeps the strides, as torch's does)."""
+    return self if self._data.flags.c_contiguous else self.reshape(-1).reshape(self.shape)
+
+
 METHODS: dict[str, Any] = {
+    "where": lambda self, condition, other: where(condition, self, other),
+    "masked_fill": lambda self, mask, value: where(mask, value, self),
+    "type_as": lambda self, other: to_dtype(self, other.dtype),
+    "contiguous": _contiguous,
     "__add__": add, "__radd__": _reflected(add),
     "__sub__": sub, "__rsub__": _reflected(sub),
     "__mul__": mul, "__rmul__": _reflected(mul),
@@ -503,8 +543,7 @@ METHODS: dict[str, Any] = {
     "angle": angle, "clone": clone, "copy": clone, "remainder": remainder,
     "floor_divide": floor_divide, "softplus": softplus,
     "floor": _predicate("floor"), "ceil": _predicate("ceil"), "round": _predicate("round"),
-    "trunc": _predicate("trunc"), "isnan": _predicate("isnan"), "isinf": _predicate("isinf"),
-    "isfinite": _predicate("isfinite"),
+    "trunc": _predicate("trunc"), "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
     "eq": _compare("eq"), "ne": _compare("ne"), "lt": _compare("lt"), "le": _compare("le"),
     "gt": _compare("gt"), "ge": _compare("ge"),
     "to": _to, "astype": astype,
@@ -517,7 +556,8 @@ PROPERTIES: dict[str, Any] = {"real": real, "imag": imag}
 __all__ = [
     "abs", "acos", "acosh", "add", "angle", "asin", "asinh", "atan", "atan2", "atanh", "clamp",
     "clip", "clone", "conj", "cos", "cosh", "div", "exp", "expm1", "floor_divide", "hypot", "imag",
-    "log", "log1p", "log2", "log10", "logaddexp", "maximum", "minimum", "mul", "neg", "pow", "real",
+    "isfinite", "isinf", "isnan", "log", "log1p", "log2", "log10", "logaddexp", "maximum", "minimum",
+    "mul", "neg", "pow", "real",
     "reciprocal", "relu", "remainder", "rsqrt", "sgn", "sigmoid", "sign", "sin", "sinh", "softplus",
     "sqrt", "square", "sub", "tan", "tanh", "to_dtype", "where",
 ]

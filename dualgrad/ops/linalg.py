@@ -17,7 +17,7 @@ from ..factories import eye
 from ..tensor import Tensor, _wrap
 from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, to_front
-from .dispatch import apply
+from .dispatch import apply, tensor_arg
 from .einsum import einsum
 from .registry import Op
 from .shape import PAD, PERMUTE, RESHAPE
@@ -313,8 +313,49 @@ def trace(x: Any) -> Tensor:
     return x[diagonal, diagonal].sum()
 
 
+def _matmul_of_ranks(name: str, ranks: tuple, x: Any, y: Any) -> Tensor:
+    """``matmul(x, y)`` after checking the operands' numbers of dimensions (torch's ``mm``, ``bmm``, ``mv``)."""
+    x, y = tensor_arg(x, name), tensor_arg(y, name)
+    if (x.ndim, y.ndim) != ranks:
+        raise RuntimeError(f"{name}: expected operands of {ranks[0]} and {ranks[1]} dimensions, "
+                           f"got shapes {x.shape} and {y.shape}")
+    return matmul(x, y)
+
+
+def mm(x: Any, y: Any) -> Tensor:
+    """Product of two matrices (``matmul`` for 2-D operands only).
+
+    >>> import dualgrad as dg
+    >>> dg.mm(dg.ones(2, 3), dg.ones(3, 1))
+    tensor([[3.],
+            [3.]])
+    """
+    return _matmul_of_ranks("mm", (2, 2), x, y)
+
+
+def bmm(x: Any, y: Any) -> Tensor:
+    """Batched product of matrices of shapes ``(b, n, m)`` and ``(b, m, p)``.
+
+    >>> import dualgrad as dg
+    >>> dg.bmm(dg.ones(4, 2, 3), dg.ones(4, 3, 5)).shape
+    (4, 2, 5)
+    """
+    return _matmul_of_ranks("bmm", (3, 3), x, y)
+
+
+def mv(x: Any, y: Any) -> Tensor:
+    """Product of a matrix and a vector.
+
+    >>> import dualgrad as dg
+    >>> dg.mv(dg.ones(2, 3), dg.tensor([1., 2., 3.]))
+    tensor([6., 6.])
+    """
+    return _matmul_of_ranks("mv", (2, 1), x, y)
+
+
 METHODS: dict[str, Any] = {
+    "mm": mm, "bmm": bmm, "mv": mv,
     "__matmul__": matmul, "__rmatmul__": lambda self, other: matmul(other, self), "matmul": matmul,
     "dot": dot, "inner": inner, "outer": outer, "trace": trace,
 }
-__all__ = ["dot", "inner", "matmul", "outer", "tensordot", "trace"]
+__all__ = ["bmm", "dot", "inner", "matmul", "mm", "mv", "outer", "tensordot", "trace"]

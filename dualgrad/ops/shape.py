@@ -816,7 +816,23 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     return apply(NARROW, x, axis=axis, start=int(begin), length=int(length))
 
 
+def t(x: Tensor) -> Tensor:
+    """Transpose of a matrix; a tensor of fewer than two dimensions as it is (torch's ``t``).
+
+    >>> import dualgrad as dg
+    >>> dg.t(dg.zeros(2, 3)).shape
+    (3, 2)
+    """
+    x = tensor_arg(x, "t")
+    if x.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    return transpose(x, 0, 1) if x.ndim == 2 else x
+
+
 METHODS: dict[str, Any] = {
+    "t": t, "view_as": lambda self, other: reshape(self, other.shape),
+    "reshape_as": lambda self, other: reshape(self, other.shape),
+    "expand_as": lambda self, other: expand(self, other.shape),
     "reshape": reshape, "view": reshape, "flatten": flatten, "ravel": ravel, "expand": expand,
     "broadcast_to": broadcast_to, "permute": permute, "transpose": transpose, "swapaxes": swapaxes,
     "moveaxis": moveaxis, "movedim": movedim, "unsqueeze": unsqueeze, "squeeze": squeeze,
@@ -833,6 +849,6 @@ PROPERTIES: dict[str, Any] = {
 __all__ = [
     "broadcast_to", "cat", "chunk", "concatenate", "diag", "diag_embed", "diagonal", "expand",
     "flatten", "flip", "moveaxis", "movedim", "narrow", "pad", "permute", "ravel", "repeat",
-    "repeat_interleave", "reshape", "roll", "split", "squeeze", "stack", "swapaxes", "tile",
+    "repeat_interleave", "reshape", "roll", "split", "squeeze", "stack", "swapaxes", "t", "tile",
     "transpose", "tril", "triu", "unbind", "unsqueeze",
 ]
