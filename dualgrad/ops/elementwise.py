@@ -477,34 +477,23 @@ def _predicate(op_name: str) -> Any:
     return lambda self: apply(op, self)
 
 
-def isnan(x: Any) -> Tensor:
-    """True where ``x`` is NaN (a bool tensor, not tracked).
+def _value_test(name: str, summary: str, example: str, result: str) -> Any:
+    """The function ``dualgrad.<name>``: a bool tensor (not tracked) of a test of each value."""
+    op = COMPARISONS[name]
 
-    >>> import dualgrad as dg
-    >>> dg.isnan(dg.tensor([1., float("nan")]))
-    tensor([False,  True])
-    """
-    return apply(COMPARISONS["isnan"], tensor_arg(x, "isnan"))
+    def fn(x: Any) -> Tensor:
+        return apply(op, tensor_arg(x, name))
 
-
-def isinf(x: Any) -> Tensor:
-    """True where ``x`` is infinite (a bool tensor, not tracked).
-
-    >>> import dualgrad as dg
-    >>> dg.isinf(dg.tensor([1., float("inf")]))
-    tensor([False,  True])
-    """
-    return apply(COMPARISONS["isinf"], tensor_arg(x, "isinf"))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{summary} (a bool tensor, not tracked).\n\n>>> import dualgrad as dg\n" \
+                 f">>> dg.{name}(dg.tensor({example}))\n{result}\n"
+    return fn
 
 
-def isfinite(x: Any) -> Tensor:
-    """True where ``x`` is neither infinite nor NaN (a bool tensor, not tracked).
-
-    >>> import dualgrad as dg
-    >>> dg.isfinite(dg.tensor([1., float("inf")]))
-    tensor([ True, False])
-    """
-    return apply(COMPARISONS["isfinite"], tensor_arg(x, "isfinite"))
+isnan = _value_test("isnan", "True where ``x`` is NaN", '[1., float("nan")]', "tensor([False,  True])")
+isinf = _value_test("isinf", "True where ``x`` is infinite", '[1., float("inf")]', "tensor([False,  True])")
+isfinite = _value_test("isfinite", "True where ``x`` is neither infinite nor NaN", '[1., float("inf")]',
+                       "tensor([ True, False])")
 
 
 def _contiguous(self: Tensor) -> Tensor:
