@@ -82,3 +82,9 @@ def test_isnan_isinf_isfinite_functions():
     assert dg.isinf(x).tolist() == [False, False, True, True]
     assert dg.isfinite(x).tolist() == [True, False, False, False]
     assert x.isnan().tolist() == dg.isnan(x).tolist() and not dg.isnan(x).requires_grad
+
+
+@pytest.mark.parametrize("name", ["view_as", "reshape_as", "expand_as", "type_as"])
+def test_as_methods_refuse_a_non_tensor_with_a_type_error(name):
+    with pytest.raises(TypeError, match=f"{name}\\(\\): argument 'input' must be a Tensor, not NoneType"):
+        getattr(dg.ones(2), name)(None)

@@ -505,7 +505,7 @@ def _contiguous(self: Tensor) -> Tensor:
 METHODS: dict[str, Any] = {
     "where": lambda self, condition, other: where(condition, self, other),
     "masked_fill": lambda self, mask, value: where(mask, value, self),
-    "type_as": lambda self, other: to_dtype(self, other.dtype),
+    "type_as": lambda self, other: to_dtype(self, tensor_arg(other, "type_as").dtype),
     "contiguous": _contiguous,
     "__add__": add, "__radd__": _reflected(add),
     "__sub__": sub, "__rsub__": _reflected(sub),

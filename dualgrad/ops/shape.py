@@ -830,9 +830,9 @@ def t(x: Tensor) -> Tensor:
 
 
 METHODS: dict[str, Any] = {
-    "t": t, "view_as": lambda self, other: reshape(self, other.shape),
-    "reshape_as": lambda self, other: reshape(self, other.shape),
-    "expand_as": lambda self, other: expand(self, other.shape),
+    "t": t, "view_as": lambda self, other: reshape(self, tensor_arg(other, "view_as").shape),
+    "reshape_as": lambda self, other: reshape(self, tensor_arg(other, "reshape_as").shape),
+    "expand_as": lambda self, other: expand(self, tensor_arg(other, "expand_as").shape),
     "reshape": reshape, "view": reshape, "flatten": flatten, "ravel": ravel, "expand": expand,
     "broadcast_to": broadcast_to, "permute": permute, "transpose": transpose, "swapaxes": swapaxes,
     "moveaxis": moveaxis, "movedim": movedim, "unsqueeze": unsqueeze, "squeeze": squeeze,
