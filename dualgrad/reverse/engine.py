@@ -267,7 +267,10 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
     observed = STATE.observed
     if observed:
         _observe_node(_GRAPH_ROOT, [s[2] for s in start], lambda node, grads: grads)
-    while ready_nodes or ready_leaves:
+    # The next node to run when it is the only ready one, as in a chain: kept out of the heap,
+    # which would cost a push and a pop.
+    only_ready = only_ready_grads = None
+    while ready_nodes or ready_leaves or only_ready is not None:
         if ready_leaves:
             leaf = ready_leaves.pop()
             grad = buffers.pop(leaf, None)
@@ -283,7 +286,11 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             elif to_grad and grad is not None:
                 staged.append((leaf, grad))
             continue
-        _, node, grads = heappop(ready_nodes)
+        if only_ready is not None:
+            node, grads = only_ready, only_ready_grads
+            only_ready = only_ready_grads = None
+        else:
+            _, node, grads = heappop(ready_nodes)
         hooks = node._hooks
         # (one test for what most nodes lack: hooks, captured outputs, a pass that prunes nodes)
         if hooks is not None or needed is not None or node in captured_nodes:
@@ -329,6 +336,12 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             if grad is not None:  # (the first gradient is stored without a call of _add)
                 buf[nr] = grad if buf[nr] is None else _add(buf[nr], grad)
             if not remaining:
+                if only_ready is None and not ready_nodes:
+                    only_ready, only_ready_grads = target, buf
+                    continue
+                if only_ready is not None:
+                    heappush(ready_nodes, (-only_ready.seq, only_ready, only_ready_grads))
+                    only_ready = None
                 heappush(ready_nodes, (-target.seq, target, buf))  # (sequence numbers are unique)
         grads = grad_inputs = grad = buf = None  # (used: large gradients must not live on into the next node)
 
