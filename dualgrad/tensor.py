@@ -33,9 +33,14 @@ _new = object.__new__
 REGENERATE_VIEW: list = [None]
 
 
+# The float and complex dtypes in native byte order: a set lookup (a dtype caches its hash) costs
+# less than reading ``dtype.kind``, so the recording of every op tests this set first.
+FLOATING_DTYPES = frozenset(np.dtype(code) for code in "efdgFDG")
+
+
 def is_differentiable_dtype(dtype: np.dtype) -> bool:
-    """True for the dtypes that can require gradients (floating and complex)."""
-    return dtype.kind in "fc" or dtype.name == "bfloat16"
+    """True for the dtypes that can require gradients (floating and complex, any byte order)."""
+    return dtype in FLOATING_DTYPES or dtype.kind in "fc" or dtype.name == "bfloat16"
 
 
 NON_LEAF_GRAD_WARNING = (

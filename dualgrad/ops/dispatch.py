@@ -23,13 +23,10 @@ from .._state import STATE
 from ..forward_ad.engine import propagate_tangents
 from ..reverse.node import new_node
 from ..reverse.saved import SavedTensor, save_tensor
-from ..tensor import Tensor, ViewInfo, _wrap, is_differentiable_dtype, mark_inference, meta_of
+from ..tensor import FLOATING_DTYPES, Tensor, ViewInfo, _wrap, is_differentiable_dtype, mark_inference, meta_of
 
 _ndarray = np.ndarray
 NO_EDGE = (None, 0)
-# The float and complex dtypes in native byte order: a set lookup (a dtype caches its hash) costs
-# less than reading ``dtype.kind``; ``is_differentiable_dtype`` answers for the others (bfloat16).
-_FLOATING = frozenset(np.dtype(code) for code in "efdgFDG")
 
 # Set by ``dualgrad.batching`` when it is imported: ``run(op, args, params)``
 # returns the batched result, or NotImplemented when no argument is batched.
@@ -228,7 +225,7 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
         return
     node = new_node(op, edges, () if save_out else saved, params, inputs)  # (no saved output: built whole)
     dtype = out._data.dtype
-    if dtype in _FLOATING or is_differentiable_dtype(dtype):
+    if dtype in FLOATING_DTYPES or is_differentiable_dtype(dtype):  # (the set first: no call)
         out._requires_grad = True
         out._grad_fn = node
     if save_out:  # (saved once it points at the node: a pack hook sees it)
