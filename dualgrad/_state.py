@@ -13,8 +13,11 @@ import threading
 class _State(threading.local):
     """Thread-local flags; class attributes are each new thread's defaults."""
 
+    # Whether ops are recorded: grad mode, except inside inference mode, where it stays False and
+    # ``inference_grad_mode`` holds the grad mode ``is_grad_enabled()`` reports (``enable_grad`` in it).
     grad_enabled: bool = True
     inference_mode: bool = False
+    inference_grad_mode: bool = False
     multithreading_enabled: bool = True  # recorded only (``set_multithreading_enabled``)
     # Active forward-AD levels, outermost first (a tuple, replaced on change).
     dual_levels: tuple = ()

@@ -88,12 +88,12 @@ class ViewInfo:
     ``version`` is the value of the shared counter when the view's ``grad_fn`` was
     last made; when the base or another view changes in place, the view's graph
     is rebuilt from the base on its next use. ``grad_mode`` records whether the
-    view was created with grad mode on.
+    view was created with grad mode on (None: in inference mode).
     """
 
     __slots__ = ("base", "chain", "version", "grad_mode")
 
-    def __init__(self, base: Tensor, chain: tuple, version: int, grad_mode: bool):
+    def __init__(self, base: Tensor, chain: tuple, version: int, grad_mode: bool | None):
         self.base = base
         self.chain = chain
         self.version = version
@@ -445,21 +445,20 @@ class Tensor:
         self._requires_grad = value
 
     def is_inference(self) -> bool:
-        """True for a tensor made inside ``inference_mode`` (or a view of one).
+        """True for a tensor made inside ``inference_mode``, a view of one, or its ``detach()``/``.data``.
 
         Such a tensor cannot be saved for backward, require grad or change in place
-        outside the mode (torch's inference tensors).
+        outside the mode (torch's inference tensors). A view made inside the mode of a
+        normal tensor is a normal tensor.
 
         >>> import dualgrad as dg
         >>> with dg.inference_mode():
         ...     y = dg.ones(2) * 2
-        >>> y.is_inference(), (y + 1).is_inference()
-        (True, False)
+        >>> y.is_inference(), (y + 1).is_inference(), y[:1].is_inference(), y.detach().is_inference()
+        (True, False, True, True)
         """
         extra = self._extra
-        if extra is not None and "inference" in extra:
-            return True
-        return self._view is not None and self._view.base.is_inference()
+        return extra is not None and "inference" in extra
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return ``self``."""
@@ -552,6 +551,7 @@ class Tensor:
         """
         out = _wrap(self._data)
         out._counter = self._version_counter()
+        inherit_inference(self, out)
         return out
 
     def detach_(self) -> Tensor:
@@ -566,7 +566,9 @@ class Tensor:
     @property
     def data(self) -> Tensor:
         """A detached tensor sharing memory (not the version counter)."""
-        return _wrap(self._data)
+        out = _wrap(self._data)
+        inherit_inference(self, out)
+        return out
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -641,6 +643,14 @@ def mark_inference(t: Any) -> None:
     """Make ``t`` (if a Tensor) an inference tensor (see ``Tensor.is_inference``)."""
     if isinstance(t, Tensor):
         t._get_extra()["inference"] = True
+
+
+def inherit_inference(source: Tensor, t: Tensor) -> None:
+    """Make ``t`` an inference tensor exactly when ``source`` is one (views, ``detach``, ``.data``)."""
+    if source._extra is not None and "inference" in source._extra:
+        mark_inference(t)
+    elif t._extra is not None:
+        t._extra.pop("inference", None)
 
 
 INFERENCE_SAVE_MESSAGE = (

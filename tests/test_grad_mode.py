@@ -135,3 +135,131 @@ def test_grad_mode_decorators_without_parentheses(x):
     with dg.no_grad():
         assert on(x).requires_grad
     assert dg.is_grad_enabled()
+
+
+def test_modes_return_none_on_enter():
+    for mode in (dg.no_grad(), dg.enable_grad(), dg.set_grad_enabled(True), dg.inference_mode()):
+        with mode as entered:
+            assert entered is None
+
+
+def test_decorated_generator_runs_in_the_mode_each_time_it_resumes(x):
+    @dg.no_grad()
+    def steps():
+        received = yield (x * 2).requires_grad
+        try:
+            yield received, dg.is_grad_enabled()
+        except ValueError:
+            yield "thrown", dg.is_grad_enabled()
+        finally:
+            seen.append(dg.is_grad_enabled())
+        return "done"
+
+    seen = []
+    gen = steps()
+    assert steps.__name__ == "steps"
+    assert next(gen) is False and dg.is_grad_enabled()
+    assert gen.send(5) == (5, False) and dg.is_grad_enabled()
+    assert gen.throw(ValueError) == ("thrown", False) and dg.is_grad_enabled()
+    gen.close()
+    assert seen == [False] and dg.is_grad_enabled()
+    gen = steps()
+    next(gen), next(gen)
+    with pytest.raises(StopIteration) as stop:
+        next(gen)
+    assert stop.value.value == "done" and seen == [False, False]
+
+    @dg.inference_mode
+    def inferred():
+        yield dg.is_inference_mode_enabled(), dg.is_grad_enabled()
+
+    assert list(inferred()) == [(True, False)] and not dg.is_inference_mode_enabled()
+
+
+def test_decorated_methods(x):
+    class Model:
+        @dg.no_grad()
+        def method(self, t):
+            return (t * 2).requires_grad
+
+        @staticmethod
+        @dg.no_grad
+        def static(t):
+            return (t * 2).requires_grad
+
+        @classmethod
+        @dg.inference_mode()
+        def klass(cls, t):
+            return (t * 2).is_inference()
+
+    assert Model().method(x) is False and Model.static(x) is False and Model.klass(x) is True
+
+
+def test_decorating_a_class_warns_and_builds_it_in_the_mode():
+    class Probe:
+        def __init__(self):
+            self.grad = dg.is_grad_enabled()
+
+    with pytest.warns(FutureWarning, match="Decorating classes is deprecated"):
+        make = dg.no_grad()(Probe)
+    assert make().grad is False and dg.is_grad_enabled()
+
+
+def test_set_grad_enabled_repr_clone_and_bool_argument():
+    try:
+        mode = dg.set_grad_enabled(False)
+        assert repr(mode) == str(mode) == "dualgrad.reverse.grad_mode.set_grad_enabled(mode=False)"
+        dg.set_grad_enabled(True)
+        assert repr(mode.clone()) == repr(mode) and not dg.is_grad_enabled()  # clone switches, as in torch
+    finally:
+        dg.set_grad_enabled(True)
+    for bad in (1, None, "yes"):
+        with pytest.raises(TypeError, match="argument 'enabled' .* must be bool, not " + type(bad).__name__):
+            dg.set_grad_enabled(bad)
+    assert dg.is_grad_enabled()
+
+
+def test_namespaces():
+    assert dg.autograd.grad_mode.no_grad is dg.autograd.no_grad is dg.no_grad
+    assert dg.autograd.grad_mode.inference_mode is dg.inference_mode
+    assert dg.autograd.set_grad_enabled is dg.set_grad_enabled
+
+
+def test_inference_mode_false_inside_inference_mode_turns_it_off_and_grad_on(x):
+    with dg.inference_mode(), dg.no_grad():
+        with dg.inference_mode(mode=False):
+            assert not dg.is_inference_mode_enabled() and dg.is_grad_enabled()
+            assert dg.autograd.is_multithreading_enabled()
+            y = x * 2
+            assert y.grad_fn is not None and not y.is_inference() and not dg.ones(1).is_inference()
+            with dg.inference_mode(True):
+                assert dg.is_inference_mode_enabled() and not dg.is_grad_enabled()
+            assert not dg.is_inference_mode_enabled() and dg.is_grad_enabled()
+        assert dg.is_inference_mode_enabled() and not dg.is_grad_enabled()
+        assert not dg.autograd.is_multithreading_enabled()  # torch's inference mode turns it off
+    with dg.no_grad(), dg.inference_mode(False):  # also outside inference mode: grad mode on
+        assert dg.is_grad_enabled()
+    assert dg.is_grad_enabled() and not dg.is_inference_mode_enabled()
+
+
+def test_enable_grad_inside_inference_mode_records_nothing(x):
+    with dg.inference_mode():
+        with dg.enable_grad():
+            assert dg.is_grad_enabled() and dg.is_inference_mode_enabled()
+            y = x * 2
+            leaf = dg.ones(2, requires_grad=True)
+            z = leaf * 2
+        assert not dg.is_grad_enabled()
+        dg.set_grad_enabled(True)
+        assert dg.is_grad_enabled() and (x * 2).grad_fn is None
+    assert dg.is_grad_enabled()
+    assert y.grad_fn is None and not y.requires_grad and y.is_inference()
+    assert leaf.is_inference() and leaf.requires_grad and z.grad_fn is None and not z.requires_grad
+
+
+def test_inference_mode_restores_modes_after_an_exception():
+    with pytest.raises(ValueError), dg.no_grad(), dg.inference_mode():
+        with dg.enable_grad(), dg.inference_mode(False):
+            raise ValueError
+    assert dg.is_grad_enabled() and not dg.is_inference_mode_enabled()
+    assert dg.autograd.is_multithreading_enabled()

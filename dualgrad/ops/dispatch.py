@@ -23,7 +23,16 @@ from .._state import STATE
 from ..forward_ad.engine import propagate_tangents
 from ..reverse.node import new_node
 from ..reverse.saved import SavedTensor, save_tensor
-from ..tensor import FLOATING_DTYPES, Tensor, ViewInfo, _wrap, is_differentiable_dtype, mark_inference, meta_of
+from ..tensor import (
+    FLOATING_DTYPES,
+    Tensor,
+    ViewInfo,
+    _wrap,
+    inherit_inference,
+    is_differentiable_dtype,
+    mark_inference,
+    meta_of,
+)
 
 _ndarray = np.ndarray
 NO_EDGE = (None, 0)
@@ -102,9 +111,10 @@ def _apply(op: Any, args: tuple, params: dict, flags: dict) -> Any:
             needs = tuple([_tracks(a) for a in args])
         if True in needs:
             _record(op, args, params, out, needs)
-    elif flags["inference_mode"]:  # (grad mode is off in it: the recording path pays nothing)
+    elif flags["inference_mode"]:  # (ops never record in it: the recording path pays nothing)
         for t in out if type(out) is tuple else (out,):
-            mark_inference(t)
+            if t._view is None:  # (a view is one when its base is: make_view)
+                mark_inference(t)
     if flags["dual_levels"]:
         propagate_tangents(op, args, params, out)
     return out
@@ -148,11 +158,16 @@ def make_view(x: Tensor, view: Tensor, steps: tuple, grad_mode: bool) -> None:
     """Make ``view`` a view of ``x``'s base: its version counter, rebuilt from the base by ``steps``.
 
     ``steps`` are ``(op, params)`` pairs of one-output view ops, applied after ``x``'s own.
+    A view made in inference mode (grad mode off) has ``grad_mode`` None; it is an
+    inference tensor exactly when its base is one (as in torch).
     """
     view._counter = counter = x._version_counter()
     info = x._view
     base, chain = (x, ()) if info is None else (info.base, info.chain)
+    if not grad_mode and STATE.inference_mode:
+        grad_mode = None
     view._view = ViewInfo(base, chain + steps, counter.value, grad_mode)
+    inherit_inference(base, view)
 
 
 def regenerate_view(view: Tensor) -> None:

@@ -70,6 +70,12 @@ NO_GRAD_VIEW_MESSAGE = (
     "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
     "to be tracked)."
 )
+INFERENCE_VIEW_MESSAGE = (
+    "A view was created in inference mode and is being modified inplace in normal mode. Given that this "
+    "use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the "
+    "view and the inplace either both inside the inference_mode block (if you don't want the inplace to be "
+    "tracked) or both outside (if you want the inplace to be tracked)."
+)
 OVERLAP_MESSAGE = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
     "memory location. Please clone() the tensor before performing the operation."
@@ -168,7 +174,7 @@ def _check_writable(t: Tensor, what: str) -> None:
         info = t._view
         if info is not None and info.base._requires_grad:
             if not info.grad_mode:
-                raise RuntimeError(NO_GRAD_VIEW_MESSAGE)
+                raise RuntimeError(NO_GRAD_VIEW_MESSAGE if info.grad_mode is False else INFERENCE_VIEW_MESSAGE)
             if info.base.grad_fn is None:
                 raise RuntimeError(VIEW_OF_LEAF_MESSAGE)
     data = t._data

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -23,8 +24,20 @@ from .._state import STATE
 
 
 def is_grad_enabled() -> bool:
-    """True when operations are recorded for reverse mode in this thread."""
-    return STATE.grad_enabled
+    """True when grad mode is on in this thread.
+
+    Inside ``inference_mode`` no operation is recorded even if ``enable_grad`` turned
+    grad mode back on (as in torch): this reports the mode, not whether ops record.
+    """
+    return STATE.inference_grad_mode if STATE.inference_mode else STATE.grad_enabled
+
+
+def _set_grad_mode(mode: bool) -> None:
+    """Set the grad mode ``is_grad_enabled`` reports; inside ``inference_mode`` ops still do not record."""
+    if STATE.inference_mode:
+        STATE.inference_grad_mode = mode
+    else:
+        STATE.grad_enabled = mode
 
 
 def is_inference_mode_enabled() -> bool:
@@ -33,7 +46,7 @@ def is_inference_mode_enabled() -> bool:
 
 
 class _GradModeContext:
-    """Base for context managers that are also decorators."""
+    """Base for context managers that are also decorators (of functions, methods and generators)."""
 
     def _enter(self) -> None:
         raise NotImplementedError
@@ -41,9 +54,8 @@ class _GradModeContext:
     def _exit(self) -> None:
         raise NotImplementedError
 
-    def __enter__(self) -> _GradModeContext:
+    def __enter__(self) -> None:
         self._enter()
-        return self
 
     def __exit__(self, *exc: Any) -> None:
         self._exit()
@@ -52,8 +64,16 @@ class _GradModeContext:
         return self.__class__()
 
     def __call__(self, func: Callable) -> Callable:
+        """Run ``func`` in the mode; a generator function runs in it each time it resumes, as in torch."""
+        if inspect.isclass(func):
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in future versions. You should only "
+                "decorate functions or methods. To preserve the current behavior of class decoration, you can "
+                "directly decorate the `__init__` method and nothing else.",
+                FutureWarning, stacklevel=2,
+            )
         if inspect.isgeneratorfunction(func):
-            raise TypeError("grad-mode decorators do not support generator functions")
+            return self._wrap_generator(func)
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -62,9 +82,36 @@ class _GradModeContext:
 
         return wrapper
 
+    def _wrap_generator(self, func: Callable) -> Callable:
+        """A generator function whose body runs in the mode: each ``send``, ``throw`` and ``close`` is
+        made inside it, the caller's code between two of them outside it."""
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            gen = func(*args, **kwargs)
+            resume, value = gen.send, None
+            while True:
+                with self.clone():
+                    try:
+                        out = resume(value)
+                    except StopIteration as stop:
+                        return stop.value
+                try:
+                    value, resume = (yield out), gen.send
+                except GeneratorExit:
+                    with self.clone():
+                        gen.close()
+                    raise
+                except BaseException as exc:  # (as torch: KeyboardInterrupt thrown in goes to the generator too)
+                    value, resume = exc, gen.throw
+
+        return wrapper
+
 
 class _SetGrad(_GradModeContext):
-    _mode = True
+    """``no_grad`` and ``enable_grad``: the previous mode is kept in ``prev`` while inside."""
+
+    mode = True
 
     def __new__(cls, func: Callable | None = None) -> Any:
         """``@no_grad`` without parentheses decorates ``func`` directly, as in torch."""
@@ -72,11 +119,11 @@ class _SetGrad(_GradModeContext):
         return self if func is None else self(func)
 
     def _enter(self) -> None:
-        self._prev = STATE.grad_enabled
-        STATE.grad_enabled = self._mode
+        self.prev = is_grad_enabled()
+        _set_grad_mode(self.mode)
 
     def _exit(self) -> None:
-        STATE.grad_enabled = self._prev
+        _set_grad_mode(self.prev)
 
 
 class no_grad(_SetGrad):
@@ -93,22 +140,34 @@ class no_grad(_SetGrad):
     ...     return t * 3
     >>> triple(dg.ones(1, requires_grad=True)).requires_grad
     False
+
+    Decorating a generator function disables recording while its body runs (each
+    resumption), not in the code that iterates it.
     """
 
-    _mode = False
+    mode = False
 
 
 class enable_grad(_SetGrad):
-    """Context manager and decorator that enables gradient recording (inside ``no_grad``)."""
+    """Context manager and decorator that enables gradient recording (inside ``no_grad``).
 
-    _mode = True
+    Inside ``inference_mode`` it turns grad mode on (``is_grad_enabled()``) but ops
+    are still not recorded, as in torch.
+    """
+
+    mode = True
 
 
 class set_grad_enabled(_SetGrad):
     """Set grad mode on or off: as a plain call, a context manager, or a decorator.
 
+    ``mode`` must be a ``bool`` (torch's ``TypeError`` otherwise). The call switches
+    the mode at once; leaving a ``with`` block (or a decorated call) restores the
+    mode from before the call.
+
     >>> import dualgrad as dg
-    >>> _ = dg.set_grad_enabled(False)
+    >>> dg.set_grad_enabled(False)
+    dualgrad.reverse.grad_mode.set_grad_enabled(mode=False)
     >>> dg.is_grad_enabled()
     False
     >>> _ = dg.set_grad_enabled(True)
@@ -121,26 +180,27 @@ class set_grad_enabled(_SetGrad):
         return object.__new__(cls)
 
     def __init__(self, mode: bool):
-        self._mode = bool(mode)
-        self._prev = STATE.grad_enabled
-        STATE.grad_enabled = self._mode
+        if not isinstance(mode, bool):
+            raise TypeError(
+                f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {type(mode).__name__}"
+            )
+        self.prev = is_grad_enabled()
+        self.mode = mode
+        _set_grad_mode(mode)
 
     def _enter(self) -> None:
-        STATE.grad_enabled = self._mode
+        _set_grad_mode(self.mode)
 
     def clone(self) -> set_grad_enabled:
-        prev = STATE.grad_enabled
-        clone = set_grad_enabled(self._mode)
-        STATE.grad_enabled = prev
-        clone._prev = prev
-        return clone
-
-    def __exit__(self, *exc: Any) -> None:
-        STATE.grad_enabled = self._prev
+        """A new ``set_grad_enabled(self.mode)``: like it, this switches the mode now (as torch's clone)."""
+        return set_grad_enabled(self.mode)
 
     def __call__(self, func: Callable) -> Callable:
-        STATE.grad_enabled = self._prev
+        _set_grad_mode(self.prev)  # decorating does not switch the mode
         return super().__call__(func)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__module__}.{type(self).__qualname__}(mode={self.mode})"
 
 
 class inference_mode(_GradModeContext):
@@ -148,24 +208,40 @@ class inference_mode(_GradModeContext):
 
     Tensors made inside are inference tensors (``Tensor.is_inference()``): outside
     the mode they cannot be saved for backward, require grad or change in place.
+    Inside, no op is recorded even if ``enable_grad`` turns grad mode back on.
 
-    ``inference_mode(False)`` is a no-op context, as in torch.
+    ``inference_mode(False)`` (or ``mode=False``) turns inference mode off and grad
+    mode on, also inside an enclosing ``inference_mode()``, as in torch. Used without
+    parentheses, ``@inference_mode`` decorates the function directly.
+
+    >>> import dualgrad as dg
+    >>> with dg.inference_mode():
+    ...     with dg.inference_mode(False):
+    ...         dg.is_inference_mode_enabled(), dg.is_grad_enabled()
+    (False, True)
     """
 
+    def __new__(cls, mode: Any = True) -> Any:
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)
+
     def __init__(self, mode: bool = True):
-        self._mode = bool(mode)
+        self.mode = mode
 
     def clone(self) -> inference_mode:
-        return inference_mode(self._mode)
+        return inference_mode(self.mode)
 
     def _enter(self) -> None:
-        self._prev = (STATE.grad_enabled, STATE.inference_mode)
-        if self._mode:
-            STATE.grad_enabled = False
-            STATE.inference_mode = True
+        self._prev = (STATE.grad_enabled, STATE.inference_mode, STATE.inference_grad_mode,
+                      STATE.multithreading_enabled)
+        on = self.mode
+        STATE.grad_enabled, STATE.inference_mode, STATE.multithreading_enabled = not on, on, not on
+        STATE.inference_grad_mode = False
 
     def _exit(self) -> None:
-        STATE.grad_enabled, STATE.inference_mode = self._prev
+        (STATE.grad_enabled, STATE.inference_mode, STATE.inference_grad_mode,
+         STATE.multithreading_enabled) = self._prev
 
 
 class set_multithreading_enabled(_GradModeContext):
