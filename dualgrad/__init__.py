@@ -53,7 +53,17 @@ from .ops.linalg import *  # noqa: F403
 from .ops.reductions import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
-from .queries import allclose, equal, is_complex, is_floating_point, is_nonzero, is_tensor, isclose, numel
+from .queries import (
+    allclose,
+    equal,
+    is_complex,
+    is_floating_point,
+    is_inference,
+    is_nonzero,
+    is_tensor,
+    isclose,
+    numel,
+)
 from .reverse import (
     backward,
     enable_grad,

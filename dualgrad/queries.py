@@ -48,6 +48,19 @@ def is_floating_point(input: Tensor) -> bool:  # noqa: A002
     return input.is_floating_point()
 
 
+def is_inference(input: Tensor) -> bool:  # noqa: A002
+    """True if ``input`` is an inference tensor (see ``Tensor.is_inference``).
+
+    >>> import dualgrad as dg
+    >>> with dg.inference_mode():
+    ...     y = dg.ones(2)
+    >>> dg.is_inference(y), dg.is_inference(dg.ones(2))
+    (True, False)
+    """
+    _check_tensor("is_inference", "input", input)
+    return input.is_inference()
+
+
 def is_complex(input: Tensor) -> bool:  # noqa: A002
     """True if ``input``'s dtype is complex.
 

@@ -471,6 +471,17 @@ class Tensor:
         return self.grad_fn is None
 
     @property
+    def output_nr(self) -> int:
+        """Which output of ``grad_fn`` this tensor is (0 for a leaf), as in torch.
+
+        >>> import dualgrad as dg
+        >>> x = dg.ones(2, requires_grad=True)
+        >>> [t.output_nr for t in (x, *x.unbind())]
+        [0, 0, 1]
+        """
+        return self._output_nr
+
+    @property
     def grad(self) -> Tensor | None:
         """The accumulated gradient, ``None`` until a backward reaches this tensor.
 

@@ -364,3 +364,122 @@ def test_custom_function_without_grad_is_profiled():
     with profiler.profile() as prof:
         _Cube.apply(dg.tensor([2.0]))
     assert [e.name for e in prof.events()] == ["_Cube", "pow"]
+
+
+# -- torch's arguments and helpers ----------------------------------------------------
+
+def test_device_arguments_warn_as_a_cpu_only_torch():
+    with pytest.warns(FutureWarning, match="`use_cuda` will be deprecated"), \
+            pytest.warns(UserWarning, match="CUDA is not available, disabling CUDA profiling"):
+        prof = profiler.profile(use_cuda=True)
+    with prof:
+        dg.ones(2) * 2
+    assert [e.name for e in prof.events()] == ["mul"]
+    with pytest.warns(UserWarning, match="XPU is not available"):
+        profiler.profile(use_device="xpu")
+    with pytest.warns(UserWarning, match="The cpu is not a valid device option"):
+        profiler.profile(use_device="cpu")
+
+
+@pytest.mark.parametrize(("kineto", "words"), [(False, "supported only with Kineto"),
+                                               (True, "no activities specified")])
+def test_use_cpu_false_leaves_nothing_to_record(kineto, words):
+    with pytest.raises(ValueError, match=words):
+        profiler.profile(use_cpu=False, use_kineto=kineto)
+    profiler.profile(enabled=False, use_cpu=False)  # a disabled profiler checks nothing, as torch's
+
+
+def test_torch_only_arguments_are_accepted():
+    with profiler.profile(with_modules=True, use_kineto=True, experimental_config=object(),
+                          acc_events=True, custom_trace_id_callback=lambda: "id",
+                          post_processing_timeout_s=1.0, activity_filters={}) as prof:
+        dg.ones(2) * 2
+    assert [e.key for e in prof.key_averages(group_by_overload_name=True)] == ["mul"]
+
+
+def test_with_flops_records_shapes_as_torch():
+    with profiler.profile(with_flops=True) as prof:
+        dg.ones(2, 3) @ dg.ones(3, 4)
+    assert prof.record_shapes and prof.events()[0].input_shapes == [[2, 3], [3, 4]]
+
+
+def test_record_function_args_keep_the_name():
+    with profiler.profile() as prof:
+        with profiler.record_function("step", "batch 3") as rf:
+            dg.ones(2) * 2
+    assert rf.args == "batch 3"
+    step, mul = prof.events()
+    assert step.name == "step" and step.is_user_annotation and not mul.is_user_annotation
+
+
+def test_event_time_range_and_formatted_times():
+    prof = _reference_example(2)
+    event = prof.events()[0]
+    assert event.time_range.start == event.start_us and event.time_range.end == event.end_us
+    assert event.time_range.elapsed_us() == event.cpu_time_total
+    avg = prof.key_averages()[0]
+    for item in (event, avg):
+        assert item.cpu_time_total_str.endswith("s") and item.self_cpu_time_total_str.endswith("s")
+        assert item.cpu_time_str.endswith("s")
+        assert item.device_time_total == item.self_device_time_total == item.device_memory_usage == 0
+
+
+@pytest.mark.parametrize("key", ["cuda_time_total", "self_cuda_time_total", "device_time_total",
+                                 "self_device_memory_usage", "xpu_time_total"])
+def test_table_sorts_by_device_keys_as_zeros(key):
+    averages = _reference_example(2).key_averages()
+    rows = lambda table: [line.split()[0] for line in table.splitlines()[3:-3]]  # noqa: E731
+    assert rows(averages.table(sort_by=key)) == rows(averages.table())
+
+
+def test_table_column_widths_and_time_unit():
+    long_name = "a_really_long_range_name_" * 3
+    with profiler.profile(record_shapes=True, with_stack=True) as prof:
+        with profiler.record_function(long_name):
+            dg.ones(2, 3) * 2
+    events = profiler.EventList(prof.events())
+    table = events.table(max_name_column_width=20, max_shapes_column_width=5,
+                         max_src_column_width=12, time_unit="ms")
+    assert long_name[:17] + "..." in table and long_name not in table
+    assert "[[2, " in table and "[[2, 3]" not in table
+    source = next(line for line in table.splitlines() if line.strip().startswith("mul")).split()[-1]
+    assert source.startswith("...") and len(source) == 12
+    assert table.splitlines()[-1].endswith("ms")
+    assert "us" not in table and "CPU time avg" in prof.table(max_name_column_width=20)
+    with pytest.raises(ValueError, match="time_unit='min'.*s, ms, us"):
+        events.table(time_unit="min")
+
+
+def test_event_list_key_averages_takes_torch_keyword():
+    with profiler.profile(record_shapes=True) as prof:
+        dg.ones(2) * 2
+        dg.ones(3) * 2
+    assert len(prof.events().key_averages(group_by_input_shapes=True)) == 2
+    assert len(prof.key_averages(group_by_input_shape=True)) == 2
+
+
+def test_export_stacks(tmp_path):
+    with profiler.profile(with_stack=True) as prof:
+        dg.ones(300, 300) * 2
+    path = tmp_path / "stacks.txt"
+    prof.export_stacks(str(path))
+    (line,) = path.read_text().splitlines()
+    frames, value = line.rsplit(" ", 1)
+    assert int(value) > 0 and " " not in frames and "test_export_stacks" in frames.split(";")[-1]
+    prof.export_stacks(str(path), "self_cuda_time_total")  # every device metric is 0: no line
+    assert path.read_text() == ""
+    with pytest.raises(ValueError, match="metric should be one of"):
+        prof.export_stacks(str(path), "cpu_time")
+    with profiler.profile() as plain:
+        pass
+    with pytest.raises(RuntimeError, match="requires with_stack=True"):
+        plain.export_stacks(str(path))
+
+
+def test_export_chrome_trace_metadata(tmp_path):
+    with profiler.profile() as prof:
+        dg.ones(2) * 2
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path), metadata={"run": "a"}, use_python_export=True)
+    trace = json.loads(path.read_text())
+    assert trace["run"] == "a" and [e["name"] for e in trace["traceEvents"]] == ["mul"]

@@ -7,23 +7,67 @@ likewise.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["EventList", "FunctionEvent", "FunctionEventAvg"]
+__all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "Interval"]
 
 SORT_KEYS = ("cpu_time", "cpu_time_total", "self_cpu_time_total", "cpu_memory_usage",
-             "self_cpu_memory_usage", "count", "flops")
+             "self_cpu_memory_usage", "count", "flops", "device_time", "device_time_total",
+             "self_device_time_total", "device_memory_usage", "self_device_memory_usage")
+STACK_METRICS = ["self_cpu_time_total", "self_cuda_time_total", "self_xpu_time_total",
+                 "self_privateuse1_time_total"]
+TIME_UNITS = ("s", "ms", "us")
 
 
-class FunctionEvent:
-    """One recorded call: an op (``mul``), a backward node (``MulBackward0``) or a user range."""
+def _device_name(key: str) -> str:
+    """torch's spelling of device columns: ``cuda_time_total`` -> ``device_time_total``."""
+    return key.replace("cuda", "device").replace("xpu", "device").replace("privateuse1", "device")
+
+
+class _Times:
+    """What events and averages share: formatted times and torch's device columns (always 0 on CPU)."""
+
+    device_time = device_time_total = self_device_time_total = 0.0
+    device_memory_usage = self_device_memory_usage = 0
+
+    @property
+    def cpu_time_str(self) -> str:
+        return _format_time(self.cpu_time)
+
+    @property
+    def cpu_time_total_str(self) -> str:
+        return _format_time(self.cpu_time_total)
+
+    @property
+    def self_cpu_time_total_str(self) -> str:
+        return _format_time(self.self_cpu_time_total)
+
+
+class Interval:
+    """An event's ``time_range``: ``start`` and ``end`` in microseconds."""
+
+    def __init__(self, start: float, end: float):
+        self.start = start
+        self.end = end
+
+    def elapsed_us(self) -> float:
+        return self.end - self.start
+
+
+class FunctionEvent(_Times):
+    """One recorded call: an op (``mul``), a backward node (``MulBackward0``) or a user range.
+
+    ``is_user_annotation`` is true for ``record_function`` ranges; the ``device_*``
+    times and memory are 0 (dualgrad runs on CPU), as in a CPU-only torch.
+    """
 
     def __init__(self, id: int, name: str, thread: int, start_us: float, end_us: float = 0.0, *,
                  input_shapes: list | None = None, stack: list | None = None,
-                 sequence_nr: int = -1, is_backward: bool = False):
+                 sequence_nr: int = -1, is_backward: bool = False, is_user_annotation: bool = False):
         self.id = id
         self.name = name
         self.key = name
@@ -34,12 +78,17 @@ class FunctionEvent:
         self.stack = stack or []
         self.sequence_nr = sequence_nr
         self.is_backward = is_backward
+        self.is_user_annotation = is_user_annotation
         self.cpu_memory_usage = 0
         self.flops = 0
         self.count = 1
         self.cpu_children: list[FunctionEvent] = []
         self.cpu_parent: FunctionEvent | None = None
         self.kernels: list[tuple[str, float]] = []  # (name, duration in us), from nvprof traces
+
+    @property
+    def time_range(self) -> Interval:
+        return Interval(self.start_us, self.end_us)
 
     @property
     def cpu_time_total(self) -> float:
@@ -63,7 +112,7 @@ class FunctionEvent:
                 f"input_shapes={self.input_shapes} cpu_memory_usage={self.cpu_memory_usage}>")
 
 
-class FunctionEventAvg:
+class FunctionEventAvg(_Times):
     """Events with the same key (name, and shapes / stack when grouped by them), summed."""
 
     def __init__(self, key: str | None = None):
@@ -116,19 +165,23 @@ class EventList(list):
         """Total self CPU time of all events, in microseconds."""
         return sum(e.self_cpu_time_total for e in self)
 
-    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0) -> EventList:
-        """One ``FunctionEventAvg`` per name (and input shapes / top stack frames if asked)."""
+    def key_averages(self, group_by_input_shapes: bool = False, group_by_stack_n: int = 0,
+                     group_by_overload_name: bool = False) -> EventList:
+        """One ``FunctionEventAvg`` per name (and input shapes / top stack frames if asked).
+
+        ``group_by_overload_name`` changes nothing: dualgrad's ops have no overloads.
+        """
         groups: dict = {}
         for event in self:
             key = (event.key,)
-            if group_by_input_shape:
+            if group_by_input_shapes:
                 key += (str(event.input_shapes),)
             if group_by_stack_n:
                 key += tuple(event.stack[:group_by_stack_n])
             avg = groups.get(key)
             if avg is None:
                 avg = groups[key] = FunctionEventAvg()
-                if group_by_input_shape:
+                if group_by_input_shapes:
                     avg.input_shapes = event.input_shapes
                 if group_by_stack_n:
                     avg.stack = event.stack[:group_by_stack_n]
@@ -144,70 +197,108 @@ class EventList(list):
         total.key = "Total"
         return total
 
-    def table(self, sort_by: str | None = None, row_limit: int = 100, max_name_column_width: int = 55,
-              header: str | None = None, top_level_events_only: bool = False) -> str:
+    def table(self, sort_by: str | None = None, row_limit: int = 100, max_src_column_width: int = 75,
+              max_name_column_width: int = 55, max_shapes_column_width: int = 80,
+              header: str | None = None, top_level_events_only: bool = False,
+              time_unit: str | None = None) -> str:
         """The events as a text table, sorted by ``sort_by`` (descending), first ``row_limit`` rows.
 
         ``sort_by`` is one of ``cpu_time``, ``cpu_time_total``, ``self_cpu_time_total``,
-        ``cpu_memory_usage``, ``self_cpu_memory_usage``, ``count``, ``flops``.
+        ``cpu_memory_usage``, ``self_cpu_memory_usage``, ``count``, ``flops`` or a
+        device key (``device_time_total``, ``cuda_time_total``, ...: all 0, so the
+        order is kept). Names, input shapes and source locations are cut to their
+        ``max_*_column_width``; ``time_unit`` (``"s"``, ``"ms"``, ``"us"``) fixes the
+        unit of every time.
         """
-        return build_table(self, sort_by, row_limit, max_name_column_width, header,
-                           top_level_events_only, self._with_flops, self._profile_memory)
+        if time_unit not in (None, *TIME_UNITS):
+            raise ValueError(f"table(time_unit={time_unit!r}): expected one of {', '.join(TIME_UNITS)}")
+        widths = {"name": max_name_column_width, "shapes": max_shapes_column_width,
+                  "src": max_src_column_width}
+        return build_table(self, sort_by, row_limit, widths, header, top_level_events_only,
+                           self._with_flops, self._profile_memory, time_unit)
+
+    @staticmethod
+    def supported_export_stacks_metrics() -> list:
+        """The metrics ``export_stacks`` accepts."""
+        return list(STACK_METRICS)
+
+    def export_stacks(self, path: str, metric: str) -> None:
+        """Write one ``outer;...;inner value`` line per event with a stack (flame graph input).
+
+        Needs events recorded ``with_stack=True``; events whose ``metric`` is 0
+        (every device metric, on CPU) are left out.
+        """
+        if metric not in STACK_METRICS:
+            raise ValueError(f"metric should be one of: {STACK_METRICS}")
+        spaces = str.maketrans(" ;\t\n", "____")
+        with open(path, "w", encoding="utf-8") as f:
+            for event in self:
+                value = int(getattr(event, _device_name(metric)))
+                if event.stack and value > 0:
+                    frames = ";".join(frame.translate(spaces) for frame in reversed(event.stack))
+                    f.write(f"{frames} {value}\n")
 
     def export_chrome_trace(self, path: str) -> None:
         """Write the events as Trace Event JSON (chrome://tracing, Perfetto)."""
-        pid = os.getpid()
-        trace = []
-        for e in self:
-            if not isinstance(e, FunctionEvent):
-                raise TypeError("export_chrome_trace needs the recorded events, not key averages")
-            args: dict[str, Any] = {}
-            if e.input_shapes is not None:
-                args["Input Dims"] = e.input_shapes
-            if e.sequence_nr >= 0:
-                args["Sequence number"] = e.sequence_nr
-            if e.flops:
-                args["FLOPs"] = e.flops
-            if e.stack:
-                args["Call stack"] = ";".join(e.stack)
-            trace.append({"name": e.name, "ph": "X", "ts": e.start_us, "dur": e.cpu_time_total,
-                          "pid": pid, "tid": e.thread,
-                          "cat": "cpu_op" if not e.is_backward else "autograd", "args": args})
-        text = json.dumps({"traceEvents": trace, "displayTimeUnit": "ms"}, indent=1)
-        try:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
-        except OSError as error:
-            raise OSError(error.errno, f"export_chrome_trace could not write the trace to {path!r}: "
-                                       f"{error.strerror}") from error
+        write_chrome_trace(self, path)
 
 
-def build_table(events: list, sort_by: str | None, row_limit: int, name_width: int,
-                header: str | None, top_level_only: bool, with_flops: bool, profile_memory: bool) -> str:
+def write_chrome_trace(events: EventList, path: str, metadata: dict | None = None) -> None:
+    """Write ``events`` as Trace Event JSON, with ``metadata`` as extra top-level keys."""
+    pid = os.getpid()
+    trace = []
+    for e in events:
+        if not isinstance(e, FunctionEvent):
+            raise TypeError("export_chrome_trace needs the recorded events, not key averages")
+        args: dict[str, Any] = {}
+        if e.input_shapes is not None:
+            args["Input Dims"] = e.input_shapes
+        if e.sequence_nr >= 0:
+            args["Sequence number"] = e.sequence_nr
+        if e.flops:
+            args["FLOPs"] = e.flops
+        if e.stack:
+            args["Call stack"] = ";".join(e.stack)
+        trace.append({"name": e.name, "ph": "X", "ts": e.start_us, "dur": e.cpu_time_total,
+                      "pid": pid, "tid": e.thread,
+                      "cat": "cpu_op" if not e.is_backward else "autograd", "args": args})
+    text = json.dumps({**(metadata or {}), "traceEvents": trace, "displayTimeUnit": "ms"}, indent=1)
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as error:
+        raise OSError(error.errno, f"export_chrome_trace could not write the trace to {path!r}: "
+                                   f"{error.strerror}") from error
+
+
+def build_table(events: list, sort_by: str | None, row_limit: int, max_widths: dict,
+                header: str | None, top_level_only: bool, with_flops: bool, profile_memory: bool,
+                time_unit: str | None = None) -> str:
     """Format events as torch's profiler table."""
-    if sort_by is not None and sort_by not in SORT_KEYS:
+    if sort_by is not None and _device_name(sort_by) not in SORT_KEYS:
         raise ValueError(f"table(sort_by={sort_by!r}): unknown key; valid keys are "
-                         f"{', '.join(SORT_KEYS)}")
+                         f"{', '.join(SORT_KEYS)} (cuda_/xpu_ spellings of the device keys too)")
     rows = [e for e in events if not (top_level_only and getattr(e, "cpu_parent", None))]
     if sort_by is not None:
-        rows.sort(key=lambda e: getattr(e, sort_by), reverse=True)
+        rows.sort(key=lambda e: getattr(e, _device_name(sort_by)), reverse=True)
     if row_limit is not None and row_limit >= 0:
         rows = rows[:row_limit]
     total_self = sum(e.self_cpu_time_total for e in events) or 1.0
-    name_width = min(max([len(e.key) for e in rows] + [4]) + 2, name_width)
+    name_width = min(max([len(e.key) for e in rows] + [4]) + 2, max_widths["name"])
+    fmt = functools.partial(_format_time, unit=time_unit)
     columns = [("Self CPU %", lambda e: f"{100 * e.self_cpu_time_total / total_self:.2f}%"),
-               ("Self CPU", lambda e: _format_time(e.self_cpu_time_total)),
+               ("Self CPU", lambda e: fmt(e.self_cpu_time_total)),
                ("CPU total %", lambda e: f"{100 * e.cpu_time_total / total_self:.2f}%"),
-               ("CPU total", lambda e: _format_time(e.cpu_time_total)),
-               ("CPU time avg", lambda e: _format_time(e.cpu_time_total / max(e.count, 1)))]
+               ("CPU total", lambda e: fmt(e.cpu_time_total)),
+               ("CPU time avg", lambda e: fmt(e.cpu_time_total / max(e.count, 1)))]
     if profile_memory:
         columns += [("CPU Mem", lambda e: _format_memory(e.cpu_memory_usage)),
                     ("Self CPU Mem", lambda e: _format_memory(e.self_cpu_memory_usage))]
     columns.append(("# of Calls", lambda e: str(e.count)))
     if any(e.input_shapes for e in rows):
-        columns.append(("Input Shapes", lambda e: str(e.input_shapes or [])))
+        columns.append(("Input Shapes", lambda e: str(e.input_shapes or [])[:max_widths["shapes"]]))
     if any(e.stack for e in rows):
-        columns.append(("Source Location", lambda e: e.stack[0] if e.stack else ""))
+        columns.append(("Source Location", lambda e: _trim_path(e.stack[0], max_widths["src"]) if e.stack else ""))
     if with_flops:
         columns.append(("Total FLOPs", lambda e: f"{e.flops:,}" if e.flops else "--"))
     widths = [max(12, len(title), *(len(render(e)) for e in rows)) for title, render in columns]
@@ -221,16 +312,22 @@ def build_table(events: list, sort_by: str | None, row_limit: int, name_width: i
         name = e.key if len(e.key) <= name_width else e.key[:name_width - 3] + "..."
         cells = "".join("  " + render(e).rjust(w) for (_, render), w in zip(columns, widths, strict=True))
         lines.append(name.rjust(name_width) + cells)
-    lines += [rule, f"Self CPU time total: {_format_time(sum(e.self_cpu_time_total for e in events))}", ""]
+    lines += [rule, f"Self CPU time total: {fmt(sum(e.self_cpu_time_total for e in events))}", ""]
     return "\n".join(lines)
 
 
-def _format_time(us: float) -> str:
-    if us >= 1e6:
-        return f"{us / 1e6:.3f}s"
-    if us >= 1e3:
-        return f"{us / 1e3:.3f}ms"
-    return f"{us:.3f}us"
+def _trim_path(path: str, width: int) -> str:
+    """The last ``width`` characters of ``path``, starting with ``...`` when cut (torch's)."""
+    if len(path) <= width:
+        return path
+    return "..." + path[len(path) - width + 3:]
+
+
+def _format_time(us: float, unit: str | None = None) -> str:
+    """``1.500ms``: in ``unit`` (``"s"``, ``"ms"``, ``"us"``), else the largest that fits."""
+    if unit is None:
+        unit = "s" if us >= 1e6 else "ms" if us >= 1e3 else "us"
+    return f"{us / {'s': 1e6, 'ms': 1e3, 'us': 1.0}[unit]:.3f}{unit}"
 
 
 def _format_memory(nbytes: int) -> str:

@@ -14,12 +14,13 @@ import os
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from .._state import STATE, install_observer, remove_observer
 from ..tensor import Tensor
-from .events import EventList, FunctionEvent, FunctionEventAvg
+from .events import EventList, FunctionEvent, FunctionEventAvg, write_chrome_trace
 from .flops import estimate_flops
 
 __all__ = ["profile", "record_function"]
@@ -54,7 +55,17 @@ class profile:  # noqa: N801 - torch's name
     ``record_shapes`` keeps input shapes (for ``key_averages(group_by_input_shape=True)``),
     ``with_flops`` estimates FLOPs of matrix products, ``profile_memory`` records
     the bytes each call's outputs take, ``with_stack`` the source location of each
-    call. GPU-related arguments are accepted and ignored (dualgrad runs on CPU).
+    call (``with_flops`` implies ``record_shapes``, as in torch). dualgrad runs on
+    CPU only, so it answers the device arguments as a CPU-only torch does:
+    ``use_cuda=True`` warns that the argument is deprecated and, like
+    ``use_device="cuda"``, that CUDA profiling is disabled; ``use_cpu=False``
+    leaves nothing to record and raises ValueError. ``with_modules``,
+    ``use_kineto``, ``experimental_config``, ``acc_events``,
+    ``custom_trace_id_callback``, ``post_processing_timeout_s`` and
+    ``activity_filters`` are accepted and change nothing.
+
+    Unlike torch, a finished profiler can be entered again: it then records
+    afresh. Entering it while it runs raises RuntimeError, as in torch.
 
     >>> import dualgrad as dg
     >>> x = dg.randn(1, 1, requires_grad=True)
@@ -71,9 +82,13 @@ class profile:  # noqa: N801 - torch's name
     def __init__(self, enabled: bool = True, *, use_cuda: bool = False, use_device: Any = None,
                  record_shapes: bool = False, with_flops: bool = False, profile_memory: bool = False,
                  with_stack: bool = False, with_modules: bool = False, use_kineto: bool = False,
-                 use_cpu: bool = True, experimental_config: Any = None):
+                 use_cpu: bool = True, experimental_config: Any = None, acc_events: bool = False,
+                 custom_trace_id_callback: Any = None, post_processing_timeout_s: float | None = None,
+                 activity_filters: Any = None):
         self.enabled = enabled
-        self.record_shapes = record_shapes
+        if enabled:
+            _check_devices(use_cuda, use_device, use_cpu, use_kineto)
+        self.record_shapes = record_shapes or with_flops
         self.with_flops = with_flops
         self.profile_memory = profile_memory
         self.with_stack = with_stack
@@ -162,7 +177,9 @@ class profile:  # noqa: N801 - torch's name
 
     def push_range(self, name: str) -> FunctionEvent:
         """Open a user range (``record_function``)."""
-        return self._begin(name, ())
+        event = self._begin(name, ())
+        event.is_user_annotation = True
+        return event
 
     def pop_range(self, event: FunctionEvent) -> None:
         """Close a user range opened by ``push_range``."""
@@ -178,13 +195,18 @@ class profile:  # noqa: N801 - torch's name
         """All recorded events, in start order."""
         return self._finished()
 
-    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0) -> EventList:
+    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
+                     group_by_overload_name: bool = False) -> EventList:
         """Events averaged per name (and per input shapes / top stack frames when asked)."""
-        return self._finished().key_averages(group_by_input_shape, group_by_stack_n)
+        return self._finished().key_averages(group_by_input_shape, group_by_stack_n,
+                                             group_by_overload_name)
 
-    def table(self, sort_by: str | None = None, row_limit: int = 100, **kwargs: Any) -> str:
+    def table(self, sort_by: str | None = None, row_limit: int = 100, max_src_column_width: int = 75,
+              max_name_column_width: int = 55, max_shapes_column_width: int = 80,
+              header: str | None = None, top_level_events_only: bool = False) -> str:
         """The key averages as a text table (see ``EventList.table``)."""
-        return self.key_averages().table(sort_by=sort_by, row_limit=row_limit, **kwargs)
+        return self.key_averages().table(sort_by, row_limit, max_src_column_width, max_name_column_width,
+                                         max_shapes_column_width, header, top_level_events_only)
 
     def total_average(self) -> FunctionEventAvg:
         """All events summed into one average."""
@@ -195,18 +217,60 @@ class profile:  # noqa: N801 - torch's name
         """Total self CPU time of all events, in microseconds."""
         return self._finished().self_cpu_time_total
 
-    def export_chrome_trace(self, path: str) -> None:
-        """Write the events as Trace Event JSON (open in chrome://tracing or Perfetto)."""
-        self._finished().export_chrome_trace(path)
+    def export_chrome_trace(self, path: str, metadata: dict | None = None,
+                            use_python_export: bool = False) -> None:
+        """Write the events as Trace Event JSON (open in chrome://tracing or Perfetto).
+
+        ``metadata`` entries become top-level keys of the JSON object;
+        ``use_python_export`` changes nothing (there is only one exporter).
+        """
+        write_chrome_trace(self._finished(), path, metadata)
+
+    def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
+        """Write the stacks of the events for a flame graph (see ``EventList.export_stacks``).
+
+        >>> import dualgrad as dg, os, tempfile
+        >>> with dg.profiler.profile(with_stack=True) as prof:
+        ...     y = dg.ones(500, 500) * 2
+        >>> path = os.path.join(tempfile.mkdtemp(), "stacks.txt")
+        >>> prof.export_stacks(path)
+        >>> [line.split()[-1].isdigit() for line in open(path)]  # "frames microseconds"
+        [True]
+        """
+        if not self.with_stack:
+            raise RuntimeError("export_stacks() requires with_stack=True")
+        self._finished().export_stacks(path, metric)
 
     def __str__(self) -> str:
         return self.table()
 
 
+_DEVICES = ("cuda", "xpu", "mtia", "hpu")
+
+
+def _check_devices(use_cuda: bool, use_device: Any, use_cpu: bool, use_kineto: bool) -> None:
+    """torch's checks of the device arguments, on a machine without devices."""
+    if use_cuda:
+        warnings.warn("The attribute `use_cuda` will be deprecated soon, "
+                      "please use ``use_device = 'cuda'`` instead.", FutureWarning, stacklevel=3)
+        use_device = "cuda"
+    if use_device in _DEVICES:
+        warnings.warn(f"{use_device.upper()} is not available, disabling {use_device.upper()} profiling "
+                      f"(dualgrad runs on CPU only)", stacklevel=3)
+    elif use_device is not None:
+        warnings.warn(f"The {use_device} is not a valid device option.", stacklevel=3)
+    if not use_cpu:
+        raise ValueError("profile(use_cpu=False): no activities specified for the profiler "
+                         "(dualgrad records CPU events only)" if use_kineto else
+                         "profile(use_cpu=False): Device-only events supported only with Kineto "
+                         "(use_kineto=True)")
+
+
 class record_function:  # noqa: N801 - torch's name
     """A named user range, shown as its own row by active profilers and range emitters.
 
-    Use it as a context manager or as a decorator.
+    Use it as a context manager or as a decorator. ``args``, as in torch, is kept
+    (``self.args``) but not part of the range's name.
 
     >>> import dualgrad as dg
     >>> with dg.profiler.profile() as prof:
@@ -218,7 +282,8 @@ class record_function:  # noqa: N801 - torch's name
     """
 
     def __init__(self, name: str, args: str | None = None):
-        self.name = name if args is None else f"{name}({args})"
+        self.name = name
+        self.args = args
         self._ranges: list = []
 
     def __enter__(self) -> record_function:
