@@ -295,7 +295,8 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
             f"structure {pytree.describe(t_spec)}"
         )
     levels = STATE.vmap_levels
-    with dual_level() as level:
+    with dual_level() as number:
+        level = STATE.dual_levels[number]
         duals = []
         for p, t in zip(flat_p, flat_t, strict=True):
             if not isinstance(p, Tensor) or not isinstance(t, Tensor):

@@ -62,6 +62,59 @@ def test_make_dual_and_unpack_dual():
 def test_outside_a_level_unpack_returns_the_tensor():
     x = dg.tensor(X)
     assert fwAD.unpack_dual(x) == (x, None)
+    assert fwAD.unpack_dual([1.0]) == ([1.0], None)
+    with fwAD.dual_level():
+        assert fwAD.unpack_dual(x, level=-1) == (x, None)
+
+
+def test_inside_a_level_unpack_of_a_plain_tensor_gives_a_view():
+    x = dg.tensor(X)
+    with fwAD.dual_level():
+        primal, tangent = fwAD.unpack_dual(x)
+        assert tangent is None and primal is not x
+        assert np.shares_memory(primal.numpy(), x.numpy())
+
+
+def test_unpacked_dual_tensor_is_a_named_tuple():
+    with fwAD.dual_level():
+        out = fwAD.unpack_dual(fwAD.make_dual(dg.tensor([1.0]), dg.tensor([2.0])))
+    assert fwAD.UnpackedDualTensor._fields == ("primal", "tangent")
+    assert repr(out) == "UnpackedDualTensor(primal=tensor([1.]), tangent=tensor([2.]))"
+
+
+# -- levels are ints, as torch's ------------------------------------------------------------
+def test_levels_are_numbered_by_depth():
+    level = fwAD.enter_dual_level()
+    try:
+        assert type(level) is int and level == 0
+        with fwAD.dual_level() as inner:
+            assert inner == 1
+    finally:
+        fwAD.exit_dual_level(level=0)
+    with fwAD.dual_level() as level:
+        assert level == 0
+
+
+def test_level_numbers_address_levels():
+    with fwAD.dual_level() as outer, fwAD.dual_level():
+        dual = fwAD.make_dual(dg.tensor(X), dg.tensor(V), level=0)
+        assert fwAD.unpack_dual(dual, level=outer).tangent.tolist() == V.tolist()
+        assert fwAD.unpack_dual(dual).tangent is None
+        assert fwAD.unpack_dual(dual, level=5).tangent is None  # a level that does not exist
+
+
+def test_dual_level_is_a_decorator():
+    @fwAD.dual_level()
+    def tangent_of_cube(x, v):
+        return fwAD.unpack_dual(fwAD.make_dual(x, v) ** 3).tangent
+
+    assert tangent_of_cube(dg.tensor(2.0), dg.tensor(1.0)).item() == 12.0
+    assert tangent_of_cube(dg.tensor(1.0), dg.tensor(1.0)).item() == 3.0
+
+
+def test_an_error_in_a_dual_level_block_exits_the_level():
+    with pytest.raises(KeyError), fwAD.dual_level():
+        raise KeyError("x")
 
 
 def test_tangents_are_gone_after_the_level_exits():
@@ -90,19 +143,24 @@ def test_make_dual_is_a_view_of_its_input():
         assert np.shares_memory(dual.numpy(), x.numpy())
 
 
-def test_tangent_of_another_float_dtype_is_cast():
+def test_tangent_keeps_its_dtype_and_ops_give_the_output_dtype():
+    # torch: make_dual stores the tangent as it is; an op's tangent has the op's output dtype here
     with fwAD.dual_level():
-        dual = fwAD.make_dual(dg.tensor(X), dg.tensor(V, dtype="float32"))
-        assert fwAD.unpack_dual(dual).tangent.dtype == np.float64
+        tangent32 = dg.tensor(V, dtype="float32")
+        dual = fwAD.make_dual(dg.tensor(X), tangent32)
+        assert fwAD.unpack_dual(dual).tangent is tangent32
+        assert fwAD.unpack_dual(dg.sin(dual)).tangent.dtype == np.float64
         dual32 = fwAD.make_dual(dg.tensor(X, dtype="float32"), dg.tensor(V))
+        assert fwAD.unpack_dual(dual32).tangent.dtype == np.float64
         assert fwAD.unpack_dual(dg.sin(dual32)).tangent.dtype == np.float32
 
 
 def test_complex_primal_takes_real_or_complex_tangents():
     z = dg.tensor(X + 1j * V)
     with fwAD.dual_level():
-        tangent = fwAD.unpack_dual(fwAD.make_dual(z, dg.tensor(V))).tangent
-        assert tangent.dtype == np.complex128
+        dual = fwAD.make_dual(z, dg.tensor(V))
+        assert fwAD.unpack_dual(dual).tangent.dtype == np.float64
+        assert fwAD.unpack_dual(dual * 2).tangent.dtype == np.complex128
         out = fwAD.unpack_dual(dg.exp(fwAD.make_dual(z, dg.tensor(V * 1j)))).tangent
         np.testing.assert_allclose(out.numpy(), np.exp(X + 1j * V) * V * 1j)
 
@@ -146,6 +204,45 @@ def test_jvp_is_linear_in_the_tangent(x, scale):
 def test_make_dual_without_a_level():
     with pytest.raises(RuntimeError, match="no level exists"):
         fwAD.make_dual(dg.tensor(X), dg.tensor(V))
+    with fwAD.dual_level(), pytest.raises(RuntimeError, match="no level exists"):
+        fwAD.make_dual(dg.tensor(X), dg.tensor(V), level=-1)
+
+
+@pytest.mark.parametrize("opened", [0, 1])
+def test_make_dual_at_a_level_that_does_not_exist(opened):
+    levels = [fwAD.enter_dual_level() for _ in range(opened)]
+    try:
+        with pytest.raises(RuntimeError, match="invalid index.*not created or is already deleted"):
+            fwAD.make_dual(dg.tensor(X), dg.tensor(V), level=opened)
+    finally:
+        for level in reversed(levels):
+            fwAD.exit_dual_level(level=level)
+
+
+@pytest.mark.parametrize("level", [0.0, True, "0"])
+@pytest.mark.parametrize("call", [
+    lambda level: fwAD.make_dual(dg.tensor(X), dg.tensor(V), level=level),
+    lambda level: fwAD.unpack_dual(dg.tensor(X), level=level),
+    lambda level: fwAD.exit_dual_level(level=level),
+])
+def test_a_level_must_be_an_int(call, level):
+    with fwAD.dual_level(), pytest.raises(TypeError, match="argument 'level' must be int, not"):
+        call(level)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: fwAD.make_dual(dg.tensor(X), dg.tensor(V), 0),
+    lambda: fwAD.unpack_dual(dg.tensor(X), 0),
+    lambda: fwAD.exit_dual_level(0),
+])
+def test_the_level_is_keyword_only(call):
+    with fwAD.dual_level(), pytest.raises(TypeError, match="positional argument"):
+        call()
+
+
+def test_unpack_dual_of_a_non_tensor_inside_a_level():
+    with fwAD.dual_level(), pytest.raises(TypeError, match="must be Tensor, not list"):
+        fwAD.unpack_dual([1.0])
 
 
 def test_tangent_shape_mismatch_names_both_shapes():
@@ -171,6 +268,8 @@ def test_make_dual_of_a_dual_at_the_same_level():
         dual = fwAD.make_dual(dg.tensor(X), dg.tensor(V))
         with pytest.raises(RuntimeError, match="already has a forward gradient at the same level"):
             fwAD.make_dual(dual * 2, dg.tensor(V))
+        with pytest.raises(RuntimeError, match="Setting a forward grad that itself has a forward gradient"):
+            fwAD.make_dual(dg.tensor(X), dual)
 
 
 def test_exiting_a_level_that_is_not_the_innermost():
@@ -179,26 +278,31 @@ def test_exiting_a_level_that_is_not_the_innermost():
     try:
         with pytest.raises(RuntimeError, match="not the last one that was created"):
             fwAD.exit_dual_level(level=outer)
-        assert STATE.dual_levels == (outer, inner)
+        assert (outer, inner) == (0, 1) and len(STATE.dual_levels) == 2
     finally:
         fwAD.exit_dual_level(level=inner)
         fwAD.exit_dual_level(level=outer)
 
 
 def test_exiting_with_no_level():
-    with pytest.raises(RuntimeError, match="no level exists"):
+    with pytest.raises(RuntimeError, match="Dual level must be a positive number.*no forward AD level"):
         fwAD.exit_dual_level()
+    with pytest.raises(RuntimeError, match="not the last one that was created"):
+        fwAD.exit_dual_level(level=0)
 
 
-def test_using_a_level_after_it_exited():
+def test_a_level_number_after_its_level_exited():
+    # as torch: the number names no level until a new level takes it, with none of the old tangents
     with fwAD.dual_level() as level:
         dual = fwAD.make_dual(dg.tensor(X), dg.tensor(V))
-    with pytest.raises(RuntimeError, match="already exited"):
-        fwAD.unpack_dual(dual, level=level)
-    with pytest.raises(RuntimeError, match="already exited"):
+    assert fwAD.unpack_dual(dual, level=level).tangent is None
+    with pytest.raises(RuntimeError, match="not the last one that was created"):
         fwAD.exit_dual_level(level=level)
-    with fwAD.dual_level(), pytest.raises(RuntimeError, match="already exited"):
-        fwAD.make_dual(dg.tensor(X), dg.tensor(V), level=level)
+    with fwAD.dual_level() as new:
+        assert new == level
+        assert fwAD.unpack_dual(dual, level=level).tangent is None
+        again = fwAD.make_dual(dual, dg.tensor(X), level=level)
+        assert fwAD.unpack_dual(again, level=level).tangent.tolist() == X.tolist()
 
 
 # -- nested levels --------------------------------------------------------------------------

@@ -185,6 +185,13 @@ def test_strict_jvp_rejects_an_unused_input_and_a_constant_output():
     assert F.jvp(lambda a, b: a * b, (x, x), (v, v), strict=True)[1].tolist() == [2., 4.]
 
 
+def test_jvp_result_has_the_output_dtype_whatever_v_dtype():
+    # torch's jvp (a double backward): the output's dtype, even where the tangent passes as it is
+    x, v = dg.ones(2), dg.ones(2, dtype=dg.float32)
+    for fn in (lambda a: a, lambda a: a[:1], lambda a: a * 2):
+        assert jvp(fn, x, v)[1].dtype == np.float64
+
+
 @pytest.mark.parametrize("product", ["hvp", "vhp"])
 def test_strict_hessian_products_reject_a_linear_function(product):
     x = dg.tensor([1., 2.])

@@ -20,6 +20,7 @@ from op_samples import SAMPLES
 
 import dualgrad as dg
 from dualgrad import forward_ad as fwAD
+from dualgrad._state import STATE
 from dualgrad.forward_ad import engine
 from dualgrad.forward_ad.engine import DeferredTangent
 from dualgrad.ops import ALL_OPS
@@ -209,10 +210,11 @@ def test_deferred_tangents_of_an_inner_level_carry_the_outer_tangents(defer):
     with fwAD.dual_level() as outer:
         x = fwAD.make_dual(x0, dg.tensor(un))
         with fwAD.dual_level() as inner:
-            inner.tape_tangents = False
-            inner.defer_tangents = defer
+            inner_level = STATE.dual_levels[inner]
+            inner_level.tape_tangents = False
+            inner_level.defer_tangents = defer
             y = fwAD.make_dual(x, dg.tensor(vn)) ** 3 * 2.0
-            assert (type(y._fw[inner]) is DeferredTangent) == defer
+            assert (type(y._fw[inner_level]) is DeferredTangent) == defer
             tangent = fwAD.unpack_dual(y, level=inner).tangent
             mixed = fwAD.unpack_dual(tangent, level=outer).tangent
             outer_tangent = fwAD.unpack_dual(y, level=outer).tangent

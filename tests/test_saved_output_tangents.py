@@ -22,6 +22,7 @@ from op_samples import SAMPLES
 
 import dualgrad as dg
 from dualgrad import forward_ad as fwAD
+from dualgrad._state import STATE
 from dualgrad.forward_ad.engine import TangentRecipe
 from dualgrad.ops import ALL_OPS
 from dualgrad.reverse.node import Node
@@ -38,7 +39,7 @@ def _gradients(call, arrays, us, vs=None, way=WAYS[0]):
     """``J^T u`` at ``arrays``; with directions ``vs``, computed inside a level: then also its tangents."""
     xs = leaves(arrays)
     with fwAD.dual_level() as level:
-        level.tape_tangents = way != "kept untaped"
+        STATE.dual_levels[level].tape_tangents = way != "kept untaped"
         inputs = xs if vs is None else [fwAD.make_dual(x, dg.tensor(v)) for x, v in zip(xs, vs, strict=True)]
         outs = as_outputs(call(*inputs))
         if way == "recomputed":

@@ -16,9 +16,8 @@ from .api import (
     make_dual,
     unpack_dual,
 )
-from .engine import DualLevel
 
 __all__ = [
-    "DualLevel", "UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level",
+    "UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level",
     "make_dual", "unpack_dual",
 ]

@@ -1,10 +1,17 @@
-"""The public forward-mode API: dual levels, ``make_dual`` and ``unpack_dual``."""
+"""The public forward-mode API: dual levels, ``make_dual`` and ``unpack_dual``.
+
+A level is named by an int, its depth, as in torch (0 for the outermost);
+``STATE.dual_levels[depth]`` is the ``DualLevel`` object that keys the tangents,
+so a level entered after another exited has the same number but none of its tangents.
+"""
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, NamedTuple
 
 from .._state import STATE
+from ..reverse.grad_mode import _GradModeContext
 from ..tensor import Tensor, is_differentiable_dtype
 from .engine import DualLevel, drop_dead, set_tangent, tangent_at
 
@@ -16,23 +23,28 @@ class UnpackedDualTensor(NamedTuple):
     tangent: Tensor | None
 
 
-def enter_dual_level() -> DualLevel:
-    """Open a new forward-AD level (nested inside the active ones) and return it.
+def enter_dual_level() -> int:
+    """Open a new forward-AD level (nested inside the active ones) and return its number.
 
-    Prefer the ``dual_level()`` context manager, which also closes it.
+    The number is the level's depth: 0 for the outermost one, as torch's (which
+    allows only that one). Prefer the ``dual_level()`` context manager, which
+    also closes it.
 
     >>> from dualgrad import forward_ad as fwAD
     >>> level = fwAD.enter_dual_level()
+    >>> level
+    0
     >>> fwAD.exit_dual_level(level=level)
     """
     levels = STATE.dual_levels
-    level = DualLevel(len(levels))
-    STATE.dual_levels = levels + (level,)
-    return level
+    STATE.dual_levels = levels + (DualLevel(len(levels)),)
+    return len(levels)
 
 
-def exit_dual_level(*, level: DualLevel | None = None) -> None:
+def exit_dual_level(*, level: int | None = None) -> None:
     """Close ``level`` (the innermost one by default); its tangents are gone afterwards.
+
+    Only the innermost level can exit (torch's error otherwise).
 
     >>> from dualgrad import forward_ad as fwAD
     >>> outer = fwAD.enter_dual_level()
@@ -41,25 +53,25 @@ def exit_dual_level(*, level: DualLevel | None = None) -> None:
     >>> fwAD.exit_dual_level(level=outer)
     """
     levels = STATE.dual_levels
-    if level is None:
-        if not levels:
-            raise RuntimeError("Trying to exit a forward AD level but no level exists.")
-        level = levels[-1]
-    _check_alive(level, "exit_dual_level")
-    if level is not levels[-1]:
+    last = len(levels) - 1
+    level = _number(level, "exit_dual_level")
+    if level != last:
         raise RuntimeError(
-            f"Trying to exit a forward AD level ({level!r}) that was not the last one that was "
-            f"created ({levels[-1]!r}): levels must be exited innermost first."
+            "Trying to exit a forward AD level that was not the last one that was created. This is "
+            f"not supported (level {level}; the last one is {last})."
         )
-    level.close()
+    if level < 0:
+        raise RuntimeError("Dual level must be a positive number: no forward AD level exists to exit.")
+    levels[-1].close()
     STATE.dual_levels = levels[:-1]
 
 
-class dual_level:  # noqa: N801 - torch's name
-    """Context manager for a forward-AD level: tangents made inside are gone after it.
+class dual_level(_GradModeContext):  # noqa: N801 - torch's name
+    """Context manager (or decorator) for a forward-AD level: tangents made inside are gone after it.
 
-    Levels nest (beyond torch): each has its own tangents, and a tangent of an
-    inner level carries the outer levels' tangents, giving exact second
+    ``with dual_level() as level`` gives the level's number (0 outside any
+    other). Levels nest (beyond torch): each has its own tangents, and a tangent
+    of an inner level carries the outer levels' tangents, giving exact second
     directional derivatives.
 
     >>> import dualgrad as dg
@@ -73,7 +85,7 @@ class dual_level:  # noqa: N801 - torch's name
     True
     """
 
-    def __enter__(self) -> DualLevel:
+    def __enter__(self) -> int:
         self.level = enter_dual_level()
         return self.level
 
@@ -81,29 +93,28 @@ class dual_level:  # noqa: N801 - torch's name
         exit_dual_level(level=self.level)
 
 
-def _active_level(level: DualLevel | None, what: str) -> DualLevel | None:
-    """The level to use: the innermost active one by default; None when there is none."""
+def _check_int(level: Any, what: str) -> None:
+    if isinstance(level, bool) or not isinstance(level, numbers.Integral):
+        raise TypeError(f"{what}(): argument 'level' must be int, not {type(level).__name__}")
+
+
+def _number(level: Any, what: str) -> int:
+    """``level`` checked, the innermost active level's number if None (-1 if there is none)."""
     if level is None:
-        levels = STATE.dual_levels
-        return levels[-1] if levels else None
-    _check_alive(level, what)
-    return level
+        return len(STATE.dual_levels) - 1
+    _check_int(level, what)
+    return int(level)
 
 
-def _check_alive(level: Any, what: str) -> None:
-    if not isinstance(level, DualLevel):
-        raise TypeError(f"{what}: level must be a level returned by enter_dual_level, got {level!r}")
-    if not level.alive or level not in STATE.dual_levels:
-        raise RuntimeError(f"{what}: the forward AD level {level!r} has already exited and cannot be used")
-
-
-def make_dual(tensor: Tensor, tangent: Tensor, *, level: DualLevel | None = None) -> Tensor:
+def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
     """A view of ``tensor`` carrying ``tangent`` at ``level`` (the innermost active one by default).
 
     Ops on the dual tensor compute the directional derivative along
-    ``tangent`` alongside their values. A real tangent of another floating
-    dtype is cast to ``tensor``'s dtype. If ``tensor`` requires grad, the dual
-    stays differentiable with respect to it.
+    ``tangent`` alongside their values. ``tangent`` is kept as it is, of its
+    own dtype, as in torch; the tangents that ops give their outputs have the
+    outputs' dtypes. A complex tangent for a real primal is refused (torch
+    takes it, but here every op would drop its imaginary part). If ``tensor``
+    requires grad, the dual stays differentiable with respect to it.
 
     >>> import dualgrad as dg
     >>> from dualgrad import forward_ad as fwAD
@@ -112,20 +123,30 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: DualLevel | None = None
     ...     fwAD.unpack_dual(x ** 2).tangent
     tensor([2., 0.])
     """
-    level = _active_level(level, "make_dual")
-    if level is None:
+    number = _number(level, "make_dual")
+    if number < 0:
         raise RuntimeError(
             "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
             "enter_dual_level() first."
         )
+    levels = STATE.dual_levels
+    if number >= len(levels):
+        raise RuntimeError(
+            f"Trying to access a forward AD level with an invalid index ({number}). This index was "
+            "either not created or is already deleted."
+        )
+    level = levels[number]
     _check_pair(tensor, tangent)
     if tangent_at(tensor, level) is not None:
         raise RuntimeError(
-            "Making a dual Tensor based on a Tensor that already has a forward gradient at the "
-            f"same level {level.depth} is not supported."
+            "Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
+            f"level {number} is not supported."
         )
-    if tangent.dtype != tensor.dtype:
-        tangent = tangent.to(tensor.dtype)
+    if tangent_at(tangent, level) is not None:
+        raise RuntimeError(
+            f"Setting a forward grad that itself has a forward gradient at the same level {number} is "
+            "not supported."
+        )
     dual = tensor.view(tensor.shape)
     set_tangent(dual, level, tangent)
     return dual
@@ -151,12 +172,14 @@ def _check_pair(tensor: Any, tangent: Any) -> None:
         )
 
 
-def unpack_dual(tensor: Any, *, level: DualLevel | None = None) -> UnpackedDualTensor:
+def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     """``(primal, tangent)`` of ``tensor`` at ``level`` (the innermost active one by default).
 
     The primal is a view sharing memory with ``tensor``, without the tangent at
-    that level (tangents of other levels stay). Outside any level, or without a
-    tangent, this is ``(tensor, None)`` / ``(primal, None)``.
+    that level (tangents of other levels stay). The tangent is None if
+    ``tensor`` has none at that level, or if the level is not active (it
+    exited, say). Outside any level (and for a negative ``level``) this is
+    ``(tensor, None)``, whatever ``tensor`` is.
 
     >>> import dualgrad as dg
     >>> from dualgrad import forward_ad as fwAD
@@ -166,13 +189,18 @@ def unpack_dual(tensor: Any, *, level: DualLevel | None = None) -> UnpackedDualT
     >>> primal, tangent
     (tensor([2.]), tensor([6.]))
     """
-    level = _active_level(level, "unpack_dual")
-    if level is None or not isinstance(tensor, Tensor):
+    number = _number(level, "unpack_dual")
+    if number < 0:
         return UnpackedDualTensor(tensor, None)
+    if not isinstance(tensor, Tensor):
+        raise TypeError(
+            f"unpack_dual(): argument 'tensor' (position 1) must be Tensor, not {type(tensor).__name__}"
+        )
+    levels = STATE.dual_levels
     drop_dead(tensor)
-    tangent = tangent_at(tensor, level)
-    if tangent is None:
-        return UnpackedDualTensor(tensor, None)
     primal = tensor.view(tensor.shape)
-    set_tangent(primal, level, None)
+    if number >= len(levels):
+        return UnpackedDualTensor(primal, None)
+    tangent = tangent_at(tensor, levels[number])
+    set_tangent(primal, levels[number], None)
     return UnpackedDualTensor(primal, tangent)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._state import STATE
 from ..factories import zeros_like
 from ..forward_ad import dual_level, make_dual, unpack_dual
 from ..forward_ad.engine import DualLevel, set_tangent
@@ -90,7 +91,8 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     """
     in_tuple, inputs = as_tuple(inputs, "inputs", "jvp")
     vs = _input_vectors(v, inputs, "jvp")
-    with enable_grad(), dual_level() as level:
+    with enable_grad(), dual_level() as number:
+        level = STATE.dual_levels[number]
         level.tape_tangents = create_graph
         xs = prepare(inputs, create_graph, need_graph=create_graph or strict)
         out_tuple, outputs = as_tuple(func(*[make_dual(x, t) for x, t in zip(xs, vs, strict=True)]),
@@ -109,6 +111,8 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
                         "is not allowed in strict mode."
                     )
                 tangent = zeros_like(primal)
+            elif tangent.dtype != primal.dtype:  # (make_dual keeps v's dtype; torch's jvp gives the output's)
+                tangent = tangent.to(primal.dtype)
             primals.append(primal)
             tangents.append(tangent)
     return (unpack(finish(tuple(primals), create_graph), out_tuple),
@@ -150,10 +154,11 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
 def _carrying(x: Tensor, tangent: Tensor, level: DualLevel) -> Tensor:
     """``x``, an input private to the caller, given ``tangent`` at ``level`` itself.
 
-    ``make_dual`` (its checks and casts) without its view: the gradients of ``x``
+    ``make_dual`` (its checks) without its view: the gradients of ``x``
     then accumulate into one buffer, with no view node between them and ``x``.
     """
-    set_tangent(x, level, unpack_dual(make_dual(x, tangent, level=level), level=level).tangent)
+    make_dual(x, tangent, level=level.depth)
+    set_tangent(x, level, tangent)
     return x
 
 
@@ -168,7 +173,8 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     """
     in_tuple, inputs = as_tuple(inputs, "inputs", "hvp")
     vs = _input_vectors(v, inputs, "hvp")
-    with enable_grad(), dual_level() as level:
+    with enable_grad(), dual_level() as number:
+        level = STATE.dual_levels[number]
         level.tape_tangents = create_graph
         xs = tuple(_carrying(x, t, level) for x, t in zip(prepare(inputs, create_graph), vs, strict=True))
         level.defer_tangents = not create_graph
