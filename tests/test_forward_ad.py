@@ -112,6 +112,19 @@ def test_dual_level_is_a_decorator():
     assert tangent_of_cube(dg.tensor(1.0), dg.tensor(1.0)).item() == 3.0
 
 
+def test_dual_level_decorates_a_generator_function_level_open_only_while_it_runs():
+    @fwAD.dual_level()
+    def tangents(v):
+        for scale in (2.0, 3.0):
+            assert len(STATE.dual_levels) == 1
+            yield fwAD.unpack_dual(fwAD.make_dual(dg.tensor(1.0), v) * scale).tangent
+
+    gen = tangents(dg.tensor(1.0))
+    assert next(gen).item() == 2.0
+    assert STATE.dual_levels == ()  # the caller's code between two resumptions is outside the level
+    assert [t.item() for t in gen] == [3.0]
+
+
 def test_an_error_in_a_dual_level_block_exits_the_level():
     with pytest.raises(KeyError), fwAD.dual_level():
         raise KeyError("x")
