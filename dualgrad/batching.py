@@ -106,6 +106,18 @@ class BatchedTensor(Tensor):
             "(e.g. dualgrad.where instead of if/else)"
         )
 
+    def item(self) -> Any:
+        raise RuntimeError(
+            "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling "
+            ".item() on a Tensor, please try to rewrite what you're doing with other operations."
+        )
+
+    def __bool__(self) -> bool:
+        raise RuntimeError(
+            "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. "
+            "We don't support that: write it with dualgrad ops (e.g. dualgrad.where instead of if/else)"
+        )
+
     @property
     def shape(self) -> tuple:
         shape, bdim = self.value.shape, self.bdim
@@ -355,16 +367,13 @@ def _batch_dims_of_inputs(name: str, in_dims: Any, args: tuple) -> tuple[list, l
                 raise ValueError(
                     f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={dim} for some "
                     f"input, but that input is a Tensor of dimensionality {arg.ndim} so expected "
-                    f"in_dim to satisfy {-arg.ndim} <= in_dim < {arg.ndim}."
+                    f"in_dim to satisfy -{arg.ndim} <= in_dim < {arg.ndim}."
                 )
             dim %= arg.ndim
             sizes.append(arg.shape[dim])
         dims.append(dim)
     if not sizes:
-        raise ValueError(
-            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): at least one input must be a Tensor "
-            "mapped over (all in_dims are None)"
-        )
+        raise ValueError("vmap: Expected at least one Tensor to vmap over")
     if any(s != sizes[0] for s in sizes):
         raise ValueError(SAME_SIZE.format(sizes=sizes))
     return flat_args, dims, sizes[0]
@@ -435,11 +444,18 @@ def _vmap_once(func: Callable, flat_args: list, dims: list, spec: Any, size: int
 
 def _vmap_chunked(func: Callable, flat_args: list, dims: list, spec: Any, size: int,
                   out_dims: Any, randomness: str, kwargs: dict, chunk_size: int) -> Any:
-    """vmap over batches of at most ``chunk_size``, outputs concatenated along ``out_dims``."""
-    from .ops.shape import cat  # the one op-level helper vmap needs; imported late (layers)
+    """vmap over batches of at most ``chunk_size``, outputs concatenated along ``out_dims``.
 
+    With randomness 'same', every chunk draws the same samples (as one vmap would).
+    """
+    from .factories import _generator  # imported late (layers), as is the one op-level helper
+    from .ops.shape import cat
+
+    state = _generator[0].bit_generator.state if randomness == "same" else None
     pieces = []
     for start in range(0, size, chunk_size):
+        if state is not None:
+            _generator[0].bit_generator.state = state
         stop = min(start + chunk_size, size)
         chunk = [a if d is None else a[(slice(None),) * d + (slice(start, stop),)]
                  for a, d in zip(flat_args, dims, strict=True)]

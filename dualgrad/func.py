@@ -35,13 +35,13 @@ from typing import Any
 from . import _pytree as pytree
 from ._basis import identity_blocks
 from ._state import STATE
-from .batching import from_physical, is_batched_at, to_physical, vmap
+from .batching import BatchedTensor, from_physical, is_batched_at, to_physical, vmap
 from .factories import ones_like, zeros_like
 from .forward_ad import dual_level, make_dual
 from .forward_ad.engine import drop_dead, tangent_at
 from .ops.dispatch import apply
 from .ops.shape import PERMUTE, RESHAPE
-from .reverse import enable_grad
+from .reverse import enable_grad, is_grad_enabled
 from .reverse import grad as autograd_grad
 from .tensor import Tensor
 
@@ -49,14 +49,18 @@ __all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "line
 
 
 # -- tracking inputs -------------------------------------------------------------------------
+def _check_tensor(x: Any) -> None:
+    if not isinstance(x, Tensor):
+        raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+
+
 def _has_tangent(x: Tensor) -> bool:
     return any(tangent_at(x, level) is not None for level in STATE.dual_levels)
 
 
-def _track(x: Any, levels: tuple, what: str) -> tuple[Tensor, Tensor]:
+def _track(x: Any, levels: tuple) -> tuple[Tensor, Tensor]:
     """``(input for the function, physical tensor to differentiate with respect to)``."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{what}: expected the inputs to differentiate to be Tensors, got {type(x).__name__}")
+    _check_tensor(x)
     phys = to_physical(x, levels)
     if phys.requires_grad or _has_tangent(phys):
         leaf = apply(RESHAPE, phys, shape=phys.shape)  # an alias: keeps outer graphs and tangents
@@ -104,25 +108,27 @@ def _pullback(outputs: list, leaves: list, cotangents: list, create: bool, retai
     return [zeros_like(leaf) if g is None else g for g, leaf in zip(grads, leaves, strict=True)]
 
 
-def _argnums_tuple(argnums: Any, nargs: int, name: str) -> tuple:
-    if isinstance(argnums, int) and not isinstance(argnums, bool):
-        nums = (argnums,)
-    elif isinstance(argnums, tuple) and argnums and all(isinstance(a, int) for a in argnums):
-        nums = argnums
-    else:
-        raise RuntimeError(f"{name}: argnums must be int or Tuple[int, ...], got: {argnums!r}")
+def _argnums_tuple(argnums: Any, nargs: int) -> tuple:
+    """``argnums`` as a tuple of non-negative ints, checked as ``torch.func`` does."""
+    if not isinstance(argnums, (int, tuple)):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    if not nums:
+        raise RuntimeError("argnums must be non-empty")
     for a in nums:
+        if not isinstance(a, int):
+            raise RuntimeError(f"argnum must be int, got: {type(a)}")
         if not -nargs <= a < nargs:
-            raise RuntimeError(f"{name}: Got argnums={a}, but only {nargs} positional inputs")
+            raise RuntimeError(f"Got argnum={a}, but only {nargs} positional inputs")
     nums = tuple(a % nargs for a in nums)
     if len(set(nums)) != len(nums):
-        raise RuntimeError(f"{name}: argnums must be unique, got {argnums}")
+        raise RuntimeError(f"argnums elements must be unique, got {nums}")
     return nums
 
 
-def _select(args: tuple, argnums: Any, name: str) -> tuple:
+def _select(args: tuple, argnums: Any) -> tuple:
     """The differentiated arguments: one pytree (int argnums) or a tuple of them."""
-    nums = _argnums_tuple(argnums, len(args), name)
+    nums = _argnums_tuple(argnums, len(args))
     return nums, (args[nums[0]] if isinstance(argnums, int) else tuple(args[i] for i in nums))
 
 
@@ -134,14 +140,33 @@ def _replace(args: tuple, nums: tuple, argnums: Any, new: Any) -> tuple:
     return tuple(args)
 
 
-def _split_aux(output: Any, has_aux: bool, name: str) -> tuple:
+def _split_aux(output: Any, has_aux: bool, api: str) -> tuple:
     if not has_aux:
         return output, None
     if not (isinstance(output, tuple) and len(output) == 2):
-        raise RuntimeError(
-            f"{name}(f)(*args): output of function f should be a tuple: (output, aux) if has_aux is True"
-        )
+        raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True")
     return output
+
+
+def _physical_value(x: Tensor) -> Tensor:
+    """The plain tensor under the batch wrappers of ``x`` (the one autograd records)."""
+    while type(x) is BatchedTensor:
+        x = x.value
+    return x
+
+
+def _undifferentiated(tree: Any, leaves: list) -> Any:
+    """``tree`` (e.g. aux) with tensors detached from this transform's own graph.
+
+    A tensor an enclosing transform (or ``dualgrad.grad``) tracks keeps its graph.
+    """
+    def undiff(x: Any) -> Any:
+        if not isinstance(x, Tensor) or _reaches_outer_graph([_physical_value(x)], leaves):
+            return x
+        return x.detach()
+
+    flat, spec = pytree.flatten(tree)
+    return pytree.unflatten([undiff(x) for x in flat], spec)
 
 
 # -- reverse mode ----------------------------------------------------------------------------
@@ -161,13 +186,13 @@ def grad_and_value(func: Callable, argnums: Any = 0, has_aux: bool = False) -> C
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> tuple:
         levels = STATE.vmap_levels
-        nums, chosen = _select(args, argnums, "grad_and_value")
+        nums, chosen = _select(args, argnums)
         flat, spec = pytree.flatten(chosen)
         with enable_grad():
-            tracked = [_track(x, levels, "grad_and_value") for x in flat]
+            tracked = [_track(x, levels) for x in flat]
             new = pytree.unflatten([t for t, _ in tracked], spec)
             output, aux = _split_aux(func(*_replace(args, nums, argnums, new), **kwargs), has_aux,
-                                     "grad_and_value")
+                                     "grad_and_value(f)(*args)")
             if not isinstance(output, Tensor):
                 raise RuntimeError(
                     f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(output)}"
@@ -183,7 +208,7 @@ def grad_and_value(func: Callable, argnums: Any = 0, has_aux: bool = False) -> C
             grads = _pullback([out_phys], leaves, [ones_like(out_phys)], create, False)
         result = pytree.unflatten([from_physical(g, levels) for g in grads], spec)
         value = output if create else output.detach()
-        return result, (value, aux) if has_aux else value
+        return result, (value, _undifferentiated(aux, leaves)) if has_aux else value
 
     return wrapper
 
@@ -209,22 +234,25 @@ def grad(func: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
     return wrapper
 
 
-def _check_outputs(flat: list, name: str) -> None:
-    if not flat:
-        raise RuntimeError(f"{name}(f, *primals): Expected f to be a function that has non-empty output")
+def _check_outputs(flat: list, api: str) -> None:
+    if not flat or (len(flat) == 1 and flat[0] is None):
+        raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output (got output = {flat})")
     for out in flat:
         if not isinstance(out, Tensor):
-            raise RuntimeError(
-                f"{name}(f, *primals): Expected f(*primals) to return only tensors, got unsupported "
-                f"type {type(out)}"
-            )
+            raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got unsupported type {type(out)}")
 
 
 def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangents)`` gives one vector-Jacobian product per primal.
 
     ``cotangents`` has the structure of the output; ``vjp_fn`` may be called
-    many times (also under ``vmap``, which is how ``jacrev`` works).
+    many times (also under ``vmap``, which is how ``jacrev`` works). As in
+    torch, ``vjp_fn(cotangents, retain_graph=True, create_graph=None)``:
+    ``retain_graph=False`` frees the graph (a later call raises), and the
+    result is differentiable by an enclosing transform or ``dualgrad.grad``
+    only when ``create_graph`` (default: grad mode is enabled) is true.
+    With ``has_aux=True``, ``func`` returns ``(output, aux)`` and the result is
+    ``(output, vjp_fn, aux)``; aux is not differentiated.
 
     >>> import dualgrad as dg
     >>> from dualgrad.func import vjp
@@ -235,16 +263,21 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     levels = STATE.vmap_levels
     flat, spec = pytree.flatten(primals)
     with enable_grad():
-        tracked = [_track(x, levels, "vjp") for x in flat]
-        output, aux = _split_aux(func(*pytree.unflatten([t for t, _ in tracked], spec)), has_aux, "vjp")
+        tracked = [_track(x, levels) for x in flat]
+        output, aux = _split_aux(func(*pytree.unflatten([t for t, _ in tracked], spec)), has_aux,
+                                 "vjp(f, *primals)")
     flat_out, out_spec = pytree.flatten(output)
-    _check_outputs(flat_out, "vjp")
+    _check_outputs(flat_out, "vjp(f, *primals)")
+    for o in flat_out:
+        if o.dtype.kind not in "fc":
+            raise RuntimeError("vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got "
+                               f"Tensor with dtype {o.dtype}")
     leaves = [leaf for _, leaf in tracked]
     with enable_grad():
         outs_phys = [to_physical(o, levels) for o in flat_out]
     create = _reaches_outer_graph(outs_phys, leaves)
 
-    def vjp_fn(cotangents: Any) -> tuple:
+    def vjp_fn(cotangents: Any, retain_graph: bool = True, create_graph: bool | None = None) -> tuple:
         flat_ct, ct_spec = pytree.flatten(cotangents)
         if ct_spec != out_spec:
             raise RuntimeError(
@@ -253,20 +286,24 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
                 f"{pytree.describe(out_spec)}"
             )
         for i, (c, o) in enumerate(zip(flat_ct, flat_out, strict=True)):
-            if not isinstance(c, Tensor) or c.shape != o.shape:
-                got = c.shape if isinstance(c, Tensor) else type(c).__name__
+            if c is not None and not isinstance(c, Tensor):
+                raise TypeError(f"gradients can be either Tensors or None, but got {type(c).__name__}")
+            if c is not None and c.shape != o.shape:
                 raise RuntimeError(
-                    f"vjp_fn: Mismatch in shape: grad_output[{i}] has a shape of {got} and output[{i}] "
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {c.shape} and output[{i}] "
                     f"has a shape of {o.shape}."
                 )
+        differentiable = create and (is_grad_enabled() if create_graph is None else create_graph)
         with enable_grad():
-            cts = [to_physical(c, levels) for c in flat_ct]
-            grads = _pullback(outs_phys, leaves, cts, create, True)
+            cts = [c if c is None else to_physical(c, levels) for c in flat_ct]
+            grads = _pullback(outs_phys, leaves, cts, differentiable, retain_graph)
         return tuple(pytree.unflatten([from_physical(g, levels) for g in grads], spec))
 
     detached = output if create else pytree.unflatten(
         [o.detach() for o in flat_out], out_spec)
-    return (detached, vjp_fn, aux) if has_aux else (detached, vjp_fn)
+    if has_aux:
+        return detached, vjp_fn, _undifferentiated(aux, leaves)
+    return detached, vjp_fn
 
 
 # -- forward mode ----------------------------------------------------------------------------
@@ -274,13 +311,16 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
         has_aux: bool = False) -> tuple:
     """``(func(*primals), J @ tangents)`` in one forward pass (forward mode).
 
+    ``primals`` is a tuple (``func(*primals)``), ``tangents`` has its structure.
+    With ``has_aux=True``, ``func`` returns ``(output, aux)`` and the result is
+    ``(output, jvp_out, aux)``. With ``strict=True``, an output independent of
+    the primals raises (its tangent is otherwise zeros).
+
     >>> import dualgrad as dg
     >>> from dualgrad.func import jvp
     >>> jvp(lambda x: x ** 2, (dg.tensor([1., 2.]),), (dg.tensor([1., 1.]),))
     (tensor([1., 4.]), tensor([2., 4.]))
     """
-    if strict:
-        raise RuntimeError("jvp(f, primals, tangents, strict=True): strict=True is not implemented yet")
     if not isinstance(primals, tuple):
         raise RuntimeError(
             "jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
@@ -291,26 +331,36 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
     if t_spec != spec:
         raise RuntimeError(
             "jvp(f, primals, tangents): Expected primals and tangents to have the same python "
-            f"structure. Got primals with structure {pytree.describe(spec)} and tangents with "
-            f"structure {pytree.describe(t_spec)}"
+            "structure. For example, if primals is a tuple of 3 tensors, tangents also must be. Got "
+            f"primals with structure {pytree.describe(spec)} and tangents with structure "
+            f"{pytree.describe(t_spec)}"
         )
+    for name, flat in (("primals", flat_p), ("tangents", flat_t)):
+        if not flat:
+            raise RuntimeError(f"jvp(f, primals, tangents): Expected {name} to contain at least one Tensor.")
+        for x in flat:
+            if not isinstance(x, Tensor):
+                raise RuntimeError(
+                    f"jvp(f, primals, tangents): Expected {name} to only contain Tensors, got {type(x)}"
+                )
     levels = STATE.vmap_levels
     with dual_level() as number:
         level = STATE.dual_levels[number]
         duals = []
         for p, t in zip(flat_p, flat_t, strict=True):
-            if not isinstance(p, Tensor) or not isinstance(t, Tensor):
-                raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be Tensors")
             own = _batched_levels(p, levels)
             duals.append(from_physical(make_dual(to_physical(p, own), to_physical(t, own)), own))
-        output, aux = _split_aux(func(*pytree.unflatten(duals, spec)), has_aux, "jvp")
+        output, aux = _split_aux(func(*pytree.unflatten(duals, spec)), has_aux, "jvp(f, primals, tangents)")
         flat_out, out_spec = pytree.flatten(output)
-        _check_outputs(flat_out, "jvp")
+        _check_outputs(flat_out, "jvp(f, primals, tangents)")
         physical = []
         for o in flat_out:
             own = _batched_levels(o, levels)
             primal = to_physical(o, own)
             physical.append((primal, tangent_at(primal, level), own))
+    if strict and any(tangent is None for _, tangent, _ in physical):
+        raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+                           "inputs. This is not allowed with strict=True.")
     primal_out, tangent_out = [], []
     for primal, tangent, own in physical:
         drop_dead(primal)  # its tangent at the level that just exited: the primal keeps none
@@ -329,6 +379,7 @@ def linearize(func: Callable, *primals: Any) -> tuple:
     """``(func(*primals), jvp_fn)`` with ``jvp_fn(*tangents)`` the Jacobian-vector product at ``primals``.
 
     Each ``jvp_fn`` call is one forward-mode pass (the function is re-run).
+    The tangents must have the structure, shapes and dtypes of ``primals``.
 
     >>> import dualgrad as dg
     >>> from dualgrad.func import linearize
@@ -337,14 +388,31 @@ def linearize(func: Callable, *primals: Any) -> tuple:
     tensor([1., 0.])
     """
     output = func(*primals)
+    flat_p, spec = pytree.flatten(primals)
 
     def jvp_fn(*tangents: Any) -> Any:
+        flat_t, t_spec = pytree.flatten(tangents)
+        if t_spec != spec:
+            raise RuntimeError(f"Expected the tangents {pytree.describe(t_spec)} to have the same argspec as "
+                               f"the primals {pytree.describe(spec)}")
+        for i, (t, p) in enumerate(zip(flat_t, flat_p, strict=True)):
+            for what in ("shape", "dtype"):
+                if isinstance(t, Tensor) and getattr(t, what) != getattr(p, what):
+                    raise RuntimeError(
+                        f"tangent:{i} with {what} {getattr(t, what)} in flattened pytree doesn't match the "
+                        f"{what} {getattr(p, what)} of the corresponding primal."
+                    )
         return jvp(func, primals, tangents)[1]
 
     return output, jvp_fn
 
 
 # -- Jacobians -------------------------------------------------------------------------------
+def _check_chunk_size(chunk_size: int | None, name: str) -> None:
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError(f"{name}: `chunk_size` should be greater than 0.")
+
+
 def _rows(t: Tensor, start: int, stop: int) -> Tensor:
     """``t[start:stop]``, without an indexing op when that is all of ``t``."""
     return t if start == 0 and stop == t.shape[0] else t[start:stop]
@@ -356,7 +424,9 @@ def jacrev(func: Callable, argnums: Any = 0, *, has_aux: bool = False,
 
     The result for an output ``o`` and input ``x`` has shape ``o.shape + x.shape``
     (nested by outputs, then by ``argnums``, when either is a tuple).
-    ``chunk_size`` bounds how many rows are computed at once.
+    ``chunk_size`` bounds how many rows are computed at once. With
+    ``has_aux=True``, ``func`` returns ``(output, aux)`` and the result is
+    ``(jacobian, aux)``; aux is not differentiated.
 
     >>> import dualgrad as dg
     >>> from dualgrad.func import jacrev
@@ -364,10 +434,11 @@ def jacrev(func: Callable, argnums: Any = 0, *, has_aux: bool = False,
     tensor([[2., 0.],
             [0., 4.]])
     """
+    _check_chunk_size(chunk_size, "jacrev")
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        nums, chosen = _select(args, argnums, "jacrev")
+        nums, chosen = _select(args, argnums)
 
         def partial(*new: Any) -> Any:
             return func(*_replace(args, nums, argnums, new[0] if isinstance(argnums, int) else new),
@@ -410,6 +481,9 @@ def jacfwd(func: Callable, argnums: Any = 0, has_aux: bool = False, *, randomnes
     """The Jacobian of ``func`` by forward mode: one jvp per input element, batched with vmap.
 
     Same result structure as ``jacrev``; preferable when inputs are fewer than outputs.
+    ``randomness`` is passed to the ``vmap`` over the basis; ``chunk_size`` (a
+    dualgrad extension: torch's ``jacfwd`` has none) bounds how many columns are
+    computed at once.
 
     >>> import dualgrad as dg
     >>> from dualgrad.func import jacfwd
@@ -417,16 +491,14 @@ def jacfwd(func: Callable, argnums: Any = 0, has_aux: bool = False, *, randomnes
     tensor([[4., 1.],
             [2., 5.]])
     """
+    _check_chunk_size(chunk_size, "jacfwd")
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        nums, chosen = _select(args, argnums, "jacfwd")
+        nums, chosen = _select(args, argnums)
         flat_in, in_spec = pytree.flatten(chosen)
         for x in flat_in:
-            if not isinstance(x, Tensor):
-                raise TypeError(
-                    f"jacfwd: expected the inputs to differentiate to be Tensors, got {type(x).__name__}"
-                )
+            _check_tensor(x)
         tangents = identity_blocks(flat_in)
 
         def partial(*new: Any) -> Any:

@@ -152,7 +152,7 @@ def test_tuple_argnums_and_outputs_give_nested_jacobians():
      "Expected f\\(\\*args\\) to return a scalar Tensor, got tensor with 1 dims"),
     (lambda: grad(lambda x: 1.0)(dg.ones(2)), RuntimeError, "to return a Tensor"),
     (lambda: grad(lambda x: x.sum(), argnums=2)(dg.ones(2)), RuntimeError,
-     "Got argnums=2, but only 1 positional inputs"),
+     "Got argnum=2, but only 1 positional inputs"),
     (lambda: grad(lambda x: x.sum(), argnums=1.0)(dg.ones(2)), RuntimeError, "argnums must be int or Tuple"),
     (lambda: grad(lambda x: x.sum(), has_aux=True)(dg.ones(2)), RuntimeError,
      "should be a tuple: \\(output, aux\\)"),
@@ -164,3 +164,129 @@ def test_tuple_argnums_and_outputs_give_nested_jacobians():
 def test_func_errors(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+# -- torch.func parity (messages and semantics checked against torch 2.13) -------------------
+def two(a, b):
+    return (a * b).sum()
+
+
+X2, Y2 = dg.tensor([1., 2.]), dg.tensor([3., 4.])
+
+
+@pytest.mark.parametrize("argnums, words", [
+    ([0, 1], "argnums must be int or Tuple\\[int, ...\\], got: <class 'list'>"),
+    (1.0, "argnums must be int or Tuple\\[int, ...\\], got: <class 'float'>"),
+    ((), "argnums must be non-empty"),
+    (((0,), 1), "argnum must be int, got: <class 'tuple'>"),
+    (2, "Got argnum=2, but only 2 positional inputs"),
+    (-3, "Got argnum=-3, but only 2 positional inputs"),
+    ((0, -2), "argnums elements must be unique, got \\(0, 0\\)"),
+])
+@pytest.mark.parametrize("transform", [grad, grad_and_value, jacrev, jacfwd, hessian])
+def test_bad_argnums_raise_torchs_errors(transform, argnums, words):
+    with pytest.raises(RuntimeError, match=words):
+        transform(two, argnums=argnums)(X2, Y2)
+
+
+def test_argnums_accepts_negative_and_bool_like_torch():
+    np.testing.assert_allclose(grad(two, argnums=True)(X2, Y2).numpy(), X2.numpy())
+    gy, gx = grad(two, argnums=(-1, 0))(X2, Y2)
+    np.testing.assert_allclose(gy.numpy(), X2.numpy())
+    np.testing.assert_allclose(gx.numpy(), Y2.numpy())
+
+
+@pytest.mark.parametrize("call", [
+    lambda: grad(lambda x: x * 2.)(3.0),
+    lambda: grad(lambda d: (d["a"] * 2).sum())({"a": X2, "b": 3}),
+    lambda: vjp(lambda x: x, 3.0),
+    lambda: jacrev(lambda x: x)(3.0),
+    lambda: jacfwd(lambda x: x)(3.0),
+])
+def test_non_tensor_inputs_to_differentiate_raise_value_error(call):
+    with pytest.raises(ValueError, match="Thing passed to transform API must be Tensor, got <class"):
+        call()
+
+
+def test_aux_is_returned_as_is_and_not_differentiated():
+    def g(x):
+        return (x * x).sum(), {"t": x * 3, "n": 3}
+
+    _, aux = grad(g, has_aux=True)(X2)
+    assert aux["n"] == 3 and not aux["t"].requires_grad
+    np.testing.assert_allclose(aux["t"].numpy(), [3., 6.])
+    _, (_, aux) = grad_and_value(g, has_aux=True)(X2)
+    assert not aux["t"].requires_grad
+    assert not vjp(g, X2, has_aux=True)[2]["t"].requires_grad
+    assert not jacrev(lambda x: (x * 2, x * 3), has_aux=True)(X2)[1].requires_grad
+    batched = vmap(grad(lambda x: ((x * x).sum(), x * 3), has_aux=True))(dg.ones(2, 3))[1]
+    assert batched.shape == (2, 3) and not batched.requires_grad
+
+
+def test_aux_keeps_the_graph_of_tensors_tracked_outside():
+    x, w = dg.tensor([1., 2.], requires_grad=True), dg.tensor([1., 2.], requires_grad=True)
+    _, aux = grad(lambda t: ((t * t).sum(), (t * 3, t.detach() * w, t.detach() * 2)), has_aux=True)(x)
+    assert [a.requires_grad for a in aux] == [True, True, False]
+    (dx,) = dg.grad(aux[0].sum(), x)
+    np.testing.assert_allclose(dx.numpy(), [3., 3.])
+
+
+def test_vjp_fn_cotangent_checks_and_keywords():
+    out, vjp_fn = vjp(lambda x: x * 2, X2)
+    with pytest.raises(TypeError, match="gradients can be either Tensors or None, but got float"):
+        vjp_fn(1.0)
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        vjp_fn(None)
+    assert vjp(lambda x: (x * x).sum(), X2)[1](None)[0].tolist() == [2., 4.]
+    with pytest.raises(RuntimeError, match="All outputs of f must be floating-point or complex Tensors"):
+        vjp(lambda x: (x * 2).to(dg.int64), X2)
+    _, vjp_fn = vjp(lambda x: x.exp(), X2)
+    vjp_fn(dg.ones(2), retain_graph=False)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        vjp_fn(dg.ones(2))
+
+
+def test_vjp_fn_result_is_differentiable_only_with_create_graph():
+    x = dg.tensor([1., 2.], requires_grad=True)
+    _, vjp_fn = vjp(lambda t: t * t, x)
+    assert vjp_fn(dg.ones(2))[0].requires_grad
+    assert not vjp_fn(dg.ones(2), create_graph=False)[0].requires_grad
+    with dg.no_grad():
+        assert not vjp_fn(dg.ones(2))[0].requires_grad
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: vjp(lambda x: 3.0, X2), "vjp\\(f, \\*primals\\): expected f\\(\\*primals\\) to return only tensors"),
+    (lambda: vjp(lambda x: None, X2), "vjp\\(f, \\*primals\\): Expected f to be a function that has non-empty"),
+    (lambda: vjp(lambda x: x, X2, has_aux=True),
+     "vjp\\(f, \\*primals\\): output of function f should be a tuple"),
+    (lambda: jvp(lambda x: 3.0, (X2,), (X2,)),
+     "jvp\\(f, primals, tangents\\): expected f\\(\\*primals\\) to return only tensors"),
+    (lambda: jvp(lambda x: x, (X2,), (X2,), has_aux=True),
+     "jvp\\(f, primals, tangents\\): output of function f should be a tuple"),
+    (lambda: jvp(lambda x: x, (2.0,), (1.0,)), "Expected primals to only contain Tensors, got <class 'float'>"),
+    (lambda: jvp(lambda x: x, (X2,), (1.0,)), "Expected tangents to only contain Tensors, got <class 'float'>"),
+    (lambda: jvp(lambda: dg.ones(1), (), ()), "Expected primals to contain at least one Tensor"),
+    (lambda: jvp(lambda x: dg.ones(2), (X2,), (X2,), strict=True),
+     "strict=True\\): The output of f is independent of the inputs"),
+    (lambda: jvp(lambda x: (x, dg.ones(2)), (X2,), (X2,), strict=True), "independent of the inputs"),
+    (lambda: linearize(lambda x: x.exp(), X2)[1](dg.ones(3)),
+     "tangent:0 with shape \\(3,\\) in flattened pytree doesn't match the shape \\(2,\\)"),
+    (lambda: linearize(lambda x: x.exp(), X2)[1](dg.ones(2, dtype=dg.float32)),
+     "tangent:0 with dtype float32 in flattened pytree doesn't match the dtype float64"),
+    (lambda: linearize(lambda x: x.exp(), X2)[1](X2, X2), "Expected the tangents .* same argspec as the primals"),
+])
+def test_vjp_jvp_linearize_errors(call, words):
+    with pytest.raises(RuntimeError, match=words):
+        call()
+
+
+def test_jvp_strict_accepts_outputs_that_depend_on_the_primals():
+    out, tangent = jvp(lambda x: x * 2, (X2,), (dg.ones(2),), strict=True)
+    assert tangent.tolist() == [2., 2.]
+
+
+@pytest.mark.parametrize("transform", [jacrev, jacfwd])
+def test_jacobian_chunk_size_must_be_positive(transform):
+    with pytest.raises(ValueError, match=f"{transform.__name__}: `chunk_size` should be greater than 0"):
+        transform(lambda x: x, chunk_size=0)

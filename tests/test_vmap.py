@@ -86,6 +86,17 @@ def test_randomness_modes():
     assert like.shape == (4, 3)
 
 
+def test_chunks_of_a_same_randomness_vmap_draw_the_same_samples():
+    x = dg.ones(5)
+    same = vmap(lambda a: a * dg.rand(()), randomness="same", chunk_size=2)(x).numpy()
+    assert np.all(same == same[0])
+    different = vmap(lambda a: a * dg.rand(()), randomness="different", chunk_size=2)(x).numpy()
+    assert len(set(different)) == 5
+    inner = vmap(lambda a: a * dg.rand(()), randomness="same", chunk_size=1)
+    nested = vmap(inner, randomness="different")(dg.ones(2, 3)).numpy()
+    assert np.all(nested == nested[:, :1]) and nested[0, 0] != nested[1, 0]
+
+
 def test_random_op_under_error_mode_raises():
     with pytest.raises(RuntimeError, match="random operation while in randomness error mode"):
         vmap(lambda a: a + dg.randn(3))(dg.ones(2, 3))
@@ -132,10 +143,14 @@ def test_is_grads_batched_errors():
 
 
 def test_values_of_batched_tensors_cannot_be_read():
-    with pytest.raises(RuntimeError, match="cannot read the values of a batched tensor"):
+    with pytest.raises(RuntimeError, match="vmap: It looks like you're calling .item\\(\\) on a Tensor"):
         vmap(lambda a: a.sum().item())(dg.ones(2, 3))
-    with pytest.raises(RuntimeError, match="cannot read the values of a batched tensor"):
+    with pytest.raises(RuntimeError, match="vmap: It looks like you're calling .item\\(\\) on a Tensor"):
+        vmap(lambda a: float(a.sum()))(dg.ones(2, 3))
+    with pytest.raises(RuntimeError, match="attempting to use a Tensor in some data-dependent control flow"):
         vmap(lambda a: a if a.sum() > 0 else -a)(dg.ones(2, 3))
+    with pytest.raises(RuntimeError, match="cannot read the values of a batched tensor"):
+        vmap(lambda a: a.numpy())(dg.ones(2, 3))
 
 
 @pytest.mark.parametrize("call, error, words", [
@@ -152,7 +167,10 @@ def test_values_of_batched_tensors_cannot_be_read():
     (lambda: vmap(lambda a, b: a * b)(dg.ones(2), 2.0), ValueError,
      "cannot vmap over non-Tensor arguments, please use None"),
     (lambda: vmap(lambda a: a, in_dims=None)(dg.ones(2)), ValueError, "expected `in_dims` to be int"),
-    (lambda: vmap(lambda a: a, in_dims=(None,))(dg.ones(2)), ValueError, "at least one input must be"),
+    (lambda: vmap(lambda a: a, in_dims=(None,))(dg.ones(2)), ValueError,
+     "vmap: Expected at least one Tensor to vmap over"),
+    (lambda: vmap(lambda a: a)(dg.tensor(1.)), ValueError,
+     "Tensor of dimensionality 0 so expected in_dim to satisfy -0 <= in_dim < 0"),
     (lambda: vmap(lambda: 1)(), ValueError, "got no inputs"),
     (lambda: vmap(lambda a: a, out_dims="a")(dg.ones(2)), ValueError, "`out_dims` must be an int, None"),
     (lambda: vmap(lambda a: (a, a), out_dims=(0, 0, 0))(dg.ones(2)), ValueError,
