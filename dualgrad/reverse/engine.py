@@ -408,7 +408,7 @@ def _checked_all(new: Any, old: Any, hook: Any, where: str) -> Any:
         )
     if len(new) != len(old):
         raise RuntimeError(
-            f"hook '{name}' of {where} has returned an incorrect number of gradients "
+            f"hook '{name}' of {where} has returned an incorrect number of values "
             f"(got {len(new)}, but expected {len(old)})"
         )
     return [_checked(n, o, hook, where, i) for i, (n, o) in enumerate(zip(new, old, strict=True))]
