@@ -204,16 +204,19 @@ def test_broadcast_gradient_is_summed_to_the_input_shape():
     np.testing.assert_allclose(s.grad.numpy(), 12.)
 
 
+class Identity(Function):
+    """Returns its input as-is (torch then makes the output a view of it)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3
+
+
 def test_returned_input_becomes_a_new_tensor_and_input_is_untouched():
-    class Identity(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 3
-
     x = dg.tensor([1., 2.], requires_grad=True)
     y = Identity.apply(x)
     assert y is not x and x.is_leaf and y.grad_fn.name() == "IdentityBackward"
@@ -693,18 +696,6 @@ def test_setup_context_attributes_are_read_through_grad_fn():
     node = BatchedCube.apply(x).grad_fn
     assert node.tag == "cube" and node.saved_tensors[0] is x and node.name() == "BatchedCubeBackward"
     assert node.needs_input_grad == (True,)
-
-
-class Identity(Function):
-    """Returns its input as-is (torch then makes the output a view of it)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return x
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * 3
 
 
 def test_an_input_returned_as_is_is_a_view_that_may_not_be_modified_in_place():
