@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -43,7 +44,7 @@ from ._state import STATE
 from .batching import BatchedTensor, VmapLevel, is_batched_at, level_to_front, make_batched, movedim, vmap_level
 from .forward_ad.engine import propagate_tangents, tangent_at
 from .ops import dispatch
-from .ops.dispatch import regenerate_view
+from .ops.dispatch import make_view, regenerate_view
 from .ops.inplace import take_graph
 from .ops.registry import fit_gradient
 from .reverse.anomaly import remember_forward_stack
@@ -221,10 +222,7 @@ def _saved_for_forward(t: Tensor | None, outputs: list) -> Tensor | _SavedOutput
 def _check_tensors(values: tuple, method: str) -> None:
     for i, v in enumerate(values):
         if v is not None and not isinstance(v, Tensor):
-            raise TypeError(
-                f"{method} can only save variables (Tensors or None), but argument {i} is of type "
-                f"{type(v).__name__}"
-            )
+            raise TypeError(f"{method} can only save variables, but argument {i} is of type {type(v).__name__}")
 
 
 def _contains(items: tuple, x: Any) -> bool:
@@ -281,15 +279,15 @@ class FunctionOp:
             if g is not None and meta is None:
                 raise RuntimeError(
                     f"function {self.grad_name} returned a gradient different than None at "
-                    f"position {i + 1}, but the corresponding forward input was not a Tensor"
+                    f"position {i + 1}, but the corresponding forward input was not a Variable"
                 )
             if g is None or target is None:
                 grads.append(None)
                 continue
             if not isinstance(g, Tensor):
-                raise TypeError(
+                raise RuntimeError(
                     f"function {self.grad_name} returned a {type(g).__name__} as the gradient of "
-                    f"{self.cls._input_name(i)}; expected a Tensor or None"
+                    f"{self.cls._input_name(i)}: expected Variable or None (got {type(g).__name__})"
                 )
             shape, dtype = meta
             _check_gradient_shape(self.cls, i, g.shape, shape)
@@ -312,8 +310,8 @@ class FunctionOp:
         result = result if isinstance(result, tuple) else (result,)
         if len(result) != len(self.output_metas):
             raise RuntimeError(
-                f"{cls.__name__}.jvp returned {len(result)} tangents for "
-                f"{len(self.output_metas)} outputs of forward"
+                f"Function's jvp returned an invalid number of forward gradients (expected "
+                f"{len(self.output_metas)} but got {len(result)})"
             )
         return tuple(result[i] for i in self.differentiable_outputs)
 
@@ -323,8 +321,8 @@ class FunctionOp:
         cls = self.cls
         if not cls._has("vmap"):
             raise RuntimeError(
-                f"{cls.__name__}: To use autograd.Function with vmap, you must either override "
-                "the vmap staticmethod or set generate_vmap_rule=True."
+                f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
+                "override and implement the vmap staticmethod or set generate_vmap_rule=True."
             )
         size = next(a.shape[d] for a, d in zip(args, bdims, strict=True) if d is not None)
         return cls.vmap(VmapInfo(size), tuple(bdims), *args, **params)
@@ -354,8 +352,8 @@ def _check_gradient_shape(cls: type, i: int, got: tuple, shape: tuple) -> None:
     """RuntimeError unless a gradient of shape ``got`` sums back to input ``i``'s ``shape``."""
     if got != shape and not _reducible(got, shape):
         raise RuntimeError(
-            f"Function {cls.__name__}Backward returned an invalid gradient at index {i} "
-            f"({cls._input_name(i)}) - got shape {got} but expected shape compatible with {shape}"
+            f"Function {cls.__name__}Backward returned an invalid gradient at index {i} - got "
+            f"{list(got)} but expected shape compatible with {list(shape)}"
         )
 
 
@@ -374,7 +372,9 @@ class Function:
     ``setup_context(ctx, inputs, output)``; then ``backward(ctx, *grad_outputs)``
     returning one gradient (or ``None``) per input of ``forward``, written with
     dualgrad ops so that it can be differentiated again. Non-Tensor arguments
-    and outputs pass through.
+    and outputs pass through. Arguments given to ``apply`` by keyword are bound
+    to ``forward``'s parameters and are inputs like the others (with
+    ``setup_context``, so are the defaults), as in torch.
 
     >>> import dualgrad as dg
     >>> class Cube(dg.autograd.Function):
@@ -412,9 +412,46 @@ class Function:
                 "staticmethod to avoid ambiguity."
             )
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        warnings.warn(
+            f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so "
+            "you should invoke them on the class itself. Instantiating an autograd function will raise "
+            "an error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
+
     @classmethod
     def _has(cls, name: str) -> bool:
         return getattr(cls, name) is not getattr(Function, name)
+
+    @classmethod
+    def _bind(cls, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """``args`` and ``kwargs`` bound to ``forward``'s parameters: ``(inputs, keyword-only ones)``.
+
+        As torch, arguments given by keyword are inputs too (in the order of the parameters,
+        so they get gradients); with ``setup_context`` the defaults are inputs as well.
+        """
+        signature = cls.__dict__.get("_forward_signature")
+        if signature is None:
+            signature = inspect.signature(cls.forward)
+            if not cls._has("setup_context"):  # (forward(ctx, ...): ctx is not an argument)
+                signature = signature.replace(parameters=list(signature.parameters.values())[1:])
+            cls._forward_signature = signature
+        bound = signature.bind(*args, **kwargs)
+        if cls._has("setup_context"):
+            bound.apply_defaults()
+        for name, value in bound.kwargs.items():
+            if isinstance(value, Tensor) and value.requires_grad:
+                raise TypeError(
+                    f"{cls.__name__}.apply: the Tensor '{name}' cannot be an input (it is keyword-only, or "
+                    "a parameter before it was not given), so it would get no gradient; pass it positionally"
+                )
+        return bound.args, bound.kwargs
 
     @staticmethod
     def forward(*args: Any, **kwargs: Any) -> Any:
@@ -487,6 +524,8 @@ class Function:
         row for the forward; the backward node is ``<ClassName>Backward``).
         """
         state = STATE
+        if kwargs or cls._has("setup_context"):
+            args, kwargs = cls._bind(args, kwargs)
         if state.vmap_depth:
             if cls.generate_vmap_rule:
                 result = _apply_generated_vmap_rule(cls, args, kwargs)
@@ -515,10 +554,9 @@ class Function:
         ctx.needs_input_grad = tuple(grad_on and isinstance(a, Tensor) and a._requires_grad for a in args)
         edges = tuple((a if a.grad_fn is None else a.grad_fn, a._output_nr) if need else dispatch.NO_EDGE
                       for a, need in zip(args, ctx.needs_input_grad, strict=True))
-        versions = [a._version if isinstance(a, Tensor) else None for a in args]
         output = cls._run_forward(ctx, args, kwargs)
         is_tuple = isinstance(output, tuple)
-        outputs = cls._prepare_outputs(ctx, args, versions, output if is_tuple else (output,))
+        outputs = cls._prepare_outputs(ctx, args, output if is_tuple else (output,))
         op.output_metas = tuple((o.shape, o.dtype) if isinstance(o, Tensor) else None for o in outputs)
         op.differentiable_outputs = differentiable = tuple(
             i for i, o in enumerate(outputs)
@@ -549,36 +587,46 @@ class Function:
         return output
 
     @classmethod
-    def _prepare_outputs(cls, ctx: FunctionCtx, args: tuple, versions: list, outputs: tuple) -> list:
-        """Check ``mark_dirty``; an input returned unmodified becomes a new alias of it."""
+    def _prepare_outputs(cls, ctx: FunctionCtx, args: tuple, outputs: tuple) -> list:
+        """Check ``mark_dirty``; an input returned as-is becomes a new view of it.
+
+        As in torch, an output that is a view (of an input, or made in ``forward``) may not
+        be modified in place, nor used after its base was: the custom backward would be
+        bypassed (``ViewInfo.grad_mode`` holds the output's name for that error).
+        """
+        if ctx._dirty:
+            cls._check_dirty(ctx, args, outputs)
+        result = []
+        for i, o in enumerate(outputs):
+            if isinstance(o, Tensor) and not _contains(ctx._dirty, o):
+                owner = f"Output {i} of {cls.__name__}"
+                if _contains(args, o):
+                    alias = _wrap(o._data)
+                    make_view(o, alias, (), owner)
+                    o = alias
+                elif o._view is not None:
+                    o._view.grad_mode = owner
+            result.append(o)
+        return result
+
+    @staticmethod
+    def _check_dirty(ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
+        """Torch's checks of ``mark_dirty``: a non-input is only warned about (and then a plain output)."""
+        if not all(_contains(args, t) for t in ctx._dirty):
+            warnings.warn(
+                "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that "
+                "have been mutated should be passed to ctx.mark_dirty().", UserWarning, stacklevel=4)
+            ctx._dirty = tuple(t for t in ctx._dirty if _contains(args, t))
         for t in ctx._dirty:
-            index = next((i for i, a in enumerate(args) if a is t), None)
-            if index is None:
-                raise RuntimeError(
-                    f"{cls.__name__}: mark_dirty was called on a tensor that is not an input of forward"
-                )
-            if t._version == versions[index]:
-                raise RuntimeError(
-                    f"{cls.__name__}: mark_dirty was called on {cls._input_name(index)}, but forward "
-                    "did not modify it in place (its version counter did not change)"
-                )
             if not _contains(outputs, t):
                 raise RuntimeError(
-                    f"{cls.__name__}: some elements marked as dirty during the forward method "
-                    "were not returned as output"
+                    "Some elements marked as dirty during the forward method were not returned as "
+                    "output. The inputs that are modified inplace must all be outputs of the Function."
                 )
             if t._requires_grad and t.grad_fn is None and any(ctx.needs_input_grad):
                 raise RuntimeError(
                     "a leaf Variable that requires grad has been used in an in-place operation."
                 )
-        result = []
-        for o in outputs:
-            if isinstance(o, Tensor) and _contains(args, o) and not _contains(ctx._dirty, o):
-                alias = _wrap(o._data)
-                alias._counter = o._version_counter()
-                o = alias
-            result.append(o)
-        return result
 
     @classmethod
     def _record(cls, op: FunctionOp, edges: tuple, outputs: list) -> None:

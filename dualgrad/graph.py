@@ -281,7 +281,7 @@ class _MultiGradHook:
         grads[index] = grad
         waiting.discard(index)
         if not waiting:
-            self.fn(tuple(grads))
+            self.fn(list(grads))
 
 
 class MultiGradHookHandle:
@@ -291,7 +291,7 @@ class MultiGradHookHandle:
     >>> a = dg.ones(2, requires_grad=True)
     >>> with dg.graph.register_multi_grad_hook((a,), print):
     ...     (a * 2).sum().backward()
-    (tensor([2., 2.]),)
+    [tensor([2., 2.])]
     >>> (a * 2).sum().backward()
     """
 
@@ -313,7 +313,7 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *,
                              mode: str = "all") -> MultiGradHookHandle:
     """Call ``fn`` once the gradients of all ``tensors`` of a backward pass are computed.
 
-    With ``mode="all"``, ``fn(grads)`` receives one entry per tensor (``None`` for
+    With ``mode="all"``, ``fn(grads)`` receives a list with one entry per tensor (``None`` for
     tensors this pass does not compute: not in the graph, or not needed for the
     ``inputs`` of this ``backward`` / ``grad`` call). With ``mode="any"``,
     ``fn(grad)`` runs once per pass, with the first of the gradients computed.
@@ -333,7 +333,7 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *,
     >>> handle.remove()
     """
     if mode not in ("all", "any"):
-        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode!r}")
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
     tensors = tuple(tensors)
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):

@@ -88,16 +88,30 @@ class ViewInfo:
     ``version`` is the value of the shared counter when the view's ``grad_fn`` was
     last made; when the base or another view changes in place, the view's graph
     is rebuilt from the base on its next use. ``grad_mode`` records whether the
-    view was created with grad mode on (None: in inference mode).
+    view was created with grad mode on (None: in inference mode); for an output of a
+    custom Function it is the output's name, e.g. ``"Output 0 of F"`` (such a view may
+    not be modified in place, see ``custom_function_view_error``).
     """
 
     __slots__ = ("base", "chain", "version", "grad_mode")
 
-    def __init__(self, base: Tensor, chain: tuple, version: int, grad_mode: bool | None):
+    def __init__(self, base: Tensor, chain: tuple, version: int, grad_mode: bool | str | None):
         self.base = base
         self.chain = chain
         self.version = version
         self.grad_mode = grad_mode
+
+
+def custom_function_view_error(owner: str, base_changed: bool) -> RuntimeError:
+    """Torch's error for an in-place change of a custom Function's view output (``owner``) or of its base."""
+    what = "its base or another view of its base has been modified" if base_changed else "is being modified"
+    return RuntimeError(
+        f"{owner} is a view and {what} inplace. This view was created inside a custom Function (or "
+        "because an input was returned as-is) and the autograd logic to handle view+inplace would "
+        "override the custom backward associated with the custom Function, leading to incorrect "
+        "gradients. This behavior is forbidden. You can fix this by cloning the output of the custom "
+        "Function."
+    )
 
 
 class Size(int):

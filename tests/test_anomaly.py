@@ -151,7 +151,29 @@ def test_check_nan_off(quiet_enable_warning):
     assert np.isnan(x.grad.numpy()[0])
 
 
+def test_check_nan_sees_the_result_of_post_hooks(quiet_enable_warning):
+    x = dg.tensor([1.0], requires_grad=True)
+    with dg.detect_anomaly():
+        y = x * 2
+        y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0] * float("nan"), None))
+        with pytest.raises(RuntimeError, match="'MulBackward0' returned nan values in its 0th output"):
+            with pytest.warns(UserWarning, match="Error detected in MulBackward0"):
+                y.backward(dg.tensor([1.0]))
+    assert x.grad is None
+
+
 # -- switching ---------------------------------------------------------------------------------
+def test_switches_want_bools_as_torch(quiet_enable_warning):
+    with pytest.raises(TypeError, match=r"argument 'enabled' \(position 1\) must be bool, not str"):
+        autograd.set_detect_anomaly("yes")
+    with pytest.raises(TypeError, match=r"argument 'check_nan' \(position 2\) must be bool, not int"):
+        autograd.set_detect_anomaly(True, check_nan=1)
+    with pytest.raises(TypeError, match="'check_nan' .* must be bool"):
+        with autograd.detect_anomaly(check_nan=None):
+            pass
+    assert not autograd.is_anomaly_enabled() and autograd.is_anomaly_check_nan_enabled()
+
+
 def test_enabling_warns_that_it_slows_the_program():
     with pytest.warns(UserWarning, match="increase the runtime and should only be enabled for debugging"):
         with dg.detect_anomaly():

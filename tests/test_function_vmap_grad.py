@@ -292,7 +292,7 @@ class NoJvp(dg.Function):
 
 def test_errors_name_the_users_function_and_per_example_shapes():
     with pytest.raises(RuntimeError, match=r"WrongShapeBackward returned an invalid gradient at index 0 "
-                                           r"\(input 0 \('x'\)\) - got shape \(5,\) .* compatible with \(3,\)"):
+                                           r"- got \[5\] but expected shape compatible with \[3\]"):
         vmap(grad(lambda x: WrongShape.apply(x).sum()))(dg.tensor(BATCH))
     with pytest.raises(RuntimeError, match="NoJvp: You must implement the jvp function"):
         vmap(lambda x: jvp(NoJvp.apply, (x,), (x,)))(dg.tensor(BATCH))

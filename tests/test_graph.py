@@ -51,6 +51,16 @@ def test_saved_inputs_and_raw_saved():
     p = a ** 3
     assert p.grad_fn.name() == "PowBackward0"
     assert p.grad_fn._saved_self.tolist() == [1., 2.]
+    assert "_saved_exponent" in dir(p.grad_fn) and p.grad_fn._saved_exponent == 3  # (torch lists numbers)
+    assert "_saved_other" in dir((a * 2).grad_fn)
+
+
+def test_reduction_parameters_have_torchs_names():
+    a = dg.ones(2, 3, requires_grad=True)
+    node = a.sum(1, keepdim=True).grad_fn
+    assert {"_saved_dim", "_saved_keepdim"} <= set(dir(node)) and "_saved_axis" not in dir(node)
+    assert node._saved_dim == (1,) and node._saved_keepdim is True
+    assert node._saved_axis == (1,)  # (NumPy's names still answer)
 
 
 def test_names():

@@ -228,7 +228,7 @@ def test_hook_changing_dtype():
 def test_post_hook_wrong_count():
     x, w, y = _graph()
     y.grad_fn.register_hook(lambda gi, go: (gi[0],))
-    with pytest.raises(RuntimeError, match=r"of MulBackward0 has returned an incorrect number of gradients "
+    with pytest.raises(RuntimeError, match=r"of MulBackward0 has returned an incorrect number of values "
                                            r"\(got 1, but expected 2\)"):
         y.sum().backward()
     assert x.grad is None and w.grad is None
@@ -285,6 +285,14 @@ def test_multi_grad_hook_sees_the_gradients_and_works_under_grad():
     assert len(got) == 2
 
 
+def test_multi_grad_hook_passes_a_list_as_torch():
+    a = dg.ones(2, requires_grad=True)
+    got = []
+    register_multi_grad_hook((a,), got.append)
+    (a * 2).sum().backward()
+    assert type(got[0]) is list and got[0][0].tolist() == [2., 2.]
+
+
 def test_multi_grad_hook_any_mode_once_per_pass():
     a = dg.tensor([1., 2.], requires_grad=True)
     b = dg.tensor([3., 4.], requires_grad=True)
@@ -298,7 +306,7 @@ def test_multi_grad_hook_any_mode_once_per_pass():
 
 def test_multi_grad_hook_errors_leave_no_hook_behind():
     a = dg.ones(2, requires_grad=True)
-    with pytest.raises(ValueError, match=r"mode to be one of \('all', 'any'\) but got 'some'"):
+    with pytest.raises(ValueError, match=r"mode to be one of \('all', 'any'\) but got some$"):
         register_multi_grad_hook((a,), print, mode="some")
     got = []
     with pytest.raises(RuntimeError, match=r"tensors\[1\] does not require grad"):

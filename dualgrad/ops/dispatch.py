@@ -28,6 +28,7 @@ from ..tensor import (
     Tensor,
     ViewInfo,
     _wrap,
+    custom_function_view_error,
     inherit_inference,
     is_differentiable_dtype,
     mark_inference,
@@ -173,10 +174,13 @@ def make_view(x: Tensor, view: Tensor, steps: tuple, grad_mode: bool) -> None:
 def regenerate_view(view: Tensor) -> None:
     """Rebuild a view's ``grad_fn`` from its base after an in-place change of the family."""
     info = view._view
-    info.version = view._counter.value
     base = info.base
     if not (info.grad_mode and base._requires_grad):
+        info.version = view._counter.value
         return
+    if info.grad_mode is not True:  # (an output of a custom Function: its backward would be bypassed)
+        raise custom_function_view_error(info.grad_mode, base_changed=True)
+    info.version = view._counter.value
     flags = STATE.__dict__
     grad_mode, flags["grad_enabled"] = flags["grad_enabled"], True
     try:

@@ -43,7 +43,7 @@ from ..batching import BatchedTensor, from_physical, is_batched_at, make_batched
 from ..factories import zeros_like
 from ..forward_ad.engine import commit_tangents, flush_deferred, set_tangent, tangent_at
 from ..reverse.mutation import note_mutation
-from ..tensor import INFERENCE_INPLACE_MESSAGE, Tensor, _wrap
+from ..tensor import INFERENCE_INPLACE_MESSAGE, Tensor, _wrap, custom_function_view_error
 from . import elementwise as ew
 from .dispatch import _record, apply, regenerate_view
 from .indexing import (
@@ -173,8 +173,11 @@ def _check_writable(t: Tensor, what: str) -> None:
             raise RuntimeError(LEAF_MESSAGE)
         info = t._view
         if info is not None and info.base._requires_grad:
-            if not info.grad_mode:
-                raise RuntimeError(NO_GRAD_VIEW_MESSAGE if info.grad_mode is False else INFERENCE_VIEW_MESSAGE)
+            mode = info.grad_mode
+            if mode is not True:
+                if type(mode) is str:
+                    raise custom_function_view_error(mode, base_changed=False)
+                raise RuntimeError(NO_GRAD_VIEW_MESSAGE if mode is False else INFERENCE_VIEW_MESSAGE)
             if info.base.grad_fn is None:
                 raise RuntimeError(VIEW_OF_LEAF_MESSAGE)
     data = t._data

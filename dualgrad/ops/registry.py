@@ -105,7 +105,8 @@ class Op:
         self.view = view
         self.plain = differentiable and not multi_output and not view  # (dispatch's common case)
         self.ufunc_out = UFUNC_ARRAY_OUT and isinstance(impl, np.ufunc)  # impl(..., out=...) gives arrays
-        add_saved_attributes((*arg_names, "result", *_keywords(impl)))  # its nodes' _saved_* names
+        keywords = _keywords(impl)  # its nodes' _saved_* names, also by torch's names (dim, keepdim)
+        add_saved_attributes((*arg_names, "result", *keywords, *(_TORCH_NAMES.get(k, k) for k in keywords)))
         # None, or ``jvp_reads(has_tangent) -> (reads input i per input, reads out)`` for a jvp
         # known to read nothing else: forward mode may then defer the tangent (see DeferredTangent)
         self.jvp_reads = None
@@ -212,6 +213,8 @@ class Op:
             saved = node.inputs[self.arg_names.index(key)]
         elif key in node.params:
             return node.params[key]
+        elif _NUMPY_NAMES.get(key) in node.params:
+            return node.params[_NUMPY_NAMES[key]]
         else:
             raise AttributeError(f"'{self.grad_name}' object has no attribute '{name}'")
         if type(saved) is not SavedTensor:
@@ -221,14 +224,21 @@ class Op:
         return saved if raw else saved.unpack(node)
 
     def saved_attribute_names(self, node: Any) -> list:
+        """The ``_saved_*`` names ``dir(node)`` lists: saved tensors, constant arguments, params (torch's names)."""
         names = []
         for arg, x in zip(self.arg_names, node.inputs):
             if type(x) is SavedTensor:
                 names += [f"_saved_{arg}", f"_raw_saved_{arg}"]
+            elif not isinstance(x, TensorMeta):  # a number, such as pow's exponent
+                names.append(f"_saved_{arg}")
         if type(node.out) is SavedTensor:
             names += ["_saved_result", "_raw_saved_result"]
-        names += [f"_saved_{k}" for k in node.params]
+        names += [f"_saved_{_TORCH_NAMES.get(k, k)}" for k in node.params]
         return names
+
+
+_TORCH_NAMES = {"axis": "dim", "keepdims": "keepdim"}  # torch's names of NumPy's parameters
+_NUMPY_NAMES = {torch: numpy for numpy, torch in _TORCH_NAMES.items()}
 
 
 def _keywords(impl: Callable) -> tuple:

@@ -111,6 +111,10 @@ def _warn_forward_stack(node: Node) -> None:
 
 
 def _set_anomaly(enabled: bool, check_nan: bool) -> None:
+    for position, (name, value) in enumerate((("enabled", enabled), ("check_nan", check_nan)), 1):
+        if type(value) is not bool:
+            raise TypeError(f"set_anomaly_enabled(): argument '{name}' (position {position}) must be bool, "
+                            f"not {type(value).__name__}")
     was_enabled = STATE.anomaly_enabled
     STATE.anomaly_enabled = enabled
     STATE.anomaly_check_nan = check_nan
@@ -144,6 +148,7 @@ class set_detect_anomaly:  # noqa: N801 - torch's name
     """Turn anomaly detection on or off: a plain call, or a context manager that restores.
 
     ``mode`` switches it; ``check_nan`` makes NaN in a backward result an error.
+    Both must be ``bool`` (TypeError otherwise, as in torch).
 
     >>> import dualgrad as dg
     >>> with dg.set_detect_anomaly(True):
@@ -156,7 +161,7 @@ class set_detect_anomaly:  # noqa: N801 - torch's name
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
         self.prev = STATE.anomaly_enabled
         self.prev_check_nan = STATE.anomaly_check_nan
-        _set_anomaly(bool(mode), bool(check_nan))  # (no warning: torch warns only in detect_anomaly)
+        _set_anomaly(mode, check_nan)  # (no warning: torch warns only in detect_anomaly)
 
     def __enter__(self) -> None:
         return None
@@ -172,7 +177,8 @@ class detect_anomaly:  # noqa: N801 - torch's name
     backward raises, "Traceback of forward call that caused the error" and that
     traceback are shown (as a warning on stderr) and the error is re-raised.
     With ``check_nan=True`` a backward result with NaN raises RuntimeError
-    "Function 'DivBackward0' returned nan values in its 0th output.". This mode
+    "Function 'DivBackward0' returned nan values in its 0th output." (the result
+    after the node's post-hooks, as torch checks it). This mode
     slows the program down: use it only for debugging.
 
     >>> import warnings, dualgrad as dg

@@ -299,8 +299,9 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
                 continue  # only captured: nothing below it is wanted
         if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)):
             grad_inputs = (None,) * len(node.edges)
-        elif observed:
-            grad_inputs = _observe_node(node, grads)
+        elif observed:  # (post-hooks run inside the observers: anomaly mode checks their result)
+            grad_inputs = _observe_node(node, grads, _with_post_hooks if hooks is not None and hooks.post else None)
+            hooks = None
         elif node.op.scatter_index is not None and _scatter_into_buffer(node, grads[0], buffers):
             grad_inputs = (None,)  # (already added into its input's gradient)
         else:
@@ -408,7 +409,7 @@ def _checked_all(new: Any, old: Any, hook: Any, where: str) -> Any:
         )
     if len(new) != len(old):
         raise RuntimeError(
-            f"hook '{name}' of {where} has returned an incorrect number of gradients "
+            f"hook '{name}' of {where} has returned an incorrect number of values "
             f"(got {len(new)}, but expected {len(old)})"
         )
     return [_checked(n, o, hook, where, i) for i, (n, o) in enumerate(zip(new, old, strict=True))]
@@ -456,6 +457,11 @@ def _run_post_hooks(node: Node, grad_inputs: Any, grad_outputs: list) -> Any:
         grad_inputs = _checked_all(hook(tuple(grad_inputs), tuple(grad_outputs)), grad_inputs,
                                    hook, node.name())
     return grad_inputs
+
+
+def _with_post_hooks(node: Any, grads: list) -> Any:
+    """The node's backward, then its post-hooks (the run an observer wraps, for a node with post-hooks)."""
+    return _run_post_hooks(node, node.op.backward(node, grads), grads)
 
 
 class _EngineStep:
