@@ -1,22 +1,43 @@
-"""Argument handling shared by the functional API (``torch.autograd.functional`` conventions)."""
+"""Argument handling and strict-mode checks shared by the functional API (``torch.autograd.functional``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..factories import zeros_like
 from ..tensor import Tensor
 
+# torch's strict-mode messages, by what was found independent of the inputs
+INDEPENDENT = (
+    "The output of the user-provided function is independent of input {i}. This is not allowed in "
+    "strict mode."
+)
+OUTPUT_NO_GRAD = (
+    "Output {i} of the user-provided function does not require gradients. The outputs must be computed "
+    "in a differentiable manner from the input when running in strict mode."
+)
+JACOBIAN_INDEPENDENT = (
+    "While computing the hessian, found that the jacobian of the user-provided function with respect "
+    "to input {i} is independent of the input. This is not allowed in strict mode. You should ensure "
+    "that your function is twice differentiable and that the jacobian depends on the inputs (this would "
+    "be violated by a linear function for example)."
+)
+GRAPH_INDEPENDENT = (
+    "The {what} of the user-provided function is independent of input {i}. This is not allowed in "
+    "strict mode when create_graph=True."
+)
+
 
 def as_tuple(value: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
-    """``(was_tuple, value as a tuple of Tensors)``; TypeError naming the argument otherwise."""
-    is_tuple = isinstance(value, (tuple, list))
-    values = tuple(value) if is_tuple else (value,)
+    """``(was_tuple, value as a tuple of Tensors)``; TypeError otherwise (a list is not a tuple, as in torch)."""
+    is_tuple = isinstance(value, tuple)
+    values = value if is_tuple else (value,)
     for i, v in enumerate(values):
         if not isinstance(v, Tensor):
-            where = f"Entry {i} in the {arg_name}" if is_tuple else f"The {arg_name}"
-            where += f" given to {fn_name}"
-            raise TypeError(f"{where} must be a Tensor or a tuple of Tensors but got {type(v)}.")
+            which = f"the value at index {i}" if is_tuple else f"the given {arg_name}"
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
+                            f"Tensors but {which} has type {type(v)}.")
     return is_tuple, values
 
 
@@ -40,44 +61,58 @@ def finish(values: tuple, create_graph: bool) -> tuple:
     return tuple(v if v is None or create_graph else v.detach() for v in values)
 
 
-def check_v(v: Any, outputs: tuple, fn_name: str, what: str = "user-provided function") -> tuple:
-    """The vector ``v`` of a vjp/jvp as a tuple matching ``outputs`` (None: a single-element output)."""
+def check_v(v: Any, others: tuple, others_tuple: bool, fn_name: str, none_message: str) -> tuple:
+    """The vector ``v`` as a tuple matching ``others`` (None: allowed for one single-element Tensor)."""
     if v is None:
-        if len(outputs) != 1 or outputs[0].numel() != 1:
-            raise RuntimeError(
-                f"The vector v can only be None if the {what} returns a single Tensor with a single element."
-            )
-        return (zeros_like(outputs[0]) + 1,)
+        if len(others) != 1 or others[0].numel() != 1:
+            raise RuntimeError(none_message)
+        return (zeros_like(others[0]) + 1,)
     _, vs = as_tuple(v, "v", fn_name)
-    if len(vs) != len(outputs):
-        raise RuntimeError(
-            f"v is a tuple of invalid length: should be {len(outputs)} but got {len(vs)}."
-        )
-    for vi, o in zip(vs, outputs, strict=True):
+    if len(vs) != len(others):
+        raise RuntimeError(f"v is a tuple of invalid length: should be {len(others)} but got {len(vs)}."
+                           if others_tuple else "The given v should contain a single Tensor.")
+    for i, (vi, o) in enumerate(zip(vs, others, strict=True)):
         if vi.shape != o.shape:
-            raise RuntimeError(f"v has invalid size: should be {o.shape} but got {vi.shape}.")
+            entry = f"Entry {i} in " if others_tuple else ""
+            raise RuntimeError(f"{entry}v has invalid size: should be {o.shape} but got {vi.shape}.")
     return vs
 
 
-def check_requires_grad(outputs: tuple, strict: bool, what: str = "outputs") -> None:
-    """In strict mode, every output must depend differentiably on the inputs."""
+def check_requires_grad(values: tuple, strict: bool, message: str = OUTPUT_NO_GRAD) -> None:
+    """In strict mode, every value must be present and depend differentiably on the inputs."""
     if not strict:
         return
-    for i, out in enumerate(outputs):
-        if not out.requires_grad:
-            raise RuntimeError(
-                f"Output {i} of the user-provided function does not require gradients. The {what} "
-                "must be computed in a differentiable manner from the input when running in strict mode."
-            )
+    for i, value in enumerate(values):
+        if value is None:
+            raise RuntimeError(INDEPENDENT.format(i=i))
+        if not value.requires_grad:
+            raise RuntimeError(message.format(i=i))
 
 
-def fill_unused(grads: tuple, inputs: tuple, strict: bool, message: str) -> tuple:
-    """Zeros for the inputs a result does not depend on; in strict mode, an error naming the input."""
+def fill_unused(grads: tuple, refs: tuple, strict: bool, message: str, create_graph: bool = False,
+                what: str = "jacobian") -> tuple:
+    """Zeros for the missing results; in strict mode, an error naming the index instead, and with
+    ``create_graph`` also for a result that does not depend on the inputs (torch's checks)."""
     result = []
-    for i, (g, x) in enumerate(zip(grads, inputs, strict=True)):
+    for i, (g, ref) in enumerate(zip(grads, refs, strict=True)):
         if g is None:
             if strict:
                 raise RuntimeError(message.format(i=i))
-            g = zeros_like(x)
+            g = zeros_like(ref)
+        elif strict and create_graph and not g.requires_grad:
+            raise RuntimeError(GRAPH_INDEPENDENT.format(what=what, i=i))
         result.append(g)
     return tuple(result)
+
+
+def scalar_output(func: Callable, xs: tuple, fn_name: str, strict: bool) -> Tensor:
+    """``func(*xs)``, checked in torch's order: Tensors, strict mode, a single Tensor of one element."""
+    out_tuple, outs = as_tuple(func(*xs), "outputs of the user-provided function", fn_name)
+    check_requires_grad(outs, strict)
+    if out_tuple:
+        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+    if outs[0].numel() != 1:
+        raise RuntimeError(
+            f"The Tensor returned by the function given to {fn_name} should contain a single element"
+        )
+    return outs[0]

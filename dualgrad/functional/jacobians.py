@@ -14,13 +14,25 @@ from ..ops.shape import stack
 from ..reverse import enable_grad
 from ..reverse import grad as autograd_grad
 from ..tensor import Tensor
-from ._common import as_tuple, check_requires_grad, fill_unused, finish, prepare
-from .products import INDEPENDENT
+from ._common import (
+    JACOBIAN_INDEPENDENT,
+    as_tuple,
+    check_requires_grad,
+    fill_unused,
+    finish,
+    prepare,
+    scalar_output,
+)
 
 FORWARD_NEEDS_VECTORIZE = (
     "Computing Jacobian using forward-AD or forward-over-reverse Hessian is only implemented for "
     "`vectorize=True`."
 )
+NOT_TOGETHER = (
+    "dualgrad.autograd.functional.jacobian: `{option}=True` and `{other}` are not supported together{yet}. "
+    "Please either set `{option}=False` or `{alternative}`."
+)
+FORWARD_NOT_TOGETHER = dict(other='strategy="forward-mode"', yet=" (yet)", alternative='strategy="reverse-mode"')
 STRICT_OUTPUT_INDEPENDENT = (
     "Output {o} of the user-provided function is independent of input {i}. This is not allowed in "
     "strict mode."
@@ -36,7 +48,8 @@ def _rows_loop(outputs: tuple, xs: tuple, create_graph: bool, strict: bool) -> l
         for j in range(flat.shape[0]):
             grads = (autograd_grad(flat[j], xs, retain_graph=True, create_graph=create_graph,
                                    allow_unused=True) if out.requires_grad else (None,) * len(xs))
-            grads = fill_unused(grads, xs, strict, STRICT_OUTPUT_INDEPENDENT.replace("{o}", str(o)))
+            grads = fill_unused(grads, xs, strict, STRICT_OUTPUT_INDEPENDENT.replace("{o}", str(o)),
+                                create_graph)
             for r, g in zip(rows, grads, strict=True):
                 r.append(g)
         jac.append(tuple(stack(r).reshape(tuple(out.shape) + tuple(x.shape)) if r
@@ -98,26 +111,12 @@ def _structure(jac: list, out_tuple: bool, in_tuple: bool) -> Any:
     return tuple(rows) if out_tuple else rows[0]
 
 
-def _check_strategy(strategy: str, vectorize: bool, create_graph: bool, strict: bool, fn: str) -> None:
+def _check_strategy(strategy: str, fn: str) -> None:
     if strategy not in ("forward-mode", "reverse-mode"):  # (torch asserts: an AssertionError, and
         # only jacobian's message has the hint)
         hint = (' Hint: If your function has more outputs than inputs, "forward-mode" tends to be more '
                 'performant. Otherwise, prefer to use "reverse-mode".') if fn == "jacobian" else ""
         raise AssertionError(f'Expected strategy to be either "forward-mode" or "reverse-mode".{hint}')
-    if strict and vectorize:
-        raise RuntimeError(
-            f"dualgrad.autograd.functional.{fn}: `strict=True` and `vectorize=True` are not supported "
-            "together. Please either set `strict=False` or `vectorize=False`."
-        )
-    if strategy == "forward-mode":
-        if not vectorize:
-            raise NotImplementedError(FORWARD_NEEDS_VECTORIZE)
-        if create_graph:
-            raise NotImplementedError(
-                f"dualgrad.autograd.functional.{fn}: `create_graph=True` and `strategy=\"forward-mode\"` "
-                "are not supported together (yet). Please either set `create_graph=False` or "
-                "`strategy=\"reverse-mode\"`."
-            )
 
 
 def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bool = False,
@@ -129,6 +128,9 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
     computes it in one batched pass: reverse mode (a batch of basis
     cotangents) or, with ``strategy='forward-mode'``, forward mode (a batch of
     basis tangents); otherwise one backward pass per output element.
+    ``strict=True`` raises when an output does not depend on an input (with
+    ``create_graph=True``, also when the Jacobian does not); torch refuses it
+    with ``vectorize=True`` and with forward mode, and so does this.
 
     >>> import dualgrad as dg
     >>> from dualgrad.autograd.functional import jacobian
@@ -136,16 +138,26 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
     tensor([[2., 0.],
             [0., 4.]])
     """
-    _check_strategy(strategy, vectorize, create_graph, strict, "jacobian")
-    in_tuple, inputs = as_tuple(inputs, "inputs", "jacobian")
-    if strategy == "forward-mode":
+    _check_strategy(strategy, "jacobian")
+    if strategy == "forward-mode":  # torch's checks, in torch's order
+        if create_graph:
+            raise NotImplementedError(NOT_TOGETHER.format(option="create_graph", **FORWARD_NOT_TOGETHER))
+        if strict:
+            raise RuntimeError(NOT_TOGETHER.format(option="strict", **FORWARD_NOT_TOGETHER))
+        in_tuple, inputs = as_tuple(inputs, "inputs", "jacobian")
+        if not vectorize:
+            raise NotImplementedError(FORWARD_NEEDS_VECTORIZE)
         jac, out_tuple = _columns_forward(func, inputs)
         return _structure(jac, out_tuple, in_tuple)
     with enable_grad():
+        in_tuple, inputs = as_tuple(inputs, "inputs", "jacobian")
         xs = prepare(inputs, create_graph)
         out_tuple, outputs = as_tuple(func(*xs), "outputs of the user-provided function", "jacobian")
         check_requires_grad(outputs, strict)
         if vectorize:
+            if strict:
+                raise RuntimeError(NOT_TOGETHER.format(option="strict", other="vectorize=True", yet="",
+                                                       alternative="vectorize=False"))
             jac = _rows_batched(outputs, xs, create_graph)
         else:
             jac = _rows_loop(outputs, xs, create_graph, strict)
@@ -166,8 +178,8 @@ def hessian(func: Callable, inputs: Any, create_graph: bool = False, strict: boo
     tensor([[ 6.,  0.],
             [ 0., 12.]])
     """
-    _check_strategy(outer_jacobian_strategy, vectorize, create_graph, strict, "hessian")
     in_tuple, inputs = as_tuple(inputs, "inputs", "hessian")
+    _check_strategy(outer_jacobian_strategy, "hessian")
     inner_graph = outer_jacobian_strategy == "reverse-mode"
 
     def gradient(*xs: Tensor) -> tuple:
@@ -175,26 +187,12 @@ def hessian(func: Callable, inputs: Any, create_graph: bool = False, strict: boo
             # jacobian passes its own tensors (fresh leaves, or the duals of its forward pass),
             # so one that does not require grad yet may be made to in place
             xs = tuple(x if x.requires_grad else x.requires_grad_() for x in xs)
-            out = func(*xs)
-            if isinstance(out, (tuple, list)) or not isinstance(out, Tensor):
-                raise RuntimeError("The function given to hessian should return a single Tensor")
-            if out.numel() != 1:
-                raise RuntimeError(
-                    "The Tensor returned by the function given to hessian should contain a single element"
-                )
-            check_requires_grad((out,), strict)
+            out = scalar_output(func, xs, "hessian", strict)
             grads = (autograd_grad(out, xs, create_graph=inner_graph, allow_unused=True)
                      if out.requires_grad else (None,) * len(xs))
-            grads = fill_unused(grads, xs, strict, INDEPENDENT)
-            for i, g in enumerate(grads):
-                if strict and not g.requires_grad:
-                    raise RuntimeError(
-                        "While computing the hessian, found that the jacobian of the user-provided "
-                        f"function with respect to input {i} is independent of the input. This is not "
-                        "allowed in strict mode. You should ensure that your function is twice "
-                        "differentiable and that the jacobian depends on the inputs (this would be "
-                        "violated by a linear function for example)."
-                    )
+            # as torch: the inner gradient is not strict (zeros), the check is on its dependence
+            grads = fill_unused(grads, xs, False, "")
+            check_requires_grad(grads, strict, JACOBIAN_INDEPENDENT)
             return grads
 
     hess = jacobian(gradient, inputs if in_tuple else inputs[0], create_graph=create_graph, strict=strict,

@@ -13,19 +13,35 @@ from ..reverse import enable_grad
 from ..reverse import grad as autograd_grad
 from ..reverse.engine import run_backward
 from ..tensor import Tensor
-from ._common import as_tuple, check_requires_grad, check_v, fill_unused, finish, prepare, unpack
+from ._common import (
+    INDEPENDENT,
+    JACOBIAN_INDEPENDENT,
+    as_tuple,
+    check_requires_grad,
+    check_v,
+    fill_unused,
+    finish,
+    prepare,
+    scalar_output,
+    unpack,
+)
 
-INDEPENDENT = (
-    "The output of the user-provided function is independent of input {i}. This is not allowed in "
-    "strict mode."
+V_NONE_OUTPUT = (
+    "The vector v can only be None if the user-provided function returns a single Tensor with a single "
+    "element."
 )
-# torch's message when the Hessian is structurally zero (its jacobian does not depend on the input).
-JACOBIAN_INDEPENDENT = (
-    "While computing the hessian, found that the jacobian of the user-provided function with respect "
-    "to input {i} is independent of the input. This is not allowed in strict mode. You should ensure "
-    "that your function is twice differentiable and that the jacobian depends on the inputs (this would "
-    "be violated by a linear function for example)."
+V_NONE_INPUT = (
+    "The vector v can only be None if the input to the user-provided function is a single Tensor with a "
+    "single element."
 )
+# torch's strict-mode messages for a product that does not reach an entry of the vector
+NOT_REACHED = {
+    "jvp": "The gradient with respect to the input is independent of entry {i} in the grad_outputs when "
+           "using the double backward trick to compute forward mode gradients. This is not allowed in "
+           "strict mode.",
+    "vhp": "The jacobian of the user-provided function is independent of input {i}. This is not allowed "
+           "in strict mode.",
+}
 
 
 def _pullback(outputs: tuple, inputs: tuple, vs: tuple, create_graph: bool) -> tuple:
@@ -64,20 +80,9 @@ def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         xs = prepare(inputs, create_graph)
         out_tuple, outputs = as_tuple(func(*xs), "outputs of the user-provided function", "vjp")
         check_requires_grad(outputs, strict)
-        vs = check_v(v, outputs, "vjp")
-        grads = fill_unused(_pullback(outputs, xs, vs, create_graph), xs, strict, INDEPENDENT)
+        vs = check_v(v, outputs, out_tuple, "vjp", V_NONE_OUTPUT)
+        grads = fill_unused(_pullback(outputs, xs, vs, create_graph), xs, strict, INDEPENDENT, create_graph)
     return unpack(finish(outputs, create_graph), out_tuple), unpack(finish(grads, create_graph), in_tuple)
-
-
-def _input_vectors(v: Any, inputs: tuple, fn_name: str) -> tuple:
-    if v is None:
-        if len(inputs) != 1 or inputs[0].numel() != 1:
-            raise RuntimeError(
-                "The vector v can only be None if the input to the user-provided function is a single "
-                "Tensor with a single element."
-            )
-        return (zeros_like(inputs[0]) + 1,)
-    return check_v(v, inputs, fn_name)
 
 
 def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
@@ -90,7 +95,7 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     (tensor([1., 4.]), tensor([2., 0.]))
     """
     in_tuple, inputs = as_tuple(inputs, "inputs", "jvp")
-    vs = _input_vectors(v, inputs, "jvp")
+    vs = check_v(v, inputs, in_tuple, "jvp", V_NONE_INPUT)
     with enable_grad(), dual_level() as number:
         level = STATE.dual_levels[number]
         level.tape_tangents = create_graph
@@ -101,34 +106,11 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
             check_requires_grad(outputs, strict)
             fill_unused(_pullback(outputs, xs, tuple(zeros_like(o) for o in outputs), False), xs, strict,
                         INDEPENDENT)
-        primals, tangents = [], []
-        for i, out in enumerate(outputs):
-            primal, tangent = unpack_dual(out)
-            if tangent is None:
-                if strict:
-                    raise RuntimeError(
-                        f"Output {i} of the user-provided function is independent of the inputs. This "
-                        "is not allowed in strict mode."
-                    )
-                tangent = zeros_like(primal)
-            elif tangent.dtype != primal.dtype:  # (make_dual keeps v's dtype; torch's jvp gives the output's)
-                tangent = tangent.to(primal.dtype)
-            primals.append(primal)
-            tangents.append(tangent)
-    return (unpack(finish(tuple(primals), create_graph), out_tuple),
-            unpack(finish(tuple(tangents), create_graph), out_tuple))
-
-
-def _scalar_output(func: Callable, xs: tuple, fn_name: str) -> Any:
-    out = func(*xs)
-    _, outs = as_tuple(out, "outputs of the user-provided function", fn_name)
-    if len(outs) != 1 or isinstance(out, (tuple, list)):
-        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
-    if out.numel() != 1:
-        raise RuntimeError(
-            f"The Tensor returned by the function given to {fn_name} should contain a single element"
-        )
-    return out
+        primals, tangents = zip(*(unpack_dual(out) for out in outputs), strict=True)
+        tangents = fill_unused(tangents, primals, strict, NOT_REACHED["jvp"], create_graph)
+        # make_dual keeps v's dtype; torch's jvp gives the output's
+        tangents = tuple(t.to(p.dtype) for t, p in zip(tangents, primals, strict=True))
+    return unpack(finish(primals, create_graph), out_tuple), unpack(finish(tangents, create_graph), out_tuple)
 
 
 def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
@@ -142,12 +124,13 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     """
     with enable_grad():
         in_tuple, inputs = as_tuple(inputs, "inputs", "vhp")
-        vs = _input_vectors(v, inputs, "vhp")
+        vs = check_v(v, inputs, in_tuple, "vhp", V_NONE_INPUT)
         xs = prepare(inputs, create_graph)
-        out = _scalar_output(func, xs, "vhp")
-        check_requires_grad((out,), strict)
+        out = scalar_output(func, xs, "vhp", strict)
         jac = fill_unused(_pullback((out,), xs, (zeros_like(out) + 1,), True), xs, strict, INDEPENDENT)
-        grads = fill_unused(_pullback(jac, xs, vs, create_graph), xs, strict, JACOBIAN_INDEPENDENT)
+        check_requires_grad(jac, strict, JACOBIAN_INDEPENDENT)
+        grads = fill_unused(_pullback(jac, xs, vs, create_graph), xs, strict, NOT_REACHED["vhp"],
+                            create_graph, "hessian")
     return finish((out,), create_graph)[0], unpack(finish(grads, create_graph), in_tuple)
 
 
@@ -172,24 +155,18 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     (tensor(9.), tensor([6., 0.]))
     """
     in_tuple, inputs = as_tuple(inputs, "inputs", "hvp")
-    vs = _input_vectors(v, inputs, "hvp")
+    vs = check_v(v, inputs, in_tuple, "hvp", V_NONE_INPUT)
     with enable_grad(), dual_level() as number:
         level = STATE.dual_levels[number]
         level.tape_tangents = create_graph
         xs = tuple(_carrying(x, t, level) for x, t in zip(prepare(inputs, create_graph), vs, strict=True))
         level.defer_tangents = not create_graph
-        out = _scalar_output(func, xs, "hvp")
+        out = scalar_output(func, xs, "hvp", strict)
         level.defer_tangents = False
         set_tangent(out, level, None)  # never read: what its deferred tangent holds goes now
-        check_requires_grad((out,), strict)
         grads = fill_unused(_gradient(out, xs, create_graph), xs, strict, INDEPENDENT)
-        products = []
-        for i, g in enumerate(grads):
-            tangent = unpack_dual(g).tangent
-            if tangent is None:
-                if strict:
-                    raise RuntimeError(JACOBIAN_INDEPENDENT.format(i=i))
-                tangent = zeros_like(g)
-            products.append(tangent)
+        # a missing tangent: the gradient does not depend on the inputs (torch's jacobian check)
+        products = fill_unused(tuple(unpack_dual(g).tangent for g in grads), grads, strict,
+                               JACOBIAN_INDEPENDENT, create_graph, "hessian")
         value = unpack_dual(out).primal
-    return finish((value,), create_graph)[0], unpack(finish(tuple(products), create_graph), in_tuple)
+    return finish((value,), create_graph)[0], unpack(finish(products, create_graph), in_tuple)
