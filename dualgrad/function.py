@@ -244,6 +244,7 @@ class FunctionOp:
     view = False
     multi_output = True
     scatter_index = None  # (see Op.scatter_index)
+    runs_on_undefined = True  # (torch calls backward with None, or zeros when materializing)
 
     def __init__(self, cls: type, ctx: FunctionCtx, args: tuple):
         self.cls = cls
@@ -287,7 +288,7 @@ class FunctionOp:
                 grads.append(None)
                 continue
             if not isinstance(g, Tensor):
-                raise TypeError(
+                raise RuntimeError(
                     f"function {self.grad_name} returned a {type(g).__name__} as the gradient of "
                     f"{self.cls._input_name(i)}; expected a Tensor or None"
                 )
@@ -856,6 +857,7 @@ class _DelayedError:
 
     grad_name = "DelayedError"
     scatter_index = None
+    runs_on_undefined = False
 
     def backward(self, node: Node, grads: list) -> list:
         raise RuntimeError(ONCE_DIFFERENTIABLE_MESSAGE)
