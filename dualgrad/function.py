@@ -242,6 +242,7 @@ class FunctionOp:
     view = False
     multi_output = True
     scatter_index = None  # (see Op.scatter_index)
+    runs_on_undefined = True  # (torch calls backward with None, or zeros when materializing)
 
     def __init__(self, cls: type, ctx: FunctionCtx, args: tuple):
         self.cls = cls
@@ -904,6 +905,7 @@ class _DelayedError:
 
     grad_name = "DelayedError"
     scatter_index = None
+    runs_on_undefined = False
 
     def backward(self, node: Node, grads: list) -> list:
         raise RuntimeError(ONCE_DIFFERENTIABLE_MESSAGE)

@@ -94,7 +94,9 @@ def gradcheck(
     zeros. ``fast_mode=True`` compares ``v^T J u`` for random ``u, v`` instead of
     whole Jacobians. ``check_forward_ad`` checks forward mode too;
     ``check_batched_grad`` / ``check_batched_forward_grad`` check the vmap rules.
-    dualgrad has no sparse layouts, so ``masked`` has no effect.
+    dualgrad has no sparse layouts, so ``masked`` has no effect. ``inputs`` is a
+    Tensor or a sequence (non-Tensors are constants); ``func`` must return a
+    Tensor or a sequence of Tensors (otherwise ``TypeError``).
 
     Returns True, or raises ``GradcheckError`` naming the output and input whose
     Jacobians differ (returns False instead with ``raise_exception=False``).
@@ -236,7 +238,7 @@ def _run_checks(func: Callable, inputs: tuple, s: _Settings, check_undefined_gra
         diff_tensors = [inputs[i] for i in diff]
         if check_batched_grad:
             for k, o in enumerate(func_out):
-                if isinstance(o, Tensor) and o.requires_grad:
+                if o.requires_grad:
                     _check_batched_reverse(o, k, diff_tensors, diff)
         _check_zero_grad_outputs(outputs, diff_tensors, diff)
         if check_undefined_grad:
@@ -281,7 +283,7 @@ def _check_inputs(inputs: tuple) -> list:
 def _check_reverse(func: Callable, inputs: tuple, diff: list, s: _Settings, part: str | None) -> None:
     """Reverse-mode Jacobians (or ``v^T J u`` in fast mode) against finite differences."""
     func_out = _as_tuple(func(*inputs))
-    out_idx = [k for k, o in enumerate(func_out) if isinstance(o, Tensor) and o.requires_grad]
+    out_idx = [k for k, o in enumerate(func_out) if o.requires_grad]
     if not out_idx:
         _check_no_differentiable_outputs(func, inputs, diff, s)
         return
@@ -343,6 +345,7 @@ class _UndefinedGrad:
 
     grad_name = "UndefinedGradBackward"
     scatter_index = None
+    runs_on_undefined = False
 
     def backward(self, node: Node, grads: list) -> list:
         return [None]
@@ -372,7 +375,7 @@ def _check_undefined_grad(func: Callable, inputs: tuple, diff_tensors: list) -> 
         zeros = [_wrap(np.zeros(o.shape, o.dtype)) for o in case]
         try:
             grads = _grad(case, diff_tensors, zeros, allow_unused=True)
-        except (RuntimeError, TypeError, AttributeError) as error:
+        except RuntimeError as error:  # (as torch: other errors, e.g. None * 2, propagate)
             raise GradcheckError(
                 f"Expected backward function to handle undefined output grads, but it raised: "
                 f"{type(error).__name__}: {error}"
@@ -683,9 +686,9 @@ def _output_part(func: Callable, part: str) -> Callable:
     """``func`` with its complex outputs replaced by their real or imaginary part."""
 
     if part == "real":
-        return lambda *args: tuple(o.real if isinstance(o, Tensor) and o.dtype.kind == "c" else o
+        return lambda *args: tuple(o.real if o.dtype.kind == "c" else o
                                    for o in _as_tuple(func(*args)))
-    return lambda *args: tuple(o.imag if isinstance(o, Tensor) and o.dtype.kind == "c" else o
+    return lambda *args: tuple(o.imag if o.dtype.kind == "c" else o
                                for o in _as_tuple(func(*args)))
 
 
@@ -722,12 +725,19 @@ def _as_tuple(x: Any) -> tuple:
     return (x,)
 
 
-def _is_float_tensor(o: Any) -> bool:
-    return isinstance(o, Tensor) and o.dtype.kind in "fc"
+def _is_float_tensor(o: Tensor) -> bool:
+    return o.dtype.kind in "fc"
 
 
 def _differentiable(outs: tuple) -> tuple:
-    return tuple(o for o in outs if isinstance(o, Tensor) and o.requires_grad)
+    """The outputs that require grad, after checking that every output is a Tensor."""
+    for k, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            raise TypeError(
+                f"gradcheck expects func to return a Tensor or a sequence of Tensors, but output {k} "
+                f"is a {type(o).__name__}"
+            )
+    return tuple(o for o in outs if o.requires_grad)
 
 
 def _grads_or_zeros(grads: tuple, tensors: list) -> list:

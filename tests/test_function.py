@@ -148,6 +148,44 @@ def test_set_materialize_grads_false_passes_none():
     assert seen == [None]
 
 
+class DropsGradient(Function):
+    """3x whose backward returns None: the nodes below it receive only undefined gradients."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 3
+
+    @staticmethod
+    def backward(ctx, g):
+        return None
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+def test_backward_runs_when_every_gradient_reaching_it_is_undefined(materialize):
+    # As in torch: the custom backward is called (with zeros, or None without materialized grads),
+    # where a built-in op's node would be skipped.
+    seen = []
+
+    class Double(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(materialize)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(g)
+            return None if g is None else g * 2
+
+    x = dg.ones(2, requires_grad=True)
+    grad, = dg.autograd.grad(DropsGradient.apply(Double.apply(x)).sum(), x, allow_unused=True)
+    if materialize:
+        assert seen[0].tolist() == [0., 0.] and grad.tolist() == [0., 0.]
+    else:
+        assert seen == [None] and grad is None
+    assert dg.autograd.grad(DropsGradient.apply(x.exp()).sum(), x, allow_unused=True) == (None,)
+
+
 def test_mark_non_differentiable_output_does_not_require_grad_and_gets_zero_gradients():
     seen = []
 

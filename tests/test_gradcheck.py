@@ -254,6 +254,44 @@ def test_gradcheck_catches_a_backward_that_cannot_take_undefined_grads():
     assert gradcheck(ThreeOutputs.apply, (x,), check_undefined_grad=False)
 
 
+class NonzeroForUndefined(Function):
+    """2x whose backward answers an undefined gradient with ones instead of zeros or None."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return dg.ones(2) if g is None else g * 2
+
+
+class NoneTimesTwo(NonzeroForUndefined):
+    """2x whose backward cannot take an undefined gradient: ``None * 2`` is a TypeError."""
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def test_gradcheck_catches_nonzero_grads_for_an_undefined_output_grad():
+    x, = _inputs((2,))
+    with pytest.raises(GradcheckError, match="Expected all input grads to be undefined or zero"):
+        gradcheck(NonzeroForUndefined.apply, (x,))
+    assert gradcheck(NonzeroForUndefined.apply, (x,), raise_exception=False) is False
+    assert gradcheck(NonzeroForUndefined.apply, (x,), check_undefined_grad=False)
+
+
+def test_only_a_runtime_error_of_backward_becomes_a_gradcheck_error():
+    # As in torch: the TypeError of a backward that multiplies None propagates unchanged,
+    # even with raise_exception=False.
+    x, = _inputs((2,))
+    for raise_exception in (True, False):
+        with pytest.raises(TypeError, match="NoneType"):
+            gradcheck(NoneTimesTwo.apply, (x,), raise_exception=raise_exception)
+
+
 class IgnoresGradOutput(Function):
     """Correct Jacobian for grad_output = 1, but not multiplied by grad_output."""
 
@@ -305,6 +343,50 @@ def test_gradcheck_checks_forward_mode_and_catches_a_wrong_jvp():
 def test_forward_mode_check_with_complex_inputs():
     z, = _inputs((2,), dtype="complex128")
     assert gradcheck(lambda a: a * a.exp(), (z,), check_forward_ad=True)
+
+
+class ComplexSquareWrongJvp(Function):
+    """z**2 whose jvp conjugates: t * conj(2z) instead of t * 2z (backward is right)."""
+
+    @staticmethod
+    def forward(ctx, z):
+        ctx.save_for_backward(z)
+        ctx.save_for_forward(z)
+        return z * z
+
+    @staticmethod
+    def backward(ctx, g):
+        z, = ctx.saved_tensors
+        return g * (2 * z).conj()
+
+    @staticmethod
+    def jvp(ctx, t):
+        z, = ctx.saved_tensors
+        return t * (2 * z).conj()
+
+
+@needs_forward_ad
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_forward_mode_check_catches_a_wrong_complex_jvp(fast_mode):
+    z, = _inputs((2,), dtype="complex128")
+    assert gradcheck(ComplexSquareWrongJvp.apply, (z,), fast_mode=fast_mode)
+    with pytest.raises(GradcheckError, match="While considering the imaginary part of complex inputs only, "
+                                             "Jacobian computed with forward mode mismatch"):
+        gradcheck(ComplexSquareWrongJvp.apply, (z,), check_forward_ad=True, fast_mode=fast_mode)
+
+
+@needs_forward_ad
+@pytest.mark.parametrize("case", ["wrong backward", "wrong jvp", "nondeterministic", "wrong double backward"])
+def test_raise_exception_false_returns_false(case):
+    x, = _inputs((3,))
+    check, func, options = {
+        "wrong backward": (gradcheck, ExpWrongBackward.apply, {}),
+        "wrong jvp": (gradcheck, ExpWrongJvp.apply, {"check_forward_ad": True}),
+        "nondeterministic": (gradcheck, NoisyExp.apply, {}),
+        "wrong double backward": (gradgradcheck, DetachedCube.apply, {}),
+    }[case]
+    for fast_mode in (False, True):
+        assert check(func, (x,), raise_exception=False, fast_mode=fast_mode, **options) is False
 
 
 class ScaleWrongBatching(Function):
@@ -381,6 +463,23 @@ def test_inputs_are_left_unchanged():
     gradcheck(ExpWrongBackward.apply, (x,), raise_exception=False)
     np.testing.assert_array_equal(x.detach().numpy(), before)
     assert x.grad is None
+
+
+@pytest.mark.parametrize("check", [gradcheck, gradgradcheck])
+@pytest.mark.parametrize("output", [3.0, None])
+def test_an_output_that_is_not_a_tensor_is_an_error(check, output):
+    x, = _inputs((2,))
+    with pytest.raises(TypeError, match=f"output 1 is a {type(output).__name__}"):
+        check(lambda a: (a.sin(), output), (x,), raise_exception=False)
+
+
+def test_inputs_and_outputs_may_be_a_single_tensor_or_a_list():
+    x, y = _inputs((3,), (3,))
+    assert gradcheck(lambda a: a.sin(), x)
+    assert gradcheck(lambda a, b: [a.sin(), b.cos() * a], [x, y])
+    assert gradgradcheck(lambda a: a ** 3, x, dg.randn(3, dtype="float64", requires_grad=True))
+    # outputs that do not require grad (integers, detached values) are not differentiated
+    assert gradcheck(lambda a: (a.argmax(), a.detach(), a.exp()), (x,))
 
 
 @needs_batching

@@ -116,6 +116,10 @@ class Op:
         self.scatter_index = None
         ALL_OPS[name] = self
 
+    # True for an op whose backward runs even when every gradient reaching its node is undefined
+    # (a custom Function's, as in torch); the engine skips other nodes: no gradient flows through
+    runs_on_undefined = False
+
     def __repr__(self) -> str:
         return f"<Op {self.name} ({self.family})>"
 

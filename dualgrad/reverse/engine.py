@@ -297,7 +297,7 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             grads = _before_node(node, grads, needed, captures, captured)
             if grads is None:
                 continue  # only captured: nothing below it is wanted
-        if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)):
+        if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)) and not node.op.runs_on_undefined:
             grad_inputs = (None,) * len(node.edges)
         elif observed:  # (post-hooks run inside the observers: anomaly mode checks their result)
             grad_inputs = _observe_node(node, grads, _with_post_hooks if hooks is not None and hooks.post else None)

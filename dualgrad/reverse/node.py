@@ -2,9 +2,9 @@
 
 A ``Node`` is what ``tensor.grad_fn`` returns. It knows nothing about any
 particular op: it holds the op object (anything with ``grad_name``,
-``backward(node, grad_outputs)`` and ``scatter_index``, see ``ops.registry.Op``),
-the edges to the nodes of its inputs, what was saved for the backward rule, and
-hooks. Leaves that require grad are edges to the leaf Tensor itself;
+``backward(node, grad_outputs)``, ``scatter_index`` and ``runs_on_undefined``,
+see ``ops.registry.Op``), the edges to the nodes of its inputs, what was saved
+for the backward rule, and hooks. Leaves that require grad are edges to the leaf Tensor itself;
 ``next_functions`` shows them as ``AccumulateGrad`` nodes.
 """
 

@@ -167,6 +167,7 @@ class _Alias:
 
     grad_name = "AliasBackward0"
     scatter_index = None
+    runs_on_undefined = False
 
     @staticmethod
     def backward(node: Any, grads: list) -> list:
