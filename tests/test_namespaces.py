@@ -69,6 +69,25 @@ def test_set_multithreading_enabled_is_a_recorded_mode():
     assert x.grad.tolist() == [3., 3.]
 
 
+def test_set_multithreading_enabled_switches_on_a_plain_call_as_set_grad_enabled():
+    switch = autograd.set_multithreading_enabled(False)
+    try:
+        assert not autograd.is_multithreading_enabled()
+        assert repr(switch).endswith("set_multithreading_enabled(mode=False)")
+        with autograd.set_multithreading_enabled(True):
+            assert autograd.is_multithreading_enabled()
+        assert not autograd.is_multithreading_enabled()  # leaving the block restores the mode before it
+
+        @autograd.set_multithreading_enabled(True)
+        def inside():
+            return autograd.is_multithreading_enabled()
+
+        assert not autograd.is_multithreading_enabled()  # decorating does not switch it
+        assert inside() and not autograd.is_multithreading_enabled()
+    finally:
+        autograd.set_multithreading_enabled(True)
+
+
 def test_ported_torch_autograd_code_runs():
     x = dg.tensor([1.0, 2.0], requires_grad=True)
     with autograd.set_grad_enabled(True):

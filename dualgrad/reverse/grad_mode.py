@@ -158,7 +158,39 @@ class enable_grad(_SetGrad):
     mode = True
 
 
-class set_grad_enabled(_SetGrad):
+class _SwitchedOnCall(_GradModeContext):
+    """A setting switched as soon as the object is made (so a plain call works), restored on leaving
+    a ``with`` block or a decorated call; ``clone`` switches it again, as torch's does.
+
+    Subclasses name the setting's reader and writer (``_read``, ``_write``).
+    """
+
+    _read: Callable[[], bool]
+    _write: Callable[[bool], None]
+
+    def __init__(self, mode: bool):
+        self.prev = self._read()
+        self.mode = mode
+        self._write(mode)
+
+    def _enter(self) -> None:
+        self._write(self.mode)
+
+    def _exit(self) -> None:
+        self._write(self.prev)
+
+    def clone(self) -> _SwitchedOnCall:
+        return type(self)(self.mode)
+
+    def __call__(self, func: Callable) -> Callable:
+        self._write(self.prev)  # decorating does not switch the setting
+        return super().__call__(func)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__module__}.{type(self).__qualname__}(mode={self.mode})"
+
+
+class set_grad_enabled(_SwitchedOnCall):
     """Set grad mode on or off: as a plain call, a context manager, or a decorator.
 
     ``mode`` must be a ``bool`` (torch's ``TypeError`` otherwise). The call switches
@@ -176,31 +208,15 @@ class set_grad_enabled(_SetGrad):
     False
     """
 
-    def __new__(cls, mode: bool) -> set_grad_enabled:
-        return object.__new__(cls)
+    _read = staticmethod(is_grad_enabled)
+    _write = staticmethod(_set_grad_mode)
 
     def __init__(self, mode: bool):
         if not isinstance(mode, bool):
             raise TypeError(
                 f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {type(mode).__name__}"
             )
-        self.prev = is_grad_enabled()
-        self.mode = mode
-        _set_grad_mode(mode)
-
-    def _enter(self) -> None:
-        _set_grad_mode(self.mode)
-
-    def clone(self) -> set_grad_enabled:
-        """A new ``set_grad_enabled(self.mode)``: like it, this switches the mode now (as torch's clone)."""
-        return set_grad_enabled(self.mode)
-
-    def __call__(self, func: Callable) -> Callable:
-        _set_grad_mode(self.prev)  # decorating does not switch the mode
-        return super().__call__(func)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__module__}.{type(self).__qualname__}(mode={self.mode})"
+        super().__init__(mode)
 
 
 class inference_mode(_GradModeContext):
@@ -244,7 +260,16 @@ class inference_mode(_GradModeContext):
          STATE.multithreading_enabled) = self._prev
 
 
-class set_multithreading_enabled(_GradModeContext):
+def is_multithreading_enabled() -> bool:
+    """The mode last set by ``set_multithreading_enabled`` (True by default)."""
+    return STATE.multithreading_enabled
+
+
+def _set_multithreading(mode: bool) -> None:
+    STATE.multithreading_enabled = bool(mode)
+
+
+class set_multithreading_enabled(_SwitchedOnCall):
     """Accepted for torch compatibility: the backward engine always runs in the calling thread.
 
     torch uses it to turn off its per-device worker threads; dualgrad's engine has
@@ -256,24 +281,5 @@ class set_multithreading_enabled(_GradModeContext):
     False
     """
 
-    def __init__(self, mode: bool):
-        self._mode = bool(mode)
-        self._prev = STATE.multithreading_enabled
-        STATE.multithreading_enabled = self._mode
-
-    def clone(self) -> set_multithreading_enabled:
-        prev = STATE.multithreading_enabled
-        clone = set_multithreading_enabled(self._mode)
-        clone._prev = STATE.multithreading_enabled = prev
-        return clone
-
-    def _enter(self) -> None:
-        STATE.multithreading_enabled = self._mode
-
-    def _exit(self) -> None:
-        STATE.multithreading_enabled = self._prev
-
-
-def is_multithreading_enabled() -> bool:
-    """The mode last set by ``set_multithreading_enabled`` (True by default)."""
-    return STATE.multithreading_enabled
+    _read = staticmethod(is_multithreading_enabled)
+    _write = staticmethod(_set_multithreading)
