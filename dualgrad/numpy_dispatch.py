@@ -12,7 +12,9 @@ function (resolved when first called, so ``np.linalg.*`` and ``np.fft.*`` reach
 NumPy's signature (``dualgrad/_numpy_functions.py``). What comes back:
 
 * differentiable functions: Tensors in the graph, as the dualgrad function gives;
-* non-differentiable functions (comparisons, ``floor``, ``isnan``, ``argmax``,
+* rounding (``floor``, ``ceil``, ``trunc``, ``rint``, ``sign``, ``floor_divide``): tracked Tensors
+  with a zero gradient (as torch's);
+* non-differentiable functions (comparisons, ``isnan``, ``argmax``,
   ``argsort``, ``nonzero``, ``unique``, ``searchsorted``, ...): bool/int array
   results are Tensors that do not require grad (as in torch), Python values stay
   Python values (``np.allclose`` gives a ``bool``, ``np.shape`` a tuple), so
@@ -127,7 +129,7 @@ UFUNCS: dict[np.ufunc, str | Callable] = {
     np.radians: "deg2rad", np.rad2deg: "rad2deg", np.degrees: "rad2deg", np.copysign: "copysign",
     np.heaviside: "heaviside", np.divmod: _divmod, np.vecdot: _vecdot,
     np.matvec: _matvec, np.vecmat: _vecmat,
-    # not differentiable: table ops, so that they also run under vmap
+    # zero gradient or not differentiable: table ops, so that they also run under vmap
     np.equal: _op_call("eq"), np.not_equal: _op_call("ne"), np.less: _op_call("lt"),
     np.less_equal: _op_call("le"), np.greater: _op_call("gt"), np.greater_equal: _op_call("ge"),
     np.logical_and: _op_call("logical_and"), np.logical_or: _op_call("logical_or"),

@@ -531,7 +531,33 @@ _unary("exp2", dg.exp2)
 _unary("deg2rad", dg.deg2rad)
 _unary("rad2deg", dg.rad2deg)
 _binary("logaddexp2", dg.logaddexp2)
+
+
+@sample("fmax")
+def _fmax(draw: Any) -> Sample:
+    s = draw(shapes())
+    return Sample(dg.fmax, (distinct(draw, s), distinct(draw, s) + 0.01))  # (no ties)
+
+
+@sample("fmin")
+def _fmin(draw: Any) -> Sample:
+    s = draw(shapes())
+    return Sample(dg.fmin, (distinct(draw, s), distinct(draw, s) + 0.01))
+
+
+_binary("xlogy", dg.xlogy, lo=0.2, hi=2.0)
+_unary("sinc", dg.sinc, away_from=0.0)  # (at 0 the rule is exact to first order only, as torch's)
+# zero-gradient ops, sampled away from their jumps
+_unary("sign", dg.sign, away_from=0.0)
+_unary("sgn", lambda x: (dg.sgn(x * (1 + 1j) + 0.5) * (1 - 2j)).real)
+_unary("floor", dg.floor, 0.1, 0.9)
+_unary("ceil", dg.ceil, 0.1, 0.9)
+_unary("trunc", dg.trunc, 0.1, 0.9)
+_unary("round", lambda x: dg.round(x, decimals=1), 0.11, 0.14)
+_binary("floor_divide", dg.floor_divide, lo=0.1, hi=0.9, lo2=1.0, hi2=1.5)
+_binary("div_trunc", lambda x, y: dg.div(x, y, rounding_mode="trunc"), lo=0.1, hi=0.9, lo2=1.0, hi2=1.5)
 _binary("fmod", dg.fmod, lo=0.1, hi=0.9, lo2=1.0, hi2=1.5)
+COVERED_BY["nonzero"] = "getitem"  # not differentiable; its vmap refusal is tested in test_indexing.py
 COVERED_BY["argsort"] = "gather"  # not differentiable; its vmap rule is tested in test_numpy_dispatch.py
 
 

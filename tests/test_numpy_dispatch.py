@@ -316,17 +316,11 @@ NONDIFFERENTIABLE = {
     "isnan": lambda x, y: np.isnan(x / y),
     "isinf": lambda x, y: np.isinf(x / y),
     "isfinite": lambda x, y: np.isfinite(x),
-    "floor": lambda x, y: np.floor(x * 1.5),
-    "ceil": lambda x, y: np.ceil(x * 1.5),
-    "trunc": lambda x, y: np.trunc(x * 1.5),
-    "round": lambda x, y: np.round(x * 1.5),
-    "sign": lambda x, y: np.sign(x),
     "signbit": lambda x, y: np.signbit(x),
     "logical_and": lambda x, y: np.logical_and(x, y),
     "logical_or": lambda x, y: np.logical_or(x, y),
     "logical_not": lambda x, y: np.logical_not(x),
     "logical_xor": lambda x, y: np.logical_xor(x, y),
-    "floor_divide": lambda x, y: np.floor_divide(x, 0.7),
     "isclose": lambda x, y: np.isclose(x, y),
     "allclose": lambda x, y: np.allclose(x, y),
     "array_equal": lambda x, y: np.array_equal(x, x),
@@ -336,6 +330,27 @@ NONDIFFERENTIABLE = {
     "result_type": lambda x, y: np.result_type(x, 1.0),
     "iscomplexobj": lambda x, y: np.iscomplexobj(x),
 }
+
+
+# Rounding and sign: tracked results with a zero gradient (as torch's and JAX's).
+ZERO_GRADIENT = {
+    "floor": lambda x: np.floor(x * 1.5),
+    "ceil": lambda x: np.ceil(x * 1.5),
+    "trunc": lambda x: np.trunc(x * 1.5),
+    "round": lambda x: np.round(x * 1.5),
+    "sign": lambda x: np.sign(x),
+    "floor_divide": lambda x: np.floor_divide(x, 0.7),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_GRADIENT))
+def test_rounding_functions_have_a_zero_gradient(name):
+    x = dg.tensor(X, requires_grad=True)
+    got = ZERO_GRADIENT[name](x)
+    np.testing.assert_array_equal(got.detach().numpy(), ZERO_GRADIENT[name](X))
+    assert got.requires_grad
+    (g,) = dg.grad(got.sum(), x)
+    np.testing.assert_array_equal(g.numpy(), np.zeros_like(X))
 
 
 @pytest.mark.parametrize("name", sorted(NONDIFFERENTIABLE))

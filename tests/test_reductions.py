@@ -303,5 +303,3 @@ def test_error_messages_name_the_op():
         dg.var(dg.ones(3), unbiased=True, correction=0)
     with pytest.raises(TypeError, match="either 'dim' or 'axis'"):
         dg.sum(dg.ones(3), 0, axis=0)
-    with pytest.raises(NotImplementedError, match="norm: p='nuc'"):
-        dg.norm(dg.ones(2, 2), "nuc")

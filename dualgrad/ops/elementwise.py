@@ -157,6 +157,43 @@ def _angle_jvp(tangents: tuple, out: Tensor, x: Tensor) -> Tensor:
     return (x.conj() * t).imag / _where(sq == 0, 1.0, sq)
 
 
+def _sgn_vjp(g: Tensor, out: Tensor, x: Tensor) -> Tensor:
+    """``(g - Re(g conj(sgn)) sgn) / |x|``, 0 where ``x`` is 0: zero for real ``x`` (as torch's)."""
+    if x.dtype.kind != "c":
+        return g * 0.0
+    size = x.abs()
+    return _where(size == 0, 0.0, (g - (g * out.conj()).real * out) / _where(size == 0, 1.0, size))
+
+
+def _sgn_jvp(tangents: tuple, out: Tensor, x: Tensor) -> Tensor:
+    """``(t - Re(t conj(sgn)) sgn) / |x|``: the tangent's part across the unit circle, scaled."""
+    return _sgn_vjp(tangents[0], out, x)
+
+
+def _zero_gradient(name: str, impl: Any) -> Op:
+    """An elementwise op whose derivative is 0 wherever it exists (rounding, sign), as torch's:
+    its output requires grad and its gradient is zeros."""
+    return elementwise(name, impl, (_zero,) * (2 if name in ("floor_divide", "div_trunc") else 1),
+                       save_inputs=False)
+
+
+def _zero(out: Any, *inputs: Any, **params: Any) -> float:
+    return 0.0
+
+
+def _div_trunc_impl(x: Any, y: Any) -> Any:
+    """``x / y`` rounded toward zero; integers stay integers (as torch's ``rounding_mode='trunc'``)."""
+    if np.result_type(x, y).kind in "iub":
+        quotient = np.floor_divide(x, y)
+        return np.where((np.remainder(x, y) != 0) & ((np.asarray(x) < 0) != (np.asarray(y) < 0)),
+                        quotient + 1, quotient)
+    return np.trunc(np.true_divide(x, y))
+
+
+def _round_impl(x: np.ndarray, decimals: int = 0) -> np.ndarray:
+    return np.round(x, decimals)
+
+
 def _real_impl(x: np.ndarray) -> np.ndarray:
     return np.real(x) if x.dtype.kind == "c" else x
 
@@ -188,18 +225,23 @@ _pow_base_vjp_derived = vjp_from_partial(_pow_base_partial)
 POW = elementwise("pow", _pow_impl, (_pow_base_partial, _pow_exponent_partial),
                   vjp=(_pow_base_vjp, vjp_from_partial(_pow_exponent_partial)), save_out=lambda needs: needs[1],
                   arg_names=("self", "exponent"))
-RECIPROCAL = elementwise("reciprocal", np.reciprocal, (lambda out, x: -(out * out),),
-                         save_inputs=False, save_out=True)
+RECIPROCAL = elementwise("reciprocal", lambda x: np.true_divide(1, x),  # (integers give floats, as torch)
+                         (lambda out, x: -(out * out),), save_inputs=False, save_out=True)
 _square_vjp_derived = vjp_from_partial(lambda out, x: 2 * x)
 SQUARE = elementwise("square", np.square, (lambda out, x: 2 * x,), vjp=(_square_vjp,))
 SQRT = elementwise("sqrt", np.sqrt, (lambda out, x: 0.5 / out,), save_inputs=False, save_out=True)
 RSQRT = elementwise("rsqrt", lambda x: 1 / np.sqrt(x), (lambda out, x: -0.5 * out ** 3,),
                     save_inputs=False, save_out=True)
 ABS = Op("abs", np.abs, vjp=(_abs_vjp,), jvp=_abs_jvp, family="elementwise")
-SGN = nondifferentiable("sgn", _sgn_impl)
-SIGN = nondifferentiable("sign", np.sign)
+SGN = Op("sgn", _sgn_impl, vjp=(_sgn_vjp,), jvp=_sgn_jvp, family="elementwise", save_out=True)
+SIGN = _zero_gradient("sign", np.sign)
 REMAINDER = elementwise("remainder", np.remainder, (1, lambda out, x, y: -floor_divide(x, y)))
-FLOOR_DIVIDE = nondifferentiable("floor_divide", np.floor_divide)
+FLOOR_DIVIDE = _zero_gradient("floor_divide", np.floor_divide)
+DIV_TRUNC = _zero_gradient("div_trunc", _div_trunc_impl)
+FLOOR = _zero_gradient("floor", np.floor)
+CEIL = _zero_gradient("ceil", np.ceil)
+TRUNC = _zero_gradient("trunc", np.trunc)
+ROUND = _zero_gradient("round", _round_impl)
 
 # -- exponentials and logarithms ----------------------------------------------------
 EXP = elementwise("exp", np.exp, (lambda out, x: out,), save_inputs=False, save_out=True)
@@ -274,52 +316,90 @@ COMPARISONS = {
                      ("logical_xor", np.logical_xor), ("logical_not", np.logical_not),
                      ("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
                      ("bitwise_xor", np.bitwise_xor), ("bitwise_not", np.invert),
-                     ("floor", np.floor), ("ceil", np.ceil), ("round", np.round), ("trunc", np.trunc),
                      ("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite),
                      ("signbit", np.signbit)]
 }
 
 
 # -- public functions ------------------------------------------------------------------------
-def add(x: Any, y: Any, *, alpha: Any = 1) -> Tensor:
-    """``x + alpha * y`` with broadcasting.
+def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002 - torch's names
+    """``input + alpha * other`` with broadcasting.
 
     >>> import dualgrad as dg
-    >>> dg.add(dg.tensor([1., 2.]), 1.0)
-    tensor([2., 3.])
+    >>> dg.add(dg.tensor([1., 2.]), 1.0, alpha=2)
+    tensor([3., 4.])
     """
-    return apply(ADD, x, y if alpha == 1 else apply(MUL, y, alpha))
+    return apply(ADD, input, other if alpha == 1 else apply(MUL, other, alpha))
 
 
-def sub(x: Any, y: Any, *, alpha: Any = 1) -> Tensor:
-    """``x - alpha * y`` with broadcasting.
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002 - torch's names
+    """``input - alpha * other`` with broadcasting.
 
     >>> import dualgrad as dg
     >>> dg.sub(dg.tensor([1., 2.]), 1.0)
     tensor([0., 1.])
     """
-    return apply(SUB, x, y if alpha == 1 else apply(MUL, y, alpha))
+    return apply(SUB, input, other if alpha == 1 else apply(MUL, other, alpha))
 
 
-def clamp(x: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - torch's names
-    """Limit ``x`` to ``[min, max]``; the gradient is 1 inside (bounds included), 0 outside.
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:  # noqa: A002 - torch's names
+    """``input / other`` with broadcasting; ``rounding_mode`` ``'trunc'`` or ``'floor'`` rounds the
+    quotient (integers then stay integers) and gives a zero gradient, as torch's.
 
     >>> import dualgrad as dg
-    >>> dg.clamp(dg.tensor([-2., 0.5, 3.]), 0.0, 1.0)
-    tensor([0.0000, 0.5000, 1.0000])
+    >>> x = dg.tensor([-7., 7.])
+    >>> dg.div(x, 2.0), dg.div(x, 2.0, rounding_mode="trunc"), dg.div(x, 2.0, rounding_mode="floor")
+    (tensor([-3.5000,  3.5000]), tensor([-3.,  3.]), tensor([-4.,  3.]))
+    """
+    if rounding_mode is None:
+        return apply(DIV, input, other)
+    if rounding_mode == "trunc":
+        return apply(DIV_TRUNC, input, other)
+    if rounding_mode == "floor":
+        return apply(FLOOR_DIVIDE, input, other)
+    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+
+
+def true_divide(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
+    """Alias of ``div`` without rounding.
+
+    >>> import dualgrad as dg
+    >>> dg.true_divide(dg.tensor([1.]), 4)
+    tensor([0.2500])
+    """
+    return apply(DIV, input, other)
+
+
+def pow(input: Any = None, exponent: Any = None, *, self: Any = None) -> Tensor:  # noqa: A001, A002
+    """``input ** exponent`` elementwise (either may be a number); torch's ``pow(self=2.0, exponent=t)``
+    spelling of a number base is accepted.
+
+    >>> import dualgrad as dg
+    >>> dg.pow(dg.tensor([1., 3.]), 2), dg.pow(2.0, dg.tensor([3.]))
+    (tensor([1., 9.]), tensor([8.]))
+    """
+    return apply(POW, self if input is None else input, exponent)
+
+
+def clamp(input: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A001, A002 - torch's names
+    """Limit ``input`` to ``[min, max]`` (numbers or tensors, either may be None); the gradient is 1
+    inside (bounds included), 0 outside.
+
+    >>> import dualgrad as dg
+    >>> dg.clamp(dg.tensor([-2., 0.5, 3.]), 0.0, 1.0), dg.clamp(dg.tensor([-2., 3.]), max=1.0)
+    (tensor([0.0000, 0.5000, 1.0000]), tensor([-2.,  1.]))
     """
     if min is None and max is None:
-        raise ValueError("clamp: at least one of 'min' or 'max' must not be None")
-    return apply(CLAMP, x, min, max)
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return apply(CLAMP, input, min, max)
 
 
-def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Tensor:
-    """NumPy's name for ``clamp``."""
-    return clamp(x, a_min, a_max)
+clip = clamp
 
 
-def where(condition: Any, x: Any, y: Any) -> Tensor:
-    """Elements of ``x`` where ``condition`` holds, else of ``y``.
+def where(condition: Any, input: Any = None, other: Any = None) -> Tensor | tuple:  # noqa: A002
+    """Elements of ``input`` where ``condition`` holds, else of ``other``; ``where(condition)``
+    alone is ``nonzero(condition, as_tuple=True)``, as torch's.
 
     The gradient of the branch not taken is exactly zero, so a NaN or inf in the
     unselected branch's *value* does not reach the gradient; a NaN in its
@@ -330,18 +410,26 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
     >>> import dualgrad as dg
     >>> dg.where(dg.tensor([True, False]), dg.tensor([1., 2.]), 0.0)
     tensor([1., 0.])
+    >>> dg.where(dg.tensor([True, False, True]))
+    (tensor([0, 2]),)
     """
-    return apply(WHERE, condition, x, y)
+    if input is None and other is None:
+        from .indexing import nonzero  # (indexing imports this module)
+
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where() missing required argument: both 'input' and 'other' or neither")
+    return apply(WHERE, condition, input, other)
 
 
-def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``.
+def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
+    """``log(1 + exp(beta * input)) / beta``, linear where ``beta * input > threshold``.
 
     >>> import dualgrad as dg
     >>> dg.softplus(dg.tensor([0.]))
     tensor([0.6931])
     """
-    return apply(SOFTPLUS, x, beta=beta, threshold=threshold)
+    return apply(SOFTPLUS, input, beta=beta, threshold=threshold)
 
 
 def to_dtype(x: Any, dtype: Any) -> Tensor:
@@ -358,8 +446,8 @@ def to_dtype(x: Any, dtype: Any) -> Tensor:
 
 
 def _unary(op: Op, summary: str, example: str, result: str) -> Any:
-    def fn(x: Any) -> Tensor:
-        return apply(op, x)
+    def fn(input: Any) -> Tensor:  # noqa: A002 - torch's name
+        return apply(op, input)
 
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"{summary}\n\n>>> import dualgrad as dg\n>>> dg.{op.name}(dg.tensor({example}))\n{result}\n"
@@ -367,8 +455,8 @@ def _unary(op: Op, summary: str, example: str, result: str) -> Any:
 
 
 def _binary(op: Op, summary: str, example: str, result: str) -> Any:
-    def fn(x: Any, y: Any) -> Tensor:
-        return apply(op, x, y)
+    def fn(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
+        return apply(op, input, other)
 
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"{summary}\n\n>>> import dualgrad as dg\n>>> dg.{op.name}(dg.tensor({example}), 2.0)\n{result}\n"
@@ -376,8 +464,6 @@ def _binary(op: Op, summary: str, example: str, result: str) -> Any:
 
 
 mul = _binary(MUL, "Elementwise product with broadcasting.", "[1., 2.]", "tensor([2., 4.])")
-div = _binary(DIV, "Elementwise true division with broadcasting.", "[1., 2.]", "tensor([0.5000, 1.0000])")
-pow = _binary(POW, "``x ** y`` elementwise (either may be a scalar).", "[1., 3.]", "tensor([1., 9.])")  # noqa: A001
 atan2 = _binary(ATAN2, "Angle of the point ``(y, x)``: ``atan2(y, x)``.", "[0., 2.]", "tensor([0.0000, 0.7854])")
 hypot = _binary(HYPOT, "``sqrt(x**2 + y**2)`` without overflow.", "[0., 2.]", "tensor([2.0000, 2.8284])")
 logaddexp = _binary(LOGADDEXP, "``log(exp(x) + exp(y))`` computed stably.", "[2.]", "tensor([2.6931])")
@@ -386,15 +472,40 @@ maximum = _binary(MAXIMUM, "Elementwise maximum; at ties each input gets half th
 minimum = _binary(MINIMUM, "Elementwise minimum; at ties each input gets half the gradient.",
                   "[1., 3.]", "tensor([1., 2.])")
 remainder = _binary(REMAINDER, "Python's ``x % y`` (sign of the divisor).", "[3., -3.]", "tensor([1., 1.])")
-floor_divide = _binary(FLOOR_DIVIDE, "Python's ``x // y`` (not differentiable).", "[3., -3.]", "tensor([ 1., -2.])")
+floor_divide = _binary(FLOOR_DIVIDE, "Python's ``x // y`` (its gradient is 0).", "[3., -3.]", "tensor([ 1., -2.])")
 neg = _unary(NEG, "``-x``.", "[1., -2.]", "tensor([-1.,  2.])")
 reciprocal = _unary(RECIPROCAL, "``1 / x``.", "[2.]", "tensor([0.5000])")
 square = _unary(SQUARE, "``x * x``.", "[3.]", "tensor([9.])")
 sqrt = _unary(SQRT, "Square root; its derivative at 0 is inf (as in torch).", "[4.]", "tensor([2.])")
 rsqrt = _unary(RSQRT, "``1 / sqrt(x)``.", "[4.]", "tensor([0.5000])")
 abs = _unary(ABS, "Absolute value (modulus for complex); its derivative at 0 is 0.", "[-2.]", "tensor([2.])")  # noqa: A001
-sign = _unary(SIGN, "Sign of each element (not differentiable).", "[-2., 0.]", "tensor([-1.,  0.])")
-sgn = _unary(SGN, "``x / |x|`` (0 at 0); the sign for real inputs (not differentiable).", "[-2.]", "tensor([-1.])")
+sign = _unary(SIGN, "Sign of each element (its gradient is 0).", "[-2., 0.]", "tensor([-1.,  0.])")
+sgn = _unary(SGN, "``x / |x|`` (0 at 0); the sign for real inputs, with gradient 0 there.", "[-2.]",
+             "tensor([-1.])")
+floor = _unary(FLOOR, "Largest integer not above ``x`` (its gradient is 0).", "[-1.5, 1.5]", "tensor([-2.,  1.])")
+ceil = _unary(CEIL, "Smallest integer not below ``x`` (its gradient is 0).", "[-1.5, 1.5]", "tensor([-1.,  2.])")
+trunc = _unary(TRUNC, "``x`` rounded toward zero (its gradient is 0).", "[-1.5, 1.5]", "tensor([-1.,  1.])")
+fix = trunc
+
+
+def round(input: Any, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002 - torch's names
+    """``input`` rounded half to even, to ``decimals`` decimal places (its gradient is 0).
+
+    >>> import dualgrad as dg
+    >>> dg.round(dg.tensor([0.5, 1.5, 1.2345])), dg.round(dg.tensor([1.2345]), decimals=2)
+    (tensor([0., 2., 1.]), tensor([1.2300]))
+    """
+    return apply(ROUND, input) if decimals == 0 else apply(ROUND, input, decimals=decimals)
+
+
+def frac(input: Any) -> Tensor:  # noqa: A002 - torch's name
+    """``input - trunc(input)``: the fractional part, with the sign of ``input`` (gradient 1).
+
+    >>> import dualgrad as dg
+    >>> dg.frac(dg.tensor([-1.25, 2.5]))
+    tensor([-0.2500,  0.5000])
+    """
+    return apply(SUB, input, apply(TRUNC, input))
 exp = _unary(EXP, "Exponential.", "[0.]", "tensor([1.])")
 expm1 = _unary(EXPM1, "``exp(x) - 1``, accurate near 0.", "[0.]", "tensor([0.])")
 log = _unary(LOG, "Natural logarithm.", "[1.]", "tensor([0.])")
@@ -528,11 +639,12 @@ METHODS: dict[str, Any] = {
     "atan": atan, "atan2": atan2, "sinh": sinh, "cosh": cosh, "tanh": tanh,
     "asinh": asinh, "acosh": acosh, "atanh": atanh, "sigmoid": sigmoid,
     "relu": relu, "maximum": maximum, "minimum": minimum, "clamp": clamp,
-    "clip": clamp, "hypot": hypot, "logaddexp": logaddexp, "conj": conj, "conjugate": conj,
+    "clip": clip, "hypot": hypot, "logaddexp": logaddexp, "conj": conj, "conjugate": conj,
     "angle": angle, "clone": clone, "copy": clone, "remainder": remainder,
     "floor_divide": floor_divide, "softplus": softplus,
-    "floor": _predicate("floor"), "ceil": _predicate("ceil"), "round": _predicate("round"),
-    "trunc": _predicate("trunc"), "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
+    "floor": floor, "ceil": ceil, "round": round, "trunc": trunc, "fix": fix, "frac": frac,
+    "true_divide": true_divide, "arcsin": asin, "arccos": acos, "arctan": atan, "arctan2": atan2,
+    "arcsinh": asinh, "arccosh": acosh, "arctanh": atanh, "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
     "eq": _compare("eq"), "ne": _compare("ne"), "lt": _compare("lt"), "le": _compare("le"),
     "gt": _compare("gt"), "ge": _compare("ge"),
     "to": _to, "astype": astype,
@@ -542,11 +654,14 @@ METHODS: dict[str, Any] = {
 }
 PROPERTIES: dict[str, Any] = {"real": real, "imag": imag}
 
+arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh = asin, acos, atan, atan2, asinh, acosh, atanh
+
 __all__ = [
-    "abs", "acos", "acosh", "add", "angle", "asin", "asinh", "atan", "atan2", "atanh", "clamp",
-    "clip", "clone", "conj", "cos", "cosh", "div", "exp", "expm1", "floor_divide", "hypot", "imag",
-    "isfinite", "isinf", "isnan", "log", "log1p", "log2", "log10", "logaddexp", "maximum", "minimum",
-    "mul", "neg", "pow", "real",
-    "reciprocal", "relu", "remainder", "rsqrt", "sgn", "sigmoid", "sign", "sin", "sinh", "softplus",
-    "sqrt", "square", "sub", "tan", "tanh", "to_dtype", "where",
+    "abs", "acos", "acosh", "add", "angle", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2",
+    "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "clamp",
+    "clip", "clone", "conj", "cos", "cosh", "div", "exp", "expm1", "fix", "floor", "floor_divide", "frac",
+    "hypot", "imag", "isfinite", "isinf", "isnan", "log", "log1p", "log2", "log10", "logaddexp", "maximum",
+    "minimum", "mul", "neg", "pow", "real",
+    "reciprocal", "relu", "remainder", "round", "rsqrt", "sgn", "sigmoid", "sign", "sin", "sinh", "softplus",
+    "sqrt", "square", "sub", "tan", "tanh", "to_dtype", "true_divide", "trunc", "where",
 ]

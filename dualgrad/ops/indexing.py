@@ -28,7 +28,8 @@ from ..tensor import Tensor, _wrap
 from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply, tensor_arg
-from .registry import Op, linear
+from .elementwise import where
+from .registry import Op, linear, nondifferentiable
 from .shape import PERMUTE
 
 
@@ -611,11 +612,123 @@ def index_select(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002 -
     return _gathered(input, index, dim, "index_select()", IndexError)
 
 
+def select(input: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002 - torch's name
+    """The slice of ``input`` at ``index`` along ``dim`` (a view, one dimension fewer).
+
+    >>> import dualgrad as dg
+    >>> dg.select(dg.tensor([[1., 2.], [3., 4.]]), 1, -1)
+    tensor([2., 4.])
+    """
+    input = tensor_arg(input, "select")
+    dim = normalize_axis(dim, input.ndim, "select")
+    if not -input.shape[dim] <= index < input.shape[dim]:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {input.shape} at dimension {dim}")
+    return getitem(input, (slice(None),) * dim + (index,))
+
+
+def masked_select(input: Tensor, mask: Any) -> Tensor:  # noqa: A002 - torch's name
+    """The elements of ``input`` where the bool ``mask`` holds, as a 1-D tensor (the two broadcast).
+
+    >>> import dualgrad as dg
+    >>> dg.masked_select(dg.tensor([[1., 2.], [3., 4.]]), dg.tensor([True, False]))
+    tensor([1., 3.])
+    """
+    input, mask = tensor_arg(input, "masked_select"), tensor_arg(mask, "masked_select")
+    if mask.dtype != np.bool_:
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {mask.dtype}")
+    shape = np.broadcast_shapes(input.shape, mask.shape)
+    return getitem(input.expand(shape), mask.expand(shape))
+
+
+def _nonzero_batch(args: tuple, bdims: tuple) -> tuple:
+    """Refused: the number of nonzero elements differs between batch members."""
+    raise RuntimeError("vmap: nonzero (and where(condition), masked_select) has an output shape that depends "
+                       "on the values, which vmap does not support (as torch's)")
+
+
+NONZERO = nondifferentiable("nonzero", np.argwhere, family="indexing", batch=_nonzero_batch)
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple:  # noqa: A002 - torch's name
+    """The indices of the nonzero elements: an ``(n, ndim)`` int64 tensor, or with ``as_tuple=True``
+    one 1-D tensor per dimension (NumPy's ``nonzero``; a 0-d input counts as 1-d).
+
+    >>> import dualgrad as dg
+    >>> dg.nonzero(dg.tensor([[0., 2.], [3., 0.]]))
+    tensor([[0, 1],
+            [1, 0]])
+    """
+    input = tensor_arg(input, "nonzero")
+    if not as_tuple:
+        return apply(NONZERO, input)
+    found = apply(NONZERO, input.reshape(1) if input.ndim == 0 else input)
+    return tuple(found[:, d] for d in range(found.shape[1]))
+
+
+argwhere = nonzero
+
+
+def _scatter_checked(input: Any, dim: int, index: Any, src: Any, op: str) -> tuple:
+    """``(input, dim, index, src)`` checked as torch's ``scatter``; ``src`` cut to ``index``'s shape."""
+    input, index = tensor_arg(input, op), _as_index(index, op)
+    src = tensor_arg(src, op)
+    if src.ndim and not (index.ndim == input.ndim == src.ndim):
+        raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as self tensor")
+    dim = normalize_axis(dim, max(input.ndim, 1), op)
+    src = src[tuple(slice(0, n) for n in index.shape)] if src.ndim else src.expand(index.shape)
+    return input, dim, index, src
+
+
+def scatter_add(input: Tensor, dim: int, index: Any, src: Any) -> Tensor:  # noqa: A002 - torch's name
+    """``input`` with ``src`` added at ``index`` along ``dim`` (out of place):
+    ``out[i][index[i][j]] += src[i][j]`` for ``dim=1``; repeated indices accumulate.
+
+    >>> import dualgrad as dg
+    >>> dg.scatter_add(dg.zeros(3), 0, dg.tensor([0, 2, 0]), dg.tensor([1., 2., 3.]))
+    tensor([4., 0., 2.])
+    """
+    input, dim, index, src = _scatter_checked(input, dim, index, src, "scatter_add")
+    return input + apply(SCATTER_ADD_INTO_ZEROS, src, index, shape=input.shape, dim=dim)
+
+
+def _last_writes(index: np.ndarray, dim: int, shape: tuple) -> np.ndarray:
+    """True at the positions of ``index`` that write last to their target (the one kept by scatter)."""
+    targets = np.ravel_multi_index(_gather_index(index, dim), shape).ravel()
+    last = targets.size - 1 - np.unique(targets[::-1], return_index=True)[1]
+    keep = np.zeros(targets.size, dtype=bool)
+    keep[last] = True
+    return keep.reshape(index.shape)
+
+
+def scatter(input: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:  # noqa: A002
+    """``input`` with ``src`` (a tensor or a number, also as ``value=``) written at ``index`` along
+    ``dim`` (out of place): ``out[i][index[i][j]] = src[i][j]`` for ``dim=1``. Where ``index``
+    repeats a target, the last write wins (torch leaves it unspecified); the gradient reaches
+    ``input`` where nothing is written and the ``src`` elements written.
+
+    >>> import dualgrad as dg
+    >>> dg.scatter(dg.zeros(3), 0, dg.tensor([2, 0]), dg.tensor([1., 2.]))
+    tensor([2., 0., 1.])
+    """
+    input, dim, index, src = _scatter_checked(input, dim, index, value if src is None else src, "scatter")
+    written = _wrap(_last_writes(index._data, dim, input.shape))
+    hit = apply(SCATTER_ADD_INTO_ZEROS, written, index, shape=input.shape, dim=dim)
+    placed = apply(SCATTER_ADD_INTO_ZEROS, where(written, src, 0), index, shape=input.shape, dim=dim)
+    return where(hit, placed, input)
+
+
 METHODS: dict[str, Any] = {
     "__getitem__": getitem,
     "gather": gather,
     "take": take,
     "take_along_dim": take_along_dim,
     "index_select": index_select,
+    "select": select,
+    "masked_select": masked_select,
+    "nonzero": nonzero,
+    "argwhere": argwhere,
+    "scatter": scatter,
+    "scatter_add": scatter_add,
 }
-__all__ = ["gather", "getitem", "index_select", "take", "take_along_axis", "take_along_dim"]
+__all__ = ["argwhere", "gather", "getitem", "index_select", "masked_select", "nonzero", "scatter", "scatter_add",
+           "select", "take", "take_along_axis", "take_along_dim"]

@@ -204,14 +204,14 @@ MATMUL = Op("matmul", _matmul_impl, vjp=(_matmul_vjp_x, _matmul_vjp_y), jvp=_mat
             batch=_matmul_batch, family="linalg", grad_name="MmBackward0")
 
 
-def matmul(x: Any, y: Any) -> Tensor:
+def matmul(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     """Matrix product with NumPy's rules (1-D promotion and batch broadcasting); also ``x @ y``.
 
     >>> import dualgrad as dg
     >>> dg.matmul(dg.ones(2, 3), dg.ones(3))
     tensor([3., 3.])
     """
-    return apply(MATMUL, x, y)
+    return apply(MATMUL, input, other)
 
 
 def tensordot(a: Any, b: Any, dims: Any = 2, *, axes: Any = None) -> Tensor:
@@ -322,7 +322,7 @@ def _matmul_of_ranks(name: str, ranks: tuple, x: Any, y: Any) -> Tensor:
     return matmul(x, y)
 
 
-def mm(x: Any, y: Any) -> Tensor:
+def mm(input: Any, mat2: Any) -> Tensor:  # noqa: A002 - torch's names
     """Product of two matrices (``matmul`` for 2-D operands only).
 
     >>> import dualgrad as dg
@@ -330,32 +330,49 @@ def mm(x: Any, y: Any) -> Tensor:
     tensor([[3.],
             [3.]])
     """
-    return _matmul_of_ranks("mm", (2, 2), x, y)
+    return _matmul_of_ranks("mm", (2, 2), input, mat2)
 
 
-def bmm(x: Any, y: Any) -> Tensor:
+def bmm(input: Any, mat2: Any) -> Tensor:  # noqa: A002 - torch's names
     """Batched product of matrices of shapes ``(b, n, m)`` and ``(b, m, p)``.
 
     >>> import dualgrad as dg
     >>> dg.bmm(dg.ones(4, 2, 3), dg.ones(4, 3, 5)).shape
     (4, 2, 5)
     """
-    return _matmul_of_ranks("bmm", (3, 3), x, y)
+    input, mat2 = tensor_arg(input, "bmm"), tensor_arg(mat2, "bmm")
+    if input.ndim == mat2.ndim == 3 and mat2.shape[:2] != (input.shape[0], input.shape[2]):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+    return _matmul_of_ranks("bmm", (3, 3), input, mat2)
 
 
-def mv(x: Any, y: Any) -> Tensor:
+def mv(input: Any, vec: Any) -> Tensor:  # noqa: A002 - torch's names
     """Product of a matrix and a vector.
 
     >>> import dualgrad as dg
     >>> dg.mv(dg.ones(2, 3), dg.tensor([1., 2., 3.]))
     tensor([6., 6.])
     """
-    return _matmul_of_ranks("mv", (2, 1), x, y)
+    return _matmul_of_ranks("mv", (2, 1), input, vec)
+
+
+def vdot(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
+    """``sum(conj(input) * other)`` of two vectors of the same size.
+
+    >>> import dualgrad as dg
+    >>> dg.vdot(dg.tensor([1j, 2.]), dg.tensor([1j, 1.]))
+    tensor(3.+0.j)
+    """
+    input, other = tensor_arg(input, "vdot"), tensor_arg(other, "vdot")
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    return dot(input.conj(), other)
 
 
 METHODS: dict[str, Any] = {
     "mm": mm, "bmm": bmm, "mv": mv,
     "__matmul__": matmul, "__rmatmul__": lambda self, other: matmul(other, self), "matmul": matmul,
-    "dot": dot, "inner": inner, "outer": outer, "trace": trace,
+    "dot": dot, "vdot": vdot, "inner": inner, "outer": outer, "trace": trace,
 }
-__all__ = ["bmm", "dot", "inner", "matmul", "mm", "mv", "outer", "tensordot", "trace"]
+__all__ = ["bmm", "dot", "inner", "matmul", "mm", "mv", "outer", "tensordot", "trace", "vdot"]

@@ -442,10 +442,10 @@ def _extreme(op: Op, whole: Op, pair: Callable, name: str, x: Any, dim: Any, kee
 
 
 def max(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
-        keepdims: bool | None = None) -> Any:
+        keepdims: bool | None = None, other: Any = None) -> Any:
     """Three forms, as in torch: ``max(x)`` is the largest element (ties share the gradient),
     ``max(x, dim, keepdim)`` is a named tuple ``(values, indices)`` (the gradient goes to the
-    index returned), ``max(x, other)`` is ``maximum``. A tuple of dims reduces like ``amax``.
+    index returned), ``max(x, other)`` (also ``other=``) is ``maximum``. A tuple of dims reduces like ``amax``.
 
     NumPy's keyword ``axis=`` (with ``keepdims=``) gives NumPy's result, the values
     only (as ``amax``), so NumPy code calling ``a.max(axis=0)`` works on Tensors.
@@ -460,11 +460,13 @@ def max(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
     tensor([5., 4.])
     """
     x = tensor_arg(x, "max")
+    if other is not None:
+        return maximum(x, other)
     return _extreme(MAX, AMAX, maximum, "max", x, dim, keepdim, axis, keepdims)
 
 
 def min(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
-        keepdims: bool | None = None) -> Any:
+        keepdims: bool | None = None, other: Any = None) -> Any:
     """The smallest element, ``(values, indices)`` along ``dim``, or ``minimum(x, other)`` (see ``max``).
 
     With NumPy's keyword ``axis=`` the result is the values only, as NumPy's ``min``.
@@ -476,6 +478,8 @@ def min(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
     tensor([1., 2.])
     """
     x = tensor_arg(x, "min")
+    if other is not None:
+        return minimum(x, other)
     return _extreme(MIN, AMIN, minimum, "min", x, dim, keepdim, axis, keepdims)
 
 
@@ -531,7 +535,8 @@ def logsumexp(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = Non
 
 def norm(x: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, ord: Any = None,  # noqa: A002
          axis: Any = None, keepdims: bool | None = None) -> Tensor:
-    """The vector p-norm over ``dim`` (all elements when None): ``p`` a number, ``inf``, ``-inf`` or 'fro'.
+    """The vector p-norm over ``dim`` (all elements when None): ``p`` a number, ``inf``, ``-inf`` or 'fro';
+    ``p='nuc'`` is the nuclear norm of the matrices over ``dim`` (the last two when None).
 
     'fro' is the 2-norm of the elements. At ``x = 0`` the gradient is 0 (no NaN); for
     ``p = inf`` tied largest magnitudes share it evenly. ``ord`` is NumPy's name for ``p``.
@@ -544,6 +549,10 @@ def norm(x: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, ord:
     """
     x = tensor_arg(x, "norm")
     order = p if ord is None else ord
+    if order == "nuc":
+        from .linalg_derived import matrix_norm  # (it imports this module)
+
+        return matrix_norm(x, "nuc", (-2, -1) if dim is None else dim, keepdim)
     if order is None or order == "fro":
         order = 2.0
     elif isinstance(order, str):
@@ -554,6 +563,8 @@ def norm(x: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, ord:
 def _cumulative(op: Any, x: Any, dim: Any, axis: Any, dtype: Any) -> Tensor:
     """A cumulative op along one axis, of the flattened tensor when no axis is given (as NumPy)."""
     x = _cast(tensor_arg(x, op.name), dtype)
+    if x.ndim == 0:  # (torch: a 0-d result)
+        return _cumulative(op, reshape(x, 1), dim, axis, None).reshape(())
     if pick_axis(dim, axis) is None:
         x, dim, axis = reshape(x, -1), 0, None
     return apply(op, x, axis=_one_axis(x, dim, axis, op.name))
@@ -579,6 +590,13 @@ def cumprod(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> 
     return _cumulative(CUMPROD, x, dim, axis, dtype)
 
 
+def _along_one_axis(op: Op, x: Tensor, dim: Any, axis: Any) -> Tensor:
+    """``op`` along one axis of ``x``; a 0-d ``x`` as a 1-element vector (dim 0 or -1, as torch)."""
+    if x.ndim == 0:
+        return _along_one_axis(op, reshape(x, 1), dim, axis).reshape(())
+    return apply(op, x, axis=_one_axis(x, dim, axis, op.name))
+
+
 def softmax(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim`` (the last when None), shifted by the max to stay finite.
 
@@ -586,9 +604,7 @@ def softmax(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> 
     >>> dg.softmax(dg.tensor([0., 1000.]), 0)
     tensor([0., 1.])
     """
-    x = tensor_arg(x, "softmax")
-    x = _cast(x, dtype)
-    return apply(SOFTMAX, x, axis=_one_axis(x, dim, axis, "softmax"))
+    return _along_one_axis(SOFTMAX, _cast(tensor_arg(x, "softmax"), dtype), dim, axis)
 
 
 def log_softmax(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
@@ -598,9 +614,62 @@ def log_softmax(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None)
     >>> dg.log_softmax(dg.tensor([0., 1000.]), 0)
     tensor([-1000.,     0.])
     """
-    x = tensor_arg(x, "log_softmax")
-    x = _cast(x, dtype)
-    return apply(LOG_SOFTMAX, x, axis=_one_axis(x, dim, axis, "log_softmax"))
+    return _along_one_axis(LOG_SOFTMAX, _cast(tensor_arg(x, "log_softmax"), dtype), dim, axis)
+
+
+def var_mean(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
+             correction: float | None = None) -> tuple:
+    """``(var(x, ...), mean(x, ...))`` over the same dims, as torch's.
+
+    >>> import dualgrad as dg
+    >>> dg.var_mean(dg.tensor([1., 2., 3., 4.]))
+    (tensor(1.6667), tensor(2.5000))
+    """
+    return var(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
+
+
+def std_mean(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
+             correction: float | None = None) -> tuple:
+    """``(std(x, ...), mean(x, ...))`` over the same dims, as torch's.
+
+    >>> import dualgrad as dg
+    >>> dg.std_mean(dg.tensor([1., 3.]), correction=0)
+    (tensor(1.), tensor(2.))
+    """
+    return std(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
+
+
+def nansum(x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """``sum`` counting NaN as 0 (NaN elements get a zero gradient).
+
+    >>> import dualgrad as dg
+    >>> dg.nansum(dg.tensor([1., float("nan"), 2.]))
+    tensor(3.)
+    """
+    x = tensor_arg(x, "nansum")
+    return sum(where(x.isnan(), 0, x), dim, keepdim, dtype=dtype)
+
+
+def nanmean(x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """``mean`` of the elements that are not NaN.
+
+    >>> import dualgrad as dg
+    >>> dg.nanmean(dg.tensor([1., float("nan"), 2.]))
+    tensor(1.5000)
+    """
+    x = tensor_arg(x, "nanmean")
+    total = nansum(x, dim, keepdim, dtype=dtype)
+    return total / sum(~x.isnan(), dim, keepdim).to(total.dtype)
+
+
+def count_nonzero(x: Any, dim: Any = None) -> Tensor:
+    """The number of nonzero elements over ``dim`` (an int or a tuple; all when None), as int64.
+
+    >>> import dualgrad as dg
+    >>> dg.count_nonzero(dg.tensor([[0., 1.], [2., 3.]]), dim=0)
+    tensor([1, 2])
+    """
+    return sum(tensor_arg(x, "count_nonzero") != 0, dim)
 
 
 def all(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
@@ -665,9 +734,10 @@ METHODS: dict[str, Any] = {
     "sum": sum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "max": max, "min": min,
     "var": var, "std": std, "logsumexp": logsumexp, "norm": norm, "cumsum": cumsum,
     "cumprod": cumprod, "softmax": softmax, "log_softmax": log_softmax, "all": all, "any": any,
-    "argmax": argmax, "argmin": argmin,
+    "argmax": argmax, "argmin": argmin, "nansum": nansum, "nanmean": nanmean, "count_nonzero": count_nonzero,
 }
 __all__ = [
-    "ValuesIndices", "all", "amax", "amin", "any", "argmax", "argmin", "cumprod", "cumsum",
-    "log_softmax", "logsumexp", "max", "mean", "min", "norm", "prod", "softmax", "std", "sum", "var",
+    "ValuesIndices", "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum",
+    "log_softmax", "logsumexp", "max", "mean", "min", "nanmean", "nansum", "norm", "prod", "softmax", "std",
+    "std_mean", "sum", "var", "var_mean",
 ]

@@ -301,8 +301,8 @@ def _narrow_widths(shape: tuple, axis: int, start: int, length: int) -> tuple:
 
 
 # -- public functions: views and reshapes ---------------------------------------------------------
-def reshape(x: Tensor, *shape: Any) -> Tensor:
-    """The same elements in a new shape (one dimension may be -1).
+def reshape(x: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
+    """The same elements in a new shape (one dimension may be -1), given as sizes or as ``shape=``.
 
     >>> import dualgrad as dg
     >>> dg.reshape(dg.arange(6.), (2, 3))
@@ -310,7 +310,7 @@ def reshape(x: Tensor, *shape: Any) -> Tensor:
             [3., 4., 5.]])
     """
     x = tensor_arg(x, "reshape")
-    shape = _shape_arg(shape)
+    shape = _shape_arg(sizes if shape is None else (shape,))
     data_shape = x.shape if isinstance(x, Tensor) else np.shape(x)
     try:
         target = np.empty(data_shape, dtype=np.bool_).reshape(shape).shape
@@ -350,8 +350,8 @@ def ravel(x: Tensor) -> Tensor:
     return apply(RESHAPE, x, shape=(x.numel(),))
 
 
-def expand(x: Tensor, *shape: Any) -> Tensor:
-    """Broadcast ``x`` to ``shape`` without copying (-1 keeps a dimension).
+def expand(x: Tensor, *sizes: Any, size: Any = None) -> Tensor:
+    """Broadcast ``x`` to ``sizes`` (or ``size=``) without copying (-1 keeps a dimension).
 
     >>> import dualgrad as dg
     >>> dg.expand(dg.tensor([1., 2.]), (2, 2))
@@ -359,7 +359,7 @@ def expand(x: Tensor, *shape: Any) -> Tensor:
             [1., 2.]])
     """
     x = tensor_arg(x, "expand")
-    shape = _shape_arg(shape)
+    shape = _shape_arg(sizes if size is None else (size,))
     lead = len(shape) - x.ndim
     if lead < 0:
         raise RuntimeError(
@@ -387,15 +387,15 @@ def broadcast_to(x: Tensor, shape: Any) -> Tensor:
     return expand(x, tuple(shape) if not isinstance(shape, int) else (shape,))
 
 
-def permute(x: Tensor, *axes: Any) -> Tensor:
-    """Reorder the dimensions.
+def permute(x: Tensor, *axes: Any, dims: Any = None) -> Tensor:
+    """Reorder the dimensions (given as ints, a sequence, or ``dims=``).
 
     >>> import dualgrad as dg
     >>> dg.permute(dg.zeros(2, 3, 4), (2, 0, 1)).shape
     (4, 2, 3)
     """
     x = tensor_arg(x, "permute")
-    axes = _shape_arg(axes)
+    axes = _shape_arg(axes if dims is None else (dims,))
     normalized = tuple(normalize_axis(a, x.ndim, "permute") for a in axes)
     if sorted(normalized) != list(range(x.ndim)):
         raise RuntimeError(f"permute: {axes} is not a permutation of the {x.ndim} dimensions")
@@ -416,7 +416,7 @@ def transpose(x: Tensor, dim0: int = -2, dim1: int = -1) -> Tensor:
     return apply(PERMUTE, x, axes=tuple(axes))
 
 
-swapaxes = transpose
+swapaxes = swapdims = transpose
 
 
 def moveaxis(x: Tensor, source: Any, destination: Any) -> Tensor:
@@ -505,7 +505,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> 
     return apply(CAT, *xs, axis=d)
 
 
-concatenate = cat
+concatenate = concat = cat
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
@@ -525,7 +525,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -
     return apply(STACK, *xs, axis=normalize_axis(dim if axis is None else axis, xs[0].ndim + 1, "stack"))
 
 
-def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
+def split(x: Tensor, split_size_or_sections: Any = None, dim: int = 0, *, split_size: Any = None) -> tuple:
     """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the given sizes.
 
     The pieces are views of ``x`` (see ``narrow``): they share its memory and
@@ -538,6 +538,8 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     [(1, 2), (4, 2)]
     """
     x = tensor_arg(x, "split")
+    if split_size_or_sections is None:  # (Tensor.split's keyword)
+        split_size_or_sections = split_size
     axis = normalize_axis(dim, x.ndim, "split")
     n = x.shape[axis]
     if isinstance(split_size_or_sections, int) or hasattr(split_size_or_sections, "__index__"):
@@ -584,8 +586,8 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
 
 
 # -- rearranging -------------------------------------------------------------------------------------
-def flip(x: Tensor, dims: Any = None) -> Tensor:
-    """Reverse the order of elements along ``dims`` (all dimensions when None).
+def flip(x: Tensor, *args: Any, dims: Any = None) -> Tensor:
+    """Reverse the order of elements along ``dims`` (ints, a sequence or ``dims=``; all when None).
 
     >>> import dualgrad as dg
     >>> dg.flip(dg.tensor([[1., 2.], [3., 4.]]), 1)
@@ -593,8 +595,91 @@ def flip(x: Tensor, dims: Any = None) -> Tensor:
             [4., 3.]])
     """
     x = tensor_arg(x, "flip")
+    if args:
+        dims = args[0] if len(args) == 1 else args
     axes = tuple(range(x.ndim)) if dims is None else normalize_axes(dims, x.ndim, "flip")
     return apply(FLIP, x, axis=axes)
+
+
+def fliplr(x: Tensor) -> Tensor:
+    """Reverse the columns (dimension 1) of a tensor of at least 2 dimensions.
+
+    >>> import dualgrad as dg
+    >>> dg.fliplr(dg.tensor([[1., 2.], [3., 4.]]))
+    tensor([[2., 1.],
+            [4., 3.]])
+    """
+    x = tensor_arg(x, "fliplr")
+    if x.ndim < 2:
+        raise RuntimeError("fliplr: Input must be >= 2-d.")
+    return flip(x, 1)
+
+
+def flipud(x: Tensor) -> Tensor:
+    """Reverse the rows (dimension 0) of a tensor of at least 1 dimension.
+
+    >>> import dualgrad as dg
+    >>> dg.flipud(dg.tensor([1., 2.]))
+    tensor([2., 1.])
+    """
+    x = tensor_arg(x, "flipud")
+    if x.ndim < 1:
+        raise RuntimeError("flipud: Input must be >= 1-d.")
+    return flip(x, 0)
+
+
+def unflatten(x: Tensor, dim: int, sizes: Any) -> Tensor:
+    """Split dimension ``dim`` into ``sizes`` (one of them may be -1).
+
+    >>> import dualgrad as dg
+    >>> dg.unflatten(dg.zeros(2, 6), 1, (2, 3)).shape
+    (2, 2, 3)
+    """
+    x = tensor_arg(x, "unflatten")
+    axis = normalize_axis(dim, x.ndim, "unflatten")
+    return reshape(x, x.shape[:axis] + tuple(sizes) + x.shape[axis + 1:])
+
+
+def _atleast(x: Any, ndim: int) -> Tensor:
+    """``x`` with dims added as NumPy's ``atleast_1d`` / ``_2d`` / ``_3d`` (``(n,)`` -> ``(1, n)``,
+    ``(1, n, 1)``; ``(m, n)`` -> ``(m, n, 1)``)."""
+    x = _tensor(x)
+    if x.ndim >= ndim:
+        return x
+    if x.ndim == 0 or ndim == 2:
+        return reshape(x, (1,) * (ndim - x.ndim) + x.shape)
+    return reshape(x, ((1,) if x.ndim == 1 else ()) + x.shape + (1,))
+
+
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Join along dimension 1 (0 for 1-d tensors), as torch's and NumPy's.
+
+    >>> import dualgrad as dg
+    >>> dg.hstack([dg.zeros(2), dg.ones(3)]).shape
+    (5,)
+    """
+    xs = [_atleast(t, 1) for t in _check_join("hstack", tensors)]
+    return cat(xs, 0 if xs[0].ndim == 1 else 1)
+
+
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Join along dimension 0, 1-d tensors as rows.
+
+    >>> import dualgrad as dg
+    >>> dg.vstack([dg.zeros(2), dg.ones(2)]).shape
+    (2, 2)
+    """
+    return cat([_atleast(t, 2) for t in _check_join("vstack", tensors)], 0)
+
+
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Join along dimension 2, after making each tensor at least 3-d.
+
+    >>> import dualgrad as dg
+    >>> dg.dstack([dg.zeros(2), dg.ones(2)]).shape
+    (1, 2, 2)
+    """
+    return cat([_atleast(t, 3) for t in _check_join("dstack", tensors)], 2)
 
 
 def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
@@ -836,9 +921,11 @@ METHODS: dict[str, Any] = {
     "reshape": reshape, "view": reshape, "flatten": flatten, "ravel": ravel, "expand": expand,
     "broadcast_to": broadcast_to, "permute": permute, "transpose": transpose, "swapaxes": swapaxes,
     "moveaxis": moveaxis, "movedim": movedim, "unsqueeze": unsqueeze, "squeeze": squeeze,
-    "split": split, "chunk": chunk, "unbind": unbind, "flip": flip, "roll": roll, "tile": tile,
+    "split": split, "chunk": chunk, "unbind": unbind, "flip": flip, "roll": roll,
+    "tile": lambda self, *dims: tile(self, dims[0] if len(dims) == 1 else dims),
     "repeat": repeat, "repeat_interleave": repeat_interleave, "diagonal": diagonal, "diag": diag,
-    "diag_embed": diag_embed, "triu": triu, "tril": tril, "narrow": narrow,
+    "diag_embed": diag_embed, "triu": triu, "tril": tril, "narrow": narrow, "swapdims": swapdims,
+    "fliplr": fliplr, "flipud": flipud, "unflatten": unflatten,
 }
 PROPERTIES: dict[str, Any] = {
     "T": lambda self: permute(self, tuple(range(self.ndim - 1, -1, -1))),
@@ -847,8 +934,8 @@ PROPERTIES: dict[str, Any] = {
     "H": lambda self: transpose(self, 0, 1).conj(),
 }
 __all__ = [
-    "broadcast_to", "cat", "chunk", "concatenate", "diag", "diag_embed", "diagonal", "expand",
-    "flatten", "flip", "moveaxis", "movedim", "narrow", "pad", "permute", "ravel", "repeat",
-    "repeat_interleave", "reshape", "roll", "split", "squeeze", "stack", "swapaxes", "t", "tile",
-    "transpose", "tril", "triu", "unbind", "unsqueeze",
+    "broadcast_to", "cat", "chunk", "concat", "concatenate", "diag", "diag_embed", "diagonal", "dstack", "expand",
+    "flatten", "flip", "fliplr", "flipud", "hstack", "moveaxis", "movedim", "narrow", "pad", "permute", "ravel",
+    "repeat", "repeat_interleave", "reshape", "roll", "split", "squeeze", "stack", "swapaxes", "swapdims", "t",
+    "tile", "transpose", "tril", "triu", "unbind", "unflatten", "unsqueeze", "vstack",
 ]
