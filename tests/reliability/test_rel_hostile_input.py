@@ -36,7 +36,8 @@ ALLOWED = (TypeError, ValueError, RuntimeError, IndexError, OverflowError)
 SECONDS_PER_CALL = 10
 
 # Callables that take functions or change global state on purpose, tested elsewhere.
-NOT_FUZZED = {"Variable", "backward", "grad", "gradcheck", "gradgradcheck", "manual_seed",
+# (manual_seed and set_default_dtype change process-wide state that later tests rely on)
+NOT_FUZZED = {"Variable", "backward", "grad", "gradcheck", "gradgradcheck", "manual_seed", "set_default_dtype",
               "once_differentiable", "vmap", "register_hook", "register_post_accumulate_grad_hook",
               "numpy", "tolist", "item"}
 FUNCTIONS = sorted(
