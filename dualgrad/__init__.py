@@ -50,6 +50,7 @@ from .ops.elementwise import *  # noqa: F403
 from .ops.elementwise_extra import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
+from .ops.linalg_decomp import det, inverse, logdet
 from .ops.reductions import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403

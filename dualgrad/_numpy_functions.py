@@ -21,6 +21,7 @@ import numpy as np
 import dualgrad as dg
 
 from .numpy_dispatch import FUNCTIONS, RAW_FUNCTIONS, implements, no_rule, routed, run_untracked, write_out
+from .ops.linalg_decomp import solve_system
 from .tensor import Tensor, _wrap
 
 _NO = np._NoValue
@@ -691,7 +692,21 @@ def _pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NO
     return routed("linalg.pinv", np.linalg.pinv)(a, **options)
 
 
-for _name in ["solve", "inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svdvals", "qr", "lstsq",
+@implements(np.linalg.solve)
+def _solve(a: Any, b: Any) -> Any:
+    """NumPy 2's rule: ``b`` is a vector only when it is 1-D (torch's rule, dualgrad's own, also reads
+    ``b`` of ``a``'s shape less its last axis as vectors)."""
+    b = _t(b)
+    return solve_system(_t(a), b, b.ndim == 1)
+
+
+@implements(np.linalg.qr)
+def _qr(a: Any, mode: str = "reduced") -> Any:
+    result = dg.linalg.qr(a, mode)
+    return result.R if mode == "r" else result
+
+
+for _name in ["inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svdvals", "lstsq",
               "matrix_power", "multi_dot", "matrix_norm", "vector_norm", "eig", "eigvals", "matrix_rank",
               "cond", "tensorsolve", "tensorinv"]:
     FUNCTIONS[getattr(np.linalg, _name)] = routed(f"linalg.{_name}", getattr(np.linalg, _name))

@@ -3,7 +3,9 @@
 Every function keeps NumPy's name, signature and result types (named tuples
 such as ``SVDResult(U, S, Vh)``), takes stacks of matrices in leading
 dimensions, and is differentiable in reverse and forward mode and under vmap.
-Singular or non-positive-definite inputs raise NumPy's ``LinAlgError``.
+``solve``, ``qr(mode='r')`` and ``cross`` follow torch (see their docstrings).
+Singular or non-positive-definite inputs raise ``LinAlgError`` in torch's words: a
+RuntimeError, as torch's, that is also NumPy's ``LinAlgError``.
 
 >>> import dualgrad as dg
 >>> A = dg.tensor([[1., 0.], [0., 2.]], requires_grad=True)
@@ -32,6 +34,7 @@ from .ops.linalg_decomp import (
     svdvals,
 )
 from .ops.linalg_derived import (
+    cross,
     diagonal,
     lstsq,
     matrix_norm,
@@ -45,7 +48,7 @@ from .ops.linalg_derived import (
 )
 
 __all__ = [
-    "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "det", "diagonal",
+    "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cross", "det", "diagonal",
     "eigh", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_transpose",
     "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace",
     "vector_norm",

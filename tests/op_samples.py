@@ -319,6 +319,18 @@ def _min(draw: Any) -> Sample:
     return Sample(lambda t: t.min(dim=axis).values, (x,))
 
 
+@sample("median")
+def _median(draw: Any) -> Sample:
+    return Sample(dg.median, (distinct(draw, draw(shapes())),))
+
+
+@sample("median_dim")
+def _median_dim(draw: Any) -> Sample:
+    x = distinct(draw, draw(shapes(min_dims=1)))
+    axis, keep = _axis(draw, x.ndim, allow_none=False), draw(st.booleans())
+    return Sample(lambda t: dg.median(t, axis, keep).values, (x,))
+
+
 @sample("squeeze")
 def _squeeze(draw: Any) -> Sample:
     shape = draw(shapes(max_dims=2))
@@ -547,6 +559,9 @@ def _fmin(draw: Any) -> Sample:
 
 _binary("xlogy", dg.xlogy, lo=0.2, hi=2.0)
 _unary("sinc", dg.sinc, away_from=0.0)  # (at 0 the rule is exact to first order only, as torch's)
+_unary("erf", dg.erf)
+_unary("erfc", dg.erfc)
+_unary("erfinv", dg.erfinv, -0.9, 0.9)
 # zero-gradient ops, sampled away from their jumps
 _unary("sign", dg.sign, away_from=0.0)
 _unary("sgn", lambda x: (dg.sgn(x * (1 + 1j) + 0.5) * (1 - 2j)).real)

@@ -146,7 +146,7 @@ def test_rectangular_functions_equal_numpy(stack, m, n, seed, full):
     for mode in ("reduced", "complete"):
         for ours, theirs in zip(dg.linalg.qr(t, mode=mode), np.linalg.qr(a, mode=mode), strict=True):
             np.testing.assert_allclose(ours.numpy(), theirs, atol=1e-12)
-    np.testing.assert_allclose(dg.linalg.qr(t, mode="r").numpy(), np.linalg.qr(a, mode="r"), atol=1e-12)
+    np.testing.assert_allclose(dg.linalg.qr(t, mode="r").R.numpy(), np.linalg.qr(a, mode="r"), atol=1e-12)
     np.testing.assert_allclose(dg.linalg.pinv(t).numpy(), np.linalg.pinv(a), atol=1e-10)
     np.testing.assert_allclose(dg.linalg.pinv(t, rtol=None).numpy(), np.linalg.pinv(a, rtol=None), atol=1e-10)
 
@@ -327,18 +327,30 @@ def test_float32_keeps_dtype():
 
 
 # -- errors ------------------------------------------------------------------------------------------
-def test_singular_matrices_raise_numpys_linalg_error():
+def test_linalg_error_is_torchs_runtime_error_and_numpys_linalg_error():
+    assert issubclass(dg.linalg.LinAlgError, RuntimeError) and issubclass(dg.linalg.LinAlgError, LinAlgError)
+
+
+def test_singular_matrices_raise_linalg_error_in_torchs_words():
     singular = dg.tensor(np.ones((2, 2)), requires_grad=True)
-    with pytest.raises(LinAlgError, match="Singular matrix"):
+    with pytest.raises(dg.linalg.LinAlgError, match=r"^linalg.inv: The inversion could not be completed "
+                                                    r"because the input matrix is singular.$"):
         dg.linalg.inv(singular)
-    with pytest.raises(LinAlgError, match="Singular matrix"):
+    with pytest.raises(dg.linalg.LinAlgError, match=r"^linalg.solve: The solver failed because the input "
+                                                    r"matrix is singular.$"):
         dg.linalg.solve(singular, dg.tensor([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match=r"^linalg.inv: \(Batch element 1\): The inversion"):
+        dg.inverse(dg.stack([dg.eye(2), singular]))
     assert singular.grad is None
 
 
-def test_cholesky_of_non_positive_definite_raises_numpys_linalg_error():
-    with pytest.raises(LinAlgError, match="not positive definite"):
+def test_cholesky_of_non_positive_definite_names_the_leading_minor():
+    with pytest.raises(dg.linalg.LinAlgError, match=r"^linalg.cholesky: The factorization could not be completed "
+                       r"because the input is not positive-definite \(the leading minor of order 2 is not "
+                       r"positive-definite\).$"):
         dg.linalg.cholesky(dg.tensor([[1.0, 2.0], [2.0, 1.0]]))
+    with pytest.raises(LinAlgError, match=r"\(Batch element 1\): .* leading minor of order 3 "):
+        dg.linalg.cholesky(dg.stack([dg.eye(3), dg.diag(dg.tensor([1.0, 1.0, -1.0]))]))
 
 
 def test_det_gradient_at_singular_matrix_raises_linalg_error():
@@ -349,10 +361,10 @@ def test_det_gradient_at_singular_matrix_raises_linalg_error():
 
 
 @pytest.mark.parametrize("call, words", [
-    (lambda: dg.linalg.inv(dg.ones(2, 3)), ["inv", "square", "(2, 3)"]),
-    (lambda: dg.linalg.det(dg.ones(3)), ["det", "two-dimensional", "(3,)"]),
-    (lambda: dg.linalg.eigh(dg.ones(3, 2)), ["eigh", "square", "(3, 2)"]),
-    (lambda: dg.linalg.svd(dg.ones(3)), ["svd", "two-dimensional"]),
+    (lambda: dg.linalg.inv(dg.ones(2, 3)), ["linalg.inv", "square", "2 by 3"]),
+    (lambda: dg.linalg.det(dg.ones(3)), ["linalg.det", "at least 2 dimensions", "(3,)"]),
+    (lambda: dg.linalg.eigh(dg.ones(3, 2)), ["linalg.eigh", "square", "3 by 2"]),
+    (lambda: dg.linalg.svd(dg.ones(3)), ["svd", "at least 2 dimensions"]),
     (lambda: dg.linalg.lstsq(dg.ones(3, 2), dg.ones(4)), ["lstsq", "(3, 2)", "(4,)"]),
 ])
 def test_shape_errors_name_the_shapes(call, words):
@@ -363,9 +375,9 @@ def test_shape_errors_name_the_shapes(call, words):
 
 
 @pytest.mark.parametrize("call, error, words", [
-    (lambda: dg.linalg.solve(dg.eye(3), dg.ones(2)), ValueError, ["solve", "(3, 3)", "(2,)"]),
-    (lambda: dg.linalg.solve(dg.ones(2, 3, 3), dg.ones(4, 3, 1)), ValueError, ["solve", "(2, 3, 3)",
-                                                                                 "(4, 3, 1)"]),
+    (lambda: dg.linalg.solve(dg.eye(3), dg.ones(2)), ValueError, ["linalg.solve", "AX = B (3x3 and 2x1)"]),
+    (lambda: dg.linalg.solve(dg.ones(2, 3, 3), dg.ones(4, 3, 1)), RuntimeError, ["solve", "(2, 3, 3)",
+                                                                                   "(4, 3, 1)"]),
     (lambda: dg.linalg.eigh(dg.eye(2), UPLO="X"), ValueError, ["UPLO", "'X'"]),
     (lambda: dg.linalg.qr(dg.eye(2), mode="raw"), ValueError, ["qr", "'raw'"]),
     (lambda: dg.linalg.norm(dg.ones(3), "fro"), ValueError, ["'fro'", "vectors"]),
@@ -390,3 +402,22 @@ def test_qr_derivative_of_wide_matrix_is_not_implemented():
     with pytest.raises(NotImplementedError, match=r"qr: derivatives .*shape \(2, 3\)"):
         r.sum().backward()
     assert a.grad is None
+
+
+# -- torch's names: linalg.cross, logdet, kron, addmm, solve(left=False) ------------------------------
+@pytest.mark.parametrize("call, shapes", [
+    (lambda a, b: dg.linalg.cross(a, b), [(2, 3), (1, 3)]),
+    (lambda a, b: dg.cross(a, b, dim=0), [(3, 2), (3, 1)]),
+    (lambda a, b: dg.kron(a, b), [(2, 1, 2), (3, 2)]),
+    (lambda i, a, b: dg.addmm(i, a, b, beta=0.5, alpha=-2.0), [(3,), (2, 4), (4, 3)]),
+    (lambda a: dg.logdet(a @ a.mT + dg.eye(3)), [(2, 3, 3)]),
+    (lambda a, b: dg.linalg.solve(a + 3 * dg.eye(3), b, left=False), [(2, 3, 3), (4, 3)]),
+    (lambda a, b: dg.linalg.solve(a + 3 * dg.eye(3), b), [(2, 3, 3), (2, 3)]),
+])
+def test_torch_named_compositions_differentiate_twice_and_under_vmap(call, shapes):
+    rng = np.random.default_rng(0)
+    arrays = [rng.uniform(-1.0, 1.0, s) for s in shapes]
+    check_first_order(call, arrays)
+    check_second_order(call, arrays)
+    stacked = rng.uniform(-1.0, 1.0, (2,) + shapes[0])
+    check_vmap(lambda t: call(t, *[dg.tensor(a) for a in arrays[1:]]), stacked)

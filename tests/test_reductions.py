@@ -303,3 +303,14 @@ def test_error_messages_name_the_op():
         dg.var(dg.ones(3), unbiased=True, correction=0)
     with pytest.raises(TypeError, match="either 'dim' or 'axis'"):
         dg.sum(dg.ones(3), 0, axis=0)
+
+
+def test_median_forward_mode_and_vmap():
+    x = np.array([[3.0, 1.0, 2.0, 5.0], [0.5, 1.5, 1.0, 9.0]])
+    t = np.arange(8.0).reshape(2, 4)
+    with fwAD.dual_level():
+        whole = fwAD.unpack_dual(dg.median(fwAD.make_dual(dg.tensor(x), dg.tensor(t)))).tangent
+        rows = fwAD.unpack_dual(dg.median(fwAD.make_dual(dg.tensor(x), dg.tensor(t)), 1).values).tangent
+    assert whole.item() == 5.0 and rows.tolist() == [2.0, 6.0]  # the tangents at the medians 1.5; 2.0 and 1.0
+    assert dg.vmap(dg.median)(dg.tensor(x)).tolist() == [2.0, 1.0]
+    assert dg.vmap(lambda r: dg.median(r, 0).indices)(dg.tensor(x)).tolist() == [2, 2]

@@ -331,3 +331,13 @@ def test_reshape_and_view_errors_name_the_shapes():
 def test_bad_arguments_raise_torchs_errors(call, error, words):
     with pytest.raises(error, match=words):
         call(dg.ones(2, 3))
+
+
+def test_tensor_split_pieces_are_views_and_batch():
+    x = dg.arange(7.0)
+    first, empty, last = dg.tensor_split(x, [3, 1])
+    last.mul_(10.0)  # the pieces overlap x[1:3], as torch's (indices out of order)
+    assert x.tolist() == [0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0] and first.tolist() == [0.0, 10.0, 20.0]
+    assert empty.shape == (0,)
+    batched = dg.vmap(lambda t: dg.tensor_split(t, 2, dim=0)[1])(dg.arange(10.0).reshape(2, 5))
+    assert batched.tolist() == [[3.0, 4.0], [8.0, 9.0]]

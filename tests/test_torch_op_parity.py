@@ -205,3 +205,177 @@ def test_vdot_and_bmm_batch_check():
         dg.vdot(dg.ones(2, 2), dg.ones(2))
     with pytest.raises(RuntimeError, match="first two dimensions of batch2"):
         dg.bmm(dg.ones(2, 3, 4), dg.ones(1, 4, 5))
+
+
+# -- ops a torch user missed: erf, median, tensor_split, kron, cross, addmm, det/inverse/logdet ---------
+def test_erf_erfc_erfinv_values_and_gradients_equal_torchs():
+    x = [-2.5, -0.3, 0.0, 0.2, 1.1, 5.0]
+    erf = [-0.999593047982555, -0.3286267594591274, 0.0, 0.22270258921047847, 0.8802050695740817,
+           0.9999999999984626]
+    erf_grad = [0.00217828423035271, 1.031260909618963, 1.1283791670955126, 1.084134787104863, 0.3364795977932441,
+                1.5670866531017336e-11]
+    np.testing.assert_allclose(dg.erf(dg.tensor(x)).numpy(), erf, rtol=2e-16, atol=0)
+    np.testing.assert_allclose(grad_of(dg.erf, x)[0], erf_grad, rtol=1e-15)
+    np.testing.assert_allclose(dg.erfc(dg.tensor(x)).numpy(), [1.999593047982555, 1.3286267594591274, 1.0,
+                                                               0.7772974107895215, 0.11979493042591827,
+                                                               1.537459794428035e-12], rtol=4e-16, atol=0)
+    np.testing.assert_allclose(grad_of(dg.erfc, x)[0], -np.array(erf_grad), rtol=1e-15)
+    assert dg.erfc(dg.tensor([10.0, 26.0])).tolist() == [2.088487583762545e-45, 5.663192408856143e-296]
+    y = [-0.999, -0.5, 0.0, 0.3, 0.9999999]
+    np.testing.assert_allclose(dg.erfinv(dg.tensor(y)).numpy(), [-2.3267537655135246, -0.4769362762044699, 0.0,
+                                                                0.2724627147267543, 3.7665625816384707], rtol=3e-16)
+    np.testing.assert_allclose(grad_of(dg.erfinv, y)[0], [198.93951776442498, 1.1125848189719496,
+                                                          0.8862269254527579, 0.9545203588405493,
+                                                          1284925.687325147], rtol=1e-9)
+    edges = dg.erfinv(dg.tensor([1.0, -1.0, 1.5, -0.0])).tolist()
+    assert edges[:2] == [math.inf, -math.inf] and math.isnan(edges[2]) and math.copysign(1, edges[3]) == -1
+    assert dg.erf(dg.tensor([1, 2])).dtype == np.float64
+    assert dg.tensor([1.0], dtype=np.float32).erf().dtype == np.float32
+    assert dg.erf(dg.tensor([math.inf, -math.inf])).tolist() == [1.0, -1.0]
+    with pytest.raises(NotImplementedError, match="complex"):
+        dg.erf(dg.tensor([1j]))
+
+
+def test_median_is_the_lower_median_with_torchs_indices_and_gradients():
+    x = dg.tensor([[3.0, 1.0, 2.0, 5.0], [0.0, 1.0, 1.0, 9.0]])
+    assert dg.median(x).item() == 1.0
+    values, indices = dg.median(x, 1)
+    assert values.tolist() == [2.0, 1.0] and indices.tolist() == [2, 1]
+    assert x.median(0).indices.tolist() == [1, 0, 1, 0]  # torch's choice among tied values
+    kept = dg.median(x, dim=1, keepdim=True)
+    assert kept.values.shape == (2, 1) and kept.indices.tolist() == [[2], [1]]
+    assert dg.median(dg.tensor([2.0, 1.0, 1.0, 1.0, 3.0]), 0).indices.item() == 3
+    assert dg.median(dg.tensor([3, 1, 2, 4])).item() == 2
+    assert math.isnan(dg.median(dg.tensor([1.0, math.nan, 2.0])).item())
+    assert dg.median(dg.tensor([1.0, math.nan, 2.0]), 0).indices.item() == 1
+    # without dim ties share the gradient; with dim it goes to the index returned
+    assert grad_of(dg.median, [3.0, 1.0, 2.0, 2.0, 5.0])[0].tolist() == [0.0, 0.0, 0.5, 0.5, 0.0]
+    assert grad_of(lambda t: dg.median(t, 0).values, [2.0, 1.0, 2.0, 2.0, 5.0])[0].tolist() == [0, 0, 1, 0, 0]
+    t = dg.tensor([1.0, 2.0], requires_grad=True)
+    assert dg.median(t).grad_fn.name() == "MedianBackward0"
+    assert dg.median(t, 0).values.grad_fn.name() == "MedianBackward1"
+    with pytest.raises(IndexError, match=r"median\(\): Expected reduction dim 0 to have non-zero size"):
+        dg.median(dg.zeros(0, 3), 0)
+
+
+def test_tensor_split_sections_and_indices_as_torch():
+    x = dg.arange(7.0)
+    assert [p.tolist() for p in dg.tensor_split(x, 3)] == [[0.0, 1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    assert [p.tolist() for p in x.tensor_split([5, 2])] == [[0.0, 1.0, 2.0, 3.0, 4.0], [], [2.0, 3.0, 4.0, 5.0, 6.0]]
+    assert [len(p) for p in dg.tensor_split(x, [-10, 3])] == [0, 3, 4]
+    assert [len(p) for p in dg.tensor_split(x, indices=[2, 10])] == [2, 5, 0]
+    assert [len(p) for p in dg.tensor_split(x, dg.tensor([1, 3]))] == [1, 2, 4]
+    assert [len(p) for p in dg.tensor_split(x, dg.tensor(2))] == [4, 3]
+    assert [len(p) for p in dg.tensor_split(dg.arange(2.0), sections=4)] == [1, 1, 0, 0]
+    assert [p.shape for p in dg.tensor_split(dg.zeros(2, 5), 3, dim=1)] == [(2, 2), (2, 2), (2, 1)]
+    assert grad_of(lambda t: dg.tensor_split(t, [3, 1])[1].sum() * 0 + dg.tensor_split(t, [3, 1])[2].sum() * 2,
+                   [1.0, 2.0, 3.0, 4.0])[0].tolist() == [0.0, 2.0, 2.0, 2.0]
+    with pytest.raises(RuntimeError, match="number of sections must be larger than 0, got 0"):
+        dg.tensor_split(x, 0)
+    with pytest.raises(RuntimeError, match="at least a 1-dimensional tensor"):
+        dg.tensor_split(dg.tensor(1.0), 2)
+
+
+def test_kron_cross_addmm_and_ger_values_and_gradients_equal_torchs():
+    k1, k2 = [[1.0, 2.0]], [[1.0], [10.0], [100.0]]
+    weights = dg.arange(6.0).reshape(3, 2)
+    assert dg.kron(dg.tensor(k1), dg.tensor(k2)).tolist() == [[1.0, 2.0], [10.0, 20.0], [100.0, 200.0]]
+    assert [g.tolist() for g in grad_of(lambda a, b: dg.kron(a, b) * weights, k1, k2)] == [
+        [[420.0, 531.0]], [[2.0], [8.0], [14.0]]]
+    assert dg.kron(dg.ones(2, 3), dg.ones(4, 1, 5)).shape == (4, 2, 15)
+    a, b = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[0.0, 1.0, 2.0]]
+    assert dg.linalg.cross(dg.tensor(a), dg.tensor(b)).tolist() == [[1.0, -2.0, 1.0], [4.0, -8.0, 4.0]]
+    assert [g.tolist() for g in grad_of(lambda s, t: dg.linalg.cross(s, t) * dg.tensor([1.0, 2.0, 3.0]), a, b)] == [
+        [[-1.0, 2.0, -1.0], [-1.0, 2.0, -1.0]], [[-3.0, 6.0, -3.0]]]
+    assert dg.cross(dg.eye(3), dg.ones(3, 3)).tolist() == [[0.0, 1.0, -1.0], [-1.0, 0.0, 1.0], [1.0, -1.0, 0.0]]
+    assert dg.tensor([1, 0, 0]).cross(dg.tensor([0, 1, 0]), dim=0).tolist() == [0, 0, 1]
+    for call, message in [
+        (lambda: dg.linalg.cross(dg.ones(2, 3), dg.ones(3)), "inputs must have the same number of dimensions"),
+        (lambda: dg.linalg.cross(dg.ones(3, 2), dg.ones(3, 2)), "inputs dimension -1 must have length 3. Got 2 and 2"),
+        (lambda: dg.cross(dg.ones(2, 2), dg.ones(2, 2)), "no dimension of size 3 in input"),
+        (lambda: dg.addmm(dg.ones(2), dg.ones(2), dg.ones(2, 2)), "mat1 must be a matrix, got 1-D tensor"),
+        (lambda: dg.ger(dg.ones(2, 2), dg.ones(2)), "outer: Expected 1-D argument self, but got 2-D"),
+    ]:
+        with pytest.raises(RuntimeError, match=message):
+            call()
+    out = dg.addmm(dg.tensor([1.0, 2.0]), dg.tensor([[1.0, 2.0], [3.0, 4.0]]), dg.tensor([[0.0, 1.0], [1.0, 1.0]]),
+                   beta=0.5, alpha=2)
+    assert out.tolist() == [[4.5, 7.0], [8.5, 15.0]]
+    grads = grad_of(lambda i, m1, m2: dg.addmm(i, m1, m2, beta=0.5, alpha=2), [1.0, 2.0], [[1.0, 2.0], [3.0, 4.0]],
+                    [[0.0, 1.0], [1.0, 1.0]])
+    assert [g.tolist() for g in grads] == [[1.0, 1.0], [[2.0, 4.0], [2.0, 4.0]], [[8.0, 8.0], [12.0, 12.0]]]
+    assert dg.addmm(dg.tensor([math.nan, 2.0]), dg.eye(2), dg.eye(2), beta=0).tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    assert dg.ger(dg.tensor([1.0, 2.0]), dg.tensor([1.0, 3.0])).tolist() == [[1.0, 3.0], [2.0, 6.0]]
+
+
+def test_top_level_det_inverse_and_logdet():
+    m = [[1.0, 2.0], [0.5, 3.0]]
+    assert dg.det(dg.tensor(m)).item() == 2.0 and dg.tensor(m).det().item() == 2.0
+    assert dg.inverse(dg.tensor(m)).tolist() == [[1.5, -1.0], [-0.25, 0.5]]
+    assert dg.logdet(dg.tensor(m)).item() == math.log(2.0)
+    np.testing.assert_allclose(grad_of(dg.logdet, m)[0], [[1.5, -0.25], [-1.0, 0.5]], rtol=1e-15)
+    assert math.isnan(dg.logdet(dg.tensor([[-1.0, 0.0], [0.0, 2.0]])).item())
+    assert grad_of(dg.logdet, [[-1.0, 0.0], [0.0, 2.0]])[0].tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    assert dg.logdet(dg.zeros(2, 2)).item() == -math.inf
+    assert dg.tensor([[-1.0, 0.0], [0.0, 1.0]]).logdet().tolist() != dg.logdet(dg.eye(2)).tolist()
+    np.testing.assert_allclose(dg.logdet(dg.tensor([[-1.0 + 0j, 0.0], [0.0, 2.0]])).item(), math.log(2) + math.pi * 1j)
+    assert dg.logdet(dg.stack([dg.eye(2), -dg.eye(2)])).tolist() == [0.0, 0.0]
+
+
+# -- linalg: solve's vector rule and left=, qr(mode='r') -------------------------------------------------
+def test_solve_reads_b_as_vectors_by_torchs_rule_and_solves_from_the_right():
+    a = dg.tensor([[2.0, 1.0], [1.0, 3.0]])
+    stack, b = dg.stack([a, 2 * a]), dg.tensor([[1.0, 1.0], [2.0, 0.0]])
+    np.testing.assert_allclose(dg.linalg.solve(stack, b).numpy(), [[0.4, 0.2], [0.6, -0.2]], rtol=1e-15)
+    np.testing.assert_allclose(grad_of(lambda s: dg.linalg.solve(dg.stack([s, 2 * s]), b), a.tolist())[0],
+                               [[-0.4, 0.0], [-0.2, 0.0]], atol=1e-15)
+    assert np.linalg.solve(stack, b).shape == (2, 2, 2)  # NumPy's function keeps NumPy 2's rule: a matrix
+    rhs = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    np.testing.assert_allclose(dg.linalg.solve(a, dg.tensor(rhs), left=False).numpy(),
+                               [[0.2, 0.6], [1.0, 1.0], [1.8, 1.4]], rtol=1e-15)
+    np.testing.assert_allclose(grad_of(lambda s: dg.linalg.solve(s, dg.tensor(rhs), left=False), a.tolist())[0],
+                               [[-1.2, -0.6], [-1.2, -0.6]], rtol=1e-15)
+    for call, equation in [(lambda: dg.linalg.solve(stack, dg.ones(1, 2)), "AX = B (2x2 and 1x2)"),
+                           (lambda: dg.linalg.solve(a, dg.ones(2), left=False), "XA = B (2x2 and 2x1)")]:
+        with pytest.raises(RuntimeError, match=rf"linalg.solve: Incompatible shapes of A and B for the equation "
+                                                rf"{equation.replace('(', '[(]').replace(')', '[)]')}"):
+            call()
+
+
+def test_qr_mode_r_returns_an_empty_q_as_torch_and_r_alone_through_numpy():
+    a = dg.tensor([[3.0, 0.0], [4.0, 1.0]])
+    q, r = dg.linalg.qr(a, mode="r")
+    assert q.shape == (0,) and q.dtype == np.float64
+    np.testing.assert_allclose(r.numpy(), [[-5.0, -0.8], [0.0, 0.6]], rtol=1e-15)
+    np.testing.assert_allclose(np.linalg.qr(a, mode="r").numpy(), r.numpy())
+
+
+# -- error types torch users catch ------------------------------------------------------------------------
+def test_integers_to_negative_integer_powers_raise_runtime_error():
+    for call in [lambda: dg.tensor([2, 3]) ** -1, lambda: dg.pow(dg.tensor([2]), -2),
+                 lambda: dg.tensor([True]) ** -1, lambda: dg.tensor([2, 3]).pow_(-1)]:
+        with pytest.raises(RuntimeError, match=r"^Integers to negative integer powers are not allowed.$"):
+            call()
+    assert dg.tensor([2, 4]).pow(-1.0).tolist() == [0.5, 0.25]
+
+
+@pytest.mark.parametrize("name", ["max", "min", "amax", "amin"])
+def test_max_and_min_of_nothing_raise_torchs_errors(name):
+    fn = getattr(dg, name)
+    with pytest.raises(RuntimeError, match=rf"^{name}\(\): Expected reduction dim to be specified for "
+                                           rf"input.numel\(\) == 0. Specify the reduction dim with the 'dim' "
+                                           rf"argument.$"):
+        fn(dg.zeros(0, 3))
+    with pytest.raises(IndexError, match=rf"^{name}\(\): Expected reduction dim 0 to have non-zero size.$"):
+        fn(dg.zeros(0, 3), 0)
+    assert tuple(dg.amax(dg.zeros(0, 3), 1).shape) == (0,)
+
+
+def test_indexing_with_an_empty_list_selects_nothing():
+    x = dg.arange(6.0).reshape(2, 3).requires_grad_()
+    assert x[[]].shape == (0, 3) and x[[]].dtype == np.float64
+    assert x[:, []].shape == (2, 0) and x[[], 0].shape == (0,)
+    assert dg.grad(x[[]].sum(), x)[0].tolist() == [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    y = dg.ones(2, 3)
+    y[[]] = 5.0
+    assert y.tolist() == [[1.0] * 3] * 2

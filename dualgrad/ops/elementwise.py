@@ -81,7 +81,10 @@ def _pow_impl(x: Any, y: Any) -> Any:
     """``x ** y``; a real floating array squared by ``np.square`` (the same values, twice as fast)."""
     if type(y) in (int, float) and y == 2 and type(x) is np.ndarray and x.dtype.kind == "f":
         return np.square(x)
-    return np.power(x, y)
+    try:
+        return np.power(x, y)
+    except ValueError as err:  # NumPy's "Integers to negative integer powers are not allowed.": torch's type
+        raise RuntimeError(str(err)) from None
 
 
 def _pow_exponent_partial(out: Any, x: Any, y: Any) -> Any:
@@ -372,7 +375,8 @@ def true_divide(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
 
 def pow(input: Any = None, exponent: Any = None, *, self: Any = None) -> Tensor:  # noqa: A001, A002
     """``input ** exponent`` elementwise (either may be a number); torch's ``pow(self=2.0, exponent=t)``
-    spelling of a number base is accepted.
+    spelling of a number base is accepted. An integer tensor to a negative integer power raises
+    RuntimeError ("Integers to negative integer powers are not allowed."), as torch's.
 
     >>> import dualgrad as dg
     >>> dg.pow(dg.tensor([1., 3.]), 2), dg.pow(2.0, dg.tensor([3.]))

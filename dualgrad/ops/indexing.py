@@ -160,7 +160,7 @@ def normalize_index(index: Any) -> tuple:
         index = (index,)
     return tuple(
         i._data if isinstance(i, Tensor) and type(i) is not BatchedTensor
-        else (np.asarray(i) if isinstance(i, list) else i)
+        else ((np.asarray(i) if i else np.zeros(0, np.int64)) if isinstance(i, list) else i)  # []: no indices
         for i in index
     )
 

@@ -20,7 +20,7 @@ from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply, tensor_arg
 from .einsum import einsum
 from .registry import Op
-from .shape import PAD, PERMUTE, RESHAPE
+from .shape import PAD, PERMUTE, RESHAPE, broadcast_to, roll
 
 
 def _as_tensor(x: Any) -> Tensor:
@@ -299,6 +299,90 @@ def outer(x: Any, y: Any) -> Tensor:
     return x.reshape(-1, 1) * y.reshape(1, -1)
 
 
+def ger(input: Any, vec2: Any) -> Tensor:  # noqa: A002 - torch's names
+    """The outer product of two vectors (torch's older name of ``outer``, for 1-D inputs only).
+
+    >>> import dualgrad as dg
+    >>> dg.ger(dg.tensor([1., 2.]), dg.tensor([1., 3.]))
+    tensor([[1., 3.],
+            [2., 6.]])
+    """
+    for name, v in (("self", input), ("vec2", vec2)):
+        if _ndim(v) != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {_ndim(v)}-D")
+    return outer(input, vec2)
+
+
+def kron(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
+    """The Kronecker product: block ``(i, j, ..)`` of the result is ``input[i, j, ..] * other``.
+
+    The operand with fewer dimensions gets leading size-1 ones (torch's and NumPy's
+    rule); the result has shape ``input.shape[k] * other.shape[k]`` on each axis.
+
+    >>> import dualgrad as dg
+    >>> dg.kron(dg.tensor([[1., 2.], [3., 4.]]), dg.eye(2)).shape
+    (4, 4)
+    >>> dg.kron(dg.tensor([1., 10.]), dg.tensor([1., 2., 3.]))
+    tensor([ 1.,  2.,  3., 10., 20., 30.])
+    """
+    a, b = _as_tensor(input), _as_tensor(other)
+    ndim = max(a.ndim, b.ndim)
+    shape_a, shape_b = (1,) * (ndim - a.ndim) + a.shape, (1,) * (ndim - b.ndim) + b.shape
+    blocks = a.reshape(sum(((n, 1) for n in shape_a), ())) * b.reshape(sum(((1, n) for n in shape_b), ()))
+    return blocks.reshape(tuple(m * n for m, n in zip(shape_a, shape_b, strict=True)))
+
+
+def cross_along(x: Any, y: Any, dim: int) -> Tensor:
+    """The cross product of the 3-vectors along ``dim`` of ``x`` and ``y`` (same rank, broadcasting).
+
+    ``x[i+1] y[i+2] - x[i+2] y[i+1]`` (indices mod 3), as two rolls of each operand.
+    """
+    x, y = _as_tensor(x), _as_tensor(y)
+    if x.ndim != y.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    axis = normalize_axis(dim, x.ndim, "cross")
+    if x.shape[axis] != 3 or y.shape[axis] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {x.shape[axis]} "
+                           f"and {y.shape[axis]}")
+    return roll(x, -1, axis) * roll(y, -2, axis) - roll(x, -2, axis) * roll(y, -1, axis)
+
+
+def cross(input: Any, other: Any, dim: int | None = None) -> Tensor:  # noqa: A002 - torch's names
+    """The cross product of 3-vectors along ``dim`` (torch's default: the first axis of size 3).
+
+    The inputs have the same number of dimensions and broadcast; prefer
+    ``dualgrad.linalg.cross`` (the last axis by default), as torch recommends.
+
+    >>> import dualgrad as dg
+    >>> dg.cross(dg.tensor([1., 0., 0.]), dg.tensor([0., 1., 0.]))
+    tensor([0., 0., 1.])
+    """
+    x = _as_tensor(input)
+    if dim is None:
+        dim = next((axis for axis, n in enumerate(x.shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return cross_along(x, other, dim)
+
+
+def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape.
+
+    With ``beta=0`` the input is ignored (its NaN and inf do not propagate), as torch's.
+
+    >>> import dualgrad as dg
+    >>> dg.addmm(dg.tensor([1., 2.]), dg.eye(2), dg.full((2, 2), 2.), alpha=0.5)
+    tensor([[2., 3.],
+            [2., 3.]])
+    """
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if _ndim(m) != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {_ndim(m)}-D tensor")
+    product = alpha * matmul(mat1, mat2)
+    shift = broadcast_to(_as_tensor(input), product.shape)
+    return product if beta == 0 else beta * shift + product
+
+
 def trace(x: Any) -> Tensor:
     """Sum of the main diagonal of a matrix.
 
@@ -373,6 +457,8 @@ def vdot(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
 METHODS: dict[str, Any] = {
     "mm": mm, "bmm": bmm, "mv": mv,
     "__matmul__": matmul, "__rmatmul__": lambda self, other: matmul(other, self), "matmul": matmul,
-    "dot": dot, "vdot": vdot, "inner": inner, "outer": outer, "trace": trace,
+    "dot": dot, "vdot": vdot, "inner": inner, "outer": outer, "trace": trace, "ger": ger, "kron": kron,
+    "cross": cross, "addmm": addmm,
 }
-__all__ = ["bmm", "dot", "inner", "matmul", "mm", "mv", "outer", "tensordot", "trace", "vdot"]
+__all__ = ["addmm", "bmm", "cross", "dot", "ger", "inner", "kron", "matmul", "mm", "mv", "outer", "tensordot",
+           "trace", "vdot"]

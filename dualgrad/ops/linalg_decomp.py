@@ -17,11 +17,13 @@ with explicit rules written with dualgrad ops, so they differentiate again:
 * batching rules move the batch axis first: NumPy's linalg functions already
   treat leading dimensions as a stack.
 
-Singular inputs raise NumPy's ``LinAlgError``, untouched.
+Singular and non-positive-definite inputs raise ``LinAlgError`` in torch's words, a
+subclass of both RuntimeError (torch's type) and NumPy's ``LinAlgError``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -34,7 +36,61 @@ from .linalg import matmul, matrix_transpose
 from .registry import Op
 from .shape import RESHAPE, cat
 
-LinAlgError = np.linalg.LinAlgError
+
+class LinAlgError(RuntimeError, np.linalg.LinAlgError):
+    """A matrix the function cannot take: singular, not positive-definite, not square, ...
+
+    A RuntimeError, as torch's ``torch.linalg.LinAlgError``, and NumPy's
+    ``numpy.linalg.LinAlgError`` (a ValueError), so code written for either catches it.
+
+    >>> import dualgrad as dg
+    >>> try:
+    ...     dg.linalg.inv(dg.zeros(2, 2))
+    ... except RuntimeError as err:
+    ...     print(err)
+    linalg.inv: The inversion could not be completed because the input matrix is singular.
+    """
+
+
+def _fails(impl: Callable, a: np.ndarray) -> bool:
+    try:
+        impl(a)
+    except np.linalg.LinAlgError:
+        return True
+    return False
+
+
+def _first_failing(impl: Callable, a: np.ndarray) -> tuple:
+    """``(torch's "(Batch element i): " prefix, matrix)`` for the first matrix of a stack ``impl`` fails on."""
+    if a.ndim == 2:
+        return "", a
+    i, matrix = next((i, m) for i, m in enumerate(a.reshape((-1,) + a.shape[-2:])) if _fails(impl, m))
+    return f"(Batch element {i}): ", matrix
+
+
+def _singular(name: str, impl: Callable, problem: str) -> Callable:
+    """``impl`` with NumPy's singular-matrix error raised as ``LinAlgError`` in torch's words."""
+
+    def run(a: np.ndarray, *rest: Any) -> np.ndarray:
+        try:
+            return impl(a, *rest)
+        except np.linalg.LinAlgError:
+            prefix = _first_failing(np.linalg.inv, a)[0]
+            raise LinAlgError(f"linalg.{name}: {prefix}The {problem} because the input matrix is singular.") from None
+
+    return run
+
+
+def _cholesky_impl(a: np.ndarray) -> np.ndarray:
+    """``np.linalg.cholesky``; its failure names the first leading minor that is not positive-definite."""
+    try:
+        return np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        prefix, matrix = _first_failing(np.linalg.cholesky, a)
+        order = next(k for k in range(1, len(matrix) + 1) if _fails(np.linalg.cholesky, matrix[:k, :k]))
+        raise LinAlgError(f"linalg.cholesky: {prefix}The factorization could not be completed because the input "
+                          f"is not positive-definite (the leading minor of order {order} is not "
+                          f"positive-definite).") from None
 
 
 # -- helpers used by the rules -------------------------------------------------------------------
@@ -92,17 +148,16 @@ def _front_batch(op: Op) -> Any:
 
 
 def _check_square(name: str, a: Tensor) -> None:
-    if a.ndim < 2:
-        raise LinAlgError(f"{name}: {a.ndim}-dimensional array given. Array must be at least "
-                          f"two-dimensional (shape {a.shape})")
+    _check_matrix(name, a)
     if a.shape[-1] != a.shape[-2]:
-        raise LinAlgError(f"{name}: Last 2 dimensions of the array must be square, got shape {a.shape}")
+        raise LinAlgError(f"linalg.{name}: A must be batches of square matrices, but they are {a.shape[-2]} by "
+                          f"{a.shape[-1]} matrices")
 
 
 def _check_matrix(name: str, a: Tensor) -> None:
     if a.ndim < 2:
-        raise LinAlgError(f"{name}: {a.ndim}-dimensional array given. Array must be at least "
-                          f"two-dimensional (shape {a.shape})")
+        raise LinAlgError(f"linalg.{name}: The input tensor A must have at least 2 dimensions (got shape "
+                          f"{a.shape}).")
 
 
 # -- inv ---------------------------------------------------------------------------------------------
@@ -117,15 +172,15 @@ def _inv_jvp(tangents: tuple, out: Tensor, a: Any) -> Tensor:
     return -(out @ tangents[0] @ out)
 
 
-INV = Op("linalg_inv", np.linalg.inv, vjp=(_inv_vjp,), jvp=_inv_jvp, family="linalg", save_inputs=False,
-         save_out=True, grad_name="LinalgInvExBackward0")
+INV = Op("linalg_inv", _singular("inv", np.linalg.inv, "inversion could not be completed"), vjp=(_inv_vjp,),
+         jvp=_inv_jvp, family="linalg", save_inputs=False, save_out=True, grad_name="LinalgInvExBackward0")
 INV.batch = _front_batch(INV)
 
 
 def inv(a: Any) -> Tensor:
     """The inverse of a square matrix (or of each matrix in a stack).
 
-    A singular matrix raises NumPy's ``LinAlgError``.
+    A singular matrix raises ``LinAlgError``. ``dualgrad.inverse`` is the same function.
 
     >>> import dualgrad as dg
     >>> dg.linalg.inv(dg.tensor([[2., 0.], [0., 4.]]))
@@ -138,38 +193,26 @@ def inv(a: Any) -> Tensor:
 
 
 # -- solve -------------------------------------------------------------------------------------------
-def _is_vector_rhs(b: Any) -> bool:
-    """NumPy 2's rule: ``b`` is a vector (not a stack of matrices) only when it is 1-D."""
-    return b.ndim == 1
-
-
-def _solve_for(a: Tensor, rhs: Tensor, vector: bool) -> Tensor:
-    """``A^{-1} rhs``; with ``vector``, ``rhs`` is a stack of vectors (NumPy 2 reads 2-D as a matrix)."""
-    if vector:
-        return apply(SOLVE, a, rhs.unsqueeze(-1)).squeeze(-1)
-    return apply(SOLVE, a, rhs)
+def _solve_matrix(a: Any, b: Any) -> Tensor:
+    """``A^{-1} B`` for a stack of matrices ``B`` (the op, without the public function's checks)."""
+    return apply(SOLVE, a, b)
 
 
 def _solve_vjp(g: Tensor, out: Tensor, a: Tensor, b: Any) -> list:
-    """``gb = A^{-H} g`` and ``gA = -gb x^H``."""
-    vector = _is_vector_rhs(b)
-    gb = _solve_for(_h(a), g, vector)
+    """``gB = A^{-H} g`` and ``gA = -gB X^H``."""
+    gb = _solve_matrix(_h(a), g)
     if not (isinstance(a, Tensor) and a.requires_grad):
         return [None, gb]
-    x = out.conj() if _is_complex(out) else out
-    minus_gb = -gb  # negate the vectors, not their outer product with x
-    ga = minus_gb.unsqueeze(-1) * x.unsqueeze(-2) if vector else minus_gb @ matrix_transpose(x)
-    return [ga, gb]
+    return [-gb @ _h(out), gb]
 
 
 def _solve_jvp(tangents: tuple, out: Tensor, a: Tensor, b: Any) -> Tensor:
-    """``A^{-1} (db - dA x)``."""
+    """``A^{-1} (dB - dA X)``."""
     ta, tb = tangents
-    vector = _is_vector_rhs(b)
     if ta is None:
-        return _solve_for(a, tb, vector)
-    ta_x = matmul(ta, out.unsqueeze(-1)).squeeze(-1) if vector else matmul(ta, out)
-    return _solve_for(a, -ta_x if tb is None else tb - ta_x, vector)
+        return _solve_matrix(a, tb)
+    ta_x = matmul(ta, out)
+    return _solve_matrix(a, -ta_x if tb is None else tb - ta_x)
 
 
 def _pad_stack(x: Tensor, bdim: Any, rank: int) -> Tensor:
@@ -181,43 +224,57 @@ def _pad_stack(x: Tensor, bdim: Any, rank: int) -> Tensor:
 
 
 def _solve_batch(args: tuple, bdims: tuple) -> tuple:
-    """Batch axes first, stacks aligned; a vector right-hand side becomes a one-column matrix."""
+    """Batch axes first, stacks aligned."""
     (a, b), (ba, bb) = [_tensor(x) for x in args], bdims
     a, b = to_front(a, ba), to_front(b, bb)
-    vector = b.ndim - (bb is not NOT_BATCHED) == 1
-    if vector:
-        b = b.unsqueeze(-1)
     rank = max(a.ndim - (ba is not NOT_BATCHED), b.ndim - (bb is not NOT_BATCHED))
-    out = apply(SOLVE, _pad_stack(a, ba, rank), _pad_stack(b, bb, rank))
-    return (out.squeeze(-1) if vector else out), 0
+    return apply(SOLVE, _pad_stack(a, ba, rank), _pad_stack(b, bb, rank)), 0
 
 
-SOLVE = Op("linalg_solve", np.linalg.solve, vjp=_solve_vjp, jvp=_solve_jvp, batch=_solve_batch,
-           family="linalg", save_out=True, arg_names=("A", "B"), grad_name="LinalgSolveExBackward0")
+SOLVE = Op("linalg_solve", _singular("solve", np.linalg.solve, "solver failed"), vjp=_solve_vjp,
+           jvp=_solve_jvp, batch=_solve_batch, family="linalg", save_out=True, arg_names=("A", "B"),
+           grad_name="LinalgSolveExBackward0")
 
 
-def solve(a: Any, b: Any) -> Tensor:
-    """The solution ``x`` of ``a @ x = b`` (NumPy 2: ``b`` is a vector only when it is 1-D).
+def solve_system(a: Tensor, b: Tensor, vector: bool, left: bool = True) -> Tensor:
+    """``X`` with ``A X = B`` (``X A = B`` unless ``left``); with ``vector``, ``B`` is a stack of vectors."""
+    rhs = b.unsqueeze(-1) if vector else b
+    n = a.shape[-1]
+    if rhs.ndim < 2 or rhs.shape[-2 if left else -1] != n:
+        shown = rhs.shape[-2:] if rhs.ndim >= 2 else (rhs.shape[0], 1)
+        raise LinAlgError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                          f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {shown[0]}x{shown[1]})")
+    try:
+        np.broadcast_shapes(a.shape[:-2], rhs.shape[:-2])
+    except ValueError:
+        raise LinAlgError(f"linalg.solve: the batch dimensions of A {a.shape} and B {b.shape} do not "
+                          f"broadcast") from None
+    if left:
+        x = _solve_matrix(a, rhs)
+    else:
+        x = matrix_transpose(_solve_matrix(matrix_transpose(a), matrix_transpose(rhs)))
+    return x.squeeze(-1) if vector else x
 
-    Stacks of matrices broadcast; a singular ``a`` raises NumPy's ``LinAlgError``.
+
+def solve(A: Any, B: Any, *, left: bool = True) -> Tensor:  # noqa: N803 - torch's argument names
+    """The solution ``X`` of ``A @ X = B`` (of ``X @ A = B`` with ``left=False``), as torch's.
+
+    ``B`` is a (stack of) vector(s) when it is 1-D or has the shape of ``A``
+    without its last axis (torch's rule); otherwise a stack of matrices. Stacks
+    broadcast; a singular ``A`` raises ``LinAlgError``. (Through NumPy,
+    ``np.linalg.solve`` keeps NumPy 2's rule: ``B`` is a vector only when 1-D.)
 
     >>> import dualgrad as dg
-    >>> dg.linalg.solve(dg.tensor([[2., 0.], [0., 4.]]), dg.tensor([2., 4.]))
+    >>> A = dg.tensor([[2., 0.], [0., 4.]])
+    >>> dg.linalg.solve(A, dg.tensor([2., 4.]))
     tensor([1., 1.])
+    >>> dg.linalg.solve(A.expand(3, 2, 2), dg.ones(3, 2)).shape  # a batch of 3 vectors
+    (3, 2)
     """
-    a, b = _tensor(a), _tensor(b)
+    a, b = _tensor(A), _tensor(B)
     _check_square("solve", a)
-    rows = b.shape[0] if _is_vector_rhs(b) else (b.shape[-2] if b.ndim >= 2 else None)
-    if rows != a.shape[-1]:
-        raise ValueError(f"solve: a of shape {a.shape} and b of shape {b.shape} do not match: b needs "
-                         f"{a.shape[-1]} rows (a vector of that size or a stack of matrices)")
-    try:
-        np.broadcast_shapes(a.shape[:-2], b.shape[:-2] if not _is_vector_rhs(b) else ())
-    except ValueError:
-        raise ValueError(
-            f"solve: the stack dimensions of a {a.shape} and b {b.shape} do not broadcast"
-        ) from None
-    return apply(SOLVE, a, b)
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    return solve_system(a, b, vector, left)
 
 
 # -- det and slogdet -----------------------------------------------------------------------------------
@@ -229,7 +286,7 @@ def _det_vjp(g: Tensor, out: Tensor, a: Tensor) -> Tensor:
 
 def _det_jvp(tangents: tuple, out: Tensor, a: Tensor) -> Tensor:
     """``det(A) tr(A^{-1} dA)``."""
-    return out * _trace(solve(a, tangents[0]))
+    return out * _trace(_solve_matrix(a, tangents[0]))
 
 
 DET = Op("linalg_det", np.linalg.det, vjp=(_det_vjp,), jvp=_det_jvp, family="linalg", save_out=True,
@@ -277,7 +334,7 @@ def _slogdet_vjp(g: tuple, out: tuple, a: Tensor) -> Tensor:
 
 def _slogdet_jvp(tangents: tuple, out: tuple, a: Tensor) -> tuple:
     """``d logabsdet = Re tr(A^{-1} dA)``; ``d sign = i sign Im tr(A^{-1} dA)`` (0 for real A)."""
-    tau = _trace(solve(a, tangents[0]))
+    tau = _trace(_solve_matrix(a, tangents[0]))
     if not _is_complex(tau):
         return None, tau
     return out[0] * (tau.imag * 1j), tau.real
@@ -312,18 +369,18 @@ def _lower_half(x: Tensor) -> Tensor:
 
 def _cholesky_jvp(tangents: tuple, out: Tensor, a: Any) -> Tensor:
     """``dL = L phi(L^{-1} dA L^{-H})``, ``phi`` = strictly lower part plus half the diagonal."""
-    left = solve(out, _herm(tangents[0]))
-    return out @ _lower_half(_h(solve(out, _h(left))))
+    left = _solve_matrix(out, _herm(tangents[0]))
+    return out @ _lower_half(_h(_solve_matrix(out, _h(left))))
 
 
 def _cholesky_vjp(g: Tensor, out: Tensor, a: Any) -> Tensor:
     """The Hermitian part of ``L^{-H} phi(L^H g) L^{-1}`` (the adjoint of the forward rule)."""
     out_h = _h(out)
-    left = solve(out_h, _lower_half(out_h @ g))
-    return _herm(_h(solve(out_h, _h(left))))
+    left = _solve_matrix(out_h, _lower_half(out_h @ g))
+    return _herm(_h(_solve_matrix(out_h, _h(left))))
 
 
-CHOLESKY = Op("linalg_cholesky", np.linalg.cholesky, vjp=(_cholesky_vjp,), jvp=_cholesky_jvp, family="linalg",
+CHOLESKY = Op("linalg_cholesky", _cholesky_impl, vjp=(_cholesky_vjp,), jvp=_cholesky_jvp, family="linalg",
               save_inputs=False, save_out=True, arg_names=("A",), grad_name="LinalgCholeskyExBackward0")
 CHOLESKY.batch = _front_batch(CHOLESKY)
 
@@ -333,7 +390,7 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Tensor:
 
     Only the lower triangle of ``a`` is read (as NumPy); derivatives are taken along
     Hermitian directions. With ``upper=True``, returns ``L^H``. A matrix that is
-    not positive-definite raises NumPy's ``LinAlgError``.
+    not positive-definite raises ``LinAlgError`` naming the leading minor that is not.
 
     >>> import dualgrad as dg
     >>> dg.linalg.cholesky(dg.tensor([[4., 2.], [2., 5.]]))
@@ -588,7 +645,7 @@ def _qr_jvp(tangents: tuple, out: tuple, a: Tensor, *, mode: str) -> tuple:
     """``X = Q^H dA R^{-1}``, ``C = skew(X)``: ``dQ = Q C + (dA R^{-1} - Q X)``, ``dR = (X - C) R``."""
     _check_qr_derivative(a, mode)
     q, r = out
-    t_rinv = _h(solve(_h(r), _h(tangents[0])))
+    t_rinv = _h(_solve_matrix(_h(r), _h(tangents[0])))
     x = _h(q) @ t_rinv
     c = _skew_lower(x)
     return q @ c + (t_rinv - q @ x), (x - c) @ r
@@ -600,7 +657,7 @@ def _qr_vjp(g: tuple, out: tuple, a: Tensor, *, mode: str) -> Tensor:
     g_q, g_r = g
     q, r = out
     m = _h(q) @ g_q - g_r @ _h(r)
-    return _h(solve(r, _h(g_q - q @ _hermitian_from_upper(m))))
+    return _h(_solve_matrix(r, _h(g_q - q @ _hermitian_from_upper(m))))
 
 
 QR = Op("linalg_qr", _qr_impl, vjp=(_qr_vjp,), jvp=_qr_jvp, family="linalg", save_inputs=False,
@@ -608,12 +665,14 @@ QR = Op("linalg_qr", _qr_impl, vjp=(_qr_vjp,), jvp=_qr_jvp, family="linalg", sav
 QR.batch = _front_batch(QR)
 
 
-def qr(a: Any, mode: str = "reduced") -> Any:
-    """The QR decomposition ``a = Q @ R`` (``mode`` 'reduced', 'complete' or 'r'), as NumPy's.
+def qr(a: Any, mode: str = "reduced") -> QRResult:
+    """The QR decomposition ``a = Q @ R`` (``mode`` 'reduced', 'complete' or 'r').
 
-    Derivatives need at least as many rows as columns (``mode='complete'``: a
-    square matrix) and a full-rank input; otherwise the backward raises
-    NotImplementedError naming the shape.
+    With ``mode='r'``, ``Q`` is an empty tensor, as torch's (``np.linalg.qr`` on a
+    Tensor returns ``R`` alone, as NumPy's); unlike torch, that ``R`` is
+    differentiable. Derivatives need at least as many rows as columns
+    (``mode='complete'``: a square matrix) and a full-rank input; otherwise the
+    backward raises NotImplementedError naming the shape.
 
     >>> import dualgrad as dg
     >>> Q, R = dg.linalg.qr(dg.tensor([[3., 0.], [4., 1.]]))
@@ -626,10 +685,37 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"qr: unrecognized mode {mode!r} (dualgrad supports 'reduced', 'complete' and 'r')")
     if mode == "r":
-        return apply(QR, a, mode="reduced")[1]
+        return QRResult(_wrap(np.zeros(0, a.dtype)), apply(QR, a, mode="reduced")[1])
     return QRResult(*apply(QR, a, mode=mode))
 
 
-METHODS: dict[str, Any] = {"det": det, "inverse": inv, "slogdet": slogdet}
-__all__ = ["LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "qr", "slogdet", "solve", "svd",
-           "svdvals"]
+def inverse(input: Any) -> Tensor:  # noqa: A002 - torch's name
+    """torch's top-level name of ``linalg.inv``: the inverse of a square matrix (or of each in a stack).
+
+    >>> import dualgrad as dg
+    >>> dg.inverse(dg.tensor([[2., 0.], [0., 4.]]))
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.2500]])
+    """
+    return inv(input)
+
+
+def logdet(input: Any) -> Tensor:  # noqa: A002 - torch's name
+    """``log(det(input))``, from ``slogdet``: NaN where a real determinant is negative, -inf where it is 0.
+
+    A complex matrix gives the complex logarithm ``logabsdet + i angle(det)``. At a
+    negative determinant the gradient is 0 (the result is a ``where``), as torch's.
+
+    >>> import dualgrad as dg
+    >>> dg.logdet(dg.tensor([[[2., 0.], [0., 3.]], [[-1., 0.], [0., 1.]]]))
+    tensor([1.7918,    nan])
+    """
+    sign, logabsdet = slogdet(input)
+    if _is_complex(sign):
+        return logabsdet + sign.log()
+    return where(sign < 0, np.nan, logabsdet)
+
+
+METHODS: dict[str, Any] = {"det": det, "inverse": inv, "slogdet": slogdet, "logdet": logdet}
+__all__ = ["LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "inverse", "logdet", "qr", "slogdet",
+           "solve", "svd", "svdvals"]

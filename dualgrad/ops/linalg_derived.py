@@ -16,7 +16,7 @@ from ..tensor import Tensor, _wrap
 from ._axes import normalize_axis, pick_axis, pick_keepdims
 from .einsum import einsum
 from .elementwise import where
-from .linalg import matmul
+from .linalg import cross_along, matmul
 from .linalg_decomp import LinAlgError, _check_matrix, _check_square, _h, _tensor, inv, svd, svdvals
 from .reductions import amax, amin
 from .reductions import norm as _vector_p_norm
@@ -253,6 +253,17 @@ def _chain_letter(i: int) -> str:
 
 
 # -- small NumPy-2 linalg helpers ------------------------------------------------------------------------
+def cross(input: Any, other: Any, *, dim: int = -1) -> Tensor:  # noqa: A002 - torch's names
+    """The cross product of the 3-vectors along ``dim`` (inputs of the same rank, broadcasting).
+
+    >>> import dualgrad as dg
+    >>> dg.linalg.cross(dg.tensor([[1., 0., 0.], [0., 0., 1.]]), dg.tensor([[0., 1., 0.]]))
+    tensor([[ 0.,  0.,  1.],
+            [-1.,  0.,  0.]])
+    """
+    return cross_along(input, other, dim)
+
+
 def matrix_transpose(x: Any, /) -> Tensor:
     """The transpose of the last two axes.
 
@@ -288,5 +299,5 @@ def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
     return result if dtype is None else result.to(dtype)
 
 
-__all__ = ["diagonal", "lstsq", "matrix_norm", "matrix_power", "matrix_transpose", "multi_dot", "norm",
+__all__ = ["cross", "diagonal", "lstsq", "matrix_norm", "matrix_power", "matrix_transpose", "multi_dot", "norm",
            "pinv", "trace", "vector_norm"]

@@ -203,6 +203,16 @@ def _select_impl(pick: Callable) -> Callable:
     return impl
 
 
+def _median_index(x: np.ndarray, *, axis: int, keepdims: bool) -> np.ndarray:
+    """The index of the lower median along ``axis`` (of the first NaN in a line with one, as torch).
+
+    The stable sort's element ``(n - 1) // 2``: of tied values, the one torch's CPU kernel returns.
+    """
+    index = np.take(np.argsort(x, axis=axis, kind="stable"), [(x.shape[axis] - 1) // 2], axis=axis)
+    nan = x != x
+    return np.where(nan.any(axis=axis, keepdims=True), np.argmax(nan, axis=axis, keepdims=True), index)
+
+
 # -- rules of the axis-wise ops -----------------------------------------------------------------------
 def _reverse_cumsum(t: Tensor, axis: int) -> Tensor:
     """``sum_{i >= k} t_i`` along ``axis``."""
@@ -315,6 +325,11 @@ MIN = Op("min", _select_impl(np.argmin), vjp=(_select_vjp,), jvp=_select_jvp, fa
          save_inputs=False, save_out=True, multi_output=True)
 MAX.batch = lambda args, bdims, **params: _select_batch(MAX, args, bdims, **params)
 MIN.batch = lambda args, bdims, **params: _select_batch(MIN, args, bdims, **params)
+MEDIAN = _reduction("median", lambda x, axis, keepdims: np.quantile(x, 0.5, axis=axis, keepdims=keepdims,
+                                                                   method="lower"), _tie_weight, save_out=True)
+MEDIAN_DIM = Op("median_dim", _select_impl(_median_index), vjp=(_select_vjp,), jvp=_select_jvp,
+                family="reduction", save_inputs=False, save_out=True, multi_output=True, grad_name="MedianBackward1")
+MEDIAN_DIM.batch = lambda args, bdims, **params: _select_batch(MEDIAN_DIM, args, bdims, **params)
 ALL = nondifferentiable("all", lambda x, axis, keepdims: np.all(x, axis=axis, keepdims=keepdims),
                         family="reduction")
 ANY = nondifferentiable("any", lambda x, axis, keepdims: np.any(x, axis=axis, keepdims=keepdims),
@@ -335,6 +350,17 @@ def _reduce_args(x: Any, dim: Any, axis: Any, keepdim: Any, keepdims: Any, name:
     axes = normalize_axes(pick_axis(dim, axis), ndim, name)
     return {"axis": () if ndim == 0 and axes is not None else axes,
             "keepdims": pick_keepdims(keepdim, keepdims)}
+
+
+def _nonempty(name: str, x: Any, axis: tuple | int | None) -> Any:
+    """``x`` unless it is empty along ``axis`` (all axes when None): torch's errors, as max/min have no identity."""
+    if axis is None and 0 in x.shape:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+                           f"the reduction dim with the 'dim' argument.")
+    for a in (axis,) if isinstance(axis, int) else axis or ():
+        if x.shape[a] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
+    return x
 
 
 def _one_axis(x: Any, dim: Any, axis: Any, name: str) -> int:
@@ -412,7 +438,8 @@ def amax(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     tensor([0.0000, 0.5000, 0.5000])
     """
     x = tensor_arg(x, "amax")
-    return apply(AMAX, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "amax"))
+    args = _reduce_args(x, dim, axis, keepdim, keepdims, "amax")
+    return apply(AMAX, _nonempty("amax", x, args["axis"]), **args)
 
 
 def amin(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
@@ -424,7 +451,8 @@ def amin(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     tensor([1., 0.])
     """
     x = tensor_arg(x, "amin")
-    return apply(AMIN, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "amin"))
+    args = _reduce_args(x, dim, axis, keepdim, keepdims, "amin")
+    return apply(AMIN, _nonempty("amin", x, args["axis"]), **args)
 
 
 def _extreme(op: Op, whole: Op, pair: Callable, name: str, x: Any, dim: Any, keepdim: bool, axis: Any,
@@ -433,12 +461,14 @@ def _extreme(op: Op, whole: Op, pair: Callable, name: str, x: Any, dim: Any, kee
         return pair(x, dim)
     d = pick_axis(dim, axis)
     if d is None or axis is not None or isinstance(d, (tuple, list)):  # NumPy's form: values only
-        return apply(whole, x, **_reduce_args(x, d, None, keepdim, keepdims, name))
+        args = _reduce_args(x, d, None, keepdim, keepdims, name)
+        return apply(whole, _nonempty(name, x, args["axis"]), **args)
     keep = pick_keepdims(keepdim, keepdims)
     if _ndim(x) == 0:
         normalize_axis(int(d), 0, name)
         return ValuesIndices(apply(whole, x, axis=(), keepdims=keep), _wrap(np.zeros((), np.int64)))
-    return ValuesIndices(*apply(op, x, axis=normalize_axis(int(d), _ndim(x), name), keepdims=keep))
+    d = normalize_axis(int(d), _ndim(x), name)
+    return ValuesIndices(*apply(op, _nonempty(name, x, d), axis=d, keepdims=keep))
 
 
 def max(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
@@ -449,6 +479,8 @@ def max(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
 
     NumPy's keyword ``axis=`` (with ``keepdims=``) gives NumPy's result, the values
     only (as ``amax``), so NumPy code calling ``a.max(axis=0)`` works on Tensors.
+    Over no elements it raises torch's errors: RuntimeError without ``dim``, IndexError
+    for an empty ``dim`` (also ``min``, ``amax``, ``amin``).
 
     >>> import dualgrad as dg
     >>> x = dg.tensor([[1., 5.], [4., 2.]])
@@ -481,6 +513,31 @@ def min(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
     if other is not None:
         return minimum(x, other)
     return _extreme(MIN, AMIN, minimum, "min", x, dim, keepdim, axis, keepdims)
+
+
+def median(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
+    """The lower of the two middle values (torch's median, not their mean as NumPy's).
+
+    Without ``dim``, the median of all elements, whose gradient is shared evenly by
+    the elements equal to it (as torch's); with ``dim``, a named tuple ``(values,
+    indices)`` along ``dim`` whose gradient goes to the index returned. A NaN in a
+    line makes its median NaN (see ``nanmedian`` in NumPy for skipping them).
+
+    >>> import dualgrad as dg
+    >>> x = dg.tensor([[3., 1., 2., 5.], [0., 1., 1., 9.]])
+    >>> dg.median(x)
+    tensor(1.)
+    >>> dg.median(x, 1)
+    ValuesIndices(values=tensor([2., 1.]), indices=tensor([2, 1]))
+    """
+    x = tensor_arg(x, "median")
+    if dim is None:
+        return apply(MEDIAN, x, axis=None, keepdims=False)
+    if x.ndim == 0:
+        normalize_axis(int(dim), 0, "median")
+        return ValuesIndices(x.clone(), _wrap(np.zeros((), np.int64)))
+    axis = normalize_axis(int(dim), x.ndim, "median")
+    return ValuesIndices(*apply(MEDIAN_DIM, _nonempty("median", x, axis), axis=axis, keepdims=keepdim))
 
 
 def var(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
@@ -731,13 +788,13 @@ def argmin(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
 
 
 METHODS: dict[str, Any] = {
-    "sum": sum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "max": max, "min": min,
+    "sum": sum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "max": max, "min": min, "median": median,
     "var": var, "std": std, "logsumexp": logsumexp, "norm": norm, "cumsum": cumsum,
     "cumprod": cumprod, "softmax": softmax, "log_softmax": log_softmax, "all": all, "any": any,
     "argmax": argmax, "argmin": argmin, "nansum": nansum, "nanmean": nanmean, "count_nonzero": count_nonzero,
 }
 __all__ = [
     "ValuesIndices", "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum",
-    "log_softmax", "logsumexp", "max", "mean", "min", "nanmean", "nansum", "norm", "prod", "softmax", "std",
+    "log_softmax", "logsumexp", "max", "mean", "median", "min", "nanmean", "nansum", "norm", "prod", "softmax", "std",
     "std_mean", "sum", "var", "var_mean",
 ]

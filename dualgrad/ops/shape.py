@@ -585,6 +585,48 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
     return _unbind_views(x, normalize_axis(dim, x.ndim, "unbind"))
 
 
+def _split_points(spec: Any, n: int) -> list:
+    """The boundaries of ``tensor_split``'s pieces along an axis of size ``n``: ``sections`` or indices."""
+    if isinstance(spec, Tensor):
+        spec = spec.tolist()
+    if hasattr(spec, "__index__"):
+        sections = operator.index(spec)
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        size, extra = divmod(n, sections)
+        return [i * size + min(i, extra) for i in range(1, sections)]
+    if not isinstance(spec, Sequence):
+        raise TypeError(f"tensor_split: indices_or_sections must be an int, a sequence of ints or an integer "
+                        f"Tensor, got {type(spec).__name__}")
+    return [min(max(i + n if i < 0 else i, 0), n) for i in map(operator.index, spec)]
+
+
+def tensor_split(x: Tensor, indices_or_sections: Any = None, dim: int = 0, *, sections: Any = None,
+                 indices: Any = None, tensor_indices_or_sections: Any = None) -> tuple:
+    """Views of ``x`` split along ``dim`` into ``sections`` near-equal pieces or at the given indices.
+
+    As torch's: ``n`` sections of a size ``s`` axis have sizes ``s // n + 1`` (the
+    first ``s % n``) and ``s // n``; indices ``[i, j]`` give ``x[:i], x[i:j], x[j:]``
+    (negative indices count from the end; out-of-order ones give empty pieces).
+
+    >>> import dualgrad as dg
+    >>> dg.tensor_split(dg.arange(7.), 3)
+    (tensor([0., 1., 2.]), tensor([3., 4.]), tensor([5., 6.]))
+    >>> [p.tolist() for p in dg.tensor_split(dg.arange(7.), [1, 5])]
+    [[0.0], [1.0, 2.0, 3.0, 4.0], [5.0, 6.0]]
+    """
+    x = tensor_arg(x, "tensor_split")
+    if x.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    spec = next((s for s in (indices_or_sections, sections, indices, tensor_indices_or_sections)
+                 if s is not None), None)
+    axis = normalize_axis(dim, x.ndim, "tensor_split")
+    n = x.shape[axis]
+    points = _split_points(spec, n)
+    return tuple(apply(NARROW, x, axis=axis, start=start, length=max(stop - start, 0))
+                 for start, stop in zip([0, *points], [*points, n], strict=True))
+
+
 # -- rearranging -------------------------------------------------------------------------------------
 def flip(x: Tensor, *args: Any, dims: Any = None) -> Tensor:
     """Reverse the order of elements along ``dims`` (ints, a sequence or ``dims=``; all when None).
@@ -921,7 +963,7 @@ METHODS: dict[str, Any] = {
     "reshape": reshape, "view": reshape, "flatten": flatten, "ravel": ravel, "expand": expand,
     "broadcast_to": broadcast_to, "permute": permute, "transpose": transpose, "swapaxes": swapaxes,
     "moveaxis": moveaxis, "movedim": movedim, "unsqueeze": unsqueeze, "squeeze": squeeze,
-    "split": split, "chunk": chunk, "unbind": unbind, "flip": flip, "roll": roll,
+    "split": split, "tensor_split": tensor_split, "chunk": chunk, "unbind": unbind, "flip": flip, "roll": roll,
     "tile": lambda self, *dims: tile(self, dims[0] if len(dims) == 1 else dims),
     "repeat": repeat, "repeat_interleave": repeat_interleave, "diagonal": diagonal, "diag": diag,
     "diag_embed": diag_embed, "triu": triu, "tril": tril, "narrow": narrow, "swapdims": swapdims,
@@ -937,5 +979,5 @@ __all__ = [
     "broadcast_to", "cat", "chunk", "concat", "concatenate", "diag", "diag_embed", "diagonal", "dstack", "expand",
     "flatten", "flip", "fliplr", "flipud", "hstack", "moveaxis", "movedim", "narrow", "pad", "permute", "ravel",
     "repeat", "repeat_interleave", "reshape", "roll", "split", "squeeze", "stack", "swapaxes", "swapdims", "t",
-    "tile", "transpose", "tril", "triu", "unbind", "unflatten", "unsqueeze", "vstack",
+    "tensor_split", "tile", "transpose", "tril", "triu", "unbind", "unflatten", "unsqueeze", "vstack",
 ]
