@@ -203,3 +203,12 @@ def test_gradient_through_an_integer_operand():
     assert g.dtype == np.float32
     np.testing.assert_allclose(g.numpy(), [0.25, 0.25])
 
+
+def test_vmap_ranks_operands_by_their_per_example_shape():
+    # a per-example 0-d float64 is physically a vector: it must still rank below the float32 vector
+    w = dg.tensor(np.ones(3, np.float32))
+    x = dg.tensor(np.ones(4))
+    assert dg.vmap(lambda xi: xi * w)(x).dtype == np.float32
+    assert dg.vmap(dg.vmap(lambda xi: w - xi))(dg.ones(2, 4)).dtype == np.float32
+    assert dg.vmap(lambda xi: dg.where(dg.tensor(COND + [True]), w, xi))(x).dtype == np.float32
+    assert dg.vmap(lambda xi: xi / dg.tensor([2, 4, 8]))(dg.tensor([1, 2])).dtype == np.float64
