@@ -33,6 +33,8 @@ def _dtype(dtype: Any) -> np.dtype | None:
 def get_default_dtype() -> np.dtype:
     """The floating dtype factories and Python floats give: float64 unless ``set_default_dtype`` changed it.
 
+    Type promotion gives it too: an integer tensor with a Python float, or divided by an integer.
+
     >>> import dualgrad as dg
     >>> dg.get_default_dtype()
     dtype('float64')
@@ -42,7 +44,9 @@ def get_default_dtype() -> np.dtype:
 
 def set_default_dtype(d: Any) -> None:
     """Make ``d`` (a floating dtype) the dtype of floating factories and of tensors made from
-    Python floats (and its complex counterpart that of Python complex numbers), as torch's.
+    Python floats (and its complex counterpart that of Python complex numbers), as torch's;
+    type promotion gives it to ops that mix integers with Python floats, and to the
+    true division of integers.
 
     dualgrad starts with float64 (torch: float32). Arrays keep their own dtype.
 
@@ -50,6 +54,8 @@ def set_default_dtype(d: Any) -> None:
     >>> dg.set_default_dtype(dg.float32)
     >>> dg.tensor([1.5]).dtype, dg.zeros(2).dtype, dg.tensor([1j]).dtype
     (dtype('float32'), dtype('float32'), dtype('complex64'))
+    >>> (dg.tensor([1, 2]) * 0.5).dtype, (dg.tensor([1, 2]) / 2).dtype
+    (dtype('float32'), dtype('float32'))
     >>> dg.set_default_dtype(dg.float64)
     """
     dtype = np.dtype(d)

@@ -29,6 +29,7 @@ from .. import batching
 from ..batching import rule_for
 from ..tensor import Tensor
 from .dispatch import apply
+from .promotion import result_type
 
 NOT_BATCHED = None
 
@@ -76,6 +77,23 @@ def _shared_bdim(args: list, bdims: list) -> int | None:
     return None if common is None or widest > rank - common else common
 
 
+def _logical_promotion(op: Any, args: list, bdims: list) -> list:
+    """``args`` with the Tensors cast to the dtype ``op`` gives the logical (per-example) operands.
+
+    A batched operand that is 0-d per example is physically dimensioned, which type
+    promotion ranks higher: ``x * w`` for a per-example float64 ``x`` and a float32
+    ``w`` must give float32, as it does outside vmap (and in torch.func.vmap).
+    """
+    start = op.promotion
+    if start is None or all(b is NOT_BATCHED or a.ndim > 1 for a, b in zip(args, bdims, strict=True)):
+        return args
+    logical = [np.empty((1,) * min(_logical_ndim(a, b), 1), a.dtype) if isinstance(a, Tensor) else a
+               for a, b in zip(args[start:], bdims[start:], strict=True)]
+    dtype = result_type(*logical)
+    return [a.to(dtype) if i >= start and isinstance(a, Tensor) and a.dtype != dtype else a
+            for i, a in enumerate(args)]
+
+
 def elementwise_batch(op: Any, args: list, bdims: list, **params: Any) -> tuple:
     """The family rule of broadcasting ops: one call on rank-aligned inputs.
 
@@ -83,6 +101,7 @@ def elementwise_batch(op: Any, args: list, bdims: list, **params: Any) -> tuple:
     go as they are. Otherwise batch axes go first, and a batched input of lower
     rank than the result gets size-1 axes after its batch axis.
     """
+    args = _logical_promotion(op, args, bdims)
     bdim = _shared_bdim(args, bdims)
     if bdim is not None:
         return apply(op, *args, **params), bdim

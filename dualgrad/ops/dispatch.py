@@ -34,6 +34,7 @@ from ..tensor import (
     mark_inference,
     meta_of,
 )
+from .promotion import promote
 
 _ndarray = np.ndarray
 NO_EDGE = (None, 0)
@@ -75,11 +76,29 @@ def _apply(op: Any, args: tuple, params: dict, flags: dict) -> Any:
             data = op.impl(a, out=...) if op.ufunc_out and not params else op.impl(a, **params)
         elif n == 2:
             a, b = args
-            a = a._data if isinstance(a, Tensor) else a
-            b = b._data if isinstance(b, Tensor) else b
+            # torch's type promotion (``promote``), except where NumPy's dtype is torch's: an array
+            # of a floating dtype with a Python float or int (``x * 1.01``, ``1 - x``) or with an
+            # array of its dtype (the common cases first, with the fewest tests)
+            if isinstance(a, Tensor):
+                a = a._data
+                if type(b) is float:
+                    if a.dtype not in FLOATING_DTYPES:
+                        a, b = promote(op, (a, b))
+                elif isinstance(b, Tensor):
+                    b = b._data
+                    if b.dtype is not a.dtype or a.dtype not in FLOATING_DTYPES:
+                        a, b = promote(op, (a, b))
+                elif type(b) is not int or a.dtype not in FLOATING_DTYPES:
+                    a, b = promote(op, (a, b))
+            else:
+                b = b._data if isinstance(b, Tensor) else b
+                if (type(b) is not _ndarray or b.dtype not in FLOATING_DTYPES
+                        or type(a) is not float and type(a) is not int):
+                    a, b = promote(op, (a, b))
             data = op.impl(a, b, out=...) if op.ufunc_out and not params else op.impl(a, b, **params)
         else:
-            data = op.impl(*[a._data if isinstance(a, Tensor) else a for a in args], **params)
+            arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+            data = op.impl(*(arrays if op.promotion is None else promote(op, arrays)), **params)
     except ValueError:
         _check_broadcast(op, args)
         raise

@@ -222,7 +222,7 @@ SUB = elementwise("sub", np.subtract, (1, -1))
 MUL = elementwise("mul", np.multiply, (lambda out, x, y: y, lambda out, x, y: x),
                   save_inputs=lambda needs: (needs[1], needs[0]))
 DIV = elementwise("div", np.true_divide, (lambda out, x, y: 1 / y, lambda out, x, y: -out / y),
-                  save_inputs=lambda needs: (False, True), save_out=lambda needs: needs[1])
+                  save_inputs=lambda needs: (False, True), save_out=lambda needs: needs[1], to_float=True)
 NEG = elementwise("neg", np.negative, (-1,))
 _pow_base_vjp_derived = vjp_from_partial(_pow_base_partial)
 POW = elementwise("pow", _pow_impl, (_pow_base_partial, _pow_exponent_partial),
@@ -254,7 +254,8 @@ LOG1P = elementwise("log1p", np.log1p, (lambda out, x: 1 / (x + 1),))
 LOG2 = elementwise("log2", np.log2, (lambda out, x: 1 / (x * _LN2),))
 LOG10 = elementwise("log10", np.log10, (lambda out, x: 1 / (x * _LN10),))
 LOGADDEXP = elementwise("logaddexp", np.logaddexp,
-                        (lambda out, x, y: exp(x - out), lambda out, x, y: exp(y - out)), save_out=True)
+                        (lambda out, x, y: exp(x - out), lambda out, x, y: exp(y - out)), save_out=True,
+                        to_float=True)
 
 # -- trigonometric and hyperbolic --------------------------------------------------------
 SIN = elementwise("sin", np.sin, (lambda out, x: cos(x),))
@@ -264,7 +265,7 @@ ASIN = elementwise("asin", np.arcsin, (lambda out, x: rsqrt(1 - x * x),))
 ACOS = elementwise("acos", np.arccos, (lambda out, x: -rsqrt(1 - x * x),))
 ATAN = elementwise("atan", np.arctan, (lambda out, x: 1 / (1 + x * x),))
 ATAN2 = elementwise("atan2", np.arctan2, (lambda out, y, x: x / _radius_squared(y, x),
-                                          lambda out, y, x: -y / _radius_squared(y, x)))
+                                          lambda out, y, x: -y / _radius_squared(y, x)), to_float=True)
 SINH = elementwise("sinh", np.sinh, (lambda out, x: cosh(x),))
 COSH = elementwise("cosh", np.cosh, (lambda out, x: sinh(x),))
 TANH = elementwise("tanh", np.tanh, (lambda out, x: 1 - out * out,), save_inputs=False, save_out=True)
@@ -272,7 +273,7 @@ ASINH = elementwise("asinh", np.arcsinh, (lambda out, x: rsqrt(x * x + 1),))
 ACOSH = elementwise("acosh", np.arccosh, (lambda out, x: rsqrt(x * x - 1),))
 ATANH = elementwise("atanh", np.arctanh, (lambda out, x: 1 / (1 - x * x),))
 HYPOT = elementwise("hypot", np.hypot, (lambda out, x, y: x / out, lambda out, x, y: y / out),
-                    save_out=True)
+                    save_out=True, to_float=True)
 
 # -- activations and selections -------------------------------------------------------------
 SIGMOID = elementwise("sigmoid", _sigmoid_impl, (lambda out, x: out * (1 - out),),
@@ -296,7 +297,7 @@ CLAMP = elementwise("clamp", _clamp_impl, (
     lambda out, x, lo, hi: (x > hi).to(hi.dtype),
 ), arg_names=("self", "min", "max"))
 WHERE = elementwise("where", np.where, (None, lambda out, c, x, y: c, lambda out, c, x, y: ~c),
-                    arg_names=("condition", "self", "other"))
+                    arg_names=("condition", "self", "other"), promotion=1)
 
 # -- complex parts ---------------------------------------------------------------------------
 REAL = Op("real", _real_impl, vjp=(lambda g, out, x: g,), jvp=lambda ts, out, x: ts[0].real,

@@ -71,14 +71,15 @@ def _unit_sign(x: Any) -> Any:
 
 EXP2 = elementwise("exp2", np.exp2, (lambda out, x: out * _LN2,), save_inputs=False, save_out=True)
 LOGADDEXP2 = elementwise("logaddexp2", np.logaddexp2,
-                         (lambda out, x, y: exp2(x - out), lambda out, x, y: exp2(y - out)), save_out=True)
+                         (lambda out, x, y: exp2(x - out), lambda out, x, y: exp2(y - out)), save_out=True,
+                         to_float=True)
 CBRT = elementwise("cbrt", np.cbrt, (lambda out, x: 1 / (3 * out * out),), save_inputs=False, save_out=True)
 DEG2RAD = elementwise("deg2rad", np.deg2rad, (lambda out, x: _DEG,), save_inputs=False)
 RAD2DEG = elementwise("rad2deg", np.rad2deg, (lambda out, x: 1 / _DEG,), save_inputs=False)
 COPYSIGN = elementwise("copysign", np.copysign, (
     lambda out, x, y: _unit_sign(x) * _unit_sign(y),
     lambda out, x, y: y * 0.0,
-))
+), to_float=True)
 FMOD = elementwise("fmod", np.fmod, (1, lambda out, x, y: -trunc(x / y)))
 HEAVISIDE = elementwise("heaviside", np.heaviside, (
     lambda out, x, h0: out * 0.0,

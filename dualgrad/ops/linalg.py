@@ -201,7 +201,7 @@ def _matmul_batch(args: tuple, bdims: tuple) -> tuple:
 
 
 MATMUL = Op("matmul", _matmul_impl, vjp=(_matmul_vjp_x, _matmul_vjp_y), jvp=_matmul_jvp,
-            batch=_matmul_batch, family="linalg", grad_name="MmBackward0")
+            batch=_matmul_batch, family="linalg", grad_name="MmBackward0", promotion=0)
 
 
 def matmul(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names

@@ -65,7 +65,7 @@ class Op:
 
     __slots__ = ("name", "impl", "vjp", "jvp", "batch", "family", "save_inputs", "save_out",
                  "differentiable", "grad_name", "multi_output", "arg_names", "view", "ufunc_out", "jvp_reads",
-                 "scatter_index", "saves_by_needs", "one_rule_per_input", "plain")
+                 "scatter_index", "saves_by_needs", "one_rule_per_input", "plain", "promotion", "to_float")
 
     def __init__(
         self,
@@ -83,6 +83,8 @@ class Op:
         multi_output: bool = False,
         arg_names: tuple = ("self", "other", "third"),
         view: bool = False,
+        promotion: int | None = None,
+        to_float: bool = False,
     ):
         if name in ALL_OPS:
             raise ValueError(f"op {name!r} is already registered")
@@ -103,6 +105,11 @@ class Op:
         self.one_rule_per_input = type(vjp) is tuple and not multi_output  # (backward's common case)
         self.arg_names = arg_names
         self.view = view
+        # None, or the position of the first operand that takes part in torch's type promotion
+        # (``promotion.promote``: ``where``'s condition does not); ``to_float``: integer
+        # operands give the default floating dtype (true division)
+        self.promotion = promotion
+        self.to_float = to_float
         self.plain = differentiable and not multi_output and not view  # (dispatch's common case)
         self.ufunc_out = UFUNC_ARRAY_OUT and isinstance(impl, np.ufunc)  # impl(..., out=...) gives arrays
         keywords = _keywords(impl)  # its nodes' _saved_* names, also by torch's names (dim, keepdim)
@@ -566,6 +573,7 @@ def elementwise(name: str, impl: Callable, partials: tuple, **kwargs: Any) -> Op
     kwargs.setdefault("vjp", tuple(vjp_from_partial(p) for p in partials))
     kwargs.setdefault("jvp", _jvp_from_partials(partials))
     kwargs.setdefault("save_inputs", any(callable(p) for p in partials))
+    kwargs.setdefault("promotion", 0 if len(partials) > 1 else None)
     op = Op(name, impl, family="elementwise", **kwargs)
     if derived:
         op.jvp_reads = _reads_of_partials(op.save_inputs, op.save_out)
@@ -613,5 +621,7 @@ def _zeros_for(x: Any) -> Tensor:
 
 
 def nondifferentiable(name: str, impl: Callable, family: str = "elementwise", **kwargs: Any) -> Op:
-    """An op whose outputs never require grad (comparisons, sign, argmax, ...)."""
+    """An op whose outputs never require grad (comparisons, sign, argmax, ...); an elementwise one
+    promotes its operands' dtypes (comparisons compare in the common dtype, as torch's)."""
+    kwargs.setdefault("promotion", 0 if family == "elementwise" else None)
     return Op(name, impl, family=family, differentiable=False, save_inputs=False, **kwargs)

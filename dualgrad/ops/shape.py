@@ -192,9 +192,9 @@ UNSQUEEZE = linear("unsqueeze", lambda x, axis: np.expand_dims(x, axis),
                    (lambda g, out, x, axis: apply(SQUEEZE, g, axis=(axis,)),), family="shape", view=True)
 CAT = linear("cat", lambda *xs, axis: np.concatenate(xs, axis=axis),
              lambda g, out, *xs, axis: apply(SPLIT, g, sizes=tuple(x.shape[axis] for x in xs), axis=axis),
-             family="shape")
+             family="shape", promotion=0)
 STACK = linear("stack", lambda *xs, axis: np.stack(xs, axis=axis),
-               lambda g, out, *xs, axis: apply(UNBIND, g, axis=axis), family="shape")
+               lambda g, out, *xs, axis: apply(UNBIND, g, axis=axis), family="shape", promotion=0)
 SPLIT = linear("split", _split_impl, (lambda g, out, x, sizes, axis: apply(CAT, *g, axis=axis),),
                family="shape", multi_output=True, grad_name="SplitWithSizesBackward0")
 UNBIND = linear("unbind", lambda x, axis: tuple(np.moveaxis(x, axis, 0)),
