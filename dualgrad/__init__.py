@@ -26,16 +26,20 @@ from .factories import (
     empty,
     empty_like,
     eye,
+    finfo,
     from_numpy,
     full,
     full_like,
     get_default_dtype,
+    iinfo,
     linspace,
     manual_seed,
     ones,
     ones_like,
     rand,
     rand_like,
+    randint,
+    randint_like,
     randn,
     randn_like,
     set_default_dtype,
@@ -79,16 +83,20 @@ from .reverse.anomaly import detect_anomaly, set_detect_anomaly
 from .tensor import Tensor
 from .variable import Variable
 
+# torch's dtype names, as NumPy dtypes (``x.dtype == dg.float64``; they print as NumPy's, ``float64``)
 float16 = __import__("numpy").dtype("float16")
 float32 = __import__("numpy").dtype("float32")
 float64 = __import__("numpy").dtype("float64")
 complex64 = __import__("numpy").dtype("complex64")
 complex128 = __import__("numpy").dtype("complex128")
+uint8 = __import__("numpy").dtype("uint8")
+int8 = __import__("numpy").dtype("int8")
+int16 = __import__("numpy").dtype("int16")
 int32 = __import__("numpy").dtype("int32")
 int64 = __import__("numpy").dtype("int64")
-bool_ = __import__("numpy").dtype("bool")
+bool_ = bool = __import__("numpy").dtype("bool")  # noqa: A001 - torch's name
 half, float, double = float16, float32, float64  # noqa: A001 - torch's aliases
-cfloat, cdouble, long = complex64, complex128, int64
+cfloat, cdouble, long, int, short = complex64, complex128, int64, int32, int16  # noqa: A001
 
 numpy_dispatch.install()
 

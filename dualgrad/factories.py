@@ -13,6 +13,8 @@ tensor([1., 1.], dtype=float32, requires_grad=True)
 
 from __future__ import annotations
 
+import operator
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -40,6 +42,27 @@ def get_default_dtype() -> np.dtype:
     dtype('float64')
     """
     return _default_float[0]
+
+
+def finfo(dtype: Any = None) -> np.finfo:
+    """Machine limits of a floating dtype (the default one if omitted): NumPy's ``finfo``, with torch's
+    ``eps``, ``max``, ``min``, ``tiny``, ``resolution`` and ``bits``.
+
+    >>> import dualgrad as dg
+    >>> float(dg.finfo(dg.float32).eps), float(dg.finfo().eps) == 2.0 ** -52
+    (1.1920928955078125e-07, True)
+    """
+    return np.finfo(_float_dtype(dtype))
+
+
+def iinfo(dtype: Any) -> np.iinfo:
+    """Machine limits of an integer dtype: NumPy's ``iinfo`` (``min``, ``max``, ``bits``).
+
+    >>> import dualgrad as dg
+    >>> dg.iinfo(dg.int32).max
+    2147483647
+    """
+    return np.iinfo(dtype)
 
 
 def set_default_dtype(d: Any) -> None:
@@ -105,9 +128,22 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, **_device:
     >>> dg.tensor([[1, 2], [3, 4]])
     tensor([[1, 2],
             [3, 4]])
+
+    Python bools give bool, ints int64, floats the default dtype (float64). From a
+    Tensor, it warns as torch does (use ``t.detach().clone()``).
     """
+    if isinstance(data, Tensor):
+        warnings.warn(COPY_CONSTRUCT_WARNING, UserWarning, stacklevel=2)
     array = np.array(_nested_to_array(data), dtype=_dtype(dtype), copy=True)
+    if array.dtype.kind in "OSU":  # objects and strings (bfloat16 and other extension dtypes pass)
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     return new_leaf(_inferred(array, data, dtype), requires_grad)
+
+
+COPY_CONSTRUCT_WARNING = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+    "sourceTensor.detach().clone().requires_grad_(True), rather than dualgrad.tensor(sourceTensor)."
+)
 
 
 def _nested_to_array(data: Any) -> Any:
@@ -126,23 +162,25 @@ def as_tensor(data: Any, dtype: Any = None, **_device: Any) -> Tensor:
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor sharing memory with ``array``."""
+    """A tensor sharing memory with ``array`` (an ndarray: torch's TypeError for anything else)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     return _wrap(array)
 
 
-def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
-    """A tensor of zeros of the given size."""
-    return new_leaf(np.zeros(as_size(size), dtype=_float_dtype(dtype)), requires_grad)
+def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    """A tensor of zeros of the given size: ints, one tuple or ``size=``."""
+    return new_leaf(np.zeros(_size("zeros", size, kwargs), dtype=_float_dtype(dtype)), requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
-    """A tensor of ones of the given size."""
-    return new_leaf(np.ones(as_size(size), dtype=_float_dtype(dtype)), requires_grad)
+def ones(*size: Any, dtype: Any = None, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    """A tensor of ones of the given size: ints, one tuple or ``size=``."""
+    return new_leaf(np.ones(_size("ones", size, kwargs), dtype=_float_dtype(dtype)), requires_grad)
 
 
-def empty(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
-    """An uninitialized tensor of the given size."""
-    return new_leaf(np.empty(as_size(size), dtype=_float_dtype(dtype)), requires_grad)
+def empty(*size: Any, dtype: Any = None, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    """An uninitialized tensor of the given size: ints, one tuple or ``size=``."""
+    return new_leaf(np.empty(_size("empty", size, kwargs), dtype=_float_dtype(dtype)), requires_grad)
 
 
 def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False,
@@ -158,18 +196,25 @@ def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = Fa
     return new_leaf(_inferred(data, fill_value, dtype), requires_grad)
 
 
-def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
+def arange(start: Any = None, end: Any = None, step: Any = 1, dtype: Any = None,
            requires_grad: bool = False, **_device: Any) -> Tensor:
-    """Values from ``start`` (inclusive) to ``end`` (exclusive) by ``step``.
+    """Values from ``start`` (inclusive, 0 by default) to ``end`` (exclusive) by ``step``.
+
+    int64 when all three are ints, else the default floating dtype (as torch).
 
     >>> import dualgrad as dg
-    >>> dg.arange(3)
-    tensor([0, 1, 2])
+    >>> dg.arange(3), dg.arange(1, 2, 0.5)
+    (tensor([0, 1, 2]), tensor([1.0000, 1.5000]))
     """
     if end is None:
         start, end = 0, start
-    if isinstance(step, (int, float)) and step == 0:
-        raise RuntimeError("arange: step must be nonzero")
+    elif start is None:
+        start = 0
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     data = np.arange(start, end, step, dtype=_dtype(dtype))
     return new_leaf(_inferred(data, (start, end, step), dtype), requires_grad)
 
@@ -191,9 +236,13 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
     return new_leaf(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
 
 
-def _random(sample: Callable[[tuple], np.ndarray], size: tuple, requires_grad: bool) -> Tensor:
+def _size(fn: str, size: tuple, kwargs: dict) -> tuple:
+    """The size of a factory given ints, one tuple or ``size=`` (other keywords: device arguments, ignored)."""
+    return as_size(size, kwargs.get("size"), fn)
+
+
+def _random(sample: Callable[[tuple], np.ndarray], shape: tuple, requires_grad: bool) -> Tensor:
     """A tensor of ``sample(shape)``; inside vmap, drawn as the vmap's ``randomness`` says."""
-    shape = as_size(size)
     if STATE.vmap_depth:
         from .batching import random_under_vmap  # imported late: the batching engine sits above
 
@@ -201,15 +250,25 @@ def _random(sample: Callable[[tuple], np.ndarray], size: tuple, requires_grad: b
     return new_leaf(sample(shape), requires_grad)
 
 
-def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
-    """Uniform samples on [0, 1)."""
+def _floating(fn: str, dtype: Any) -> np.dtype:
+    """``dtype`` (default: the default floating dtype), which must be floating or complex (torch's error type)."""
     dtype = _float_dtype(dtype)
-    return _random(lambda shape: _generator[0].random(shape).astype(dtype), size, requires_grad)
+    if dtype.kind not in "fc":
+        raise NotImplementedError(f"{fn}: not implemented for dtype {dtype} (a floating or complex dtype is needed)")
+    return dtype
 
 
-def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
-    """Standard normal samples (complex dtypes get variance 1 split over both parts)."""
-    dtype = _float_dtype(dtype)
+def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    """Uniform samples on [0, 1) of the given size (ints, one tuple or ``size=``)."""
+    dtype = _floating("rand", dtype)
+    return _random(lambda shape: _generator[0].random(shape).astype(dtype), _size("rand", size, kwargs),
+                   requires_grad)
+
+
+def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    """Standard normal samples of the given size (ints, one tuple or ``size=``); complex dtypes get
+    variance 1 split over both parts."""
+    dtype = _floating("randn", dtype)
 
     def sample(shape: tuple) -> np.ndarray:
         data = _generator[0].standard_normal(shape)
@@ -217,7 +276,30 @@ def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, **_device:
             data = (data + 1j * _generator[0].standard_normal(shape)) / np.sqrt(2)
         return data.astype(dtype)
 
-    return _random(sample, size, requires_grad)
+    return _random(sample, _size("randn", size, kwargs), requires_grad)
+
+
+def randint(low: int = 0, high: int | None = None, size: Any = None, *, dtype: Any = None,
+            requires_grad: bool = False, **_device: Any) -> Tensor:
+    """Integers drawn uniformly from ``[low, high)``, int64 unless ``dtype`` is given.
+
+    As torch: ``randint(high, size)`` or ``randint(low, high, size)``, ``size`` a tuple.
+
+    >>> import dualgrad as dg
+    >>> _ = dg.manual_seed(0)
+    >>> dg.randint(10, (3,)).dtype, dg.randint(3, 5, (2, 2)).shape
+    (dtype('int64'), (2, 2))
+    """
+    if size is None:  # randint(high, size)
+        low, high, size = 0, low, high
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    low, high = operator.index(low), operator.index(high)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    dtype = np.dtype(np.int64) if dtype is None else np.dtype(dtype)
+    return _random(lambda shape: _generator[0].integers(low, high, shape).astype(dtype), as_size((size,)),
+                   requires_grad)
 
 
 def _like(factory: Any, name: str, random: bool = False) -> Any:
@@ -246,3 +328,16 @@ empty_like = _like(empty, "empty_like")
 full_like = _like(full, "full_like")
 rand_like = _like(rand, "rand_like", random=True)
 randn_like = _like(randn, "randn_like", random=True)
+
+
+def randint_like(x: Any, low: int = 0, high: int | None = None, *, dtype: Any = None,
+                 requires_grad: bool = False, **_device: Any) -> Tensor:
+    """``randint`` with the shape and dtype of ``x``: ``randint_like(x, high)`` or ``randint_like(x, low, high)``.
+
+    >>> import dualgrad as dg
+    >>> dg.randint_like(dg.zeros(2), 5).dtype
+    dtype('float64')
+    """
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(np.shape(x)), dtype=dtype or np.asarray(x).dtype, requires_grad=requires_grad)

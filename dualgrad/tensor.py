@@ -43,6 +43,14 @@ def is_differentiable_dtype(dtype: np.dtype) -> bool:
     return dtype in FLOATING_DTYPES or dtype.kind in "fc" or dtype.name == "bfloat16"
 
 
+SCALAR_OF_GRAD_WARNING = (
+    "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+    "Consider using tensor.detach() first."
+)
+# torch's legacy type names (``t.type()``): ``torch.<name>Tensor``
+_TYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long", "int32": "Int",
+               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+               "complex128": "ComplexDouble"}
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
     "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
@@ -129,7 +137,7 @@ class Size(int):
         return size
 
     def __call__(self, dim: int | None = None) -> Any:
-        return self.shape if dim is None else self.shape[dim]
+        return self.shape if dim is None else self.shape[_dim(dim, len(self.shape))]
 
 
 class Tensor:
@@ -203,6 +211,26 @@ class Tensor:
     def dim(self) -> int:
         return self.ndim
 
+    def ndimension(self) -> int:
+        """The number of dimensions (torch's alias of ``dim``)."""
+        return self.ndim
+
+    def cpu(self) -> Tensor:
+        """This tensor (dualgrad's tensors always live in host memory, as torch's CPU tensors)."""
+        return self
+
+    def type(self, dtype: Any = None) -> Any:
+        """Without ``dtype``, torch's type name (``'torch.DoubleTensor'``); else ``self.to(dtype)``.
+
+        >>> import dualgrad as dg
+        >>> x = dg.tensor([1.5])
+        >>> x.type(), x.type(dg.int64)
+        ('torch.DoubleTensor', tensor([1]))
+        """
+        if dtype is None:
+            return f"torch.{_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}Tensor"
+        return self.to(dtype)
+
     def numel(self) -> int:
         return int(self._data.size)
 
@@ -246,12 +274,7 @@ class Tensor:
         >>> dg.tensor([0.5]).is_nonzero()
         True
         """
-        size = self._data.size
-        if size != 1:
-            raise RuntimeError(
-                f"Boolean value of Tensor with {'no values' if size == 0 else 'more than one value'} is ambiguous"
-            )
-        return bool(self._data)
+        return self.__bool__()
 
     def isclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
         """Elementwise ``|self - other| <= atol + rtol * |other|`` as a bool tensor (no gradient).
@@ -371,25 +394,40 @@ class Tensor:
         return (self[i] for i in range(len(self)))
 
     def __bool__(self) -> bool:
-        if self._data.size != 1:
+        size = self._data.size
+        if size != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with {self._data.size} elements is ambiguous"
+                f"Boolean value of Tensor with {'no values' if size == 0 else 'more than one value'} is ambiguous"
             )
         return bool(self._data)
 
+    def _scalar(self) -> Any:
+        """The value of a one-element tensor for ``float()``, ``int()``, ``complex()`` (torch's error and warning)."""
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        if self._requires_grad:
+            warnings.warn(SCALAR_OF_GRAD_WARNING, UserWarning, stacklevel=3)
+        return self._data.item()
+
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._scalar())
 
     def __complex__(self) -> complex:
-        return complex(self.item())
+        return complex(self._scalar())
 
     def __index__(self) -> int:
-        if self.dtype.kind not in "iu" or self._data.size != 1:
+        if self.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self._data)
+        return int(self._data.item())
+
+    def __format__(self, spec: str) -> str:
+        """A 0-d tensor formats as its value (``f"{loss:.3f}"``), any other as its repr, as in torch."""
+        if self._data.ndim == 0:
+            return format(self._data.item(), spec)
+        return object.__format__(self, spec)
 
     __hash__ = object.__hash__
 
@@ -453,7 +491,7 @@ class Tensor:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if value and not is_differentiable_dtype(self.dtype):
             raise RuntimeError(
-                "only Tensors of floating point and complex dtype can require gradients "
+                "Only Tensors of floating point and complex dtype can require gradients "
                 f"(got dtype {self.dtype})"
             )
         self._requires_grad = value
@@ -511,16 +549,18 @@ class Tensor:
     def grad(self, value: Tensor | None) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}"
+                )
             if value.shape != self.shape:
                 raise RuntimeError(
-                    f"assigned grad has data of a different size: grad shape {value.shape} "
-                    f"but tensor shape {self.shape}"
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of size "
+                    f"'{list(self.shape)}'. Please ensure that the gradient and the tensor are the same size"
                 )
             if value.dtype != self.dtype:
                 raise RuntimeError(
-                    f"assigned grad has data of a different type: grad dtype {value.dtype} "
-                    f"but tensor dtype {self.dtype}"
+                    f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with dtype "
+                    f"'{self.dtype}'. The gradient must match the tensor's dtype"
                 )
         self._grad = value
 
@@ -689,14 +729,22 @@ INFERENCE_INPLACE_MESSAGE = (
 )
 
 
-def as_size(size: tuple) -> tuple:
-    """A size given as ints or as one tuple or list (``zeros(2, 3)``, ``zeros((2, 3))``), as a tuple of ints."""
+def as_size(size: tuple, keyword: Any = None, fn: str = "size") -> tuple:
+    """A size given as ints or as one tuple or list (``zeros(2, 3)``, ``zeros((2, 3))``) or as the ``size=``
+    keyword, as a tuple of ints (torch's error for a negative one; none at all is ``()``, a 0-d shape)."""
+    if keyword is not None:
+        if size:
+            raise TypeError(f"{fn}() got multiple values for argument 'size'")
+        size = (keyword,)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     try:
-        return tuple(operator.index(s) for s in size)
+        size = tuple(operator.index(s) for s in size)
     except TypeError:
         raise TypeError(f"size must be a tuple of ints, got {size!r}") from None
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+    return size
 
 
 def _dim(dim: int, ndim: int) -> int:

@@ -46,7 +46,7 @@ def test_second_backward_through_freed_graph(leaves):
 
 @pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
 def test_integer_and_bool_tensors_cannot_require_grad(dtype):
-    message = "only Tensors of floating point and complex dtype can require gradients"
+    message = "Only Tensors of floating point and complex dtype can require gradients"
     with pytest.raises(RuntimeError, match=message):
         dg.tensor([1, 0], dtype=dtype, requires_grad=True)
     with pytest.raises(RuntimeError, match=message):
@@ -106,9 +106,9 @@ def test_operands_that_do_not_broadcast_name_both_shapes(leaves):
 
 def test_assigning_grad_of_wrong_shape_or_dtype(leaves):
     x, w = leaves
-    with pytest.raises(RuntimeError, match=r"different size.*\(3,\).*\(2,\)"):
+    with pytest.raises(RuntimeError, match=r"gradient of size .\[3\]. to a tensor of size .\[2\]."):
         x.grad = dg.ones(3)
-    with pytest.raises(RuntimeError, match=r"different type.*float32.*float64"):
+    with pytest.raises(RuntimeError, match=r"gradient with dtype .float32. to a tensor with dtype .float64."):
         x.grad = dg.ones(2, dtype="float32")
     with pytest.raises(TypeError, match="Tensor or None"):
         x.grad = np.ones(2)

@@ -52,6 +52,11 @@ CASES = {
     "imul": (lambda t, o: t.__imul__(o), lambda t, o: t * o, "any", "same"),
     "itruediv": (lambda t, o: t.__itruediv__(o), lambda t, o: t / o, "any", "nonzero"),
     "ipow": (lambda t, o: t.__ipow__(o), lambda t, o: t ** o, "positive", "same"),
+    "reciprocal_": (lambda t: t.reciprocal_(), dg.reciprocal, "nonzero"),
+    "atan_": (lambda t: t.atan_(), dg.atan, "any"),
+    "atan2_": (lambda t, o: t.atan2_(o), dg.atan2, "any", "nonzero"),
+    "hypot_": (lambda t, o: t.hypot_(o), dg.hypot, "nonzero", "row"),
+    "cumsum_": (lambda t: t.cumsum_(1), lambda t: t.cumsum(1), "any"),
 }
 
 
@@ -219,9 +224,10 @@ def test_result_that_does_not_fit_the_shape_raises():
             r"mul_: output with shape \[3\] doesn't match the broadcast shape "
             r"\[2, 3\]")):
         t.mul_(dg.ones(2, 3))
-    with pytest.raises(RuntimeError, match=(
-            r"copy_: source of shape \(2,\) cannot be broadcast to shape \(3,\)")):
+    with pytest.raises(RuntimeError, match=r"size of tensor a \(3\) must match the size of tensor b \(2\)"):
         t.copy_(dg.ones(2))
+    with pytest.raises(RuntimeError, match=r"copy_: output with shape \[3\] doesn't match the broadcast shape \[1, 3"):
+        t.copy_(dg.ones(1, 3))
     assert t._version == 0
 
 
@@ -511,3 +517,71 @@ def test_inplace_after_the_level_exited_ignores_its_tangent():
         assert fwAD.unpack_dual(x).tangent is None
     np.testing.assert_array_equal(x.numpy(), [6.0, 12.0])
     np.testing.assert_array_equal(old_tangent.numpy(), [1.0, 1.0])
+
+
+# -- torch's other in-place forms, operators and fillers ------------------------------------
+@pytest.mark.parametrize("call, expected", [
+    (lambda t: t.floor_(), [1.0, -3.0, 2.0]),
+    (lambda t: t.round_(), [2.0, -2.0, 2.0]),
+    (lambda t: t.sign_(), [1.0, -1.0, 1.0]),
+    (lambda t: t.remainder_(2), [1.5, 1.5, 0.0]),
+    (lambda t: t.floor_divide_(2), [0.0, -2.0, 1.0]),
+    (lambda t: t.div_(2, rounding_mode="trunc"), [0.0, -1.0, 1.0]),
+    (lambda t: t.gt_(0), [1.0, 0.0, 1.0]),
+    (lambda t: t.eq_(2.0), [0.0, 0.0, 1.0]),
+    (lambda t: t.logical_not_(), [0.0, 0.0, 0.0]),
+])
+def test_more_inplace_methods_write_into_the_tensor_in_its_dtype(call, expected):
+    t = dg.tensor([1.5, -2.5, 2.0])
+    assert call(t) is t
+    assert t.dtype == np.float64 and t.tolist() == expected and t._version == 1
+
+
+@pytest.mark.parametrize("statement, expected", [
+    ("t //= 2", [2, -4]), ("t %= 3", [2, 2]), ("t &= 3", [1, 1]), ("t |= 8", [13, -7]), ("t ^= 1", [4, -8]),
+])
+def test_augmented_operators_change_the_tensor_itself(statement, expected):
+    t = dg.tensor([5, -7])
+    alias = t
+    exec(statement)
+    assert alias.tolist() == expected and alias._version == 1
+
+
+def test_inplace_bitwise_and_logical_methods_on_ints_and_bools():
+    i = dg.tensor([1, 2, 3])
+    assert i.bitwise_and_(1).tolist() == [1, 0, 1] and i.bitwise_not_().tolist() == [-2, -1, -2]
+    b = dg.tensor([True, False])
+    assert b.logical_xor_(dg.tensor([True, True])).tolist() == [False, True] and b.dtype == np.bool_
+
+
+def test_fill_takes_a_number_or_a_0d_tensor_only():
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    y = dg.zeros(2).fill_(x.sum())
+    y.sum().backward()
+    assert y.tolist() == [3.0, 3.0] and x.grad.tolist() == [2.0, 2.0]
+    with pytest.raises(RuntimeError, match="fill_ only supports 0-dimension value tensor but got tensor with 1 dim"):
+        dg.zeros(2).fill_(dg.tensor([1.0]))
+
+
+def test_uniform_and_normal_fill_from_the_seeded_generator_without_gradient():
+    dg.manual_seed(3)
+    a = dg.empty(1000).uniform_(-2, 3)
+    dg.manual_seed(3)
+    assert dg.equal(a, dg.empty(1000).uniform_(-2, 3))
+    assert a.min().item() >= -2 and a.max().item() < 3
+    n = dg.empty(20000, dtype=dg.float32).normal_(1.0, 0.5)
+    assert n.dtype == np.float32 and abs(n.mean().item() - 1.0) < 0.02 and abs(n.std().item() - 0.5) < 0.02
+    x = dg.ones(3, requires_grad=True)
+    y = x * 2
+    y.normal_()
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_setitem_drops_leading_unit_dimensions_of_the_value_as_torch():
+    x = dg.zeros(2, 3)
+    x[0] = dg.tensor([[[1.0, 2.0, 3.0]]])
+    x[1, 1] = dg.tensor([7.0])
+    assert x.tolist() == [[1.0, 2.0, 3.0], [0.0, 7.0, 0.0]]
+    with pytest.raises(RuntimeError, match=r"size of tensor a \(3\) must match the size of tensor b \(2\)"):
+        x[0] = dg.ones(2)

@@ -88,10 +88,10 @@ def test_floating_and_complex_dtypes_can_require_grad(dtype):
 
 @pytest.mark.parametrize("dtype", ["int32", "int64", "bool", "uint8"])
 def test_integer_and_bool_tensors_cannot_require_grad(dtype):
-    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype"):
+    with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype"):
         dg.zeros(2, dtype=dtype, requires_grad=True)
     t = dg.zeros(2, dtype=dtype)
-    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype"):
+    with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype"):
         t.requires_grad_()
     assert not t.requires_grad
 
@@ -209,3 +209,138 @@ def test_mixed_tensor_dtypes_promote_like_numpy():
     out = dg.ones(2, dtype="float32") + dg.ones(2, dtype="float64")
     assert out.dtype == np.float64
     assert (dg.arange(3) * 1.5).dtype == np.float64
+
+
+# -- torch parity of factories ---------------------------------------------------------------
+@pytest.mark.parametrize("factory", [dg.zeros, dg.ones, dg.empty, dg.rand, dg.randn])
+def test_factories_take_the_size_as_ints_a_tuple_or_the_size_keyword(factory):
+    assert factory(2, 3).shape == factory((2, 3)).shape == factory([2, 3]).shape == factory(size=(2, 3)).shape == (2, 3)
+    assert factory(size=4).shape == (4,)
+    with pytest.raises(RuntimeError, match=r"negative dimension -1: \[2, -1\]"):
+        factory(2, -1)
+
+
+def test_rand_and_randn_refuse_integer_dtypes():
+    for call in (lambda: dg.rand(2, dtype=dg.int64), lambda: dg.randn_like(dg.tensor([1, 2]))):
+        with pytest.raises(NotImplementedError, match="int64"):
+            call()
+
+
+def test_arange_keywords_and_errors_as_torch():
+    assert dg.arange(end=3).tolist() == [0, 1, 2] and dg.arange(start=1, end=3).tolist() == [1, 2]
+    assert dg.arange(dg.tensor(3)).tolist() == [0, 1, 2] and dg.arange(0, 1, 0.5).dtype == np.float64
+    with pytest.raises(RuntimeError, match="^step must be nonzero"):
+        dg.arange(0, 5, 0)
+    with pytest.raises(RuntimeError, match="upper bound and lower bound inconsistent with step sign"):
+        dg.arange(5, 1)
+
+
+def test_randint_and_randint_like():
+    dg.manual_seed(0)
+    a = dg.randint(0, 10, (50,))
+    dg.manual_seed(0)
+    assert dg.equal(a, dg.randint(10, (50,))) and a.dtype == np.int64
+    assert 0 <= a.min().item() and a.max().item() < 10
+    assert dg.randint(3, 5, size=(2, 2)).shape == (2, 2) and dg.randint(2, (3,), dtype=dg.float64).dtype == np.float64
+    like = dg.randint_like(dg.zeros(4, dtype=dg.float32), 2, 4)
+    assert like.shape == (4,) and like.dtype == np.float32 and set(like.tolist()) <= {2.0, 3.0}
+    with pytest.raises(RuntimeError, match="from=5 >= to=0"):
+        dg.randint(5, 0, (2,))
+    with pytest.raises(TypeError, match="must be tuple of ints, not int"):
+        dg.randint(0, 5, 2)
+
+
+def test_tensor_from_a_tensor_warns_and_strings_are_refused():
+    with pytest.warns(UserWarning, match=r"To copy construct from a tensor.*sourceTensor.detach\(\).clone\(\)"):
+        copy = dg.tensor(dg.tensor([1.0, 2.0]))
+    assert copy.tolist() == [1.0, 2.0]
+    with pytest.raises(TypeError, match="invalid data type 'str'"):
+        dg.tensor("a")
+
+
+def test_from_numpy_refuses_other_types_and_as_tensor_shares_memory():
+    with pytest.raises(TypeError, match=r"expected np.ndarray \(got list\)"):
+        dg.from_numpy([1, 2])
+    a = np.zeros(3, dtype=np.float32)
+    t = dg.as_tensor(a)
+    t[0] = 5.0
+    assert a[0] == 5.0 and t.dtype == np.float32
+
+
+# -- dtypes --------------------------------------------------------------------------------
+@pytest.mark.parametrize("name, method, dtype", [
+    ("bool", "bool", "bool"), ("uint8", "byte", "uint8"), ("int8", "char", "int8"), ("int16", "short", "int16"),
+    ("short", "short", "int16"), ("int", "int", "int32"), ("long", "long", "int64"), ("half", "half", "float16"),
+    ("float", "float", "float32"), ("double", "double", "float64"), ("cfloat", "cfloat", "complex64"),
+    ("cdouble", "cdouble", "complex128"),
+])
+def test_torch_dtype_names_and_cast_methods(name, method, dtype):
+    assert getattr(dg, name) == np.dtype(dtype)
+    assert dg.zeros(2, dtype=getattr(dg, name)).dtype == getattr(dg, name)
+    x = dg.tensor([1.7, -1.7, 0.0])
+    assert getattr(x, method)().dtype == np.dtype(dtype) and x.to(getattr(dg, name)).dtype == np.dtype(dtype)
+
+
+def test_type_to_and_cpu():
+    x = dg.tensor([1.5])
+    assert x.type() == "torch.DoubleTensor" and dg.tensor([1]).type() == "torch.LongTensor"
+    assert x.type(dg.int32).tolist() == [1] and x.type(dg.float64) is x
+    assert x.to(dg.tensor([1], dtype=dg.int32)).dtype == np.int32
+    assert x.to(dg.float64) is x and x.to("cpu") is x and x.cpu() is x
+    y = x.to(dg.float64, copy=True)
+    assert y is not x and y.tolist() == [1.5]
+    assert x.long().tolist() == [1] and dg.tensor([1.7, -1.7]).int().tolist() == [1, -1]
+
+
+def test_finfo_and_iinfo():
+    assert dg.finfo(dg.float32).eps == np.finfo(np.float32).eps and dg.finfo().eps == np.finfo(np.float64).eps
+    assert dg.iinfo(dg.int32).max == 2**31 - 1
+
+
+# -- metadata and Python protocols --------------------------------------------------------------
+def test_size_dim_out_of_range_and_ndimension():
+    x = dg.zeros(2, 3)
+    assert x.size(-1) == 3 and x.ndimension() == 2
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"):
+        x.size(2)
+
+
+def test_python_number_conversions_follow_torch():
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"):
+        bool(dg.zeros(2))
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with no values is ambiguous"):
+        bool(dg.zeros(0))
+    for convert in (float, int, complex):
+        with pytest.raises(ValueError, match="only one element tensors can be converted to Python scalars"):
+            convert(dg.zeros(2))
+    assert float(dg.tensor([[2.5]])) == 2.5 and int(dg.tensor([2.7])) == 2
+    with pytest.warns(UserWarning, match="Converting a tensor with requires_grad=True to a scalar"):
+        assert float(dg.tensor(1.5, requires_grad=True)) == 1.5
+    assert [10, 20, 30][dg.tensor([1])] == 20 and [10, 20][dg.tensor(True)] == 20
+    with pytest.raises(TypeError, match="only integer tensors of a single element"):
+        [1, 2][dg.tensor(1.0)]
+
+
+def test_format_of_0d_tensors_is_that_of_their_value():
+    assert f"{dg.tensor(2.5):.2f}" == "2.50" and f"{dg.tensor(3):3d}" == "  3"
+    assert f"{dg.tensor([1.0, 2.0], requires_grad=True)[0]:.1f}" == "1.0"
+    assert format(dg.tensor([1.5])) == "tensor([1.5000])"
+    with pytest.raises(TypeError):
+        format(dg.tensor([1.5]), ".2f")
+
+
+def test_contains_reversed_and_comparison_with_none():
+    x = dg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert 2.0 in x and 7 not in x and dg.tensor([3.0, 4.0]) in x
+    with pytest.raises(RuntimeError, match="only supports Tensor or scalar"):
+        "a" in x  # noqa: B015
+    assert reversed(x).tolist() == [[3.0, 4.0], [1.0, 2.0]] and reversed(dg.tensor(1.0)).item() == 1.0
+    assert (x == None) is False and (x != None) is True  # noqa: E711
+
+
+def test_grad_assignment_errors_name_sizes_and_dtypes_as_torch():
+    x = dg.ones(2, requires_grad=True)
+    with pytest.raises(TypeError, match="but got grad of type list"):
+        x.grad = [1.0, 2.0]
+    with pytest.raises(RuntimeError, match=r"assign a gradient of size '\[3\]' to a tensor of size '\[2\]'"):
+        x.grad = dg.ones(3)

@@ -163,7 +163,7 @@ def test_backward_and_grad_messages_match_torch():
         (x * 2).sum().backward(inputs=[])
     with pytest.raises(RuntimeError, match=r"`inputs` argument to `grad\(\)` cannot be empty\."):
         dg.autograd.grad((x * 2).sum(), [])
-    with pytest.raises(RuntimeError, match="^only Tensors of floating point and complex dtype can require"):
+    with pytest.raises(RuntimeError, match="^Only Tensors of floating point and complex dtype can require"):
         dg.tensor([1, 2], requires_grad=True)
 
 

@@ -88,3 +88,36 @@ def test_isnan_isinf_isfinite_functions():
 def test_as_methods_refuse_a_non_tensor_with_a_type_error(name):
     with pytest.raises(TypeError, match=f"{name}\\(\\): argument 'input' must be a Tensor, not NoneType"):
         getattr(dg.ones(2), name)(None)
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("eq", [False, True, False]), ("ne", [True, False, True]), ("lt", [True, False, False]),
+    ("le", [True, True, False]), ("gt", [False, False, True]), ("ge", [False, True, True]),
+])
+def test_comparison_functions_and_methods(name, expected):
+    x = dg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    for result in (getattr(dg, name)(x, 2.0), getattr(x, name)(dg.tensor(2.0))):
+        assert result.dtype == np.bool_ and result.tolist() == expected and not result.requires_grad
+
+
+def test_logical_and_bitwise_functions_and_methods():
+    p, q = dg.tensor([True, True, False]), dg.tensor([True, False, False])
+    assert dg.logical_and(p, q).tolist() == [True, False, False] == p.logical_and(q).tolist()
+    assert dg.logical_or(p, q).tolist() == [True, True, False] and p.logical_xor(q).tolist() == [False, True, False]
+    assert dg.logical_not(dg.tensor([0.0, 2.0])).tolist() == [True, False]
+    assert dg.logical_and(dg.tensor([1.0, 0.0]), dg.tensor([3, 3])).dtype == np.bool_
+    i = dg.tensor([5, 6, 7])
+    assert dg.bitwise_and(i, 3).tolist() == [1, 2, 3] and i.bitwise_or(8).tolist() == [13, 14, 15]
+    assert dg.bitwise_xor(i, 1).tolist() == [4, 7, 6] == (1 ^ i).tolist()
+    assert dg.bitwise_not(i).tolist() == [-6, -7, -8] == i.bitwise_not().tolist()
+
+
+def test_div_rounding_modes():
+    i = dg.tensor([-7, 7])
+    assert dg.div(i, 2, rounding_mode="trunc").tolist() == [-3, 3]
+    assert i.div(2, rounding_mode="floor").tolist() == [-4, 3]
+    assert dg.div(i, 2, rounding_mode="trunc").dtype == np.int64
+    x = dg.tensor([-7.0, 7.0])
+    assert x.div(2, rounding_mode="trunc").tolist() == [-3.0, 3.0] and dg.div(x, 2).tolist() == [-3.5, 3.5]
+    with pytest.raises(RuntimeError, match="one of None, 'trunc', or 'floor' but found 'round'"):
+        dg.div(x, 2, rounding_mode="round")

@@ -361,7 +361,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor: 
         return apply(DIV_TRUNC, input, other)
     if rounding_mode == "floor":
         return apply(FLOOR_DIVIDE, input, other)
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
 
 
 def true_divide(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
@@ -557,13 +557,39 @@ def _reflected(fn: Any) -> Any:
     return lambda self, other: fn(other, self)
 
 
-def _to(self: Tensor, *args: Any, dtype: Any = None, **kwargs: Any) -> Tensor:
-    """``t.to(dtype)``; device arguments such as ``'cpu'`` are accepted and ignored."""
+def _to(self: Tensor, *args: Any, dtype: Any = None, copy: bool = False, **kwargs: Any) -> Tensor:
+    """``t.to(dtype)``, ``t.to(other)`` (its dtype); ``self`` if nothing changes, unless ``copy=True``.
+
+    Device arguments such as ``'cpu'`` and ``non_blocking`` are accepted and ignored.
+
+    >>> import dualgrad as dg
+    >>> x = dg.tensor([1.5])
+    >>> x.to(dg.float32), x.to(dg.tensor([1])), x.to("cpu") is x, x.to(dg.float64, copy=True) is x
+    (tensor([1.5000], dtype=float32), tensor([1]), True, False)
+    """
     for a in args:
         if isinstance(a, str) and a.startswith(("cpu", "cuda")):
             continue
         dtype = a.dtype if isinstance(a, Tensor) else a
-    return self if dtype is None else to_dtype(self, dtype)
+    result = self if dtype is None else to_dtype(self, dtype)
+    return clone(result) if copy and result is self else result
+
+
+def _cast_method(dtype: str) -> Any:
+    """torch's ``t.double()``, ``t.long()``, ...: ``t.to(dtype)``."""
+    dtype = np.dtype(dtype)
+
+    def method(self: Tensor) -> Tensor:
+        return to_dtype(self, dtype)
+
+    method.__name__ = method.__qualname__ = _CAST_METHODS[dtype.name]
+    method.__doc__ = f"``self.to({dtype.name})`` (``self`` itself if it is {dtype.name} already)."
+    return method
+
+
+_CAST_METHODS = {"float64": "double", "float32": "float", "float16": "half", "int64": "long", "int32": "int",
+                 "int16": "short", "int8": "char", "uint8": "byte", "bool": "bool", "complex64": "cfloat",
+                 "complex128": "cdouble"}
 
 
 def astype(self: Tensor, dtype: Any, copy: bool = True) -> Tensor:
@@ -586,6 +612,67 @@ def astype(self: Tensor, dtype: Any, copy: bool = True) -> Tensor:
 def _compare(op_name: str) -> Any:
     op = COMPARISONS[op_name]
     return lambda self, other: apply(op, self, other)
+
+
+def _equality(op_name: str) -> Any:
+    """``==`` / ``!=``: NotImplemented for None and strings, so that Python compares identities, as torch."""
+    op = COMPARISONS[op_name]
+
+    def method(self: Tensor, other: Any) -> Any:
+        if other is None or isinstance(other, str):
+            return NotImplemented
+        return apply(op, self, other)
+
+    return method
+
+
+def _contains(self: Tensor, element: Any) -> bool:
+    """``element in t``: True if some element of ``t`` equals ``element`` (a number or a broadcastable Tensor)."""
+    if not isinstance(element, (Tensor, int, float, complex)):
+        raise RuntimeError(
+            f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}."
+        )
+    return bool(apply(COMPARISONS["eq"], self, element)._data.any())
+
+
+def _logic(name: str, summary: str, args: str, result: str, unary: bool = False) -> Any:
+    """The public function ``dualgrad.<name>`` of the comparison or logic op ``name`` (a tensor, not tracked)."""
+    op = COMPARISONS[name]
+    if unary:
+        def fn(x: Any) -> Tensor:
+            return apply(op, tensor_arg(x, name))
+    else:
+        def fn(x: Any, other: Any) -> Tensor:
+            return apply(op, tensor_arg(x, name), other)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{summary} (not tracked).\n\n>>> import dualgrad as dg\n>>> dg.{name}({args})\n{result}\n"
+    return fn
+
+
+_XY = "dg.tensor([1., 2., 3.]), 2."
+_PQ = "dg.tensor([True, True, False]), dg.tensor([True, False, False])"
+eq = _logic("eq", "``x == y`` elementwise, as a bool tensor", _XY, "tensor([False,  True, False])")
+ne = _logic("ne", "``x != y`` elementwise, as a bool tensor", _XY, "tensor([ True, False,  True])")
+lt = _logic("lt", "``x < y`` elementwise, as a bool tensor", _XY, "tensor([ True, False, False])")
+le = _logic("le", "``x <= y`` elementwise, as a bool tensor", _XY, "tensor([ True,  True, False])")
+gt = _logic("gt", "``x > y`` elementwise, as a bool tensor", _XY, "tensor([False, False,  True])")
+ge = _logic("ge", "``x >= y`` elementwise, as a bool tensor", _XY, "tensor([False,  True,  True])")
+logical_and = _logic("logical_and", "Elementwise AND of the truth values (nonzero is true), as a bool tensor",
+                     _PQ, "tensor([ True, False, False])")
+logical_or = _logic("logical_or", "Elementwise OR of the truth values, as a bool tensor", _PQ,
+                    "tensor([ True,  True, False])")
+logical_xor = _logic("logical_xor", "Elementwise XOR of the truth values, as a bool tensor", _PQ,
+                     "tensor([False,  True, False])")
+logical_not = _logic("logical_not", "Elementwise NOT of the truth values, as a bool tensor", "dg.tensor([0., 2.])",
+                     "tensor([ True, False])", unary=True)
+bitwise_and = _logic("bitwise_and", "``x & y`` for integer or bool tensors", "dg.tensor([5, 6]), 3",
+                     "tensor([1, 2])")
+bitwise_or = _logic("bitwise_or", "``x | y`` for integer or bool tensors", "dg.tensor([5, 6]), 3", "tensor([7, 7])")
+bitwise_xor = _logic("bitwise_xor", "``x ^ y`` for integer or bool tensors", "dg.tensor([5, 6]), 3",
+                     "tensor([6, 5])")
+bitwise_not = _logic("bitwise_not", "``~x`` for integer or bool tensors", "dg.tensor([True, False])",
+                     "tensor([False,  True])", unary=True)
 
 
 def _predicate(op_name: str) -> Any:
@@ -631,11 +718,12 @@ METHODS: dict[str, Any] = {
     "__mod__": remainder, "__rmod__": _reflected(remainder),
     "__pow__": pow, "__rpow__": _reflected(pow),
     "__neg__": neg, "__pos__": lambda self: self, "__abs__": abs,
-    "__eq__": _compare("eq"), "__ne__": _compare("ne"), "__lt__": _compare("lt"),
+    "__eq__": _equality("eq"), "__ne__": _equality("ne"), "__lt__": _compare("lt"),
     "__le__": _compare("le"), "__gt__": _compare("gt"), "__ge__": _compare("ge"),
     "__and__": _compare("bitwise_and"), "__or__": _compare("bitwise_or"),
     "__xor__": _compare("bitwise_xor"), "__invert__": _predicate("bitwise_not"),
     "__rand__": _reflected(_compare("bitwise_and")), "__ror__": _reflected(_compare("bitwise_or")),
+    "__rxor__": _reflected(_compare("bitwise_xor")), "__contains__": _contains,
     "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow,
     "neg": neg, "reciprocal": reciprocal, "square": square, "sqrt": sqrt,
     "rsqrt": rsqrt, "abs": abs, "sign": sign, "sgn": sgn, "exp": exp,
@@ -652,10 +740,10 @@ METHODS: dict[str, Any] = {
     "arcsinh": asinh, "arccosh": acosh, "arctanh": atanh, "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
     "eq": _compare("eq"), "ne": _compare("ne"), "lt": _compare("lt"), "le": _compare("le"),
     "gt": _compare("gt"), "ge": _compare("ge"),
+    "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor, "logical_not": logical_not,
+    "bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
     "to": _to, "astype": astype,
-    "float": lambda self: to_dtype(self, np.float32),
-    "double": lambda self: to_dtype(self, np.float64),
-    "half": lambda self: to_dtype(self, np.float16),
+    **{name: _cast_method(dtype) for dtype, name in _CAST_METHODS.items()},
 }
 PROPERTIES: dict[str, Any] = {"real": real, "imag": imag}
 
@@ -663,10 +751,11 @@ arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh = asin, acos, atan, a
 
 __all__ = [
     "abs", "acos", "acosh", "add", "angle", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2",
-    "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "clamp",
-    "clip", "clone", "conj", "cos", "cosh", "div", "exp", "expm1", "fix", "floor", "floor_divide", "frac",
-    "hypot", "imag", "isfinite", "isinf", "isnan", "log", "log1p", "log2", "log10", "logaddexp", "maximum",
-    "minimum", "mul", "neg", "pow", "real",
-    "reciprocal", "relu", "remainder", "round", "rsqrt", "sgn", "sigmoid", "sign", "sin", "sinh", "softplus",
-    "sqrt", "square", "sub", "tan", "tanh", "to_dtype", "true_divide", "trunc", "where",
+    "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_not", "bitwise_or",
+    "bitwise_xor", "ceil", "clamp", "clip", "clone", "conj", "cos", "cosh", "div", "eq", "exp", "expm1",
+    "fix", "floor", "floor_divide", "frac", "ge", "gt", "hypot", "imag", "isfinite", "isinf", "isnan", "le",
+    "log", "log10", "log1p", "log2", "logaddexp", "logical_and", "logical_not", "logical_or", "logical_xor",
+    "lt", "maximum", "minimum", "mul", "ne", "neg", "pow", "real", "reciprocal", "relu", "remainder", "round",
+    "rsqrt", "sgn", "sigmoid", "sign", "sin", "sinh", "softplus", "sqrt", "square", "sub", "tan", "tanh",
+    "to_dtype", "true_divide", "trunc", "where",
 ]

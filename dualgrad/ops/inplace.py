@@ -40,7 +40,7 @@ import numpy as np
 
 from .._state import STATE
 from ..batching import BatchedTensor, from_physical, is_batched_at, make_batched, to_physical
-from ..factories import zeros_like
+from ..factories import rand, randn, zeros_like
 from ..forward_ad.engine import commit_tangents, flush_deferred, set_tangent, tangent_at
 from ..reverse.mutation import note_mutation
 from ..tensor import INFERENCE_INPLACE_MESSAGE, Tensor, _wrap, custom_function_view_error
@@ -359,6 +359,11 @@ def _fill(x: Tensor, value: Any) -> Tensor:
     return apply(COPY, x, value)
 
 
+def _method(name: str) -> Callable:
+    """``x.<name>(...)`` (the Tensor method, looked up when called: methods are installed after this module)."""
+    return lambda x, *args, **kwargs: getattr(x, name)(*args, **kwargs)
+
+
 def _masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
     return ew.where(mask, value, x)
 
@@ -374,12 +379,48 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     """
     shape = src.shape if isinstance(src, Tensor) else np.shape(src)
     try:
-        fits = np.broadcast_shapes(shape, self.shape) == self.shape
+        broadcast = np.broadcast_shapes(shape, self.shape)
     except ValueError:
-        fits = False
-    if not fits:
-        raise RuntimeError(f"copy_: source of shape {tuple(shape)} cannot be broadcast to shape {self.shape}")
+        broadcast = self.shape  # the op raises torch's error naming the dimension
+    if broadcast != self.shape:
+        raise RuntimeError(f"copy_: output with shape {list(self.shape)} doesn't match the broadcast shape "
+                           f"{list(broadcast)}")
     return update_(self, _fill, "copy_", src)
+
+
+def fill_(self: Tensor, value: Any) -> Tensor:
+    """Fill with ``value``: a number or a 0-d Tensor (whose gradient is the sum of this one's).
+
+    >>> import dualgrad as dg
+    >>> dg.zeros(2).fill_(7)
+    tensor([7., 7.])
+    """
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
+    return update_(self, _fill, "fill_", value)
+
+
+def uniform_(self: Tensor, low: float = 0.0, high: float = 1.0) -> Tensor:
+    """Fill with samples uniform on ``[low, high)`` from dualgrad's generator (``manual_seed``); no gradient
+    flows to the old values (torch's ``uniform_(from, to)``).
+
+    >>> import dualgrad as dg
+    >>> x = dg.empty(3).uniform_(-1, 1)
+    >>> bool(((x >= -1) & (x < 1)).all())
+    True
+    """
+    return update_(self, _fill, "uniform_", rand(self.shape, dtype=self.dtype) * (high - low) + low)
+
+
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    """Fill with normal samples of ``mean`` and ``std`` from dualgrad's generator; no gradient flows to the
+    old values.
+
+    >>> import dualgrad as dg
+    >>> dg.empty(2, 3).normal_(0, 0.02).shape
+    (2, 3)
+    """
+    return update_(self, _fill, "normal_", randn(self.shape, dtype=self.dtype) * std + mean)
 
 
 def zero_(self: Tensor) -> Tensor:
@@ -413,9 +454,18 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
         if Ellipsis not in index:
             index = index + (Ellipsis,)
         _check_writable(self, "__setitem__")
-        copy_(apply(GETITEM, self, index=index), value)
+        copy_(apply(GETITEM, self, index=index), _without_leading_ones(value))
     else:
         update_(self, lambda x, v: apply(INDEX_PUT, x, v, index=index), "__setitem__", value)
+
+
+def _without_leading_ones(value: Any) -> Any:
+    """A Tensor value of ``x[index] = value`` without its leading dimensions of size 1 (as torch drops them)."""
+    if not isinstance(value, Tensor):
+        return value
+    shape = value.shape
+    lead = next((i for i, n in enumerate(shape) if n != 1), len(shape))
+    return value.reshape(shape[lead:]) if lead else value
 
 
 add_ = _inplace("add_", ew.add, "In-place ``add`` (``alpha`` scales ``other``).")
@@ -433,10 +483,19 @@ sigmoid_ = _inplace("sigmoid_", ew.sigmoid, "In-place ``sigmoid``.")
 sqrt_ = _inplace("sqrt_", ew.sqrt, "In-place ``sqrt``.")
 abs_ = _inplace("abs_", ew.abs, "In-place ``abs``.")
 clamp_ = _inplace("clamp_", ew.clamp, "In-place ``clamp(min, max)``.")
-fill_ = _inplace("fill_", _fill, "Fill with ``value`` (a number or a one-element Tensor).")
 masked_fill_ = _inplace("masked_fill_", _masked_fill, "Set ``value`` where ``mask`` is True.")
 
+# torch's other in-place forms ``x.<name>_(...)`` of methods: ``x.<name>(...)`` written into ``x``
+_OF_METHODS = (
+    "reciprocal", "square", "rsqrt", "sign", "sgn", "relu", "tan", "log1p", "expm1", "log2", "log10", "asin",
+    "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "exp2", "deg2rad", "rad2deg", "floor", "ceil",
+    "round", "trunc", "remainder", "fmod", "floor_divide", "atan2", "hypot", "copysign", "cumsum", "cumprod",
+    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+)
 METHODS: dict[str, Any] = {
+    **{f"{name}_": _inplace(f"{name}_", _method(name), f"In-place ``{name}``.") for name in _OF_METHODS},
+    "uniform_": uniform_, "normal_": normal_,
     "add_": add_, "sub_": sub_, "mul_": mul_, "div_": div_, "pow_": pow_, "neg_": neg_,
     "exp_": exp_, "log_": log_, "sin_": sin_, "cos_": cos_, "tanh_": tanh_,
     "sigmoid_": sigmoid_, "sqrt_": sqrt_, "abs_": abs_, "clamp_": clamp_, "clip_": clamp_,
@@ -444,4 +503,7 @@ METHODS: dict[str, Any] = {
     "__setitem__": setitem,
     "__iadd__": add_, "__isub__": sub_, "__imul__": mul_, "__itruediv__": div_, "__ipow__": pow_,
 }
+METHODS.update({"__ifloordiv__": METHODS["floor_divide_"], "__imod__": METHODS["remainder_"],
+                "__iand__": METHODS["bitwise_and_"], "__ior__": METHODS["bitwise_or_"],
+                "__ixor__": METHODS["bitwise_xor_"]})
 __all__: list[str] = []

@@ -963,6 +963,7 @@ METHODS: dict[str, Any] = {
     "reshape": reshape, "view": reshape, "flatten": flatten, "ravel": ravel, "expand": expand,
     "broadcast_to": broadcast_to, "permute": permute, "transpose": transpose, "swapaxes": swapaxes,
     "moveaxis": moveaxis, "movedim": movedim, "unsqueeze": unsqueeze, "squeeze": squeeze,
+    "__reversed__": lambda self: self if self.ndim == 0 else flip(self, 0),
     "split": split, "tensor_split": tensor_split, "chunk": chunk, "unbind": unbind, "flip": flip, "roll": roll,
     "tile": lambda self, *dims: tile(self, dims[0] if len(dims) == 1 else dims),
     "repeat": repeat, "repeat_interleave": repeat_interleave, "diagonal": diagonal, "diag": diag,
