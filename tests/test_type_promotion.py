@@ -135,6 +135,18 @@ def test_values_are_computed_in_the_result_dtype():
     assert not bool((big == 16777216.0)[0])
 
 
+@pytest.mark.parametrize("default", ["float32", "float64", "float16"])
+def test_one_operand_float_ops_give_integers_and_bools_the_default_dtype(default):
+    dg.set_default_dtype(default)
+    ints, bools = dg.tensor([1, 4]), dg.tensor([True, False])
+    for result in (dg.sin(ints), dg.sqrt(ints), dg.exp(bools), dg.reciprocal(ints), ints.log1p()):
+        assert result.dtype == np.dtype(default)
+    np.testing.assert_allclose(dg.sqrt(ints).numpy(), [1.0, 2.0])
+    # ops that keep integers, and explicit casts, are not affected
+    assert (-ints).dtype == ints.abs().dtype == dg.sign(ints).dtype == np.int64
+    assert ints.double().dtype == np.float64 and ints.float().dtype == np.float32
+
+
 def test_in_place_keeps_the_tensor_dtype_or_refuses():
     x = dg.tensor(np.ones(2, np.float32))
     x += dg.tensor(np.ones(2))
