@@ -112,6 +112,8 @@ class BatchedTensor(Tensor):
             ".item() on a Tensor, please try to rewrite what you're doing with other operations."
         )
 
+    _scalar = item  # float(), int() and complex() of a batched tensor: torch's .item() message
+
     def __bool__(self) -> bool:
         raise RuntimeError(
             "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. "
