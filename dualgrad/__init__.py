@@ -19,6 +19,7 @@ from . import (  # noqa: E402 - transforms, built on the names above  # noqa: E4
     profiler,
 )
 from . import ops as _ops  # noqa: F401 - builds the op table and Tensor methods
+from ._printing import set_printoptions
 from .batching import vmap
 from .factories import (
     arange,

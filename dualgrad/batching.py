@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -168,7 +169,8 @@ class BatchedTensor(Tensor):
         return make_batched(self.value.detach(), self.bdim, self.level)
 
     def __repr__(self) -> str:
-        return f"BatchedTensor(lvl={self.level}, bdim={self.bdim}, value=\n{self.value!r})"
+        value = textwrap.indent(repr(self.value), "    ")
+        return f"BatchedTensor(lvl={self.level}, bdim={self.bdim}, value=\n{value}\n)"
 
 
 def _batched(value: Tensor, bdim: int, level: int) -> BatchedTensor:

@@ -25,10 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from ._printing import format_tensor
 from .factories import rand
 from .reverse.api import grad as _grad
 from .reverse.node import Node, new_node
-from .tensor import Tensor, _wrap, format_tensor
+from .tensor import Tensor, _wrap
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 

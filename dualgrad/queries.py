@@ -91,7 +91,7 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
 
     >>> import dualgrad as dg
     >>> dg.isclose(dg.tensor([1.0, float("nan")]), dg.tensor([1.0, float("nan")]), equal_nan=True)
-    tensor([ True,  True])
+    tensor([True, True])
     """
     _check_tensor("isclose", "input", input)
     return input.isclose(other, rtol, atol, equal_nan)

@@ -432,6 +432,7 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
+        from ._printing import format_tensor  # imported late: printing sits above (forward-AD tangents)
         return format_tensor(self)
 
     # -- versions -----------------------------------------------------------
@@ -809,32 +810,3 @@ def _unpickle(data: np.ndarray, requires_grad: bool) -> Tensor:
     t = _wrap(data)
     t._requires_grad = requires_grad
     return t
-
-
-def format_tensor(t: Tensor) -> str:
-    """torch-style repr: ``tensor([1., 2.], grad_fn=<AddBackward0>)``."""
-    data = t._data
-    kwargs: dict = {"separator": ", ", "prefix": "tensor("}
-    if data.dtype.kind in "fc":
-        finite = data[np.isfinite(data)] if data.size else data
-        integral = finite.size == 0 or bool(np.all(finite == np.round(finite)))
-        kwargs.update(precision=4, floatmode="maxprec" if integral else "fixed")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        body = np.array2string(data, **kwargs)
-    parts = [body]
-    if data.size == 0 and data.shape != (0,):
-        parts.append(f"size={data.shape}")
-    if data.dtype not in DEFAULT_DTYPES:
-        parts.append(f"dtype={data.dtype}")
-    if t.grad_fn is not None:
-        parts.append(f"grad_fn=<{t.grad_fn.name()}>")
-    elif t._requires_grad:
-        parts.append("requires_grad=True")
-    levels = STATE.dual_levels
-    tangent = t._fw.get(levels[-1]) if t._fw and levels else None
-    if tangent is not None and not isinstance(tangent, Tensor):  # a deferred tangent
-        tangent = tangent.force()
-    if tangent is not None:
-        parts.append(f"tangent={format_tensor(tangent)}")
-    return "tensor(" + ", ".join(parts) + ")"

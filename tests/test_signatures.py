@@ -97,6 +97,8 @@ SIGNATURES = [
     ("Tensor.detach_", "()"),
     ("Tensor.is_inference", "()"),
     ("is_inference", "(input)"),
+    ("set_printoptions", "(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, "
+     "sci_mode=None)"),
 ]
 
 
