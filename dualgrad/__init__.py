@@ -58,6 +58,7 @@ from .ops.linalg import *  # noqa: F403
 from .ops.linalg_decomp import det, inverse, logdet
 from .ops.reductions import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
+from .ops.shape_extra import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
 from .queries import (
     allclose,

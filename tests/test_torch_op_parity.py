@@ -379,3 +379,209 @@ def test_indexing_with_an_empty_list_selects_nothing():
     y = dg.ones(2, 3)
     y[[]] = 5.0
     assert y.tolist() == [[1.0] * 3] * 2
+
+
+# -- torch's aliases, shifts, value tests, nan_to_num, complex/polar --------------------------------
+def test_torch_aliases_are_the_ops_as_functions_and_methods():
+    x, y = dg.tensor([1.0, 2.0, 3.0]), dg.tensor([2.0, 2.0, 2.0])
+    for alias, name in [("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"),
+                        ("not_equal", "ne"), ("multiply", "mul"), ("divide", "div"), ("subtract", "sub")]:
+        assert getattr(dg, alias)(x, y).tolist() == getattr(dg, name)(x, y).tolist()
+        assert getattr(x, alias)(y).tolist() == getattr(dg, name)(x, y).tolist()
+    assert dg.negative(x).tolist() == [-1.0, -2.0, -3.0] and dg.absolute(-x).tolist() == [1.0, 2.0, 3.0]
+    assert dg.divide(dg.tensor([7.0]), 2, rounding_mode="floor").tolist() == [3.0]
+    assert dg.tensor([1.0]).subtract(2, alpha=2).tolist() == [-3.0]
+    assert dg.clamp_min(dg.tensor([1.0, -2.0]), 0).tolist() == [1.0, 0.0]
+    clamped = dg.clamp_max(dg.tensor([1, -2]), 0.5)
+    assert clamped.dtype == np.float64 and clamped.tolist() == [0.5, -2.0]
+    assert grad_of(lambda t: t.clamp_min(0.0), [-1.0, 2.0])[0].tolist() == [0.0, 1.0]
+    assert dg.positive(x) is x
+    with pytest.raises(RuntimeError, match="`\\+` operator, on a bool tensor"):
+        dg.positive(dg.tensor([True]))
+
+
+def test_in_place_forms_of_the_aliases():
+    x = dg.tensor([1.0, -2.0, 4.0])
+    x.multiply_(3).subtract_(1, alpha=2).clamp_min_(0.0)
+    assert x.tolist() == [1.0, 0.0, 10.0]
+    x.negative_()
+    assert x.tolist() == [-1.0, -0.0, -10.0]
+    leaf = dg.tensor([0.5, 0.25], requires_grad=True)
+    y = leaf * 1
+    y.arcsin_()
+    (g,) = dg.grad(y.sum(), leaf)
+    assert np.allclose(g.numpy(), 1 / np.sqrt(1 - np.array([0.25, 0.0625])))
+
+
+def test_shifts_of_integer_tensors():
+    a = dg.tensor([1, -8, 3])
+    assert (a << 2).tolist() == [4, -32, 12] and (a >> 1).tolist() == [0, -4, 1]
+    assert (a << dg.tensor([1, 2, 70])).tolist() == [2, -32, 0]  # past the width: 0
+    assert (a >> dg.tensor([1, 2, 70])).tolist() == [0, -2, 0]  # arithmetic: the sign stays
+    assert (2 << dg.tensor([1, 3])).tolist() == [4, 16] and (64 >> dg.tensor([1, 3])).tolist() == [32, 8]
+    assert dg.bitwise_left_shift(dg.tensor([True]), 1).tolist() == [2]
+    assert a.bitwise_right_shift(1).tolist() == dg.bitwise_right_shift(a, 1).tolist() == [0, -4, 1]
+    assert (dg.tensor([1], dtype=dg.uint8) << 9).tolist() == [0]
+    b = dg.tensor([1, 2])
+    b <<= 2
+    b >>= 1
+    b.bitwise_left_shift_(1)
+    assert b.tolist() == [4, 8]
+    with pytest.raises(NotImplementedError, match='"lshift_cpu" not implemented for \'Float\''):
+        dg.tensor([1.5], dtype=dg.float32) << 1
+    with pytest.raises(NotImplementedError, match="rshift_cpu"):
+        a >> 1.5
+
+
+def test_sign_and_infinity_tests():
+    inf = float("inf")
+    assert dg.signbit(dg.tensor([-0.0, 1.0, -2.0])).tolist() == [True, False, True]
+    assert dg.tensor([inf, -inf, 1.0]).isposinf().tolist() == [True, False, False]
+    assert dg.isneginf(dg.tensor([inf, -inf, 1.0])).tolist() == [False, True, False]
+    assert dg.isneginf(dg.tensor([1])).tolist() == [False]
+    assert dg.isreal(dg.tensor([1 + 0j, 1j])).tolist() == [True, False]
+    assert dg.tensor([1.0]).isreal().tolist() == [True]
+    with pytest.raises(RuntimeError, match="signbit does not support complex"):
+        dg.signbit(dg.tensor([1j]))
+    with pytest.raises(RuntimeError, match="isposinf does not support complex"):
+        dg.isposinf(dg.tensor([1j]))
+
+
+def test_nan_to_num_replaces_and_gives_a_zero_gradient_there():
+    inf, nan = float("inf"), float("nan")
+    x = dg.tensor([nan, inf, -inf, 1.5], dtype=dg.float32, requires_grad=True)
+    y = dg.nan_to_num(x)
+    assert y.dtype == np.float32 and y.tolist() == [0.0, 3.4028234663852886e38, -3.4028234663852886e38, 1.5]
+    (g,) = dg.grad(y.sum(), x)
+    assert g.tolist() == [0.0, 0.0, 0.0, 1.0]
+    assert x.detach().nan_to_num(nan=2.0, posinf=1.0, neginf=-1.0).tolist() == [2.0, 1.0, -1.0, 1.5]
+    assert dg.nan_to_num(dg.tensor([1, 2])).tolist() == [1, 2]
+    z = dg.nan_to_num(dg.tensor([complex(nan, inf)]), posinf=5.0)
+    assert z.tolist() == [5j]
+    w = dg.tensor([nan, 3.0])
+    w.nan_to_num_(nan=-1.0)
+    assert w.tolist() == [-1.0, 3.0]
+
+
+def test_complex_and_polar_are_differentiable_and_check_dtypes():
+    z = dg.complex(dg.tensor([1.0, 2.0], dtype=dg.float32), dg.tensor([3.0, -4.0], dtype=dg.float32))
+    assert z.dtype == np.complex64 and z.tolist() == [1 + 3j, 2 - 4j]
+    weights = dg.tensor([1 + 2j, 3 - 1j])
+    gr, gi = grad_of(lambda r, i: (dg.complex(r, i) * weights).abs(), [1.0, 2.0], [3.0, 4.0])
+    assert np.allclose(gr, [0.70710678, 1.41421356]) and np.allclose(gi, [2.12132034, 2.82842712])
+    ga, gt = grad_of(lambda r, t: (dg.polar(r, t) * weights).abs(), [1.0, 2.0], [3.0, 4.0])
+    assert np.allclose(ga, [2.23606798, 3.16227766]) and np.allclose(gt, [0.0, 0.0], atol=1e-12)
+    assert np.allclose(dg.polar(dg.tensor([2.0]), dg.tensor([math.pi])).numpy(), [-2.0])
+    with pytest.raises(RuntimeError, match="Expected object of scalar type Double but got scalar type Float"):
+        dg.complex(dg.tensor([1.0]), dg.tensor([2.0], dtype=dg.float32))
+    with pytest.raises(RuntimeError, match="Half, Float or Double tensors but got Long and Long"):
+        dg.complex(dg.tensor([1]), dg.tensor([2]))
+
+
+# -- diff, meshgrid, atleast_nd, block_diag, cartesian_prod, rot90, trapezoid -------------------------
+def test_diff_orders_dims_prepend_append_and_errors():
+    x = dg.tensor([1.0, 4.0, 9.0, 16.0])
+    assert dg.diff(x).tolist() == [3.0, 5.0, 7.0] and x.diff(n=2).tolist() == [2.0, 2.0]
+    assert dg.diff(x, n=0).tolist() == x.tolist() and dg.diff(x, n=5).shape == (0,)
+    assert dg.diff(x, prepend=dg.tensor([0.0]), append=dg.tensor([20.0])).tolist() == [1.0, 3.0, 5.0, 7.0, 4.0]
+    assert dg.diff(dg.tensor([[1, 2], [4, 8]]), dim=0).tolist() == [[3, 6]]
+    assert dg.diff(dg.tensor([True, False, False])).tolist() == [True, False]
+    assert grad_of(lambda t: dg.diff(t, n=2) * dg.tensor([1.0, 10.0]), [1.0, 2.0, 4.0, 7.0])[0].tolist() == \
+        [1.0, 8.0, -19.0, 10.0]
+    with pytest.raises(RuntimeError, match="at least one-dimensional"):
+        dg.diff(dg.tensor(1.0))
+    with pytest.raises(RuntimeError, match="order must be non-negative but got -1"):
+        dg.diff(x, n=-1)
+    with pytest.raises(RuntimeError, match="same dimension as input"):
+        dg.diff(x, prepend=dg.tensor([[0.0]]))
+    with pytest.raises(TypeError, match="argument 'prepend' must be Tensor, not float"):
+        dg.diff(x, prepend=0.0)
+
+
+def test_meshgrid_indexing_and_errors():
+    a, b = dg.tensor([1, 2]), dg.tensor([3, 4, 5])
+    gi, gj = dg.meshgrid(a, b, indexing="ij")
+    assert gi.tolist() == [[1, 1, 1], [2, 2, 2]] and gj.tolist() == [[3, 4, 5], [3, 4, 5]]
+    gx, gy = dg.meshgrid([a, b], indexing="xy")
+    assert gx.tolist() == [[1, 2]] * 3 and gy.tolist() == [[3, 3], [4, 4], [5, 5]]
+    with pytest.warns(UserWarning, match="required to pass the indexing argument"):
+        assert dg.meshgrid(a, b)[0].shape == (2, 3)
+    leaf = dg.tensor([1.0, 2.0], requires_grad=True)
+    (g,) = dg.grad(dg.meshgrid(leaf, dg.tensor([0.0, 0.0, 0.0]), indexing="ij")[0].sum(), leaf)
+    assert g.tolist() == [3.0, 3.0]
+    with pytest.raises(RuntimeError, match="Expected 0D or 1D tensor"):
+        dg.meshgrid(dg.ones(2, 2), indexing="ij")
+    with pytest.raises(RuntimeError, match='indexing must be one of "xy" or "ij", but received: foo'):
+        dg.meshgrid(a, indexing="foo")
+    with pytest.raises(RuntimeError, match="same dtype"):
+        dg.meshgrid(a, dg.tensor([1.0]), indexing="ij")
+    with pytest.raises(RuntimeError, match="non-empty TensorList"):
+        dg.meshgrid(indexing="ij")
+
+
+def test_atleast_nd_block_diag_cartesian_prod():
+    assert dg.atleast_1d(dg.tensor(1.0)).shape == (1,) and dg.atleast_2d(dg.tensor([1.0, 2.0])).shape == (1, 2)
+    assert dg.atleast_3d(dg.ones(2)).shape == (1, 2, 1) and dg.atleast_3d(dg.ones(2, 3)).shape == (2, 3, 1)
+    pair = dg.atleast_1d(dg.tensor(1.0), dg.tensor(2.0))
+    assert isinstance(pair, tuple) and [t.shape for t in pair] == [(1,), (1,)]
+    assert isinstance(dg.atleast_1d([dg.tensor(1.0)]), tuple) and dg.atleast_1d() == ()
+    blocks = dg.block_diag(dg.tensor([[1, 2], [3, 4]]), dg.tensor(5.0), dg.tensor([6, 7]))
+    assert blocks.dtype == np.float64 and blocks.tolist() == [
+        [1, 2, 0, 0, 0], [3, 4, 0, 0, 0], [0, 0, 5, 0, 0], [0, 0, 0, 6, 7]]
+    assert dg.block_diag().shape == (1, 0)
+    with pytest.raises(RuntimeError, match="Input 0 has 3 dimensions"):
+        dg.block_diag(dg.ones(2, 2, 2))
+    assert grad_of(lambda t: dg.block_diag(t, t) * 2, [1.0, 2.0])[0].tolist() == [4.0, 4.0]
+    assert dg.cartesian_prod(dg.tensor([1, 2]), dg.tensor([3, 4])).tolist() == [[1, 3], [1, 4], [2, 3], [2, 4]]
+    with pytest.raises(RuntimeError, match=r"Expect a 1D vector, but got shape \[2, 2\]"):
+        dg.cartesian_prod(dg.ones(2, 2))
+
+
+def test_rot90_turns_and_errors():
+    a = dg.arange(6.0).reshape(2, 3)
+    assert dg.rot90(a).tolist() == [[2.0, 5.0], [1.0, 4.0], [0.0, 3.0]]
+    assert a.rot90(2).tolist() == [[5.0, 4.0, 3.0], [2.0, 1.0, 0.0]]
+    assert dg.rot90(a, -1).tolist() == dg.rot90(a, 1, [1, 0]).tolist() == [[3.0, 0.0], [4.0, 1.0], [5.0, 2.0]]
+    assert dg.rot90(a, 4).tolist() == a.tolist()
+    with pytest.raises(RuntimeError, match="rotation dims to be different"):
+        dg.rot90(a, 1, [0, 0])
+    with pytest.raises(RuntimeError, match="expected total dims >= 2"):
+        dg.rot90(dg.ones(2))
+    with pytest.raises(RuntimeError, match="total rotation dims == 2"):
+        dg.rot90(a, 1, [0, 1, 2])
+
+
+def test_trapezoid_and_cumulative_trapezoid():
+    y = dg.tensor([1.0, 4.0, 9.0, 16.0])
+    points = dg.tensor([0.0, 1.0, 3.0, 4.0])
+    assert dg.trapezoid(y).item() == 21.5 and dg.trapezoid(y, dx=2).item() == dg.trapz(y, dx=2).item() == 43.0
+    assert dg.trapezoid(y, points).item() == 28.0
+    assert dg.cumulative_trapezoid(y).tolist() == [2.5, 9.0, 21.5]
+    assert dg.cumulative_trapezoid(y, points).tolist() == [2.5, 15.5, 28.0]
+    assert dg.trapezoid(dg.ones(2, 3), dim=0).tolist() == [1.0, 1.0, 1.0]
+    assert dg.trapezoid(dg.ones(0)).item() == 0.0
+    gy, gx = grad_of(dg.trapezoid, [1.0, 4.0, 9.0], [0.0, 1.0, 3.0])
+    assert gy.tolist() == [0.5, 1.5, 1.0] and gx.tolist() == [-2.5, -4.0, 6.5]
+    with pytest.raises(RuntimeError, match="one `x` value for each sample point"):
+        dg.trapezoid(y, dg.tensor([0.0, 1.0]))
+
+
+# -- topk, kthvalue, msort -------------------------------------------------------------------------
+def test_topk_kthvalue_msort():
+    x = dg.tensor([[1.0, 5.0, 3.0, 4.0], [2.0, 0.0, 7.0, 1.0]])
+    values, indices = dg.topk(x, 2)
+    assert values.tolist() == [[5.0, 4.0], [7.0, 2.0]] and indices.tolist() == [[1, 3], [2, 0]]
+    values, indices = x.topk(1, dim=0, largest=False, sorted=True)
+    assert values.tolist() == [[1.0, 0.0, 3.0, 1.0]] and indices.tolist() == [[0, 1, 0, 1]]
+    assert dg.topk(x, 0).values.shape == (2, 0)
+    values, indices = dg.kthvalue(x, 2)
+    assert values.tolist() == [3.0, 1.0] and indices.tolist() == [2, 3]
+    assert x.kthvalue(1, 0, keepdim=True).values.tolist() == [[1.0, 0.0, 3.0, 1.0]]
+    assert dg.msort(x).tolist() == [[1.0, 0.0, 3.0, 1.0], [2.0, 5.0, 7.0, 4.0]]
+    assert grad_of(lambda t: dg.topk(t, 2).values * dg.tensor([1.0, 10.0]), [1.0, 5.0, 3.0, 4.0])[0].tolist() == \
+        [0.0, 1.0, 0.0, 10.0]
+    assert grad_of(lambda t: dg.kthvalue(t, 2).values, [1.0, 5.0, 3.0])[0].tolist() == [0.0, 0.0, 1.0]
+    with pytest.raises(RuntimeError, match="selected index k out of range"):
+        dg.topk(x, 5)
+    with pytest.raises(RuntimeError, match="selected number k out of range for dimension 1"):
+        dg.kthvalue(x, 0)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor import _TYPE_NAMES, Tensor
 from .dispatch import apply, tensor_arg
 from .registry import (
     ENGINE_ONLY,
@@ -312,6 +312,30 @@ CAST = linear("to", lambda x, dtype: x.astype(dtype, copy=False),
 CLONE = linear("clone", np.copy, (lambda g, out, x: g,), family="elementwise")
 
 # -- non-differentiable ----------------------------------------------------------------------
+def _integers_only(fn: Any, kernel: str) -> Any:
+    """``fn`` (a shift) refusing floating and complex operands with torch's NotImplementedError."""
+
+    def impl(x: Any, y: Any) -> np.ndarray:
+        for a in (x, y):
+            dtype = np.asarray(a).dtype
+            if dtype.kind in "fc":
+                raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{_TYPE_NAMES[dtype.name]}\'')
+        return fn(x, y)
+
+    return impl
+
+
+def _real_only(fn: Any, name: str) -> Any:
+    """``fn`` (a test of the sign or infinity) refusing complex inputs, as torch."""
+
+    def impl(x: Any) -> np.ndarray:
+        if np.iscomplexobj(x):
+            raise RuntimeError(f"{name} does not support complex inputs.")
+        return fn(x)
+
+    return impl
+
+
 COMPARISONS = {
     name: nondifferentiable(name, fn)
     for name, fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
@@ -321,7 +345,12 @@ COMPARISONS = {
                      ("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
                      ("bitwise_xor", np.bitwise_xor), ("bitwise_not", np.invert),
                      ("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite),
-                     ("signbit", np.signbit)]
+                     ("signbit", _real_only(np.signbit, "signbit")),
+                     ("isposinf", _real_only(np.isposinf, "isposinf")),
+                     ("isneginf", _real_only(np.isneginf, "isneginf")),
+                     ("isreal", lambda x: np.imag(x) == 0),
+                     ("bitwise_left_shift", _integers_only(np.left_shift, "lshift")),
+                     ("bitwise_right_shift", _integers_only(np.right_shift, "rshift"))]
 }
 
 
@@ -671,6 +700,10 @@ bitwise_and = _logic("bitwise_and", "``x & y`` for integer or bool tensors", "dg
 bitwise_or = _logic("bitwise_or", "``x | y`` for integer or bool tensors", "dg.tensor([5, 6]), 3", "tensor([7, 7])")
 bitwise_xor = _logic("bitwise_xor", "``x ^ y`` for integer or bool tensors", "dg.tensor([5, 6]), 3",
                      "tensor([6, 5])")
+bitwise_left_shift = _logic("bitwise_left_shift", "``x << y`` for integer tensors (0 for shifts past the width)",
+                            "dg.tensor([1, -8]), 2", "tensor([  4, -32])")
+bitwise_right_shift = _logic("bitwise_right_shift", "``x >> y`` for integer tensors (arithmetic: keeps the sign)",
+                             "dg.tensor([1, -8]), 2", "tensor([ 0, -2])")
 bitwise_not = _logic("bitwise_not", "``~x`` for integer or bool tensors", "dg.tensor([True, False])",
                      "tensor([False,  True])", unary=True)
 
@@ -697,6 +730,14 @@ isnan = _value_test("isnan", "True where ``x`` is NaN", '[1., float("nan")]', "t
 isinf = _value_test("isinf", "True where ``x`` is infinite", '[1., float("inf")]', "tensor([False,  True])")
 isfinite = _value_test("isfinite", "True where ``x`` is neither infinite nor NaN", '[1., float("inf")]',
                        "tensor([ True, False])")
+isposinf = _value_test("isposinf", "True where ``x`` is +inf", '[1., float("inf"), -float("inf")]',
+                       "tensor([False,  True, False])")
+isneginf = _value_test("isneginf", "True where ``x`` is -inf", '[1., float("inf"), -float("inf")]',
+                       "tensor([False, False,  True])")
+isreal = _value_test("isreal", "True where ``x`` has no imaginary part (everywhere for a real tensor)",
+                     "[1.+0.j, 1.j]", "tensor([ True, False])")
+signbit = _value_test("signbit", "True where the sign bit of ``x`` is set (``-0.0`` included)", "[-0., 1., -2.]",
+                      "tensor([ True, False,  True])")
 
 
 def _contiguous(self: Tensor) -> Tensor:
@@ -724,6 +765,11 @@ METHODS: dict[str, Any] = {
     "__xor__": _compare("bitwise_xor"), "__invert__": _predicate("bitwise_not"),
     "__rand__": _reflected(_compare("bitwise_and")), "__ror__": _reflected(_compare("bitwise_or")),
     "__rxor__": _reflected(_compare("bitwise_xor")), "__contains__": _contains,
+    "__lshift__": _compare("bitwise_left_shift"), "__rshift__": _compare("bitwise_right_shift"),
+    "__rlshift__": _reflected(_compare("bitwise_left_shift")),
+    "__rrshift__": _reflected(_compare("bitwise_right_shift")),
+    "bitwise_left_shift": bitwise_left_shift, "bitwise_right_shift": bitwise_right_shift,
+    "signbit": signbit, "isposinf": isposinf, "isneginf": isneginf, "isreal": isreal,
     "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow,
     "neg": neg, "reciprocal": reciprocal, "square": square, "sqrt": sqrt,
     "rsqrt": rsqrt, "abs": abs, "sign": sign, "sgn": sgn, "exp": exp,
@@ -737,7 +783,10 @@ METHODS: dict[str, Any] = {
     "floor_divide": floor_divide, "softplus": softplus,
     "floor": floor, "ceil": ceil, "round": round, "trunc": trunc, "fix": fix, "frac": frac,
     "true_divide": true_divide, "arcsin": asin, "arccos": acos, "arctan": atan, "arctan2": atan2,
-    "arcsinh": asinh, "arccosh": acosh, "arctanh": atanh, "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
+    "arcsinh": asinh, "arccosh": acosh, "arctanh": atanh,
+    "greater": gt, "greater_equal": ge, "less": lt, "less_equal": le, "not_equal": ne,
+    "multiply": mul, "divide": div, "subtract": sub, "negative": neg, "absolute": abs,
+    "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
     "eq": _compare("eq"), "ne": _compare("ne"), "lt": _compare("lt"), "le": _compare("le"),
     "gt": _compare("gt"), "ge": _compare("ge"),
     "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor, "logical_not": logical_not,
@@ -748,14 +797,18 @@ METHODS: dict[str, Any] = {
 PROPERTIES: dict[str, Any] = {"real": real, "imag": imag}
 
 arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh = asin, acos, atan, atan2, asinh, acosh, atanh
+# torch's other aliases of the ops above
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+multiply, divide, subtract, negative, absolute = mul, div, sub, neg, abs
 
 __all__ = [
-    "abs", "acos", "acosh", "add", "angle", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2",
-    "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_not", "bitwise_or",
-    "bitwise_xor", "ceil", "clamp", "clip", "clone", "conj", "cos", "cosh", "div", "eq", "exp", "expm1",
-    "fix", "floor", "floor_divide", "frac", "ge", "gt", "hypot", "imag", "isfinite", "isinf", "isnan", "le",
-    "log", "log10", "log1p", "log2", "logaddexp", "logical_and", "logical_not", "logical_or", "logical_xor",
-    "lt", "maximum", "minimum", "mul", "ne", "neg", "pow", "real", "reciprocal", "relu", "remainder", "round",
-    "rsqrt", "sgn", "sigmoid", "sign", "sin", "sinh", "softplus", "sqrt", "square", "sub", "tan", "tanh",
-    "to_dtype", "true_divide", "trunc", "where",
+    "abs", "absolute", "acos", "acosh", "add", "angle", "arccos", "arccosh", "arcsin", "arcsinh", "arctan",
+    "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_left_shift",
+    "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil", "clamp", "clip", "clone", "conj",
+    "cos", "cosh", "div", "divide", "eq", "exp", "expm1", "fix", "floor", "floor_divide", "frac", "ge", "greater",
+    "greater_equal", "gt", "hypot", "imag", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isreal", "le",
+    "less", "less_equal", "log", "log10", "log1p", "log2", "logaddexp", "logical_and", "logical_not", "logical_or",
+    "logical_xor", "lt", "maximum", "minimum", "mul", "multiply", "ne", "neg", "negative", "not_equal", "pow",
+    "real", "reciprocal", "relu", "remainder", "round", "rsqrt", "sgn", "sigmoid", "sign", "signbit", "sin", "sinh",
+    "softplus", "sqrt", "square", "sub", "subtract", "tan", "tanh", "to_dtype", "true_divide", "trunc", "where",
 ]

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor
-from .dispatch import apply
-from .elementwise import _binary, _unary, _where, cos, exp, log, trunc
+from ..tensor import _TYPE_NAMES, Tensor
+from .dispatch import apply, tensor_arg
+from .elementwise import _binary, _unary, _where, clamp, clone, cos, exp, isfinite, isnan, log, sin, trunc
 from .registry import elementwise
 
 _LN2 = math.log(2.0)
@@ -177,11 +177,103 @@ def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor
     return input + value * tensor1 / tensor2
 
 
+def clamp_min(input: Any, min: Any) -> Tensor:  # noqa: A001, A002 - torch's names
+    """``clamp(input, min=min)``.
+
+    >>> import dualgrad as dg
+    >>> dg.clamp_min(dg.tensor([1., -2.]), 0.)
+    tensor([1., 0.])
+    """
+    return clamp(input, min=min)
+
+
+def clamp_max(input: Any, max: Any) -> Tensor:  # noqa: A001, A002 - torch's names
+    """``clamp(input, max=max)``.
+
+    >>> import dualgrad as dg
+    >>> dg.clamp_max(dg.tensor([1., -2.]), 0.)
+    tensor([ 0., -2.])
+    """
+    return clamp(input, max=max)
+
+
+def positive(input: Any) -> Tensor:  # noqa: A002 - torch's name
+    """``+input``: ``input`` itself; a bool tensor raises RuntimeError, as torch's.
+
+    >>> import dualgrad as dg
+    >>> dg.positive(dg.tensor([-1.]))
+    tensor([-1.])
+    """
+    x = tensor_arg(input, "positive")
+    if x.dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return x
+
+
+def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None,  # noqa: A002 - torch's names
+               neginf: float | None = None) -> Tensor:
+    """``input`` with NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the
+    largest and lowest finite values of the dtype); the gradient is 1 where ``input`` is finite and 0 where
+    a value was replaced. Complex tensors have their real and imaginary parts replaced; integer tensors
+    are copied unchanged.
+
+    >>> import dualgrad as dg
+    >>> x = dg.tensor([float("nan"), float("inf"), -float("inf"), 1.5], requires_grad=True)
+    >>> y = dg.nan_to_num(x, posinf=9., neginf=-9.)
+    >>> y.sum().backward()
+    >>> y.detach(), x.grad
+    (tensor([ 0.0000,  9.0000, -9.0000,  1.5000]), tensor([0., 0., 0., 1.]))
+    """
+    x = tensor_arg(input, "nan_to_num")
+    if x.dtype.kind in "biu":
+        return clone(x)
+    if x.dtype.kind == "c":
+        return complex(nan_to_num(x.real, nan, posinf, neginf), nan_to_num(x.imag, nan, posinf, neginf))
+    finfo = np.finfo(x.dtype)
+    posinf = float(finfo.max) if posinf is None else posinf
+    neginf = float(finfo.min) if neginf is None else neginf
+    replacement = _where(isnan(x), nan, _where(x > 0, posinf, neginf)).to(x.dtype)
+    return _where(isfinite(x), x, replacement)
+
+
+def complex(real: Any, imag: Any) -> Tensor:  # noqa: A001 - torch's name
+    """The complex tensor ``real + i imag`` of two floating tensors of one dtype (float32 gives
+    complex64); differentiable in both.
+
+    >>> import dualgrad as dg
+    >>> dg.complex(dg.tensor([1., 2.]), dg.tensor([3., -4.]))
+    tensor([1.+3.j, 2.-4.j])
+    """
+    real, imag = tensor_arg(real, "complex"), tensor_arg(imag, "complex")
+    for t in (real, imag):
+        if t.dtype.kind != "f":
+            raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                               f"{_TYPE_NAMES[real.dtype.name]} and {_TYPE_NAMES[imag.dtype.name]}")
+    if real.dtype != imag.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_TYPE_NAMES[real.dtype.name]} but got scalar type "
+                           f"{_TYPE_NAMES[imag.dtype.name]} for second argument")
+    return real + imag * 1j
+
+
+def polar(abs: Any, angle: Any) -> Tensor:  # noqa: A002 - torch's names
+    """The complex tensor of modulus ``abs`` and argument ``angle``: ``abs (cos(angle) + i sin(angle))``;
+    differentiable in both.
+
+    >>> import math, dualgrad as dg
+    >>> dg.polar(dg.tensor([2.]), dg.tensor([math.pi / 2]))
+    tensor([1.2246e-16+2.0000j])
+    """
+    abs, angle = tensor_arg(abs, "polar"), tensor_arg(angle, "polar")
+    return complex(abs * cos(angle), abs * sin(angle))
+
+
 METHODS: dict[str, Any] = {
+    "clamp_min": clamp_min, "clamp_max": clamp_max, "positive": positive, "nan_to_num": nan_to_num,
     "fmax": fmax, "fmin": fmin, "xlogy": xlogy, "sinc": sinc, "lerp": lerp, "addcmul": addcmul,
     "addcdiv": addcdiv,
     "exp2": exp2, "cbrt": cbrt, "deg2rad": deg2rad, "rad2deg": rad2deg, "logaddexp2": logaddexp2,
     "copysign": copysign, "fmod": fmod, "heaviside": heaviside, "erf": erf, "erfc": erfc, "erfinv": erfinv,
 }
-__all__ = ["addcdiv", "addcmul", "cbrt", "copysign", "deg2rad", "erf", "erfc", "erfinv", "exp2", "fmax", "fmin",
-           "fmod", "heaviside", "lerp", "logaddexp2", "rad2deg", "sinc", "xlogy"]
+__all__ = ["addcdiv", "addcmul", "cbrt", "clamp_max", "clamp_min", "complex", "copysign", "deg2rad", "erf", "erfc",
+           "erfinv", "exp2", "fmax", "fmin", "fmod", "heaviside", "lerp", "logaddexp2", "nan_to_num", "polar",
+           "positive", "rad2deg", "sinc", "xlogy"]

@@ -491,7 +491,11 @@ _OF_METHODS = (
     "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "exp2", "deg2rad", "rad2deg", "floor", "ceil",
     "round", "trunc", "remainder", "fmod", "floor_divide", "atan2", "hypot", "copysign", "cumsum", "cumprod",
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
-    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
+    "arcsin", "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "fix", "true_divide", "frac",
+    "greater", "greater_equal", "less", "less_equal", "not_equal", "multiply", "divide", "subtract", "negative",
+    "absolute", "clamp_min", "clamp_max", "nan_to_num", "erf", "erfc", "erfinv", "heaviside", "lerp", "sinc",
+    "xlogy", "addcdiv", "addcmul", "addmm", "tril", "triu", "scatter", "scatter_add",
 )
 METHODS: dict[str, Any] = {
     **{f"{name}_": _inplace(f"{name}_", _method(name), f"In-place ``{name}``.") for name in _OF_METHODS},
@@ -505,5 +509,6 @@ METHODS: dict[str, Any] = {
 }
 METHODS.update({"__ifloordiv__": METHODS["floor_divide_"], "__imod__": METHODS["remainder_"],
                 "__iand__": METHODS["bitwise_and_"], "__ior__": METHODS["bitwise_or_"],
-                "__ixor__": METHODS["bitwise_xor_"]})
+                "__ixor__": METHODS["bitwise_xor_"], "__ilshift__": METHODS["bitwise_left_shift_"],
+                "__irshift__": METHODS["bitwise_right_shift_"]})
 __all__: list[str] = []

@@ -20,11 +20,12 @@ from . import (
     linalg_derived,
     reductions,
     shape,
+    shape_extra,
     sorting,
 )
 
 MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace, elementwise_extra, sorting,
-           linalg_decomp, linalg_derived, fft)
+           linalg_decomp, linalg_derived, fft, shape_extra)
 
 
 def install() -> None:
