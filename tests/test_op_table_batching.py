@@ -42,7 +42,11 @@ def _binary_sample(fn, dtype=np.float64):
 
 
 def _elements(dtype):
-    return st.booleans() if dtype == np.bool_ else st.floats(-3, 3, allow_subnormal=False)
+    if dtype == np.bool_:
+        return st.booleans()
+    if np.issubdtype(dtype, np.integer):
+        return st.integers(0, 5)  # (shift counts and values within every integer width)
+    return st.floats(-3, 3, allow_subnormal=False)
 
 
 def _op(name: str):
@@ -51,13 +55,14 @@ def _op(name: str):
 
 # Samples of the ops that have none in op_samples (not differentiable, so not needed there).
 _BINARY = ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"]
-_UNARY = ["floor", "ceil", "round", "trunc", "isnan", "isinf", "isfinite", "signbit", "sign", "sgn",
-          "logical_not"]
+_UNARY = ["floor", "ceil", "round", "trunc", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal",
+          "signbit", "sign", "sgn", "logical_not"]
 _EXTRA = {
     **{name: _binary_sample(_op(name)) for name in _BINARY},
     **{name: _unary_sample(_op(name)) for name in _UNARY},
     **{name: _binary_sample(_op(name), np.bool_) for name in ["bitwise_and", "bitwise_or", "bitwise_xor"]},
     "bitwise_not": _unary_sample(_op("bitwise_not"), np.bool_),
+    **{name: _binary_sample(_op(name), np.int64) for name in ["bitwise_left_shift", "bitwise_right_shift"]},
     "floor_divide": _binary_sample(lambda x, y: dg.floor_divide(x, y.abs() + 1)),
     "all": _unary_sample(lambda x: dg.all(x > 0, dim=-1) if x.ndim else dg.all(x > 0)),
     "any": _unary_sample(lambda x: dg.any(x > 0)),

@@ -261,7 +261,7 @@ def polar(abs: Any, angle: Any) -> Tensor:  # noqa: A002 - torch's names
 
     >>> import math, dualgrad as dg
     >>> dg.polar(dg.tensor([2.]), dg.tensor([math.pi / 2]))
-    tensor([1.2246e-16+2.0000j])
+    tensor([1.2246e-16+2.j])
     """
     abs, angle = tensor_arg(abs, "polar"), tensor_arg(angle, "polar")
     return complex(abs * cos(angle), abs * sin(angle))
