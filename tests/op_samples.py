@@ -303,7 +303,7 @@ _along_axis_sample("cumsum", dg.cumsum)
 _along_axis_sample("cumprod", dg.cumprod, away_from=0.0)  # second order is exact away from zeros
 _along_axis_sample("softmax", dg.softmax)
 _along_axis_sample("log_softmax", dg.log_softmax)
-
+_along_axis_sample("logcumsumexp", dg.logcumsumexp)
 
 @sample("max")
 def _max(draw: Any) -> Sample:
@@ -574,6 +574,8 @@ _binary("div_trunc", lambda x, y: dg.div(x, y, rounding_mode="trunc"), lo=0.1, h
 _binary("fmod", dg.fmod, lo=0.1, hi=0.9, lo2=1.0, hi2=1.5)
 COVERED_BY["nonzero"] = "getitem"  # not differentiable; its vmap refusal is tested in test_indexing.py
 COVERED_BY["argsort"] = "gather"  # not differentiable; its vmap rule is tested in test_numpy_dispatch.py
+COVERED_BY["cummax_indices"] = "gather"  # not differentiable; vmap of cummax is tested in test_torch_op_parity.py
+COVERED_BY["cummin_indices"] = "gather"
 
 
 @sample("cbrt")

@@ -57,6 +57,18 @@ CASES = {
     "atan2_": (lambda t, o: t.atan2_(o), dg.atan2, "any", "nonzero"),
     "hypot_": (lambda t, o: t.hypot_(o), dg.hypot, "nonzero", "row"),
     "cumsum_": (lambda t: t.cumsum_(1), lambda t: t.cumsum(1), "any"),
+    "index_add_": (lambda t, o: t.index_add_(1, dg.tensor([2, 0, 2]), o, alpha=2),
+                   lambda t, o: dg.index_add(t, 1, dg.tensor([2, 0, 2]), o, alpha=2), "any", "any"),
+    "index_copy_": (lambda t, o: t.index_copy_(1, dg.tensor([2, 0, 1]), o),
+                    lambda t, o: dg.index_copy(t, 1, dg.tensor([2, 0, 1]), o), "any", "any"),
+    "index_fill_": (lambda t, o: t.index_fill_(1, dg.tensor([0, -1]), o),
+                    lambda t, o: dg.index_fill(t, 1, dg.tensor([0, -1]), o), "any", "scalar"),
+    "masked_scatter_": (lambda t, o: t.masked_scatter_(dg.tensor(MASK), o),
+                        lambda t, o: dg.masked_scatter(t, dg.tensor(MASK), o), "any", "any"),
+    "put_": (lambda t, o: t.put_(dg.tensor([5, 0, -1]), o, accumulate=True),
+             lambda t, o: dg.put(t, dg.tensor([5, 0, -1]), o, accumulate=True), "any", "row"),
+    "index_put_": (lambda t, o: t.index_put_((dg.tensor([1, 0, 1]), dg.tensor([2, 2, 0])), o),
+                   lambda t, o: dg.index_put(t, (dg.tensor([1, 0, 1]), dg.tensor([2, 2, 0])), o), "any", "row"),
 }
 
 
@@ -585,3 +597,31 @@ def test_setitem_drops_leading_unit_dimensions_of_the_value_as_torch():
     assert x.tolist() == [[1.0, 2.0, 3.0], [0.0, 7.0, 0.0]]
     with pytest.raises(RuntimeError, match=r"size of tensor a \(3\) must match the size of tensor b \(2\)"):
         x[0] = dg.ones(2)
+
+
+def test_index_family_in_place_through_a_view_updates_the_base_and_its_gradient():
+    base = dg.zeros(2, 3, requires_grad=True)
+    work = base * 1
+    row = work[1]
+    assert row.index_add_(0, dg.tensor([0, 0]), dg.tensor([1.0, 2.0])) is row
+    row.index_fill_(0, dg.tensor([2]), 7.0)
+    assert work.tolist() == [[0.0, 0.0, 0.0], [3.0, 0.0, 7.0]]
+    assert work._version == 2 and work.grad_fn.name() == "CopySlices"
+    (work * dg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum().backward()
+    assert base.grad.tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 0.0]]  # the filled element got no gradient
+
+
+def test_index_family_in_place_checks_leaves_and_saved_tensors():
+    leaf = dg.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        leaf.index_put_((dg.tensor([0]),), dg.tensor([1.0]))
+    y = leaf * 1
+    z = y.sin()
+    y.put_(dg.tensor([1]), dg.tensor([5.0]))
+    assert y.tolist() == [0.0, 5.0, 0.0] and y._version == 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+    with pytest.raises(RuntimeError, match=r"output with shape \[2\] doesn't match the broadcast shape \[3, 2\]"):
+        dg.zeros(2).masked_scatter_(dg.ones(3, 2, dtype=dg.bool), dg.ones(6))
+    with pytest.raises(IndexError, match="out of bounds"):
+        dg.zeros(3).index_copy_(0, dg.tensor([3]), dg.ones(1))

@@ -585,3 +585,208 @@ def test_topk_kthvalue_msort():
         dg.topk(x, 5)
     with pytest.raises(RuntimeError, match="selected number k out of range for dimension 1"):
         dg.kthvalue(x, 0)
+
+
+# -- index_add, index_copy, index_fill, masked_scatter, put, index_put ----------------------------
+def _grads(out, *inputs, weights=(1.0, 10.0, 100.0)):
+    """The gradients of ``sum(out * weights)`` (weights along the last dimension)."""
+    return [g.tolist() for g in dg.grad((out * dg.tensor(weights)).sum(), inputs, materialize_grads=True)]
+
+
+def test_index_add():
+    x = dg.zeros(3, requires_grad=True)
+    src = dg.tensor([1.0, 2.0], requires_grad=True)
+    out = dg.index_add(x, 0, dg.tensor([1, 1]), src, alpha=3)
+    assert out.tolist() == [0.0, 9.0, 0.0]  # repeated indices accumulate
+    assert _grads(out, x, src) == [[1.0, 10.0, 100.0], [30.0, 30.0]]
+    rows = dg.zeros(3, 2).index_add(0, dg.tensor([0, 2, 0]), dg.ones(3, 2), alpha=2)
+    assert rows.tolist() == [[4.0, 4.0], [0.0, 0.0], [2.0, 2.0]]
+    assert dg.index_add(dg.tensor(1.0), 0, dg.tensor([0]), dg.tensor(2.0)).tolist() == 3.0
+    ints = dg.index_add(dg.zeros(3, dtype=dg.int64), 0, dg.tensor([0, 0]), dg.tensor([1, 2]))
+    assert ints.dtype == np.int64 and ints.tolist() == [3, 0, 0]
+    with pytest.raises(RuntimeError, match="index 3 is out of bounds for dimension 0 with size 3"):
+        dg.index_add(dg.zeros(3, 2), 0, dg.tensor([0, 3]), dg.ones(2, 2))
+    with pytest.raises(RuntimeError, match="index -1 is out of bounds"):
+        dg.index_add(dg.zeros(3, 2), 0, dg.tensor([0, -1]), dg.ones(2, 2))
+    with pytest.raises(RuntimeError, match=r"Number of indices \(2\) should be equal to source.size\(dim\): \(3\)"):
+        dg.index_add(dg.zeros(3, 2), 0, dg.tensor([0, 2]), dg.ones(3, 2))
+    with pytest.raises(RuntimeError, match="source tensor shape must match self tensor shape"):
+        dg.index_add(dg.zeros(3, 2), 0, dg.tensor([0, 2]), dg.ones(2, 3))
+    with pytest.raises(RuntimeError, match="must have the same dtype"):
+        dg.index_add(dg.zeros(3, 2), 0, dg.tensor([0, 2]), dg.ones(2, 2, dtype=dg.float32))
+    with pytest.raises(RuntimeError, match="integer dtype for index"):
+        dg.index_add(dg.zeros(3, 2), 0, dg.tensor([0.0, 2.0]), dg.ones(2, 2))
+    with pytest.raises(IndexError, match="Index is supposed to be a vector"):
+        dg.index_add(dg.zeros(3, 2), 0, dg.tensor([[0, 2]]), dg.ones(2, 2))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        dg.index_add(dg.zeros(3, 2), 2, dg.tensor([0, 2]), dg.ones(2, 2))
+
+
+def test_index_copy():
+    x = dg.zeros(3, requires_grad=True)
+    src = dg.tensor([1.0, 2.0], requires_grad=True)
+    out = dg.index_copy(x, 0, dg.tensor([1, 1]), src)
+    assert out.tolist() == [0.0, 2.0, 0.0]  # the last write wins
+    # as torch: zero for the copied slices of x, every repeat of an index gets the gradient there
+    assert _grads(out, x, src) == [[1.0, 0.0, 100.0], [10.0, 10.0]]
+    cols = dg.zeros(2, 3).index_copy(1, dg.tensor([2, 0]), dg.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    assert cols.tolist() == [[2.0, 0.0, 1.0], [4.0, 0.0, 3.0]]
+    assert dg.index_copy(dg.zeros(3), 0, dg.tensor(1), dg.tensor(1.0)).tolist() == [0.0, 1.0, 0.0]
+    with pytest.raises(IndexError, match="index -1 is out of bounds for dimension 0 with size 3"):
+        dg.index_copy(dg.zeros(3), 0, dg.tensor([-1]), dg.ones(1))
+    with pytest.raises(RuntimeError, match="source tensor shape must match self tensor shape"):
+        dg.index_copy(dg.zeros(3, 2), 0, dg.tensor([1]), dg.ones(2))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        dg.index_copy(dg.zeros(3), 0, dg.tensor([1]), dg.ones(1, dtype=dg.float32))
+
+
+def test_index_fill():
+    x = dg.zeros(3, requires_grad=True)
+    value = dg.tensor(1.0, requires_grad=True)
+    out = dg.index_fill(x, 0, dg.tensor([1, 2]), value)
+    assert out.tolist() == [0.0, 1.0, 1.0]
+    assert _grads(out, x, value) == [[1.0, 0.0, 0.0], 110.0]
+    assert dg.zeros(2, 3).index_fill(1, dg.tensor([0, -1]), 5).tolist() == [[5.0, 0.0, 5.0], [5.0, 0.0, 5.0]]
+    ints = dg.index_fill(dg.tensor([1, 2]), 0, dg.tensor([0]), 2.5)
+    assert ints.dtype == np.int64 and ints.tolist() == [2, 2]  # the value is cast to the tensor's dtype
+    assert dg.index_fill(dg.tensor(1.0), 0, dg.tensor(0), 3).tolist() == 3.0
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
+        dg.index_fill(dg.zeros(3), 0, dg.tensor([3]), 1.0)
+    with pytest.raises(RuntimeError, match="only supports a 0-dimensional value tensor"):
+        dg.index_fill(dg.zeros(3), 0, dg.tensor([1]), dg.ones(1))
+
+
+def test_masked_scatter():
+    x = dg.zeros(3, requires_grad=True)
+    src = dg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    out = dg.masked_scatter(x, dg.tensor([False, True, True]), src)
+    assert out.tolist() == [0.0, 1.0, 2.0]
+    assert _grads(out, x, src) == [[1.0, 0.0, 0.0], [10.0, 100.0, 0.0]]
+    src = dg.arange(1.0, 7.0).reshape(2, 3)
+    mask = dg.tensor([[True, False], [False, True], [True, True]])
+    assert dg.zeros(3, 2).masked_scatter(mask, src).tolist() == [[1.0, 0.0], [0.0, 2.0], [3.0, 4.0]]
+    # self broadcasts with the mask (out of place)
+    assert dg.masked_scatter(dg.zeros(2), dg.ones(3, 2, dtype=dg.bool), src).tolist() == \
+        [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    with pytest.raises(RuntimeError, match="only supports boolean masks"):
+        dg.masked_scatter(dg.zeros(3), dg.tensor([1, 0, 1]), dg.ones(3))
+    with pytest.raises(RuntimeError, match="Number of elements of source < number of ones in mask"):
+        dg.masked_scatter(dg.zeros(3), dg.tensor([True, False, True]), dg.ones(1))
+    with pytest.raises(RuntimeError, match="same dtypes"):
+        dg.masked_scatter(dg.zeros(3), dg.tensor([True, False, True]), dg.ones(3, dtype=dg.float32))
+    with pytest.raises(RuntimeError, match="must match"):
+        dg.masked_scatter(dg.zeros(3), dg.ones(2, dtype=dg.bool), dg.ones(3))
+
+
+def test_put():
+    x = dg.zeros(3, requires_grad=True)
+    src = dg.tensor([1.0, 2.0], requires_grad=True)
+    out = dg.put(x, dg.tensor([1, 1]), src)
+    assert out.tolist() == [0.0, 2.0, 0.0]
+    assert _grads(out, x, src) == [[1.0, 0.0, 100.0], [10.0, 10.0]]
+    added = x.put(dg.tensor([1, -1, 1]), dg.tensor([1.0, 2.0, 3.0]), accumulate=True)
+    assert added.tolist() == [0.0, 4.0, 2.0]
+    assert _grads(added, x) == [[1.0, 10.0, 100.0]]
+    square = dg.put(dg.zeros(2, 2), dg.tensor([0, 3, 0]), dg.tensor([1.0, 2.0, 3.0]))
+    assert square.tolist() == [[3.0, 0.0], [0.0, 2.0]]
+    with pytest.raises(IndexError, match="out of range: tried to access index 4 on a tensor of 4 elements"):
+        dg.put(dg.zeros(2, 2), dg.tensor([0, 4]), dg.ones(2))
+    with pytest.raises(IndexError, match="index -5"):
+        dg.put(dg.zeros(2, 2), dg.tensor([0, -5]), dg.ones(2))
+    with pytest.raises(IndexError, match=r"same number of elements, but got source.numel\(\) = 3, index.numel\(\) = 2"):
+        dg.put(dg.zeros(2, 2), dg.tensor([0, 1]), dg.ones(3))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        dg.put(dg.zeros(2, 2), dg.tensor([0, 1]), dg.ones(2, dtype=dg.float32))
+
+
+def test_index_put():
+    x = dg.zeros(3, requires_grad=True)
+    src = dg.tensor([1.0, 2.0], requires_grad=True)
+    out = dg.index_put(x, (dg.tensor([1, 1]),), src)
+    assert out.tolist() == [0.0, 2.0, 0.0]
+    assert _grads(out, x, src) == [[1.0, 0.0, 100.0], [10.0, 10.0]]
+    added = dg.index_put(x, [dg.tensor([1, 1])], src, accumulate=True)
+    assert added.tolist() == [0.0, 3.0, 0.0]
+    assert _grads(added, x, src) == [[1.0, 10.0, 100.0], [10.0, 10.0]]
+    rows, cols = dg.tensor([0, 1, 0]), dg.tensor([1, 1, 1])
+    y = dg.zeros(2, 2)
+    assert y.index_put((rows, cols), dg.tensor([1.0, 2.0, 3.0])).tolist() == [[0.0, 3.0], [0.0, 2.0]]
+    assert dg.index_put(y, (rows, cols), dg.tensor([1.0, 2.0, 3.0]), True).tolist() == [[0.0, 4.0], [0.0, 2.0]]
+    assert dg.index_put(y, (rows,), dg.tensor([1.0, 2.0]), accumulate=True).tolist() == [[2.0, 4.0], [1.0, 2.0]]
+    mask = dg.tensor([[True, False, True], [False, False, True]])
+    assert dg.index_put(dg.zeros(2, 3), (mask,), dg.tensor([1.0, 2.0, 3.0]), accumulate=True).tolist() == \
+        [[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]]
+    with pytest.raises(IndexError, match="index 2 is out of bounds for dimension 0 with size 2"):
+        dg.index_put(y, (dg.tensor([0, 2]),), dg.tensor(5.0))
+    with pytest.raises(RuntimeError, match=r"shape mismatch: value tensor of shape \[3\] cannot be broadcast to "
+                                           r"indexing result of shape \[2, 2\]"):
+        dg.index_put(y, (dg.tensor([0, 1]),), dg.ones(3), accumulate=True)
+    with pytest.raises(RuntimeError, match="Index put requires the source and destination dtypes match"):
+        dg.index_put(y, (dg.tensor([0, 1]),), dg.ones(2, dtype=dg.float32))
+    with pytest.raises(IndexError, match="tensors used as indices must be long, int, byte or bool tensors"):
+        dg.index_put(y, (dg.tensor([1.0]),), dg.ones(1))
+    with pytest.raises(IndexError, match=r"too many indices for tensor of dimension 2 \(got 3\)"):
+        dg.index_put(y, (dg.tensor([1]),) * 3, dg.ones(1))
+    with pytest.raises(TypeError, match="must be tuple of Tensors, not Tensor"):
+        dg.index_put(y, dg.tensor([1]), dg.ones(1))
+    with pytest.raises(TypeError, match="must be Tensor, not float"):
+        dg.index_put(y, (dg.tensor([1]),), 3.0)
+
+
+def test_index_family_under_vmap_matches_a_loop():
+    x, src = dg.arange(24.0).reshape(4, 3, 2), dg.arange(16.0).reshape(4, 2, 2)
+
+    def fn(x, s):
+        out = dg.index_add(x, 0, dg.tensor([0, 2]), s).index_copy(0, dg.tensor([1]), s[:1] * 2)
+        out = dg.masked_scatter(out, dg.tensor([[True, False], [False, True], [True, True]]), s)
+        return dg.index_put(dg.put(out, dg.tensor([5, 0]), s[0], accumulate=True), (dg.tensor([1]),), s[1:, 0])
+
+    np.testing.assert_array_equal(dg.vmap(fn)(x, src).numpy(), dg.stack([fn(a, b) for a, b in zip(x, src)]).numpy())
+
+
+# -- cummax, cummin, logcumsumexp -----------------------------------------------------------------
+def test_cummax_and_cummin():
+    x = dg.tensor([1.0, 3.0, 3.0, 2.0, 5.0, 5.0], requires_grad=True)
+    values, indices = dg.cummax(x, 0)
+    assert values.tolist() == [1.0, 3.0, 3.0, 3.0, 5.0, 5.0]
+    assert indices.tolist() == [0, 1, 2, 2, 4, 5] and indices.dtype == np.int64  # ties: the last index
+    (g,) = dg.grad(values, x, dg.arange(1.0, 7.0))
+    assert g.tolist() == [1.0, 2.0, 7.0, 0.0, 5.0, 6.0]  # each value's gradient goes to its index
+    values, indices = dg.tensor([3.0, 1.0, 1.0, 2.0, 0.0, 0.0]).cummin(0)
+    assert values.tolist() == [3.0, 1.0, 1.0, 1.0, 0.0, 0.0] and indices.tolist() == [0, 1, 2, 2, 4, 5]
+    values, indices = dg.cummax(dg.tensor([1.0, math.nan, 3.0, math.nan, 5.0]), 0)
+    assert np.isnan(values.numpy()[1:]).all() and indices.tolist() == [0, 1, 1, 3, 3]  # NaN propagates
+    assert dg.cummin(dg.tensor([1.0, math.nan, 3.0]), 0).indices.tolist() == [0, 1, 1]
+    values, indices = dg.tensor([[1.0, 4.0], [3.0, 2.0], [0.0, 5.0]]).cummin(0)
+    assert values.tolist() == [[1.0, 4.0], [1.0, 2.0], [0.0, 2.0]] and indices.tolist() == [[0, 0], [0, 1], [2, 1]]
+    assert dg.cummax(dg.tensor([True, False, True]), 0).indices.tolist() == [0, 0, 2]
+    assert dg.cummax(dg.tensor([1, 3, 2]), -1).values.tolist() == [1, 3, 3]
+    values, indices = dg.cummax(dg.tensor(2.0), 0)
+    assert values.shape == () and indices.tolist() == 0
+    assert dg.cummax(dg.ones(2, 0), 1).indices.shape == (2, 0)
+    batch = dg.tensor([[1.0, 0.0, 2.0], [2.0, 3.0, 1.0]])
+    assert dg.vmap(lambda r: dg.cummax(r, 0).indices)(batch).tolist() == [[0, 0, 2], [0, 1, 1]]
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        dg.cummax(dg.ones(2, 3), 2)
+    with pytest.raises(NotImplementedError, match="complex"):
+        dg.cummin(dg.tensor([1j]), 0)
+
+
+def test_logcumsumexp_is_stable_and_differentiable():
+    x = dg.tensor([-1000.0, 0.0, 1000.0], requires_grad=True)
+    y = dg.logcumsumexp(x, 0)
+    assert y.tolist() == [-1000.0, 0.0, 1000.0]
+    (g,) = dg.grad(y, x, dg.tensor([1.0, -2.0, 3.0]))
+    np.testing.assert_allclose(g.numpy(), [1.0, -2.0, 3.0])  # no overflow: exp(x_k - out_i)
+    assert dg.logcumsumexp(dg.tensor([-math.inf, -math.inf, 0.0]), 0).tolist() == [-math.inf, -math.inf, 0.0]
+    assert dg.logcumsumexp(dg.tensor([math.inf, 1.0]), 0).tolist() == [math.inf, math.inf]
+    rows = dg.logcumsumexp(dg.tensor([[0.5, 1.0, -0.3], [2.0, -1.0, 0.0]]), dim=1)
+    np.testing.assert_allclose(rows.numpy(), [[0.5, 1.4740769841801067, 1.6307729571044476],
+                                              [2.0, 2.048587351573742, 2.1698460195562856]])
+    assert dg.logcumsumexp(dg.tensor(2.0), 0).tolist() == 2.0
+    assert dg.logcumsumexp(dg.ones(2, dtype=dg.float32), 0).dtype == np.float32
+    assert dg.logcumsumexp(dg.tensor([0, 0]), 0).dtype == np.float64  # integers: the default float dtype
+    with pytest.raises(TypeError, match="dim"):
+        dg.logcumsumexp(dg.ones(2))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        dg.logcumsumexp(dg.ones(2), 1)

@@ -606,10 +606,14 @@ def index_select(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002 -
     if input.ndim == 0:
         input = input.reshape(1)
     dim = normalize_axis(dim, input.ndim, "index_select")
+    return _gathered(input, _spread(index, dim, input.shape), dim, "index_select()", IndexError)
+
+
+def _spread(index: Tensor, dim: int, shape: tuple) -> Tensor:
+    """The vector ``index`` laid along ``dim`` and expanded over the other dimensions of ``shape``."""
     n = index.numel()
-    column = (1,) * dim + (n,) + (1,) * (input.ndim - dim - 1)
-    index = index.reshape(column).expand(input.shape[:dim] + (n,) + input.shape[dim + 1:])
-    return _gathered(input, index, dim, "index_select()", IndexError)
+    column = (1,) * dim + (n,) + (1,) * (len(shape) - dim - 1)
+    return index.reshape(column).expand(shape[:dim] + (n,) + shape[dim + 1:])
 
 
 def select(input: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002 - torch's name
@@ -717,6 +721,224 @@ def scatter(input: Tensor, dim: int, index: Any, src: Any = None, *, value: Any 
     return where(hit, placed, input)
 
 
+# -- the index_* family, put and masked_scatter: writes at the positions an index gives -----------------
+def _index_along(input: Tensor, dim: int, index: Any, op: str, negative: bool = False,  # noqa: A002
+                  error: type = IndexError) -> tuple:
+    """``(dim, index)`` checked as torch's ``index_*`` ops: ``index`` an integer vector (1-d) whose
+    entries lie in the dimension (or count from its end with ``negative``), else ``error``."""
+    index = _as_index(index, op)
+    if index.ndim > 1:
+        raise IndexError(f"{op}(): Index is supposed to be a vector, but got dim: {index.ndim}")
+    dim = normalize_axis(dim, max(input.ndim, 1), op)
+    size = input.shape[dim] if input.ndim else 1
+    bad = (index._data < (-size if negative else 0)) | (index._data >= size)
+    if bad.any():
+        raise error(f"{op}(): index {index._data[bad][0]} is out of bounds for dimension {dim} with size {size}")
+    return dim, index.reshape(-1)
+
+
+def _source_along(input: Tensor, dim: int, index: Tensor, source: Any, op: str) -> Tensor:  # noqa: A002
+    """``source`` checked to fill the slices ``index`` selects along ``dim`` of ``input`` (same dtype)."""
+    source = tensor_arg(source, op)
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"{op}(): self ({input.dtype}) and source ({source.dtype}) must have the same dtype")
+    if source.ndim == 0 and input.ndim <= 1:
+        source = source.reshape(1)
+    expected = input.shape[:dim] + (index.numel(),) + input.shape[dim + 1:]
+    if source.shape != expected:
+        if source.ndim == input.ndim and all(n == m for d, (n, m) in enumerate(zip(source.shape, expected))
+                                             if d != dim):
+            raise RuntimeError(f"{op}(): Number of indices ({index.numel()}) should be equal to "
+                               f"source.size(dim): ({source.shape[dim]}), for dim: {dim}")
+        raise RuntimeError(f"{op}(): source tensor shape must match self tensor shape, excluding the specified "
+                           f"dimension. Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
+    return source
+
+
+def _as_vector(input: Tensor) -> Tensor:  # noqa: A002
+    """A 0-d ``input`` as a 1-element vector (torch's ``index_*`` ops treat it so)."""
+    return input.reshape(1) if input.ndim == 0 else input
+
+
+def index_add(input: Tensor, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``input`` with ``alpha * source`` added to the slices at ``index`` along ``dim`` (out of place):
+    ``out[index[i]] += alpha * source[i]`` for ``dim=0``; repeated indices accumulate.
+
+    The gradient of ``input`` is the output's, that of ``source`` the output's slices at ``index``
+    times ``alpha``.
+
+    >>> import dualgrad as dg
+    >>> dg.index_add(dg.zeros(3, 2), 0, dg.tensor([0, 2, 0]), dg.ones(3, 2), alpha=2)
+    tensor([[4., 4.],
+            [0., 0.],
+            [2., 2.]])
+    """
+    input = tensor_arg(input, "index_add")
+    dim, index = _index_along(input, dim, index, "index_add", error=RuntimeError)
+    x = _as_vector(input)
+    source = _source_along(x, dim, index, source, "index_add")
+    added = apply(SCATTER_ADD_INTO_ZEROS, source if alpha == 1 else source * alpha, _spread(index, dim, source.shape),
+                  shape=x.shape, dim=dim)
+    return (x + added).reshape(()) if input.ndim == 0 else input + added
+
+
+def _put_along(x: Tensor, dim: int, index: Tensor, values: Any) -> Tensor:
+    """``x`` with ``values`` written at the positions ``index`` along ``dim`` (the last write wins)."""
+    return apply(INDEX_PUT_TENSOR, x, values, index, spec=(slice(None),) * dim + (TENSOR,))
+
+
+def index_copy(input: Tensor, dim: int, index: Any, source: Any) -> Tensor:  # noqa: A002
+    """``input`` with the slices at ``index`` along ``dim`` replaced by those of ``source`` (out of
+    place): ``out[index[i]] = source[i]`` for ``dim=0``. Of repeated indices the last write wins
+    (torch leaves it unspecified).
+
+    As in torch, ``input``'s gradient is zero at the copied slices and ``source`` gets the output's
+    gradient at ``index`` (every repeat of an index gets it).
+
+    >>> import dualgrad as dg
+    >>> dg.index_copy(dg.zeros(2, 3), 1, dg.tensor([2, 0]), dg.tensor([[1., 2.], [3., 4.]]))
+    tensor([[2., 0., 1.],
+            [4., 0., 3.]])
+    """
+    input = tensor_arg(input, "index_copy")
+    dim, index = _index_along(input, dim, index, "index_copy")
+    x = _as_vector(input)
+    out = _put_along(x, dim, index, _source_along(x, dim, index, source, "index_copy"))
+    return out.reshape(()) if input.ndim == 0 else out
+
+
+def index_fill(input: Tensor, dim: int, index: Any, value: Any) -> Tensor:  # noqa: A002
+    """``input`` with the slices at ``index`` along ``dim`` set to ``value`` (out of place), a number
+    or a 0-d Tensor (which gets the sum of the gradient of the filled elements). Negative indices
+    count from the end.
+
+    >>> import dualgrad as dg
+    >>> dg.index_fill(dg.zeros(2, 3), 1, dg.tensor([0, -1]), 5.)
+    tensor([[5., 0., 5.],
+            [5., 0., 5.]])
+    """
+    input = tensor_arg(input, "index_fill")
+    dim, index = _index_along(input, dim, index, "index_fill", negative=True)
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    x = _as_vector(input)
+    mask = np.zeros(x.shape[dim], dtype=bool)
+    mask[index._data] = True
+    out = where(_wrap(mask.reshape((-1,) + (1,) * (x.ndim - dim - 1))), value, x)
+    out = out.reshape(()) if input.ndim == 0 else out
+    return out if out.dtype == input.dtype else out.to(input.dtype)
+
+
+def masked_scatter(input: Tensor, mask: Any, source: Any) -> Tensor:  # noqa: A002
+    """``input`` (broadcast with ``mask``) with the elements where the bool ``mask`` holds replaced, in
+    row-major order, by the first elements of ``source`` (out of place).
+
+    The gradient of ``input`` is zero where ``mask`` holds; ``source``'s unused elements get zero.
+
+    >>> import dualgrad as dg
+    >>> dg.masked_scatter(dg.zeros(2, 2), dg.tensor([[True, False], [True, True]]), dg.tensor([1., 2., 3., 4.]))
+    tensor([[1., 0.],
+            [2., 3.]])
+    """
+    input, mask, source = (tensor_arg(t, "masked_scatter") for t in (input, mask, source))
+    if mask.dtype != np.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got "
+                           f"{input.dtype} and {source.dtype}")
+    try:
+        shape = np.broadcast_shapes(input.shape, mask.shape)
+    except ValueError:
+        raise RuntimeError(f"masked_scatter: the shape of the mask {mask.shape} must match the shape of self "
+                           f"{input.shape} (or broadcast with it)") from None
+    where_set = np.broadcast_to(mask._data, shape)
+    count = int(where_set.sum())
+    if count > source.numel():
+        raise RuntimeError("masked_scatter: Number of elements of source < number of ones in mask")
+    placed = apply(INDEX_ADD_INTO_ZEROS, source.reshape(-1)[:count], shape=shape, index=(where_set,))
+    return where(_wrap(where_set), placed, input)
+
+
+def _flat_index(input: Tensor, index: Any, op: str) -> Tensor:  # noqa: A002
+    """``index`` as a flat vector into ``input`` read as 1-D, negative entries counted from the end."""
+    index = _as_index(index, op).reshape(-1)
+    n = input.numel()
+    bad = (index._data < -n) | (index._data >= n)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {index._data[bad][0]} on a tensor of {n} elements.")
+    return _wrap(index._data % max(n, 1)) if (index._data < 0).any() else index
+
+
+def put(input: Tensor, index: Any, source: Any, accumulate: bool = False) -> Tensor:  # noqa: A002
+    """``input`` read as 1-D with ``source``'s elements written (``accumulate=True``: added) at ``index``
+    (out of place); negative indices count from the end. Without ``accumulate`` the last of repeated
+    writes wins and every repeat gets the output's gradient there, as in torch.
+
+    >>> import dualgrad as dg
+    >>> dg.put(dg.zeros(2, 2), dg.tensor([0, -1, 0]), dg.tensor([1., 2., 3.]), accumulate=True)
+    tensor([[4., 0.],
+            [0., 2.]])
+    """
+    input, source = tensor_arg(input, "put"), tensor_arg(source, "put")
+    index = _flat_index(input, index, "put_")
+    if source.numel() != index.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{input.dtype} and source.dtype = {source.dtype}")
+    flat, values = input.reshape(-1), source.reshape(-1)
+    if accumulate:
+        return (flat + apply(SCATTER_ADD_INTO_ZEROS, values, index, shape=flat.shape, dim=0)).reshape(input.shape)
+    return _put_along(flat, 0, index, values).reshape(input.shape)
+
+
+def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:  # noqa: A002
+    """``input`` with ``values`` written (``accumulate=True``: added) at ``input[indices]`` (out of
+    place), ``indices`` a tuple of integer or bool Tensors as for ``x[indices]``. ``values``
+    broadcasts to the indexed shape; without ``accumulate`` repeated positions keep the last write.
+
+    >>> import dualgrad as dg
+    >>> rows, cols = dg.tensor([0, 1, 0]), dg.tensor([1, 1, 1])
+    >>> dg.index_put(dg.zeros(2, 2), (rows, cols), dg.tensor([1., 2., 3.]), accumulate=True)
+    tensor([[0., 4.],
+            [0., 2.]])
+    """
+    input = tensor_arg(input, "index_put")
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not {type(indices).__name__}")
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put(): argument 'values' must be Tensor, not {type(values).__name__}")
+    if values.dtype != input.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got {input.dtype} for "
+                           f"the destination and {values.dtype} for the source.")
+    tensors = [tensor_arg(i, "index_put") for i in indices]
+    if any(t.dtype.kind not in "iub" for t in tensors):
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    consumed = sum(t.ndim if t.dtype == np.bool_ else 1 for t in tensors)
+    if consumed > input.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {input.ndim} (got {consumed})")
+    if has_batched_entry(tuple(tensors)):  # inside vmap: the shapes are checked per batch member
+        shape = None
+    else:
+        index = tuple(t._data for t in tensors)
+        try:
+            shape = np.broadcast_to(np.empty((), np.bool_), input.shape)[index].shape
+        except IndexError as err:
+            raise IndexError(str(err).replace("axis", "dimension")) from None
+        try:
+            np.broadcast_shapes(values.shape, shape)
+        except ValueError:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast "
+                               f"to indexing result of shape {list(shape)}") from None
+    if accumulate:
+        if shape is None:
+            raise RuntimeError("vmap: index_put with accumulate=True does not support batched indices")
+        return input + apply(INDEX_ADD_INTO_ZEROS, values.expand(shape), shape=input.shape, index=index)
+    return apply(INDEX_PUT_TENSOR, input, values, *tensors, spec=(TENSOR,) * len(tensors))
+
+
 METHODS: dict[str, Any] = {
     "__getitem__": getitem,
     "gather": gather,
@@ -729,6 +951,13 @@ METHODS: dict[str, Any] = {
     "argwhere": argwhere,
     "scatter": scatter,
     "scatter_add": scatter_add,
+    "index_add": index_add,
+    "index_copy": index_copy,
+    "index_fill": index_fill,
+    "masked_scatter": masked_scatter,
+    "put": put,
+    "index_put": index_put,
 }
-__all__ = ["argwhere", "gather", "getitem", "index_select", "masked_select", "nonzero", "scatter", "scatter_add",
-           "select", "take", "take_along_axis", "take_along_dim"]
+__all__ = ["argwhere", "gather", "getitem", "index_add", "index_copy", "index_fill", "index_put", "index_select",
+           "masked_scatter", "masked_select", "nonzero", "put", "scatter", "scatter_add", "select", "take",
+           "take_along_axis", "take_along_dim"]

@@ -495,7 +495,8 @@ _OF_METHODS = (
     "arcsin", "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "fix", "true_divide", "frac",
     "greater", "greater_equal", "less", "less_equal", "not_equal", "multiply", "divide", "subtract", "negative",
     "absolute", "clamp_min", "clamp_max", "nan_to_num", "erf", "erfc", "erfinv", "heaviside", "lerp", "sinc",
-    "xlogy", "addcdiv", "addcmul", "addmm", "tril", "triu", "scatter", "scatter_add",
+    "xlogy", "addcdiv", "addcmul", "addmm", "tril", "triu", "scatter", "scatter_add", "index_add", "index_copy",
+    "index_fill", "masked_scatter", "put", "index_put",
 )
 METHODS: dict[str, Any] = {
     **{f"{name}_": _inplace(f"{name}_", _method(name), f"In-place ``{name}``.") for name in _OF_METHODS},

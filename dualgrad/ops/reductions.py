@@ -249,6 +249,43 @@ def _cumprod_jvp(tangents: tuple, out: Any, x: Tensor, *, axis: int) -> Tensor:
     return nonzero_prod * (before + at_first)
 
 
+def _logcumsumexp_impl(x: np.ndarray, *, axis: int) -> np.ndarray:
+    if x.dtype.kind == "c":
+        raise NotImplementedError("logcumsumexp: complex tensors are not supported")
+    return np.logaddexp.accumulate(x, axis=axis)
+
+
+def _signed_log_cumsums(v: Tensor, log_weight: Tensor, axis: int, reverse: bool) -> list:
+    """The logs of the cumulative sums (``reverse``: from the end) of ``v+ exp(log_weight)`` and of
+    ``v- exp(log_weight)``, the positive and negative parts of ``v`` taken in log space (torch's way).
+
+    The log of an absent part is a quarter of the lowest float: a few of them still add up without overflow.
+    """
+    log_abs = where(v == 0, 1.0, v.abs()).log()
+    lowest = float(np.finfo(v.dtype).min) / 4
+    logs = []
+    for part in (v > 0, v < 0):
+        t = where(part, log_abs, lowest) + log_weight
+        if reverse:
+            t = apply(FLIP, apply(LOGCUMSUMEXP, apply(FLIP, t, axis=(axis,)), axis=axis), axis=(axis,))
+        else:
+            t = apply(LOGCUMSUMEXP, t, axis=axis)
+        logs.append(t)
+    return logs
+
+
+def _logcumsumexp_vjp(g: Tensor, out: Tensor, x: Tensor, *, axis: int) -> Tensor:
+    """``sum_{i >= k} g_i exp(x_k - out_i)``, the sum kept in log space: it neither overflows nor underflows."""
+    positive, negative = _signed_log_cumsums(g, -out, axis, reverse=True)
+    return (positive + x).exp() - (negative + x).exp()
+
+
+def _logcumsumexp_jvp(tangents: tuple, out: Tensor, x: Tensor, *, axis: int) -> Tensor:
+    """``sum_{k <= i} t_k exp(x_k - out_i)``, in log space as the reverse rule."""
+    positive, negative = _signed_log_cumsums(tangents[0], x, axis, reverse=False)
+    return (positive - out).exp() - (negative - out).exp()
+
+
 def _softmax_vjp(g: Tensor, out: Tensor, x: Any, *, axis: int) -> Tensor:
     """``out * (g - sum(g * out))``."""
     return out * (g - apply(SUM, g * out, axis=(axis,), keepdims=True))
@@ -315,6 +352,8 @@ CUMSUM = linear("cumsum", lambda x, axis: np.cumsum(x, axis=axis),
                 (lambda g, out, x, axis: _reverse_cumsum(g, axis),), family="reduction")
 CUMPROD = Op("cumprod", lambda x, axis: np.cumprod(x, axis=axis), vjp=(_cumprod_vjp,), jvp=_cumprod_jvp,
              family="reduction")
+LOGCUMSUMEXP = Op("logcumsumexp", _logcumsumexp_impl, vjp=(_logcumsumexp_vjp,), jvp=_logcumsumexp_jvp,
+                  family="reduction", save_out=True, promotion=0, to_float=True)
 SOFTMAX = Op("softmax", _softmax_impl, vjp=(_softmax_vjp,), jvp=_softmax_jvp, family="reduction",
              save_inputs=False, save_out=True)
 LOG_SOFTMAX = Op("log_softmax", _log_softmax_impl, vjp=(_log_softmax_vjp,), jvp=_log_softmax_jvp,
@@ -647,6 +686,20 @@ def cumprod(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> 
     return _cumulative(CUMPROD, x, dim, axis, dtype)
 
 
+def logcumsumexp(x: Any, dim: Any = None, *, axis: Any = None) -> Tensor:
+    """``log(cumsum(exp(x)))`` along ``dim``, computed without overflow or underflow (as are its
+    derivatives); integers give the default floating dtype.
+
+    >>> import dualgrad as dg
+    >>> dg.logcumsumexp(dg.tensor([-1000., 0., 1000.]), 0)
+    tensor([-1000.,     0.,  1000.])
+    """
+    x = tensor_arg(x, "logcumsumexp")
+    if pick_axis(dim, axis) is None:
+        raise TypeError('logcumsumexp() missing 1 required positional arguments: "dim"')
+    return _along_one_axis(LOGCUMSUMEXP, x, dim, axis)
+
+
 def _along_one_axis(op: Op, x: Tensor, dim: Any, axis: Any) -> Tensor:
     """``op`` along one axis of ``x``; a 0-d ``x`` as a 1-element vector (dim 0 or -1, as torch)."""
     if x.ndim == 0:
@@ -789,12 +842,12 @@ def argmin(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
 
 METHODS: dict[str, Any] = {
     "sum": sum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "max": max, "min": min, "median": median,
-    "var": var, "std": std, "logsumexp": logsumexp, "norm": norm, "cumsum": cumsum,
-    "cumprod": cumprod, "softmax": softmax, "log_softmax": log_softmax, "all": all, "any": any,
+    "var": var, "std": std, "logsumexp": logsumexp, "norm": norm, "cumsum": cumsum, "cumprod": cumprod,
+    "logcumsumexp": logcumsumexp, "softmax": softmax, "log_softmax": log_softmax, "all": all, "any": any,
     "argmax": argmax, "argmin": argmin, "nansum": nansum, "nanmean": nanmean, "count_nonzero": count_nonzero,
 }
 __all__ = [
     "ValuesIndices", "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum",
-    "log_softmax", "logsumexp", "max", "mean", "median", "min", "nanmean", "nansum", "norm", "prod", "softmax", "std",
-    "std_mean", "sum", "var", "var_mean",
+    "log_softmax", "logcumsumexp", "logsumexp", "max", "mean", "median", "min", "nanmean", "nansum", "norm", "prod",
+    "softmax", "std", "std_mean", "sum", "var", "var_mean",
 ]

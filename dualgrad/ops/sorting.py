@@ -2,11 +2,13 @@
 
 ``sort`` is not an op of its own: its values are ``take_along_dim(x, argsort(x))``,
 so the gradient of each sorted element goes back to the position it came from
-(tied elements: to the one the stable sort put there).
+(tied elements: to the one the stable sort put there). ``cummax`` and ``cummin``
+gather in the same way along the indices of their running extremes.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -26,6 +28,56 @@ def _argsort_impl(x: np.ndarray, *, axis: int) -> np.ndarray:
 
 # The "reduction" family's batching rule shifts the integer ``axis`` past the batch axis.
 ARGSORT = nondifferentiable("argsort", _argsort_impl, family="reduction")
+
+
+def _running_index(extreme: np.ufunc, x: np.ndarray, *, axis: int) -> np.ndarray:
+    """The index of the running maximum (``extreme`` ``np.maximum``) or minimum along ``axis``, as torch's:
+    of tied values the last, and from the first NaN on, the last NaN (NaN propagates).
+
+    The candidates are the positions whose element equals the running extreme (or is NaN); the
+    running extreme of position ``i`` is at the last candidate up to ``i``.
+    """
+    positions = np.arange(x.shape[axis]).reshape((-1,) + (1,) * (x.ndim - axis - 1))
+    candidate = (x == extreme.accumulate(x, axis=axis)) | (x != x)
+    return np.maximum.accumulate(np.where(candidate, positions, 0), axis=axis)
+
+
+CUMMAX_INDICES = nondifferentiable("cummax_indices", partial(_running_index, np.maximum), family="reduction")
+CUMMIN_INDICES = nondifferentiable("cummin_indices", partial(_running_index, np.minimum), family="reduction")
+
+
+def _running_extreme(op: Any, input: Any, dim: int, name: str) -> ValuesIndices:  # noqa: A002
+    """``(values, indices)`` of a running extreme: the values gathered at the indices (differentiable)."""
+    x = tensor_arg(input, name)
+    if x.dtype.kind == "c":
+        raise NotImplementedError(f"{name}(): not implemented for complex tensors")
+    if x.ndim == 0:
+        values, indices = _running_extreme(op, x.reshape(1), dim, name)
+        return ValuesIndices(values.reshape(()), indices.reshape(()))
+    axis = normalize_axis(dim, x.ndim, name)
+    indices = apply(op, x, axis=axis)
+    return ValuesIndices(take_along_dim(x, indices, axis), indices)
+
+
+def cummax(input: Any, dim: int) -> ValuesIndices:  # noqa: A002 - torch's name
+    """``(values, indices)`` of the running maximum along ``dim``: ``values[i] = max(input[:i + 1])``.
+    Of tied values the index is the last; NaN propagates. The gradient goes to the elements at ``indices``.
+
+    >>> import dualgrad as dg
+    >>> dg.cummax(dg.tensor([1., 3., 2., 3.]), 0)
+    ValuesIndices(values=tensor([1., 3., 3., 3.]), indices=tensor([0, 1, 1, 3]))
+    """
+    return _running_extreme(CUMMAX_INDICES, input, dim, "cummax")
+
+
+def cummin(input: Any, dim: int) -> ValuesIndices:  # noqa: A002 - torch's name
+    """``(values, indices)`` of the running minimum along ``dim`` (ties and NaN as ``cummax``).
+
+    >>> import dualgrad as dg
+    >>> dg.cummin(dg.tensor([3., 1., 2., 1.]), 0)
+    ValuesIndices(values=tensor([3., 1., 1., 1.]), indices=tensor([0, 1, 1, 3]))
+    """
+    return _running_extreme(CUMMIN_INDICES, input, dim, "cummin")
 
 
 def argsort(x: Any, dim: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
@@ -119,5 +171,6 @@ def _first_of_sorted(input: Any, k: int, dim: int, largest: bool, fn: str) -> Va
     return ValuesIndices(x if k else x.reshape(0), indices if k else indices.reshape(0))
 
 
-METHODS: dict[str, Any] = {"argsort": argsort, "sort": sort, "msort": msort, "topk": topk, "kthvalue": kthvalue}
-__all__ = ["argsort", "kthvalue", "msort", "sort", "topk"]
+METHODS: dict[str, Any] = {"argsort": argsort, "sort": sort, "msort": msort, "topk": topk, "kthvalue": kthvalue,
+                           "cummax": cummax, "cummin": cummin}
+__all__ = ["argsort", "cummax", "cummin", "kthvalue", "msort", "sort", "topk"]
