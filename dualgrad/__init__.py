@@ -34,6 +34,7 @@ from .factories import (
     get_default_dtype,
     iinfo,
     linspace,
+    logspace,
     manual_seed,
     ones,
     ones_like,
@@ -43,6 +44,7 @@ from .factories import (
     randint_like,
     randn,
     randn_like,
+    scalar_tensor,
     set_default_dtype,
     tensor,
     zeros,
@@ -57,9 +59,11 @@ from .ops.indexing import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
 from .ops.linalg_decomp import det, inverse, logdet
 from .ops.reductions import *  # noqa: F403
+from .ops.sampling import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.shape_extra import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
+from .ops.utilities import *  # noqa: F403
 from .queries import (
     allclose,
     equal,

@@ -110,7 +110,9 @@ def _inferred(array: np.ndarray, source: Any, dtype: Any) -> np.ndarray:
 
 
 def manual_seed(seed: int) -> np.random.Generator:
-    """Seed the generator behind ``rand``, ``randn`` and ``randn_like``.
+    """Seed the generator behind every random draw: ``rand``, ``randn``, ``randint``, ``normal``,
+    ``bernoulli``, ``multinomial``, ``randperm``, the ``*_like`` forms and the in-place fills
+    (``uniform_``, ``random_``, ...).
 
     >>> import dualgrad as dg
     >>> _ = dg.manual_seed(0); a = dg.rand(2)
@@ -227,7 +229,40 @@ def linspace(start: float, end: float, steps: int, dtype: Any = None,
     >>> dg.linspace(0, 1, 3)
     tensor([0.0000, 0.5000, 1.0000])
     """
-    return new_leaf(np.linspace(start, end, steps, dtype=_float_dtype(dtype)), requires_grad)
+    return new_leaf(np.linspace(start, end, _steps(steps), dtype=_float_dtype(dtype)), requires_grad)
+
+
+def _steps(steps: int) -> int:
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return steps
+
+
+def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None,
+             requires_grad: bool = False, **_device: Any) -> Tensor:
+    """``steps`` values ``base ** v`` for ``v`` evenly spaced from ``start`` to ``end`` inclusive
+    (computed in floating point, then cast to an integer ``dtype`` if given).
+
+    >>> import dualgrad as dg
+    >>> dg.logspace(0, 2, 3), dg.logspace(0, 2, 3, base=2)
+    (tensor([  1.,  10., 100.]), tensor([1., 2., 4.]))
+    """
+    data = np.logspace(start, end, _steps(steps), base=base).astype(_float_dtype(dtype))
+    return new_leaf(data, requires_grad)
+
+
+def scalar_tensor(s: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
+    """A 0-d tensor of the number ``s``, of the default floating dtype unless ``dtype`` is given.
+
+    >>> import dualgrad as dg
+    >>> dg.scalar_tensor(3), dg.scalar_tensor(True, dtype=dg.int64)
+    (tensor(3.), tensor(1))
+    """
+    value = s.item() if isinstance(s, Tensor) else s
+    dtype = _float_dtype(dtype)
+    if isinstance(value, complex) and dtype.kind != "c":
+        raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
+    return new_leaf(np.array(value, dtype=dtype), requires_grad)
 
 
 def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = False,

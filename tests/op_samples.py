@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import dualgrad as dg
+from dualgrad.ops import ALL_OPS
+from dualgrad.ops.dispatch import apply
 
 SAMPLES: dict[str, st.SearchStrategy] = {}
 # Ops that exist only as internal helpers of other ops' rules and are covered
@@ -744,3 +746,22 @@ def _irfftn(draw: Any) -> Sample:
     s, axes, norm = _fft_params(draw, shape)
     return Sample(lambda x, y: dg.fft.irfftn(x + y * 1j, s=s, axes=axes, norm=norm),
                   (array(draw, shape), array(draw, shape)))
+
+
+# -- random sampling: the sampled values with a zero gradient for the parameters ------------------
+@sample("bernoulli")
+def _bernoulli(draw: Any) -> Sample:
+    shape = draw(shapes())
+    draws = dg.tensor((array(draw, shape, 0.0, 1.0) > 0.5).astype(np.float64))
+    return Sample(lambda p: apply(ALL_OPS["bernoulli"], p, draws), (array(draw, shape, 0.0, 1.0),))
+
+
+@sample("normal")
+def _normal(draw: Any) -> Sample:
+    s1, s2 = broadcastable(draw)
+    draws = dg.tensor(array(draw, np.broadcast_shapes(s1, s2)))
+    return Sample(lambda mean, std: apply(ALL_OPS["normal"], mean, std, draws),
+                  (array(draw, s1), array(draw, s2, 0.5, 2.0)))
+
+
+COVERED_BY["poisson"] = "bernoulli"  # draws in its impl: its zero gradient and vmap are tested in test_random.py

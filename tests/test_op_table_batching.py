@@ -69,6 +69,20 @@ _EXTRA = {
     "argmax": _unary_sample(lambda x: dg.argmax(x, -1) if x.ndim else dg.argmax(x)),
     "argmin": _unary_sample(lambda x: dg.argmin(x)),
 }
+
+
+@st.composite
+def _searchsorted_sample(draw):
+    """A sequence sorted along its last dimension (1-d, or with rows matching the values')."""
+    rows = draw(st.sampled_from([(), (2,)]))
+    sequence = np.sort(draw(hnp.arrays(np.float64, rows + (draw(st.integers(1, 4)),), elements=_elements(np.float64))))
+    values_shape = rows + (draw(st.integers(1, 3)),) if rows else draw(shapes())
+    values = draw(hnp.arrays(np.float64, values_shape, elements=_elements(np.float64)))
+    right = draw(st.booleans())
+    return Sample(lambda s, v: dg.searchsorted(s, v, right=right), (sequence, values))
+
+
+_EXTRA["searchsorted"] = _searchsorted_sample()
 ALL_SAMPLES = {**_EXTRA, **SAMPLES}
 SAMPLED = sorted(ALL_SAMPLES)
 

@@ -409,6 +409,8 @@ def uniform_(self: Tensor, low: float = 0.0, high: float = 1.0) -> Tensor:
     >>> bool(((x >= -1) & (x < 1)).all())
     True
     """
+    if low > high:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={low:g} > to={high:g}")
     return update_(self, _fill, "uniform_", rand(self.shape, dtype=self.dtype) * (high - low) + low)
 
 
@@ -420,6 +422,8 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
     >>> dg.empty(2, 3).normal_(0, 0.02).shape
     (2, 3)
     """
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     return update_(self, _fill, "normal_", randn(self.shape, dtype=self.dtype) * std + mean)
 
 

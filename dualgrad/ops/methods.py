@@ -19,13 +19,15 @@ from . import (
     linalg_decomp,
     linalg_derived,
     reductions,
+    sampling,
     shape,
     shape_extra,
     sorting,
+    utilities,
 )
 
 MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace, elementwise_extra, sorting,
-           linalg_decomp, linalg_derived, fft, shape_extra)
+           linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling)
 
 
 def install() -> None:
