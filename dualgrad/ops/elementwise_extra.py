@@ -164,7 +164,7 @@ def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor
     >>> dg.addcmul(dg.tensor([1.]), dg.tensor([2.]), dg.tensor([3.]), value=0.5)
     tensor([4.])
     """
-    return input + value * tensor1 * tensor2
+    return input + value * tensor_arg(tensor1, "addcmul") * tensor_arg(tensor2, "addcmul")
 
 
 def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:  # noqa: A002
@@ -174,7 +174,7 @@ def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor
     >>> dg.addcdiv(dg.tensor([1.]), dg.tensor([2.]), dg.tensor([4.]), value=2)
     tensor([2.])
     """
-    return input + value * tensor1 / tensor2
+    return input + value * tensor_arg(tensor1, "addcdiv") / tensor_arg(tensor2, "addcdiv")
 
 
 def clamp_min(input: Any, min: Any) -> Tensor:  # noqa: A001, A002 - torch's names

@@ -84,6 +84,8 @@ def bernoulli(input: Any, p: float | None = None, *, generator: Any = None) -> T
 
 
 def _check_probability(fn: str, p: float) -> None:
+    if isinstance(p, bool) or not isinstance(p, (int, float, np.floating, np.integer)):
+        raise TypeError(f"{fn.rstrip('_')}(): argument 'p' must be float, not {type(p).__name__}")
     if not 0 <= p <= 1:
         raise RuntimeError(f"{fn} expects p to be in [0, 1], but got p={p:g}")
 
