@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import batching
 from ..batching import rule_for
-from ..tensor import Tensor
+from ..tensor import FLOATING_DTYPES, Tensor
 from .dispatch import apply
 from .promotion import result_type
 
@@ -77,6 +77,21 @@ def _shared_bdim(args: list, bdims: list) -> int | None:
     return None if common is None or widest > rank - common else common
 
 
+def _one_floating_dtype(operands: list) -> bool:
+    """True if the Tensors among ``operands`` share one floating dtype and the rest are Python
+    floats and ints: then the operands' ranks cannot change the result dtype (the common case)."""
+    dtype = None
+    for x in operands:
+        if isinstance(x, Tensor):
+            if dtype is None:
+                dtype = x.dtype
+            elif x.dtype is not dtype:
+                return False
+        elif type(x) is not float and type(x) is not int:
+            return False
+    return dtype in FLOATING_DTYPES
+
+
 def _logical_promotion(op: Any, args: list, bdims: list) -> list:
     """``args`` with the Tensors cast to the dtype ``op`` gives the logical (per-example) operands.
 
@@ -85,7 +100,9 @@ def _logical_promotion(op: Any, args: list, bdims: list) -> list:
     ``w`` must give float32, as it does outside vmap (and in torch.func.vmap).
     """
     start = op.promotion
-    if start is None or all(b is NOT_BATCHED or a.ndim > 1 for a, b in zip(args, bdims, strict=True)):
+    if start is None or _one_floating_dtype(args[start:]):
+        return args
+    if all(b is NOT_BATCHED or a.ndim > 1 for a, b in zip(args, bdims, strict=True)):
         return args
     logical = [np.empty((1,) * min(_logical_ndim(a, b), 1), a.dtype) if isinstance(a, Tensor) else a
                for a, b in zip(args[start:], bdims[start:], strict=True)]
