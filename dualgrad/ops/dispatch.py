@@ -20,7 +20,6 @@ import numpy as np
 
 from .. import tensor as tensor_module
 from .._state import STATE
-from ..factories import get_default_dtype
 from ..forward_ad.engine import propagate_tangents
 from ..reverse.node import new_node
 from ..reverse.saved import SavedTensor, save_tensor
@@ -35,7 +34,7 @@ from ..tensor import (
     mark_inference,
     meta_of,
 )
-from .promotion import promote
+from .promotion import default_float_result, promote
 
 _ndarray = np.ndarray
 NO_EDGE = (None, 0)
@@ -76,7 +75,7 @@ def _apply(op: Any, args: tuple, params: dict, flags: dict) -> Any:
             # a ufunc's 0-d result comes back as an array with out=..., not as a NumPy scalar to convert
             data = op.impl(a, out=...) if op.ufunc_out and not params else op.impl(a, **params)
             if type(a) is _ndarray and a.dtype not in FLOATING_DTYPES and op.family == "elementwise" and not params:
-                data = _integers_computed_in_default_dtype(data)
+                data = default_float_result(data)
         elif n == 2:
             a, b = args
             # torch's type promotion (``promote``), except where NumPy's dtype is torch's: an array
@@ -141,15 +140,6 @@ def _apply(op: Any, args: tuple, params: dict, flags: dict) -> Any:
     if flags["dual_levels"]:
         propagate_tangents(op, args, params, out)
     return out
-
-
-def _integers_computed_in_default_dtype(data: Any) -> Any:
-    """The floating result of a one-operand elementwise op on integers or bools (``sin``, ``sqrt``)
-    in the default dtype, as torch gives it (NumPy computes it in float64)."""
-    default = get_default_dtype()
-    if type(data) is not _ndarray or data.dtype.kind != "f" or data.dtype == default:
-        return data
-    return data.astype(default)
 
 
 def _tracks(a: Any) -> bool:

@@ -13,9 +13,10 @@ The result dtype is torch's ``result_type``, not NumPy's:
   (NumPy: int32 with float32 gives float64).
 
 Ops that compute in floating point (true division, ``atan2``, ...) give the default
-dtype for integer operands. The operands are cast to the result dtype before NumPy
-runs, so values are computed in it, as torch does. NumPy has no complex32: float16
-with a complex operand gives complex64.
+dtype for integer operands; so do those of one operand (``sin``, ``sqrt``: dispatch
+calls ``default_float_result`` for an integer or bool input). The operands are cast
+to the result dtype before NumPy runs, so values are computed in it, as torch does.
+NumPy has no complex32: float16 with a complex operand gives complex64.
 
 >>> import numpy as np
 >>> result_type(np.ones(2, np.float32), np.float64(1.0), 2)
@@ -117,6 +118,15 @@ def promote(op: Any, operands: tuple | list) -> tuple | list:
     # (not for bfloat16: NumPy computes bfloat16 with a Python float in float32)
     weak = dtype.kind in "biufc" and any(isinstance(x, np.ndarray) for x in promoted)
     return (*operands[:start], *[_cast(x, dtype, weak) for x in promoted])
+
+
+def default_float_result(data: Any) -> Any:
+    """The floating result of a one-operand elementwise op on integers or bools in the default
+    dtype, as torch gives it (NumPy computes it in float64); any other result as it is."""
+    default = get_default_dtype()
+    if type(data) is not np.ndarray or data.dtype.kind != "f" or data.dtype == default:
+        return data
+    return data.astype(default)
 
 
 def _cast(x: Any, dtype: np.dtype, weak: bool) -> Any:
