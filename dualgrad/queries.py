@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .tensor import Tensor, _check_tensor
+from .tensor import Tensor, check_tensor
 
 
 def is_tensor(obj: Any) -> bool:
@@ -33,7 +33,7 @@ def numel(input: Tensor) -> int:  # noqa: A002 - torch's argument name
     >>> dg.numel(dg.zeros(2, 3))
     6
     """
-    _check_tensor("numel", "input", input)
+    check_tensor("numel", "input", input)
     return input.numel()
 
 
@@ -44,7 +44,7 @@ def is_floating_point(input: Tensor) -> bool:  # noqa: A002
     >>> dg.is_floating_point(dg.tensor([1.0])), dg.is_floating_point(dg.tensor([1]))
     (True, False)
     """
-    _check_tensor("is_floating_point", "input", input)
+    check_tensor("is_floating_point", "input", input)
     return input.is_floating_point()
 
 
@@ -57,7 +57,7 @@ def is_inference(input: Tensor) -> bool:  # noqa: A002
     >>> dg.is_inference(y), dg.is_inference(dg.ones(2))
     (True, False)
     """
-    _check_tensor("is_inference", "input", input)
+    check_tensor("is_inference", "input", input)
     return input.is_inference()
 
 
@@ -68,7 +68,7 @@ def is_complex(input: Tensor) -> bool:  # noqa: A002
     >>> dg.is_complex(dg.tensor([1j]))
     True
     """
-    _check_tensor("is_complex", "input", input)
+    check_tensor("is_complex", "input", input)
     return input.is_complex()
 
 
@@ -79,7 +79,7 @@ def is_nonzero(input: Tensor) -> bool:  # noqa: A002
     >>> dg.is_nonzero(dg.tensor([0.0]))
     False
     """
-    _check_tensor("is_nonzero", "input", input)
+    check_tensor("is_nonzero", "input", input)
     return input.is_nonzero()
 
 
@@ -93,7 +93,7 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     >>> dg.isclose(dg.tensor([1.0, float("nan")]), dg.tensor([1.0, float("nan")]), equal_nan=True)
     tensor([True, True])
     """
-    _check_tensor("isclose", "input", input)
+    check_tensor("isclose", "input", input)
     return input.isclose(other, rtol, atol, equal_nan)
 
 
@@ -105,7 +105,7 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
     >>> dg.allclose(dg.tensor([1e10]), dg.tensor([1.00001e10]))
     True
     """
-    _check_tensor("allclose", "input", input)
+    check_tensor("allclose", "input", input)
     return input.allclose(other, rtol, atol, equal_nan)
 
 
@@ -116,5 +116,5 @@ def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002
     >>> dg.equal(dg.tensor([1, 2]), dg.tensor([1.0, 2.0]))
     True
     """
-    _check_tensor("equal", "input", input)
+    check_tensor("equal", "input", input)
     return input.equal(other)

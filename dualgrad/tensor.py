@@ -47,10 +47,15 @@ SCALAR_OF_GRAD_WARNING = (
     "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
     "Consider using tensor.detach() first."
 )
-# torch's legacy type names (``t.type()``): ``torch.<name>Tensor``
+# torch's names of dtypes in its legacy type names (``t.type()``: ``torch.<name>Tensor``) and kernel errors
 _TYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long", "int32": "Int",
                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
                "complex128": "ComplexDouble"}
+
+
+def torch_dtype_name(dtype: np.dtype) -> str:
+    """torch's name of ``dtype`` (``Double``, ``Long``, ...), NumPy's for a dtype torch names otherwise."""
+    return _TYPE_NAMES.get(dtype.name, dtype.name)
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
     "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
@@ -228,7 +233,7 @@ class Tensor:
         ('torch.DoubleTensor', tensor([1]))
         """
         if dtype is None:
-            return f"torch.{_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}Tensor"
+            return f"torch.{torch_dtype_name(self.dtype)}Tensor"
         return self.to(dtype)
 
     def numel(self) -> int:
@@ -301,7 +306,7 @@ class Tensor:
         >>> dg.tensor([1.0, 2.0]).equal(dg.tensor([1, 2])), dg.tensor([1.0]).equal(dg.tensor([1.0, 1.0]))
         (True, False)
         """
-        _check_tensor("equal", "other", other)
+        check_tensor("equal", "other", other)
         return self.shape == other.shape and bool((self._data == other._data).all())
 
     def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False,
@@ -756,7 +761,7 @@ def _dim(dim: int, ndim: int) -> int:
     return dim % max(ndim, 1)
 
 
-def _check_tensor(fn: str, arg: str, value: Any) -> None:
+def check_tensor(fn: str, arg: str, value: Any) -> None:
     if not isinstance(value, Tensor):
         raise TypeError(f"{fn}(): argument '{arg}' must be Tensor, not {type(value).__name__}")
 
@@ -764,7 +769,7 @@ def _check_tensor(fn: str, arg: str, value: Any) -> None:
 def _close(fn: str, x: Tensor, y: Any, rtol: float, atol: float, equal_nan: bool) -> np.ndarray:
     """``isclose`` on the data, after torch's errors: a non-Tensor, other dtypes, shapes not broadcasting, a
     negative tolerance."""
-    _check_tensor(fn, "other", y)
+    check_tensor(fn, "other", y)
     if x.dtype != y.dtype:
         raise RuntimeError(f"{fn}(): {x.dtype} did not match {y.dtype}")
     try:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import _TYPE_NAMES, Tensor
+from ..tensor import Tensor, torch_dtype_name
 from .dispatch import apply, tensor_arg
 from .registry import (
     ENGINE_ONLY,
@@ -319,7 +319,7 @@ def _integers_only(fn: Any, kernel: str) -> Any:
         for a in (x, y):
             dtype = np.asarray(a).dtype
             if dtype.kind in "fc":
-                raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{_TYPE_NAMES[dtype.name]}\'')
+                raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{torch_dtype_name(dtype)}\'')
         return fn(x, y)
 
     return impl

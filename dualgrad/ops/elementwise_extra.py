@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import _TYPE_NAMES, Tensor
+from ..tensor import Tensor, torch_dtype_name
 from .dispatch import apply, tensor_arg
 from .elementwise import _binary, _unary, _where, clamp, clone, cos, exp, isfinite, isnan, log, sin, trunc
 from .registry import elementwise
@@ -248,10 +248,10 @@ def complex(real: Any, imag: Any) -> Tensor:  # noqa: A001 - torch's name
     for t in (real, imag):
         if t.dtype.kind != "f":
             raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                               f"{_TYPE_NAMES[real.dtype.name]} and {_TYPE_NAMES[imag.dtype.name]}")
+                               f"{torch_dtype_name(real.dtype)} and {torch_dtype_name(imag.dtype)}")
     if real.dtype != imag.dtype:
-        raise RuntimeError(f"Expected object of scalar type {_TYPE_NAMES[real.dtype.name]} but got scalar type "
-                           f"{_TYPE_NAMES[imag.dtype.name]} for second argument")
+        raise RuntimeError(f"Expected object of scalar type {torch_dtype_name(real.dtype)} but got scalar type "
+                           f"{torch_dtype_name(imag.dtype)} for second argument")
     return real + imag * 1j
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..batching import BatchedTensor, movedim
 from ..factories import zeros_like
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, check_tensor
 from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply, tensor_arg
@@ -908,8 +908,7 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False
     input = tensor_arg(input, "index_put")
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not {type(indices).__name__}")
-    if not isinstance(values, Tensor):
-        raise TypeError(f"index_put(): argument 'values' must be Tensor, not {type(values).__name__}")
+    check_tensor("index_put", "values", values)
     if values.dtype != input.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got {input.dtype} for "
                            f"the destination and {values.dtype} for the source.")

@@ -25,14 +25,14 @@ from .._state import STATE
 from ..batching import RANDOM_ERROR, BatchedTensor
 from ..factories import _generator, _random, rand, rand_like, randn
 from ..reverse import no_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, torch_dtype_name
 from . import elementwise as ew
 from .dispatch import _check_broadcast, apply, tensor_arg
 from .inplace import _fill, update_
 from .reductions import cumsum
 from .registry import elementwise
 from .sorting import argsort
-from .utilities import _dtype_name, _require, searchsorted
+from .utilities import _require, searchsorted
 
 
 def _last(*arrays: np.ndarray) -> np.ndarray:
@@ -165,7 +165,7 @@ def multinomial(input: Any, num_samples: int, replacement: bool = False, *,  # n
     input = tensor_arg(input, "multinomial")  # noqa: A001
     if input.dtype.kind != "f":
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
-                           f"{_dtype_name(input.dtype)}")
+                           f"{torch_dtype_name(input.dtype)}")
     if input.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     num_samples = operator.index(num_samples)
@@ -215,7 +215,7 @@ def _fill_with(self: Tensor, name: str, sample: Any) -> Tensor:
 def _continuous(self: Tensor, name: str) -> None:
     if self.dtype.kind != "f":
         raise RuntimeError(f"{name} distribution is a continuous probability distribution. dtype must be a "
-                           f"floating point but you specified {_dtype_name(self.dtype)}")
+                           f"floating point but you specified {torch_dtype_name(self.dtype)}")
 
 
 def random_(self: Tensor, from_: int | None = None, to: int | None = None, **kwargs: Any) -> Tensor:

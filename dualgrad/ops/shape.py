@@ -682,7 +682,7 @@ def unflatten(x: Tensor, dim: int, sizes: Any) -> Tensor:
     return reshape(x, x.shape[:axis] + tuple(sizes) + x.shape[axis + 1:])
 
 
-def _atleast(x: Any, ndim: int) -> Tensor:
+def with_rank_at_least(x: Any, ndim: int) -> Tensor:
     """``x`` with dims added as NumPy's ``atleast_1d`` / ``_2d`` / ``_3d`` (``(n,)`` -> ``(1, n)``,
     ``(1, n, 1)``; ``(m, n)`` -> ``(m, n, 1)``)."""
     x = _tensor(x)
@@ -700,7 +700,7 @@ def hstack(tensors: Sequence[Tensor]) -> Tensor:
     >>> dg.hstack([dg.zeros(2), dg.ones(3)]).shape
     (5,)
     """
-    xs = [_atleast(t, 1) for t in _check_join("hstack", tensors)]
+    xs = [with_rank_at_least(t, 1) for t in _check_join("hstack", tensors)]
     return cat(xs, 0 if xs[0].ndim == 1 else 1)
 
 
@@ -711,7 +711,7 @@ def vstack(tensors: Sequence[Tensor]) -> Tensor:
     >>> dg.vstack([dg.zeros(2), dg.ones(2)]).shape
     (2, 2)
     """
-    return cat([_atleast(t, 2) for t in _check_join("vstack", tensors)], 0)
+    return cat([with_rank_at_least(t, 2) for t in _check_join("vstack", tensors)], 0)
 
 
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
@@ -721,7 +721,7 @@ def dstack(tensors: Sequence[Tensor]) -> Tensor:
     >>> dg.dstack([dg.zeros(2), dg.ones(2)]).shape
     (1, 2, 2)
     """
-    return cat([_atleast(t, 3) for t in _check_join("dstack", tensors)], 2)
+    return cat([with_rank_at_least(t, 3) for t in _check_join("dstack", tensors)], 2)
 
 
 def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:

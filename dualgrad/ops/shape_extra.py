@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 
 from ..factories import zeros
-from ..tensor import Tensor
+from ..tensor import Tensor, check_tensor
 from ._axes import normalize_axis
 from .dispatch import tensor_arg
 from .elementwise import logical_xor
 from .promotion import _promote_types
 from .reductions import cumsum
-from .shape import cat, expand, flip, narrow, reshape, stack, transpose
+from .shape import cat, expand, flip, narrow, reshape, stack, transpose, with_rank_at_least
 
 
 def _tensors(args: tuple, fn: str) -> list:
@@ -54,8 +54,8 @@ def diff(input: Any, n: int = 1, dim: int = -1, prepend: Tensor | None = None,  
         raise RuntimeError(f"order must be non-negative but got {n}")
     dim = normalize_axis(dim, x.ndim, "diff")
     for name, p in (("prepend", prepend), ("append", append)):
-        if p is not None and not isinstance(p, Tensor):
-            raise TypeError(f"diff(): argument '{name}' must be Tensor, not {type(p).__name__}")
+        if p is not None:
+            check_tensor("diff", name, p)
     parts = [p for p in (prepend, x, append) if p is not None]
     if len(parts) > 1:
         if any(p.ndim != x.ndim for p in parts):
@@ -104,19 +104,13 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
 
 
 def _atleast(rank: int, name: str, example: str, result: str) -> Any:
-    """torch's ``atleast_<rank>d``: one tensor, or a tuple of them, of rank at least ``rank``."""
-
-    def lift(t: Tensor) -> Tensor:
-        if t.ndim >= rank:
-            return t
-        if rank == 3:  # torch's (and NumPy's) 3-d layout: a vector as (1, n, 1), a matrix as (m, n, 1)
-            return reshape(t, (1, t.numel(), 1) if t.ndim < 2 else (*t.shape, 1))
-        return reshape(t, (1,) * (rank - t.ndim) + t.shape)
+    """torch's ``atleast_<rank>d``: one tensor, or a tuple of them, of rank at least ``rank``
+    (the layout of ``hstack``/``vstack``/``dstack``: ``with_rank_at_least``)."""
 
     def fn(*tensors: Any) -> Tensor | tuple:
         if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)):
-            return lift(tensor_arg(tensors[0], name))
-        return tuple(lift(t) for t in _tensors(tensors, name))
+            return with_rank_at_least(tensor_arg(tensors[0], name), rank)
+        return tuple(with_rank_at_least(t, rank) for t in _tensors(tensors, name))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Each tensor (a view) with at least {rank} dimension(s); one tensor for one argument, else a "

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..batching import BatchedTensor
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, torch_dtype_name
 from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
 from .indexing import batch_at, batch_size
@@ -99,18 +99,10 @@ def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False,  # noqa: 
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
-def _dtype_name(dtype: np.dtype) -> str:
-    """torch's name of a dtype in kernel errors (``Long``, ``Float``, ...)."""
-    names = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-             "float32": "Float", "float64": "Double", "float16": "Half", "complex64": "ComplexFloat",
-             "complex128": "ComplexDouble"}
-    return names.get(dtype.name, dtype.name)
-
-
 def _require(dtype: np.dtype, kinds: str, kernel: str) -> None:
     """torch's NotImplementedError for a kernel called on a dtype it has no implementation for."""
     if dtype.kind not in kinds:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype_name(dtype)}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{torch_dtype_name(dtype)}\'')
 
 
 def _unbatched(x: Any, fn: str) -> np.ndarray:
