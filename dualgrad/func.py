@@ -49,7 +49,7 @@ __all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "line
 
 
 # -- tracking inputs -------------------------------------------------------------------------
-def check_tensor(x: Any) -> None:
+def _check_transform_input(x: Any) -> None:
     if not isinstance(x, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
 
@@ -60,7 +60,7 @@ def _has_tangent(x: Tensor) -> bool:
 
 def _track(x: Any, levels: tuple) -> tuple[Tensor, Tensor]:
     """``(input for the function, physical tensor to differentiate with respect to)``."""
-    check_tensor(x)
+    _check_transform_input(x)
     phys = to_physical(x, levels)
     if phys.requires_grad or _has_tangent(phys):
         leaf = apply(RESHAPE, phys, shape=phys.shape)  # an alias: keeps outer graphs and tangents
@@ -498,7 +498,7 @@ def jacfwd(func: Callable, argnums: Any = 0, has_aux: bool = False, *, randomnes
         nums, chosen = _select(args, argnums)
         flat_in, in_spec = pytree.flatten(chosen)
         for x in flat_in:
-            check_tensor(x)
+            _check_transform_input(x)
         tangents = identity_blocks(flat_in)
 
         def partial(*new: Any) -> Any:
