@@ -90,6 +90,25 @@ COMPLEX_OPS = {
     "square": (lambda z: np.square(z) / (z + 3.0), False),
     "log": (lambda z: np.log(z), False),
     "sqrt": (lambda z: np.sqrt(z), False),
+    "rsqrt": (lambda z: 1 / np.sqrt(z), False),
+    "reciprocal": (lambda z: 1 / z, False),
+    "cube": (lambda z: z ** 3, False),
+    "cos": (lambda z: np.cos(z), False),
+    "tan": (lambda z: np.tan(z), False),
+    "sinh": (lambda z: np.sinh(z), False),
+    "cosh": (lambda z: np.cosh(z), False),
+    "tanh": (lambda z: np.tanh(z), False),
+    "asin": (lambda z: np.arcsin(z), False),
+    "acos": (lambda z: np.arccos(z), False),
+    "atan": (lambda z: np.arctan(z), False),
+    "asinh": (lambda z: np.arcsinh(z), False),
+    "acosh": (lambda z: np.arccosh(z), False),  # (a point with Re z < 0: the branch of the derivative)
+    "atanh": (lambda z: np.arctanh(z), False),
+    "expm1": (lambda z: np.expm1(z), False),
+    "log1p": (lambda z: np.log1p(z), False),
+    "log2": (lambda z: np.log2(z), False),
+    "log10": (lambda z: np.log10(z), False),
+    "sigmoid": (lambda z: dg.sigmoid(z) if isinstance(z, dg.Tensor) else 1 / (1 + np.exp(-z)), False),
 }
 
 

@@ -270,7 +270,9 @@ SINH = elementwise("sinh", np.sinh, (lambda out, x: cosh(x),))
 COSH = elementwise("cosh", np.cosh, (lambda out, x: sinh(x),))
 TANH = elementwise("tanh", np.tanh, (lambda out, x: 1 - out * out,), save_inputs=False, save_out=True)
 ASINH = elementwise("asinh", np.arcsinh, (lambda out, x: rsqrt(x * x + 1),))
-ACOSH = elementwise("acosh", np.arccosh, (lambda out, x: rsqrt(x * x - 1),))
+# (1/sqrt(x-1)/sqrt(x+1), not 1/sqrt(x*x-1): the same for real x, but for complex x with Re x < 0
+# only the first follows the branch of arccosh)
+ACOSH = elementwise("acosh", np.arccosh, (lambda out, x: rsqrt(x - 1) * rsqrt(x + 1),))
 ATANH = elementwise("atanh", np.arctanh, (lambda out, x: 1 / (1 - x * x),))
 HYPOT = elementwise("hypot", np.hypot, (lambda out, x, y: x / out, lambda out, x, y: y / out),
                     save_out=True, to_float=True)
