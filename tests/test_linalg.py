@@ -353,11 +353,41 @@ def test_cholesky_of_non_positive_definite_names_the_leading_minor():
         dg.linalg.cholesky(dg.stack([dg.eye(3), dg.diag(dg.tensor([1.0, 1.0, -1.0]))]))
 
 
-def test_det_gradient_at_singular_matrix_raises_linalg_error():
-    a = dg.tensor(np.ones((2, 2)), requires_grad=True)
-    with pytest.raises(LinAlgError):
-        dg.linalg.det(a).backward()
-    assert a.grad is None
+@pytest.mark.parametrize("matrix, adjugate", [
+    ([[1.0, 2.0], [2.0, 4.0]], [[4.0, -2.0], [-2.0, 1.0]]),  # rank 1 of 2: the adjugate is not zero
+    ([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]], np.diag([0.0, 0.0, 1.0])),
+    ([[0.0, 0.0], [0.0, 0.0]], np.zeros((2, 2))),
+    ([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[-3.0, 6.0, -3.0], [6.0, -12.0, 6.0], [-3.0, 6.0, -3.0]]),
+])
+def test_det_derivatives_at_singular_matrix_are_the_adjugate(matrix, adjugate):
+    a = dg.tensor(matrix, requires_grad=True)
+    dg.linalg.det(a).backward()
+    np.testing.assert_allclose(a.grad.numpy(), np.transpose(adjugate), atol=1e-12)
+    direction = np.arange(a.numel(), dtype=np.float64).reshape(a.shape) + 1
+    with fwAD.dual_level():
+        tangent = fwAD.unpack_dual(dg.linalg.det(fwAD.make_dual(dg.tensor(matrix), dg.tensor(direction)))).tangent
+    np.testing.assert_allclose(tangent.item(), np.trace(np.asarray(adjugate) @ direction), atol=1e-12)
+
+
+def test_det_gradient_of_a_batch_with_a_singular_complex_matrix_matches_finite_differences():
+    rng = np.random.default_rng(5)
+    m = rng.normal(size=(2, 3, 3)) + 1j * rng.normal(size=(2, 3, 3))
+    m[0, :, 2] = 2 * m[0, :, 0]  # the first matrix is singular
+    weights = np.array([0.3 - 1.0j, 2.0 + 0.5j])
+
+    def loss(x):
+        return np.sum(np.real(np.linalg.det(x) * weights))
+
+    a = dg.tensor(m, requires_grad=True)
+    (dg.linalg.det(a) * dg.tensor(weights)).real.sum().backward()
+    eps, expected = 1e-6, np.zeros_like(m)
+    for index in np.ndindex(m.shape):
+        step = np.zeros(m.shape)
+        step[index] = eps
+        d_real = loss(m + step) - loss(m - step)
+        d_imag = loss(m + 1j * step) - loss(m - 1j * step)
+        expected[index] = (d_real + 1j * d_imag) / (2 * eps)
+    np.testing.assert_allclose(a.grad.numpy(), expected, atol=1e-8)
 
 
 @pytest.mark.parametrize("call, words", [
@@ -421,3 +451,9 @@ def test_torch_named_compositions_differentiate_twice_and_under_vmap(call, shape
     check_second_order(call, arrays)
     stacked = rng.uniform(-1.0, 1.0, (2,) + shapes[0])
     check_vmap(lambda t: call(t, *[dg.tensor(a) for a in arrays[1:]]), stacked)
+
+
+def test_det_gradient_under_vmap_with_a_singular_matrix_in_the_batch():
+    stack = dg.tensor([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 1.0], [1.0, 3.0]]])
+    grads = dg.vmap(dg.func.grad(dg.linalg.det))(stack)
+    np.testing.assert_allclose(grads.numpy(), [[[4.0, -2.0], [-2.0, 1.0]], [[3.0, -1.0], [-1.0, 2.0]]], atol=1e-12)

@@ -33,8 +33,9 @@ from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply
 from .elementwise import where
 from .linalg import matmul, matrix_transpose
+from .reductions import cumprod
 from .registry import Op
-from .shape import RESHAPE, cat
+from .shape import RESHAPE, cat, flip
 
 
 class LinAlgError(RuntimeError, np.linalg.LinAlgError):
@@ -279,14 +280,56 @@ def solve(A: Any, B: Any, *, left: bool = True) -> Tensor:  # noqa: N803 - torch
 
 # -- det and slogdet -----------------------------------------------------------------------------------
 def _det_vjp(g: Tensor, out: Tensor, a: Tensor) -> Tensor:
-    """``conj(g det A) A^{-H}`` (a singular ``A`` raises LinAlgError)."""
+    """``g adj(A)^H``: ``conj(g det A) A^{-H}``, or from the SVD where ``A`` is (nearly) singular."""
+    inverse = _inverse_if_well_conditioned(a)
+    if inverse is None:
+        return _scaling(g) * _h(_adjugate(a))
     scale = g * out.conj() if _is_complex(out) else g * out
-    return _scaling(scale) * inv(_h(a))
+    return _scaling(scale) * _h(inverse)
 
 
 def _det_jvp(tangents: tuple, out: Tensor, a: Tensor) -> Tensor:
-    """``det(A) tr(A^{-1} dA)``."""
-    return out * _trace(_solve_matrix(a, tangents[0]))
+    """``tr(adj(A) dA)``: ``det(A) tr(A^{-1} dA)``, or from the SVD where ``A`` is (nearly) singular."""
+    inverse = _inverse_if_well_conditioned(a)
+    if inverse is None:
+        return _trace(_adjugate(a) @ tangents[0])
+    return out * _trace(inverse @ tangents[0])
+
+
+def _inverse_if_well_conditioned(a: Tensor) -> Tensor | None:
+    """``A^{-1}``, or None if some matrix of the stack is singular or has a condition number
+    (in the 1-norm) above ``1/sqrt(eps)``, where ``det(A) A^{-1}`` would lose half its digits.
+    (Inside vmap, the check covers the whole batch.)"""
+    try:
+        inverse = inv(a)
+    except np.linalg.LinAlgError:
+        return None
+    a_values, inverse_values = _physical(a), _physical(inverse)
+    condition = _norm_1(a_values) * _norm_1(inverse_values)
+    return inverse if np.all(condition < np.finfo(a_values.dtype).eps ** -0.5) else None
+
+
+def _physical(x: Tensor) -> np.ndarray:
+    """The values of ``x``, those of its whole batch for a tensor batched by vmap."""
+    while hasattr(x, "bdim"):  # (a BatchedTensor: its values are those of the tensor it wraps)
+        x = x.value
+    return x._data
+
+
+def _norm_1(a: np.ndarray) -> np.ndarray:
+    """The 1-norm (largest column sum of moduli) of each matrix of a stack."""
+    return np.abs(a).sum(axis=-2).max(axis=-1)
+
+
+def _adjugate(a: Tensor) -> Tensor:
+    """``adj(A) = det(U) det(V^H) V diag(p) U^H`` with ``p_i`` the product of the singular values
+    other than ``s_i`` (``A = U diag(s) V^H``): ``det(A) A^{-1}``, defined for singular ``A`` too."""
+    u, s, vh = svd(a)
+    one = s[..., :1] * 0 + 1
+    before = cat([one, cumprod(s[..., :-1], -1)], -1)  # s_0 ... s_{i-1}
+    after = cat([flip(cumprod(flip(s[..., 1:], -1), -1), -1), one], -1)  # s_{i+1} ... s_{n-1}
+    others = before * after
+    return _scaling(det(u) * det(vh)) * ((_h(vh) * others[..., None, :]) @ _h(u))
 
 
 DET = Op("linalg_det", np.linalg.det, vjp=(_det_vjp,), jvp=_det_jvp, family="linalg", save_out=True,
@@ -297,9 +340,10 @@ DET.batch = _front_batch(DET)
 def det(a: Any) -> Tensor:
     """The determinant of a square matrix (or of each matrix in a stack).
 
-    Its gradient, ``conj(det A) A^{-H}``, needs ``A`` invertible: at a singular
-    matrix the backward raises NumPy's ``LinAlgError`` (use ``slogdet`` for
-    products of many factors, where ``det`` under- or overflows).
+    Its gradient is the adjugate, ``conj(det A) A^{-H}`` for an invertible ``A``;
+    at a singular matrix it comes from the SVD (torch returns zeros there, which is
+    wrong where the rank is ``n - 1``). Use ``slogdet`` for products of many factors,
+    where ``det`` under- or overflows.
 
     >>> import dualgrad as dg
     >>> dg.linalg.det(dg.tensor([[2., 0.], [0., 3.]]))
