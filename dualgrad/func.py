@@ -45,7 +45,8 @@ from .reverse import enable_grad, is_grad_enabled
 from .reverse import grad as autograd_grad
 from .tensor import Tensor
 
-__all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "vjp", "vmap"]
+__all__ = ["functionalize", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "vjp",
+           "vmap"]
 
 
 # -- tracking inputs -------------------------------------------------------------------------
@@ -538,3 +539,38 @@ def hessian(func: Callable, argnums: Any = 0) -> Callable:
             [ 0., 12.]])
     """
     return jacfwd(jacrev(func, argnums), argnums)
+
+
+_REMOVE_OPTIONS = ("mutations", "mutations_and_views")
+
+
+def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
+    """``func`` itself, as torch's ``functionalize`` gives a function of the same semantics.
+
+    torch rewrites in-place ops on intermediate tensors (and, with
+    ``remove='mutations_and_views'``, views) into out-of-place ones for its
+    compilers. dualgrad's transforms already differentiate and batch through
+    in-place ops and views, so there is nothing to rewrite: the returned function
+    gives the same results, and mutates its inputs as ``func`` does (as torch's).
+
+    >>> import dualgrad as dg
+    >>> from dualgrad.func import functionalize
+    >>> def f(x):
+    ...     y = x.clone()
+    ...     y.add_(1)
+    ...     return y * 2
+    >>> functionalize(f)(dg.tensor([1., 2.]))
+    tensor([4., 6.])
+    """
+    if remove not in _REMOVE_OPTIONS:
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}. "
+            "Valid options are: 'mutations' (in-place and out= operators replaced by their out-of-place "
+            "equivalents) and 'mutations_and_views' (aliasing operators replaced by copies as well)."
+        )
+
+    @functools.wraps(func)
+    def functionalized(*args: Any, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    return functionalized

@@ -290,3 +290,23 @@ def test_jvp_strict_accepts_outputs_that_depend_on_the_primals():
 def test_jacobian_chunk_size_must_be_positive(transform):
     with pytest.raises(ValueError, match=f"{transform.__name__}: `chunk_size` should be greater than 0"):
         transform(lambda x: x, chunk_size=0)
+
+
+def test_functionalize_keeps_the_semantics_and_composes():
+    def f(x):
+        y = x.clone()
+        y.mul_(x)
+        return y.sum()
+
+    g = dg.func.functionalize(f)
+    assert g.__name__ == "f"
+    x = dg.tensor([1.0, 2.0])
+    np.testing.assert_allclose(dg.func.grad(g)(x).numpy(), [2.0, 4.0])
+    x = dg.zeros(2)
+    dg.func.functionalize(lambda t: t.add_(1), remove="mutations_and_views")(x)
+    np.testing.assert_allclose(x.numpy(), [1.0, 1.0])  # input mutations stay, as torch's
+
+
+def test_functionalize_refuses_an_unknown_remove_option():
+    with pytest.raises(RuntimeError, match=r"received invalid argument for remove=views\. Valid options"):
+        dg.func.functionalize(lambda x: x, remove="views")
