@@ -154,6 +154,10 @@ class FunctionCtx:
             self._for_forward = tuple(_saved_for_forward(t, differentiable_outputs) for t in self._for_forward)
 
 
+# torch's older name for the ctx class, which its reference documents (the same class in torch 2.x)
+_ContextMethodMixin = FunctionCtx
+
+
 class BackwardCFunction(Node):
     """The ``grad_fn`` of a custom Function's outputs: a graph node that also reads as its ``ctx``.
 

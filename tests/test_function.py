@@ -852,3 +852,8 @@ def test_jvp_returning_the_wrong_number_of_tangents_raises_torchs_message():
     with fwAD.dual_level(), pytest.raises(RuntimeError, match=(
             r"Function's jvp returned an invalid number of forward gradients \(expected 2 but got 1\)")):
         Two.apply(fwAD.make_dual(dg.ones(2), dg.ones(2)))
+
+
+def test_context_method_mixin_is_the_ctx_class_as_in_torch():
+    # the reference documents torch.autograd.function._ContextMethodMixin (an alias in torch 2.x)
+    assert dg.autograd.function._ContextMethodMixin is dg.autograd.function.FunctionCtx
