@@ -72,6 +72,36 @@ def _track(x: Any, levels: tuple) -> tuple[Tensor, Tensor]:
     return from_physical(leaf, levels), leaf
 
 
+def _call_tracked(func: Callable, flat: list, levels: tuple) -> tuple:
+    """``func(tracked inputs)`` (it returns ``(output, aux)``) with the tensors ``flat`` tracked
+    for reverse mode: ``(tracked, output, aux, levels used)``.
+
+    Inputs are made physical at every active vmap level, except levels at which no input is
+    batched and only tangents are (a vmap over a ``jvp`` of this transform, as in
+    ``hessian = jacfwd(jacrev(f))``): there the inputs keep unbatched values, as in torch, so
+    that ``func`` may write them into tensors it creates. If an output is batched at such a
+    level after all (``func`` used a value batched there), ``func`` runs again with every
+    level, so that each batch member gets its own gradient.
+    """
+    if levels and STATE.dual_levels:
+        kept = tuple(level for level in levels if any(is_batched_at(x, level) for x in flat)
+                     or not any(_tangent_batched_at(x, level) for x in flat))
+        if kept != levels:
+            tracked = [_track(x, kept) for x in flat]
+            output, aux = func([t for t, _ in tracked])
+            dropped = [level for level in levels if level not in kept]
+            if not any(is_batched_at(o, level) for o in pytree.flatten(output)[0] for level in dropped):
+                return tracked, output, aux, kept
+    tracked = [_track(x, levels) for x in flat]
+    output, aux = func([t for t, _ in tracked])
+    return tracked, output, aux, levels
+
+
+def _tangent_batched_at(x: Any, level: Any) -> bool:
+    """True if a tangent of ``x`` is batched at vmap ``level``."""
+    return isinstance(x, Tensor) and any(is_batched_at(tangent_at(x, dual), level) for dual in STATE.dual_levels)
+
+
 def _reaches_outer_graph(outputs: list, leaves: list) -> bool:
     """True if the graph of ``outputs`` reaches a tensor requiring grad other than ``leaves``.
 
@@ -190,10 +220,9 @@ def grad_and_value(func: Callable, argnums: Any = 0, has_aux: bool = False) -> C
         nums, chosen = _select(args, argnums)
         flat, spec = pytree.flatten(chosen)
         with enable_grad():
-            tracked = [_track(x, levels) for x in flat]
-            new = pytree.unflatten([t for t, _ in tracked], spec)
-            output, aux = _split_aux(func(*_replace(args, nums, argnums, new), **kwargs), has_aux,
-                                     "grad_and_value(f)(*args)")
+            tracked, output, aux, levels = _call_tracked(lambda new: _split_aux(
+                func(*_replace(args, nums, argnums, pytree.unflatten(new, spec)), **kwargs), has_aux,
+                "grad_and_value(f)(*args)"), flat, levels)
             if not isinstance(output, Tensor):
                 raise RuntimeError(
                     f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(output)}"
@@ -264,9 +293,8 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     levels = STATE.vmap_levels
     flat, spec = pytree.flatten(primals)
     with enable_grad():
-        tracked = [_track(x, levels) for x in flat]
-        output, aux = _split_aux(func(*pytree.unflatten([t for t, _ in tracked], spec)), has_aux,
-                                 "vjp(f, *primals)")
+        tracked, output, aux, levels = _call_tracked(lambda new: _split_aux(
+            func(*pytree.unflatten(new, spec)), has_aux, "vjp(f, *primals)"), flat, levels)
     flat_out, out_spec = pytree.flatten(output)
     _check_outputs(flat_out, "vjp(f, *primals)")
     for o in flat_out:

@@ -310,3 +310,31 @@ def test_functionalize_keeps_the_semantics_and_composes():
 def test_functionalize_refuses_an_unknown_remove_option():
     with pytest.raises(RuntimeError, match=r"received invalid argument for remove=views\. Valid options"):
         dg.func.functionalize(lambda x: x, remove="views")
+
+
+def _writes_into_a_buffer(p):
+    buf = dg.zeros(2, dtype=p.dtype)
+    buf[0] = p[0] * p[1]
+    buf[1] = p[1] ** 2
+    return buf.sum()
+
+
+def test_hessian_of_a_function_that_writes_into_a_tensor_it_creates():
+    # forward over reverse: inside jacfwd's vmap only the tangents are batched, so the values
+    # written into the unbatched buffer are unbatched (as in torch.func.hessian)
+    calls = []
+
+    def f(p):
+        calls.append(1)
+        return _writes_into_a_buffer(p)
+
+    np.testing.assert_allclose(hessian(f)(dg.tensor([0.5, 1.3])).numpy(), [[0.0, 1.0], [1.0, 2.0]])
+    assert len(calls) == 1
+
+
+def test_vmap_over_jvp_of_grad_with_a_value_batched_at_the_tangent_level():
+    # f uses w, batched at the level of the tangents: each member gets its own Hessian product
+    x = dg.tensor([0.5, 1.3])
+    w = dg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    out = vmap(lambda v, w: jvp(grad(lambda x: (x * x * w).sum()), (x,), (v,))[1])(dg.eye(2), w)
+    np.testing.assert_allclose(out.numpy(), [[2.0, 0.0], [0.0, 8.0]])
