@@ -8,14 +8,13 @@ managers for saved-tensor hooks, ``register_multi_grad_hook``,
 beyond torch: :func:`to_dot` (the graph as Graphviz text) and
 :class:`save_on_disk` (saved tensors kept in memory-mapped files).
 
-During a backward pass the hooks of one node run in the order torch documents:
-hooks registered on its output tensors, then the node's pre-hooks, then the
-``retain_grad`` update of its outputs, then the node, then its post-hooks (for a
-leaf: tensor hooks, ``AccumulateGrad`` pre-hooks, accumulation, post-accumulate-grad
-hooks, ``AccumulateGrad`` post-hooks). Hooks of one kind run in registration order,
-each seeing the result of the previous one. (torch itself currently updates
-``retain_grad`` tensors before the node pre-hooks; dualgrad follows the documented
-order.)
+During a backward pass the hooks of one node run in torch's order: hooks
+registered on its output tensors, then the ``retain_grad`` update of its outputs,
+then the node's pre-hooks, then the node, then its post-hooks (for a leaf: tensor
+hooks, ``AccumulateGrad`` pre-hooks, accumulation, post-accumulate-grad hooks,
+``AccumulateGrad`` post-hooks). Hooks of one kind run in registration order, each
+seeing the result of the previous one. (torch's notes list the ``retain_grad``
+update after the pre-hooks; torch 2.13 runs it before them, and so does dualgrad.)
 
 >>> import dualgrad as dg
 >>> a = dg.tensor([0., 0., 0.], requires_grad=True)

@@ -590,6 +590,12 @@ class Tensor:
         self._get_extra()["retains_grad"] = True
         self.grad_fn._retain_grad_for(self)
 
+    def _follow_retained_grad(self) -> None:
+        """Move ``retain_grad`` to the node an in-place op just gave this tensor (as in torch:
+        ``.grad`` is then the gradient of the new value; hooks stay with the old node)."""
+        if self._extra and self._extra.get("retains_grad") and self._grad_fn is not None:
+            self._grad_fn._retain_grad_for(self)
+
     def register_hook(self, hook: Callable) -> RemovableHandle:
         """Register ``hook(grad) -> Tensor | None`` to run when this tensor's grad is computed.
 

@@ -70,16 +70,16 @@ def test_every_kind_of_hook_runs_in_the_documented_order():
     assert events == [
         ("y hook 1", [1., 1.]),
         ("y hook 2", [2., 2.]),
-        ("pre 1", [[2., 2.]], None),
-        ("pre 2", [[10., 10.]], None),  # retain_grad is updated after the pre-hooks ...
-        ("post 1", [[30., 30.], None], [[10., 10.]], [10., 10.]),  # ... and before the node
+        ("pre 1", [[2., 2.]], [2., 2.]),  # retain_grad is updated after the tensor hooks and
+        ("pre 2", [[10., 10.]], [2., 2.]),  # before the pre-hooks (torch 2.13's order)
+        ("post 1", [[30., 30.], None], [[10., 10.]], [2., 2.]),
         ("post 2", [[31., 31.], None]),
         ("x hook", [31., 31.]),
         ("acc pre", [[310., 310.]], None),
         ("post accumulate", [310., 310.]),
         ("acc post", (), [[310., 310.]], [310., 310.]),
     ]
-    assert y.grad.tolist() == [10., 10.]
+    assert y.grad.tolist() == [2., 2.]
     assert x.grad.tolist() == [310., 310.]
 
 
@@ -214,7 +214,7 @@ def test_leaf_hook_wrong_shape_and_type():
     assert w.grad is None  # nothing committed after a failed pass
     x2 = dg.tensor([1., 2.], requires_grad=True)
     x2.register_hook(lambda g: [1., 2.])
-    with pytest.raises(TypeError, match="returned list for gradient 0, expected a Tensor or None"):
+    with pytest.raises(TypeError, match="expected Tensor or None for gradient 0, but hook returned 'list'"):
         (x2 * 2).sum().backward()
 
 
@@ -250,7 +250,7 @@ def test_pre_hook_wrong_count_and_type():
         y.sum().backward(retain_graph=True)
     handle.remove()
     y.grad_fn.register_prehook(lambda go: go[0])
-    with pytest.raises(TypeError, match=r"MulBackward0 \(pre-hook\) returned Tensor, expected a tuple"):
+    with pytest.raises(TypeError, match=r"MulBackward0 \(pre-hook\): expected tuple.*but hook returned 'Tensor'"):
         y.sum().backward()
 
 

@@ -213,6 +213,7 @@ def regenerate_view(view: Tensor) -> None:
     view._grad_fn = current._grad_fn
     view._output_nr = current._output_nr
     view._requires_grad = current._requires_grad
+    view._follow_retained_grad()
 
 
 tensor_module.REGENERATE_VIEW[0] = regenerate_view

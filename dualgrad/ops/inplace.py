@@ -329,8 +329,10 @@ def take_graph(t: Tensor, result: Tensor) -> None:
             t.grad_fn = result.grad_fn
             t._output_nr = result._output_nr
             t._requires_grad = True
+            t._follow_retained_grad()
         else:
             _rebase(info.base, result, info.chain)
+            info.base._follow_retained_grad()
             regenerate_view(t)
     if t._view is not None:
         t._view.version = t._counter.value

@@ -16,14 +16,16 @@ _TensorOrTensors = Tensor | Sequence[Tensor]
 
 
 class GradientEdge(NamedTuple):
-    """An edge of the backward graph, ``(node, output_nr)``; ``grad`` takes one as an input.
+    """An edge of the backward graph, ``(node, output_nr, ownership_token)``; ``grad`` takes one as an input.
 
     Made by ``dualgrad.graph.get_gradient_edge``: the gradient of the edge is the
     gradient of the tensor it was taken from, even after that tensor is gone.
+    ``ownership_token`` is torch's third field (None here: ``node`` already keeps the node alive).
     """
 
     node: Any
     output_nr: int
+    ownership_token: Any = None
 
 
 def _edge_input(edge: GradientEdge) -> Tensor:

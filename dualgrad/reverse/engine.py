@@ -93,17 +93,24 @@ class GraphTask:
 
 
 def _commit(staged: list, create_graph: bool) -> None:
-    """Write gradients into ``.grad``, then run post-accumulate-grad and AccumulateGrad hooks."""
+    """Write gradients into ``.grad``, then run post-accumulate-grad and AccumulateGrad hooks
+    (also for a leaf the pass reached with a None gradient, as torch does)."""
     for leaf, grad in staged:
-        _accumulate_into_leaf(leaf, grad, create_graph)
+        if grad is not None:
+            _accumulate_into_leaf(leaf, grad, create_graph)
     for leaf, grad in staged:
         extra = leaf._extra
         if not extra:
             continue
         for hook in list(extra.get("post_accumulate_hooks", {}).values()):
-            hook(leaf)
+            result = hook(leaf)
+            if result is not None:
+                raise RuntimeError(
+                    f"Tensor post accumulate grad hooks should return None (hook '{_hook_name(hook)}' "
+                    f"returned {type(result).__name__})"
+                )
         for hook in list(extra.get("accumulate_post_hooks", {}).values()):
-            hook((), (grad,))
+            _checked_all(hook((), (grad,)), (), hook, "AccumulateGrad")
 
 
 _by_seq = operator.attrgetter("seq")
@@ -272,18 +279,18 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
     only_ready = only_ready_grads = None
     while ready_nodes or ready_leaves or only_ready is not None:
         if ready_leaves:
-            leaf = ready_leaves.pop()
+            leaf = ready_leaves.pop(0)  # (in the order of the edges that made them ready, as torch)
             grad = buffers.pop(leaf, None)
             if observed and to_grad and grad is not None:
                 grad = _observe_node(_ACCUMULATE_GRAD, grad, lambda node, g, leaf=leaf: (
                     _run_leaf_hooks(leaf, g, to_grad) if leaf._extra else g))
-            elif leaf._extra and grad is not None:
+            elif leaf._extra:  # (hooks see a None gradient too, as in torch)
                 grad = _run_leaf_hooks(leaf, grad, to_grad)
             key = (leaf, 0)
             if key in captures:
                 for i in captures[key]:
                     captured[i] = grad
-            elif to_grad and grad is not None:
+            elif to_grad and (grad is not None or leaf._extra):
                 staged.append((leaf, grad))
             continue
         if only_ready is not None:
@@ -353,8 +360,8 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
 
 
 def _before_node(node: Node, grads: list, needed: set | None, captures: dict, captured: list) -> list | None:
-    """Tensor hooks, captures, pre-hooks and the ``retain_grad`` update before ``node`` runs, in
-    that order; the gradients to run it with, or None if nothing below it is needed."""
+    """Tensor hooks, captures, the ``retain_grad`` update and pre-hooks before ``node`` runs, in
+    that order (torch's); the gradients to run it with, or None if nothing below it is needed."""
     hooks = node._hooks
     if hooks is not None and hooks.tensor_pre:
         _run_tensor_hooks(node, grads)
@@ -363,33 +370,36 @@ def _before_node(node: Node, grads: list, needed: set | None, captures: dict, ca
             captured[i] = grads[nr]
     runs = needed is None or any(t in needed for t, _ in node.edges)
     if hooks is not None:
+        if hooks.retain:
+            _update_retained(node, grads)
         if runs and hooks.pre:
             grads = _run_pre_hooks(node, grads)
-        if hooks.retain:
-            _update_retained(hooks, grads)
     return grads if runs else None
 
 
 def _hook_name(hook: Any) -> str:
-    return getattr(hook, "__qualname__", type(hook).__name__)
+    return getattr(hook, "__name__", type(hook).__name__)
+
+
+REPLACED_NONE_MESSAGE = "can't replace a None gradient with a non-None value"
 
 
 def _checked(new: Any, old: Tensor | None, hook: Any, where: str, index: int) -> Tensor | None:
-    """A hook's replacement for gradient ``index`` of ``where``, validated; None keeps ``old``."""
-    if new is None:
-        return old
+    """A hook's non-None replacement for gradient ``index`` of ``where``, validated as torch does."""
     name = _hook_name(hook)
     if not isinstance(new, Tensor):
         raise TypeError(
-            f"hook '{name}' of {where} returned {type(new).__name__} for gradient {index}, "
-            "expected a Tensor or None"
+            f"hook '{name}' of {where}: expected Tensor or None for gradient {index}, but hook "
+            f"returned '{type(new).__name__}'"
         )
-    if old is not None and new.shape != old.shape:
+    if old is None:
+        raise RuntimeError(f"hook '{name}' of {where}: {REPLACED_NONE_MESSAGE} (gradient {index})")
+    if new.shape != old.shape:
         raise RuntimeError(
             f"hook '{name}' of {where} has changed the size of gradient {index}: expected "
             f"shape {old.shape}, got shape {new.shape}"
         )
-    if old is not None and new.dtype != old.dtype:
+    if new.dtype != old.dtype:
         raise RuntimeError(
             f"hook '{name}' of {where} has changed the type of gradient {index}: expected "
             f"dtype {old.dtype}, got dtype {new.dtype}"
@@ -397,29 +407,38 @@ def _checked(new: Any, old: Tensor | None, hook: Any, where: str, index: int) ->
     return new
 
 
+def _run_tensor_hook(hook: Any, grad: Tensor | None, where: str, index: int) -> Tensor | None:
+    """One tensor hook (called even for a None gradient, as torch does); None keeps ``grad``."""
+    new = hook(grad)
+    return grad if new is None else _checked(new, grad, hook, where, index)
+
+
 def _checked_all(new: Any, old: Any, hook: Any, where: str) -> Any:
-    """A node hook's replacement sequence of gradients, validated; None keeps ``old``."""
+    """A node hook's replacement tuple of gradients, validated; None keeps ``old``.
+
+    As in torch, the tuple replaces every gradient: a None in it makes that gradient None.
+    """
     if new is None:
         return old
     name = _hook_name(hook)
-    if not isinstance(new, (tuple, list)):
+    if type(new) is not tuple:
         raise TypeError(
-            f"hook '{name}' of {where} returned {type(new).__name__}, expected a tuple of "
-            "gradients or None"
+            f"hook '{name}' of {where}: expected tuple of gradients or None, but hook returned "
+            f"'{type(new).__name__}'"
         )
     if len(new) != len(old):
         raise RuntimeError(
             f"hook '{name}' of {where} has returned an incorrect number of values "
             f"(got {len(new)}, but expected {len(old)})"
         )
-    return [_checked(n, o, hook, where, i) for i, (n, o) in enumerate(zip(new, old, strict=True))]
+    return [None if n is None else _checked(n, o, hook, where, i) for i, (n, o) in enumerate(zip(new, old))]
 
 
-def _run_leaf_hooks(leaf: Tensor, grad: Tensor, to_grad: bool) -> Tensor:
+def _run_leaf_hooks(leaf: Tensor, grad: Tensor | None, to_grad: bool) -> Tensor | None:
     """Tensor hooks of a leaf, then (when accumulating) its AccumulateGrad pre-hooks."""
     extra = leaf._extra
     for hook in list(extra.get("hooks", {}).values()):
-        grad = _checked(hook(grad), grad, hook, f"the leaf tensor of shape {leaf.shape}", 0)
+        grad = _run_tensor_hook(hook, grad, f"the leaf tensor of shape {leaf.shape}", 0)
     if to_grad:
         for hook in list(extra.get("accumulate_pre_hooks", {}).values()):
             grad = _checked_all(hook((grad,)), (grad,), hook, "AccumulateGrad")[0]
@@ -430,9 +449,7 @@ def _run_tensor_hooks(node: Node, grads: list) -> None:
     """Hooks registered on the node's output tensors, in place on ``grads``."""
     for nr, tensor_hooks in node._hooks.tensor_pre.items():
         for hook in list(tensor_hooks.values()):
-            if grads[nr] is not None:
-                grads[nr] = _checked(hook(grads[nr]), grads[nr], hook,
-                                     f"output {nr} of {node.name()}", nr)
+            grads[nr] = _run_tensor_hook(hook, grads[nr], f"output {nr} of {node.name()}", nr)
 
 
 def _run_pre_hooks(node: Node, grads: list) -> list:
@@ -441,11 +458,13 @@ def _run_pre_hooks(node: Node, grads: list) -> list:
     return grads
 
 
-def _update_retained(hooks: Any, grads: list) -> None:
-    """The ``retain_grad`` update of the node's outputs (after its pre-hooks)."""
-    for nr, ref in hooks.retain.items():
+def _update_retained(node: Node, grads: list) -> None:
+    """The ``retain_grad`` update of the node's outputs (after their tensor hooks, before its
+    pre-hooks, as in torch). A tensor whose node an in-place op replaced since is updated by
+    its new node, not this one."""
+    for nr, ref in node._hooks.retain.items():
         tensor = ref()
-        if tensor is not None and grads[nr] is not None:
+        if tensor is not None and grads[nr] is not None and tensor._grad_fn is node:
             if tensor._grad is None:
                 tensor._grad = grads[nr] if STATE.grad_enabled else _wrap(grads[nr]._data.copy())
             else:

@@ -18,6 +18,7 @@ saved-tensor hooks, which own the value they return, as in torch).
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from .._state import STATE
@@ -68,6 +69,49 @@ class SavedTensor:
         if self._tangents is not None and STATE.dual_levels:
             self._tangents.attach(out, node, output_nr)
         return out
+
+    def register_hooks(self, pack_hook: Callable[[Tensor], Any], unpack_hook: Callable[[Any], Tensor]) -> None:
+        """Give this saved tensor its own pair of saved-tensor hooks (torch's ``_raw_saved_*`` API).
+
+        ``pack_hook`` runs at once, on a detached alias of the saved value; what it returns is
+        kept instead of the value, and ``unpack_hook`` turns it back into a tensor at every use
+        (each ``_saved_*`` read and the backward pass). One pair per saved tensor: a tensor
+        saved under ``saved_tensors_hooks`` already has its pair.
+
+        >>> import dualgrad as dg
+        >>> a = dg.tensor([1., 2.], requires_grad=True)
+        >>> b = dg.tensor([3., 4.], requires_grad=True)
+        >>> y = a * b
+        >>> y.grad_fn._raw_saved_self.register_hooks(lambda t: t.numpy().copy(), dg.from_numpy)
+        >>> y.grad_fn._saved_self.tolist()
+        [1.0, 2.0]
+        >>> y.sum().backward()
+        >>> b.grad
+        tensor([1., 2.])
+        """
+        if not (callable(pack_hook) and callable(unpack_hook)):
+            bad = unpack_hook if callable(pack_hook) else pack_hook
+            raise TypeError(f"register_hooks(): pack_hook and unpack_hook must be callable, got {type(bad).__name__}")
+        if self._freed:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. " + FREED_MESSAGE
+            )
+        if self._hooks is not None:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor whose hooks have already been set. "
+                "Hint: only one pair of hooks is allowed at a time."
+            )
+        tensor = self._tensor
+        if tensor is None:  # an output, kept as data and counter
+            tensor = _wrap(self._data)
+            tensor._counter = self._counter
+            tensor._requires_grad = self._requires_grad
+        _pack(self, (pack_hook, unpack_hook), tensor, tensor.detach())
+
+    @property
+    def unpack_hook(self) -> Callable | None:
+        """The unpack hook of this saved tensor (None without saved-tensor hooks)."""
+        return None if self._hooks is None else self._hooks[1]
 
     def _call_unpack_hook(self) -> Tensor:
         tensor = self._hooks[1](self._packed)
@@ -127,12 +171,7 @@ def save_tensor(tensor: Tensor, is_output: bool = False) -> SavedTensor:
     hooks = STATE.saved_tensor_hooks  # (one read of the thread-local state: each read costs a lookup)
     saved._hooks = hooks = hooks[-1] if hooks else None
     if hooks is not None:
-        saved._packed = hooks[0](tensor)
-        saved._tensor = saved._data = None
-        # a packed input's tangents (older than the node: no cycle), given back on unpack
-        saved._fw = None if is_output or tensor._fw is None else dict(tensor._fw)
-        saved._requires_grad = tensor._requires_grad
-        saved._origin = None if is_output or not tensor._requires_grad else _origin_of(tensor)
+        _pack(saved, hooks, tensor, tensor)
     elif is_output:
         saved._tensor = None
         saved._data = data
@@ -141,6 +180,17 @@ def save_tensor(tensor: Tensor, is_output: bool = False) -> SavedTensor:
     else:
         saved._tensor = tensor
     return saved
+
+
+def _pack(saved: SavedTensor, hooks: tuple, tensor: Tensor, given: Tensor) -> None:
+    """Keep ``pack_hook(given)`` instead of ``tensor`` (``given`` is ``tensor`` or a detached alias)."""
+    saved._hooks = hooks
+    saved._packed = hooks[0](given)
+    saved._tensor = saved._data = None
+    # a packed input's tangents (older than the node: no cycle), given back on unpack
+    saved._fw = None if saved._is_output or tensor._fw is None else dict(tensor._fw)
+    saved._requires_grad = tensor._requires_grad
+    saved._origin = None if saved._is_output or not tensor._requires_grad else _origin_of(tensor)
 
 
 def modified_error(what: str, node: Any, version: int, expected: int) -> RuntimeError:
