@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
-from op_samples import COVERED_BY, Sample, _stack_shape, _well_conditioned, array, sample
+from op_samples import COVERED_BY, Sample, _spread, _stack_shape, _well_conditioned, array, sample
 
 import dualgrad as dg
 
@@ -51,3 +51,23 @@ def _linalg_cholesky_ex(draw: Any) -> Sample:
     n = draw(st.integers(1, 4))
     x = array(draw, _stack_shape(draw) + (n, n), -1.0, 1.0)
     return Sample(lambda t: dg.linalg.cholesky_ex(t @ t.mT + n * np.eye(n)).L, (x,))
+
+
+@sample("linalg_eig")
+def _linalg_eig(draw: Any) -> Sample:
+    # Q diag(values) Q^{-1} with values well apart; eigenvectors have an arbitrary phase (LAPACK may flip
+    # signs between nearby inputs): sample the phase-invariant functions of them.
+    n = draw(st.integers(1, 4))
+    lead = _stack_shape(draw)
+    q = _well_conditioned(draw, lead + (n, n)) + array(draw, lead + (n, n), -0.5, 0.5)
+    a = (q * _spread(draw, lead, n, low=-1.0)[..., None, :]) @ np.linalg.inv(q)
+
+    def call(t: dg.Tensor) -> tuple:
+        # LAPACK may also order equal-looking spectra differently between nearby inputs: order-invariant too
+        values, vectors = dg.linalg.eig(t)
+        weights = values * values
+        mixed = (vectors * weights.unsqueeze(-2)) @ dg.linalg.inv(vectors)
+        norms = ((vectors * vectors.conj()).real * values.real.unsqueeze(-2)).sum(-1)
+        return dg.sort(values.real, -1).values, mixed.real, mixed.imag, norms
+
+    return Sample(call, (a,))

@@ -360,3 +360,35 @@ def test_gradients_flow_through_the_ex_functions():
     c = dg.tensor(S, requires_grad=True)
     dg.linalg.cholesky(c).sum().backward()
     close(b.grad, c.grad.numpy())
+
+
+# -- eig ----------------------------------------------------------------------------------------------------------
+EIG_A = [[1.0, 2.0, 0.0], [-1.0, 1.0, 0.5], [0.0, 0.25, 3.0]]
+
+
+def test_eig_values_and_their_gradient_match_torch():
+    a = dg.tensor(EIG_A, requires_grad=True)
+    values, vectors = dg.linalg.eig(a)
+    assert values.dtype == np.complex128 and vectors.dtype == np.complex128
+    close(values, [0.9793122196145536 + 1.3996553412585584j, 0.9793122196145536 - 1.3996553412585584j,
+                   3.0413755607708923])
+    close(np.linalg.norm(vectors.detach().numpy(), axis=0), np.ones(3))
+    ((values * values).real @ dg.tensor([1.0, -1.0, 0.5])).backward()
+    close(a.grad, [[-0.019849505416162067, -0.020260147624971147, -0.12241615127077729],
+                   [0.04052029524994252, 0.04135857021922674, 0.24989733944779766],
+                   [0.48966460508310994, 0.4997946788955952, 3.019866495967827]])
+    close(dg.linalg.eigvals(a), values.detach().numpy())
+
+
+def test_eig_vector_gradients_are_phase_invariant_functions():
+    a = dg.tensor(EIG_A, requires_grad=True)
+    values, vectors = dg.linalg.eig(a)
+    ((vectors * values.unsqueeze(-2)) @ dg.linalg.inv(vectors)).real.sum().backward()  # = A: gradient ones
+    close(a.grad, np.ones((3, 3)), atol=1e-10)
+
+
+def test_eig_errors():
+    with pytest.raises(RuntimeError, match="linalg.eig: A must be batches of square matrices, but they are 2 by 3"):
+        dg.linalg.eig(dg.ones(2, 3))
+    with pytest.raises(RuntimeError, match="floating point or complex"):
+        dg.linalg.eigvals(dg.ones(2, 2, dtype=dg.int64))

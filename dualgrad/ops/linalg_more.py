@@ -1,6 +1,6 @@
 """More of torch's linear algebra: matrix_exp, solve_triangular and the products and solvers built on them.
 
-Two primitive ops, each with explicit rules written with dualgrad ops:
+Three primitive ops, each with explicit rules written with dualgrad ops:
 
 * ``matrix_exp``: scaling and squaring with the degree-13 Padé approximant
   (Higham 2005). Its derivative in a direction ``E`` is the top-right block of
@@ -8,11 +8,15 @@ Two primitive ops, each with explicit rules written with dualgrad ops:
   same with ``A^H`` in place of ``A`` (the adjoint of the Fréchet derivative);
 * ``solve_triangular``: substitution, one row at a time for a whole stack. Only the
   triangle named by ``upper`` is read (the strict one with ``unitriangular``), so the
-  gradient of ``A`` lives in that triangle.
+  gradient of ``A`` lives in that triangle;
+* ``eig``: NumPy's ``geev``, made complex. With ``X = V^{-1} dA V``, ``dL = diag X`` and
+  ``dV = V (X / (l_j - l_i))`` off the diagonal, minus ``V Re diag(V^H dV)`` so that the
+  eigenvectors keep unit norm; the reverse rule is the adjoint (torch's rules).
 
 The rest (``vecdot``, ``vander``, ``addmv``/``addr``/``addbmm``/``baddbmm``,
-``diagflat``, ``chain_matmul``, ``cholesky_solve``, ``cholesky_inverse``, torch's
-legacy top-level names) are composites of differentiable ops.
+``diagflat``, ``chain_matmul``, ``cholesky_solve``, ``cholesky_inverse``, ``matrix_rank``,
+``tensorinv``, ``tensorsolve``, torch's legacy top-level names) are composites of
+differentiable ops. The LU family and the ``*_ex`` solvers are in ``linalg_lu``.
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ from .linalg_decomp import (
     _tensor,
     check_system,
     slogdet,
+)
+from .linalg_decomp import (
+    _solve_matrix as _linalg_solve_matrix,
 )
 from .linalg_decomp import cholesky as _linalg_cholesky
 from .linalg_decomp import inv as _linalg_inv
@@ -581,6 +588,84 @@ def tensorsolve(A: Any, B: Any, dims: Any = None) -> Tensor:  # noqa: N803 - tor
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
                            f"prod(self.shape[:other.ndim]), but got {columns} != {math.prod(a.shape[:b.ndim])}")
     return _linalg_solve(a.reshape(rows, columns), b.reshape(rows)).reshape(result_shape)
+
+# -- eig ------------------------------------------------------------------------------------------------------
+class EigResult(NamedTuple):
+    """``(eigenvalues, eigenvectors)`` (complex), as torch's ``linalg.eig``."""
+
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+def _eig_impl(a: np.ndarray) -> tuple:
+    """LAPACK's ``geev`` through NumPy, always complex (NumPy returns real results when it can)."""
+    values, vectors = np.linalg.eig(a)
+    kind = np.result_type(a.dtype, np.complex64)
+    return values.astype(kind, copy=False), vectors.astype(kind, copy=False)
+
+
+def _eig_gaps(values: Tensor) -> Tensor:
+    """``E_ij = lambda_j - lambda_i`` off the diagonal, 1 on it (divided by, then masked)."""
+    n = values.shape[-1]
+    return values.unsqueeze(-2) - values.unsqueeze(-1) + _wrap(np.eye(n))
+
+
+def _eig_jvp(tangents: tuple, out: tuple, a: Tensor) -> tuple:
+    """``X = V^{-1} dA V``: ``dL = diag X``, ``dV = V C - V Re diag(V^H V C)``, ``C = X / E`` off the diagonal.
+
+    The second term keeps the eigenvectors at unit norm (their phase is left free, as torch's).
+    """
+    values, vectors = out
+    x = _linalg_solve_matrix(vectors, tangents[0] @ vectors)
+    off = 1.0 - _wrap(np.eye(values.shape[-1]))
+    c = x / _eig_gaps(values) * off
+    dv = vectors @ c
+    return x.diagonal(0, -2, -1), dv - vectors * (_h(vectors) @ dv).diagonal(0, -2, -1).real.unsqueeze(-2)
+
+
+def _eig_vjp(g: tuple, out: tuple, a: Any) -> Tensor:
+    """``V^{-H} (diag(gL) + (V^H gV - V^H V Re diag(V^H gV)) / conj(E)) V^H`` (the adjoint of the jvp)."""
+    g_values, g_vectors = g
+    values, vectors = out
+    vh = _h(vectors)
+    vh_g = vh @ g_vectors
+    inner = vh_g - (vh @ vectors) * vh_g.diagonal(0, -2, -1).real.unsqueeze(-2)
+    off = 1.0 - _wrap(np.eye(values.shape[-1]))
+    inner = inner / _eig_gaps(values).conj() * off + g_values.diag_embed()
+    return _linalg_solve_matrix(vh, inner @ vh)
+
+
+EIG = Op("linalg_eig", _eig_impl, vjp=(_eig_vjp,), jvp=_eig_jvp, family="linalg", save_inputs=False,
+         save_out=True, multi_output=True, arg_names=("A",), grad_name="LinalgEigBackward0")
+EIG.batch = _front_batch(EIG)
+
+
+def eig(A: Any) -> EigResult:  # noqa: N803 - torch's name
+    """Eigenvalues and unit-norm eigenvectors of a square matrix, always complex (as torch's).
+
+    Eigenvectors have an arbitrary phase: differentiate only functions of them that
+    do not depend on it (as in torch). Derivatives divide by ``lambda_j - lambda_i``
+    and are not defined at repeated eigenvalues.
+
+    >>> import dualgrad as dg
+    >>> dg.linalg.eig(dg.tensor([[2., 0.], [0., -1.]])).eigenvalues
+    tensor([ 2.+0.j, -1.+0.j])
+    """
+    a = _tensor(A)
+    _check_square("eig", a)
+    _check_inexact("linalg.eig", a)
+    return EigResult(*apply(EIG, a))
+
+
+def eigvals(A: Any) -> Tensor:  # noqa: N803 - torch's name
+    """The (complex) eigenvalues of a square matrix; see ``eig``.
+
+    >>> import dualgrad as dg
+    >>> dg.linalg.eigvals(dg.tensor([[0., -1.], [1., 0.]]))
+    tensor([0.+1.j, 0.-1.j])
+    """
+    return eig(A).eigenvalues
+
 
 METHODS: dict[str, Any] = {
     "matrix_exp": matrix_exp, "matrix_power": matrix_power, "addmv": addmv, "addr": addr, "addbmm": addbmm,
