@@ -392,3 +392,11 @@ def test_eig_errors():
         dg.linalg.eig(dg.ones(2, 3))
     with pytest.raises(RuntimeError, match="floating point or complex"):
         dg.linalg.eigvals(dg.ones(2, 2, dtype=dg.int64))
+
+
+def test_info_outputs_and_lu_solvers_under_vmap():
+    stack = dg.tensor([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 1.0], [1.0, 3.0]]])
+    assert dg.vmap(lambda a: dg.linalg.inv_ex(a).info)(stack).tolist() == [2, 0]
+    assert dg.vmap(lambda a: dg.linalg.cholesky_ex(a).info)(stack).tolist() == [2, 0]
+    solved = dg.vmap(lambda a: dg.linalg.lu_solve(*dg.linalg.lu_factor(a), dg.tensor([[3.0], [4.0]])))(stack[1:])
+    close(solved, np.linalg.solve(stack[1:].numpy(), [[3.0], [4.0]]))
