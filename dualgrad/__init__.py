@@ -58,6 +58,8 @@ from .ops.elementwise_extra import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
 from .ops.linalg_decomp import det, inverse, logdet
+from .ops.linalg_lu import *  # noqa: F403
+from .ops.linalg_more import *  # noqa: F403
 from .ops.reductions import *  # noqa: F403
 from .ops.sampling import *  # noqa: F403
 from .ops.shape import *  # noqa: F403

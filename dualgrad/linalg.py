@@ -46,10 +46,34 @@ from .ops.linalg_derived import (
     trace,
     vector_norm,
 )
+from .ops.linalg_lu import (
+    cholesky_ex,
+    cond,
+    inv_ex,
+    lu_factor,
+    lu_factor_ex,
+    solve_ex,
+)
+from .ops.linalg_lu import linalg_lu as lu
+from .ops.linalg_lu import linalg_lu_solve as lu_solve
+from .ops.linalg_more import (
+    EigResult,
+    eig,
+    eigvals,
+    matrix_exp,
+    matrix_rank,
+    solve_triangular,
+    tensorinv,
+    tensorsolve,
+    vecdot,
+)
+from .ops.linalg_more import linalg_vander as vander
 
 __all__ = [
-    "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cross", "det", "diagonal",
-    "eigh", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_transpose",
-    "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace",
+    "EigResult", "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cholesky_ex",
+    "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "inv_ex", "lstsq", "lu",
+    "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
+    "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "solve_ex",
+    "solve_triangular", "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve", "trace", "vander", "vecdot",
     "vector_norm",
 ]

@@ -237,19 +237,24 @@ SOLVE = Op("linalg_solve", _singular("solve", np.linalg.solve, "solver failed"),
            grad_name="LinalgSolveExBackward0")
 
 
-def solve_system(a: Tensor, b: Tensor, vector: bool, left: bool = True) -> Tensor:
-    """``X`` with ``A X = B`` (``X A = B`` unless ``left``); with ``vector``, ``B`` is a stack of vectors."""
-    rhs = b.unsqueeze(-1) if vector else b
+def check_system(name: str, a: Tensor, rhs: Tensor, left: bool, b_shape: tuple) -> None:
+    """torch's errors for ``A X = B`` (``X A = B`` unless ``left``): ``B``'s rows (columns) and stacks must fit."""
     n = a.shape[-1]
     if rhs.ndim < 2 or rhs.shape[-2 if left else -1] != n:
         shown = rhs.shape[-2:] if rhs.ndim >= 2 else (rhs.shape[0], 1)
-        raise LinAlgError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+        raise LinAlgError(f"linalg.{name}: Incompatible shapes of A and B for the equation "
                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {shown[0]}x{shown[1]})")
     try:
         np.broadcast_shapes(a.shape[:-2], rhs.shape[:-2])
     except ValueError:
-        raise LinAlgError(f"linalg.solve: the batch dimensions of A {a.shape} and B {b.shape} do not "
+        raise LinAlgError(f"linalg.{name}: the batch dimensions of A {a.shape} and B {b_shape} do not "
                           f"broadcast") from None
+
+
+def solve_system(a: Tensor, b: Tensor, vector: bool, left: bool = True) -> Tensor:
+    """``X`` with ``A X = B`` (``X A = B`` unless ``left``); with ``vector``, ``B`` is a stack of vectors."""
+    rhs = b.unsqueeze(-1) if vector else b
+    check_system("solve", a, rhs, left, b.shape)
     if left:
         x = _solve_matrix(a, rhs)
     else:

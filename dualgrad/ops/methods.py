@@ -18,6 +18,8 @@ from . import (
     linalg,
     linalg_decomp,
     linalg_derived,
+    linalg_lu,
+    linalg_more,
     reductions,
     sampling,
     shape,
@@ -27,7 +29,7 @@ from . import (
 )
 
 MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace, elementwise_extra, sorting,
-           linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling)
+           linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling, linalg_more, linalg_lu)
 
 
 def install() -> None:
