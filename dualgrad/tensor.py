@@ -56,6 +56,11 @@ _TYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "int6
 def torch_dtype_name(dtype: np.dtype) -> str:
     """torch's name of ``dtype`` (``Double``, ``Long``, ...), NumPy's for a dtype torch names otherwise."""
     return _TYPE_NAMES.get(dtype.name, dtype.name)
+NON_LEAF_REQUIRES_GRAD = "you can only change requires_grad flags of leaf variables."
+NON_LEAF_DETACH_HINT = (
+    " If you want to use a computed variable in a subgraph that doesn't require differentiation use "
+    "var_no_grad = var.detach()."
+)
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
     "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
@@ -486,13 +491,13 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        value = bool(value)
-        if self.grad_fn is not None and not value:  # (True is what a non-leaf already is: torch allows it)
-            raise RuntimeError(
-                "you can only change requires_grad flags of leaf variables. If you want to "
-                "use a computed variable in a subgraph that doesn't require differentiation "
-                "use var_no_grad = var.detach()."
-            )
+        if not isinstance(value, (bool, np.bool_)):
+            raise RuntimeError("requires_grad must be a bool")
+        if self.grad_fn is not None:  # (requires_grad_(True) of a non-leaf is allowed: it is one already)
+            raise RuntimeError(NON_LEAF_REQUIRES_GRAD if value else NON_LEAF_REQUIRES_GRAD + NON_LEAF_DETACH_HINT)
+        self._set_requires_grad(bool(value))
+
+    def _set_requires_grad(self, value: bool) -> None:
         if value and not STATE.inference_mode and self.is_inference():
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if value and not is_differentiable_dtype(self.dtype):
@@ -519,8 +524,30 @@ class Tensor:
         return extra is not None and "inference" in extra
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Set ``requires_grad`` in place and return ``self``."""
-        self.requires_grad = requires_grad
+        """Set ``requires_grad`` in place and return ``self``.
+
+        As in torch, a non-leaf accepts ``True`` (it requires grad already) and refuses
+        ``False`` (use ``detach()``); the setter ``t.requires_grad = ...`` refuses both.
+
+        >>> import dualgrad as dg
+        >>> x = dg.ones(2).requires_grad_()
+        >>> y = x * 2
+        >>> y.requires_grad_() is y
+        True
+        >>> try:
+        ...     y.requires_grad_(False)
+        ... except RuntimeError as e:
+        ...     print(str(e)[:58])
+        you can only change requires_grad flags of leaf variables.
+        """
+        if not isinstance(requires_grad, (bool, np.bool_)):
+            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                            f"{type(requires_grad).__name__}")
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(NON_LEAF_REQUIRES_GRAD + NON_LEAF_DETACH_HINT)
+            return self
+        self._set_requires_grad(bool(requires_grad))
         return self
 
     @property
@@ -558,6 +585,8 @@ class Tensor:
                 raise TypeError(
                     f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}"
                 )
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
             if value.shape != self.shape:
                 raise RuntimeError(
                     f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of size "
@@ -569,6 +598,10 @@ class Tensor:
                     f"'{self.dtype}'. The gradient must match the tensor's dtype"
                 )
         self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     def _get_extra(self) -> dict:
         extra = self._extra
@@ -642,14 +675,33 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        """A detached tensor sharing memory (not the version counter)."""
+        """A detached tensor sharing memory (not the version counter).
+
+        Assigning to it swaps the array under this tensor (any shape; an ndarray is taken
+        as is) and keeps its place in the graph, as in torch:
+
+        >>> import dualgrad as dg
+        >>> w = dg.ones(2, requires_grad=True)
+        >>> w.data = dg.zeros(3)
+        >>> w
+        tensor([0., 0., 0.], requires_grad=True)
+        >>> w.data = [1., 2.]
+        Traceback (most recent call last):
+          ...
+        TypeError: Variable data has to be a tensor, but got list
+        """
         out = _wrap(self._data)
         inherit_inference(self, out)
         return out
 
     @data.setter
     def data(self, value: Tensor) -> None:
-        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+        data = value._data if isinstance(value, Tensor) else value
+        if not isinstance(data, np.ndarray):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._requires_grad and not is_differentiable_dtype(data.dtype):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
+        self._data = data
 
     def backward(
         self,
@@ -662,9 +714,9 @@ class Tensor:
 
         See ``dualgrad.backward``.
         """
-        from .reverse.api import backward
+        from .reverse.api import _backward
 
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _backward(self, gradient, retain_graph, create_graph, None, inputs)
 
     def __reduce__(self) -> tuple:
         """Pickle data, dtype and ``requires_grad`` (never the graph: a non-leaf unpickles as a leaf)."""

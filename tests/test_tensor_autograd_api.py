@@ -126,12 +126,12 @@ def test_data_is_a_detached_alias():
     assert x.detach().tolist() == [0.0, 0.0] and x.requires_grad
 
 
-def test_variable_shim_warns_and_returns_a_tensor():
-    with pytest.warns(DeprecationWarning, match="Variable is deprecated"):
+def test_variable_shim_returns_a_tensor_without_warning_as_torch():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         v = dg.Variable(dg.ones(2), requires_grad=True)
-    assert type(v) is dg.Tensor and v.requires_grad and v.is_leaf
-    with pytest.warns(DeprecationWarning):
         w = dg.autograd.Variable(dg.ones(2))
+    assert type(v) is dg.Tensor and v.requires_grad and v.is_leaf
     assert type(w) is dg.Tensor and not w.requires_grad
 
 

@@ -135,7 +135,9 @@ def test_is_grads_batched_equals_one_backward_per_vector():
 def test_is_grads_batched_errors():
     x = dg.ones(3, 2, requires_grad=True)
     out = x * 2
-    words = r"first dimension of each grad_output.*grad_output\[0\] has a shape of \(4, 3\)"
+    # (as torch: the shape of one example, ``grad_output[0][0]``, against the output's)
+    words = (r"first dimension of each grad_output.*grad_output\[0\] has a shape of \(3,\) and "
+             r"output\[0\] has a shape of \(3, 2\)")
     with pytest.raises(RuntimeError, match=words):
         dg.grad(out, x, dg.ones(4, 3), is_grads_batched=True)
     with pytest.raises(RuntimeError, match=r"same size in the mapped dimension, got sizes \[2, 3\]"):

@@ -52,7 +52,7 @@ def prepare(inputs: tuple, create_graph: bool, need_graph: bool = True) -> tuple
         if create_graph and x.requires_grad:
             result.append(x.view(x.shape))
         else:
-            result.append(x.detach().requires_grad_(need_graph))
+            result.append(x.detach().requires_grad_(bool(need_graph)))
     return tuple(result)
 
 

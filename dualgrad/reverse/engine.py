@@ -59,8 +59,8 @@ def run_backward(
     try:
         captured, staged = _execute(start, deps, needed, captures, retain_graph,
                                     accumulate, len(inputs) if inputs is not None else 0, free_as_used)
-        if accumulate and inputs is not None:
-            staged = [(t, g) for t, g in zip(inputs, captured) if g is not None]
+        if accumulate and inputs is not None:  # (non-leaf inputs retain their grad: backward made them)
+            staged = [(t, g) for t, g in zip(inputs, captured) if g is not None and t._grad_fn is None]
         _commit(staged, create_graph)
     finally:
         STATE.grad_enabled, STATE.graph_task = prev_mode, prev_task
