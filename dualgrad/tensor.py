@@ -457,6 +457,16 @@ class Tensor:
     def _bump_version(self) -> None:
         self._version_counter().value += 1
 
+    def _is_view(self) -> bool:
+        """True if this tensor is a view of another (``_base``), as torch's ``Tensor._is_view``.
+
+        >>> import dualgrad as dg
+        >>> x = dg.zeros(2, 3)
+        >>> x._is_view(), x[0]._is_view(), x.t()._is_view(), (x + 1)._is_view()
+        (False, True, True, False)
+        """
+        return self._view is not None
+
     @property
     def _base(self) -> Tensor | None:
         """The tensor this one is a view of (``None`` if it is not a view)."""
