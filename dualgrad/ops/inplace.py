@@ -104,8 +104,7 @@ def _copy_slices_impl(base: np.ndarray, src: Any, chain: tuple) -> np.ndarray:
     if not np.may_share_memory(region, out):
         raise RuntimeError("copy_slices: the view steps do not give a view of the base")
     if not region.flags.writeable:  # (through ``expand``: the region's memory is still ``out``'s)
-        region = np.ndarray(region.shape, region.dtype, buffer=out, strides=region.strides,
-                            offset=region.__array_interface__["data"][0] - out.__array_interface__["data"][0])
+        region = _alias_in(out, region)
     region[...] = src
     return out
 
@@ -194,6 +193,11 @@ def writable(data: np.ndarray, view: Any) -> np.ndarray | None:
         owner = owner.base
     if not (owner.flags.writeable and (owner.flags.c_contiguous or owner.flags.f_contiguous)):
         return None
+    return _alias_in(owner, data)
+
+
+def _alias_in(owner: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """``data``'s elements as an ndarray over ``owner``'s (contiguous) memory, writable if ``owner`` is."""
     offset = data.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
     return np.ndarray(data.shape, data.dtype, buffer=owner, offset=offset, strides=data.strides)
 
