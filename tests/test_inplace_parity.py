@@ -41,6 +41,14 @@ def test_other_writes_into_an_expanded_tensor_raise(write):
     assert e._version == 0
 
 
+def test_item_assignment_into_a_leaf_names_the_view_it_writes_into():
+    x = dg.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^a view of a leaf Variable that requires grad is being used"):
+        x[0] = 1.0
+    with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad is being used in an in-place"):
+        x[[0]] = 1.0  # (advanced indexing: index_put_ on the leaf itself)
+
+
 def test_item_assignment_into_an_expanded_tensor_is_differentiable():
     w = dg.tensor([1.0, 2.0], requires_grad=True)
     s = dg.tensor(5.0, requires_grad=True)

@@ -202,13 +202,13 @@ def _alias_in(owner: np.ndarray, data: np.ndarray) -> np.ndarray:
     return np.ndarray(data.shape, data.dtype, buffer=owner, offset=offset, strides=data.strides)
 
 
-def _check_mutable(t: Tensor) -> None:
+def _check_mutable(t: Tensor, leaf_message: str = LEAF_MESSAGE) -> None:
     """The autograd checks of an in-place change: inference tensors, leaves that require grad, bad views."""
     if not STATE.inference_mode and t.is_inference():
         raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
     if STATE.grad_enabled:
         if t._requires_grad and t.grad_fn is None and t._view is None:
-            raise RuntimeError(LEAF_MESSAGE)
+            raise RuntimeError(leaf_message)
         info = t._view
         if info is not None and info.base._requires_grad:
             mode = info.grad_mode
@@ -587,7 +587,8 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
         if Ellipsis not in index:
             index = index + (Ellipsis,)
         if type(self) is not BatchedTensor:
-            _check_mutable(self)  # (the memory is checked in the region written: ``x.expand(3)[0] = v`` is allowed)
+            # (the memory is checked in the region written, a view: ``x.expand(3)[0] = v`` is allowed)
+            _check_mutable(self, VIEW_OF_LEAF_MESSAGE)
         copy_(apply(GETITEM, self, index=index), _without_leading_ones(value))
     else:
         update_(self, lambda x, v: apply(INDEX_PUT, x, v, index=index), "__setitem__", value)
