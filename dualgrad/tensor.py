@@ -147,7 +147,7 @@ class Size(int):
         return size
 
     def __call__(self, dim: int | None = None) -> Any:
-        return self.shape if dim is None else self.shape[_dim(dim, len(self.shape))]
+        return self.shape if dim is None else self.shape[normalize_dim(dim, len(self.shape), scalar=False)]
 
 
 class Tensor:
@@ -275,7 +275,7 @@ class Tensor:
         ((3, 1), 3)
         """
         steps = tuple(step // self._data.itemsize for step in self._data.strides)
-        return steps if dim is None else steps[_dim(dim, len(steps))]
+        return steps if dim is None else steps[normalize_dim(dim, len(steps), scalar=False)]
 
     def is_nonzero(self) -> bool:
         """The truth of a one-element tensor (torch's errors for any other size).
@@ -461,6 +461,16 @@ class Tensor:
 
     def _bump_version(self) -> None:
         self._version_counter().value += 1
+
+    def _is_view(self) -> bool:
+        """True if this tensor is a view of another (``_base``), as torch's ``Tensor._is_view``.
+
+        >>> import dualgrad as dg
+        >>> x = dg.zeros(2, 3)
+        >>> x._is_view(), x[0]._is_view(), x.t()._is_view(), (x + 1)._is_view()
+        (False, True, True, False)
+        """
+        return self._view is not None
 
     @property
     def _base(self) -> Tensor | None:
@@ -811,12 +821,28 @@ def as_size(size: tuple, keyword: Any = None, fn: str = "size") -> tuple:
     return size
 
 
-def _dim(dim: int, ndim: int) -> int:
-    """``dim`` counted from the front, with torch's error when it is out of range."""
-    if not -max(ndim, 1) <= dim < max(ndim, 1):
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
-                         f"{max(ndim, 1) - 1}], but got {dim})")
-    return dim % max(ndim, 1)
+def normalize_dim(dim: int, ndim: int, op: str | None = None, *, scalar: bool = True) -> int:
+    """``dim`` counted from the front, or torch's IndexError (prefixed by ``op``) when it is out of range.
+
+    As in torch's ops, a 0-d tensor takes ``dim`` 0 and -1 (both give 0), as if it had one dimension;
+    with ``scalar=False`` (torch's ``size``, ``stride`` and ``roll``) it takes none.
+
+    >>> from dualgrad.tensor import normalize_dim
+    >>> normalize_dim(-1, 3), normalize_dim(-1, 0), normalize_dim(0, 0)
+    (2, 0, 0)
+    >>> normalize_dim(1, 0, "sum")
+    Traceback (most recent call last):
+      ...
+    IndexError: sum: Dimension out of range (expected to be in range of [-1, 0], but got 1)
+    """
+    if not ndim and not scalar:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    limit = max(ndim, 1)
+    if not -limit <= dim < limit:
+        prefix = f"{op}: " if op else ""
+        raise IndexError(f"{prefix}Dimension out of range (expected to be in range of [{-limit}, "
+                         f"{limit - 1}], but got {dim})")
+    return dim % limit
 
 
 def check_tensor(fn: str, arg: str, value: Any) -> None:

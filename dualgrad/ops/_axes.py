@@ -4,25 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-
-def normalize_axis(axis: int, ndim: int, op: str = "op") -> int:
-    """``axis`` as a non-negative int, or IndexError naming the op and the range."""
-    if not -ndim <= axis < max(ndim, 1):
-        raise IndexError(
-            f"{op}: Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
-            f"{max(ndim, 1) - 1}], but got {axis})"
-        )
-    return axis % ndim if ndim else 0
+from ..tensor import normalize_dim as normalize_axis  # the one range check, shared with Tensor.size
 
 
 def normalize_axes(axis: Any, ndim: int, op: str = "op") -> tuple | None:
-    """``None`` (all axes) or a sorted tuple of non-negative axes."""
+    """``None`` (all axes) or a sorted tuple of non-negative axes (``()`` for a 0-d tensor: 0 and -1 are
+    accepted, as in torch, but name no axis of its array)."""
     if axis is None:
         return None
     if isinstance(axis, int) or hasattr(axis, "__index__"):
         axis = (int(axis),)
     axes = tuple(sorted({normalize_axis(int(a), ndim, op) for a in axis}))
-    return axes
+    return axes if ndim else ()
 
 
 def pick_axis(dim: Any, axis: Any) -> Any:

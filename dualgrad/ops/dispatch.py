@@ -192,6 +192,27 @@ def make_view(x: Tensor, view: Tensor, steps: tuple, grad_mode: bool) -> None:
     inherit_inference(base, view)
 
 
+def check_view_geometry(view: Tensor) -> None:
+    """Raise unless the view's steps, replayed on its base, still give the view's memory.
+
+    They do not once the base itself changed shape in place (``t_``, ``unsqueeze_``, ``resize_``, ...,
+    or ``base.data = ...``): a graph rebuilt from the base would then be the wrong one.
+    """
+    info = view._view
+    array = info.base._data
+    for op, params in info.chain:
+        array = op.impl(array, **params)
+    data = view._data
+    if (array.shape != data.shape or array.strides != data.strides
+            or array.__array_interface__["data"][0] != data.__array_interface__["data"][0]):
+        raise RuntimeError(
+            f"a view of shape {list(data.shape)} cannot be rebuilt from its base of shape "
+            f"{list(info.base.shape)}: the base changed shape or memory in place (t_, transpose_, "
+            "unsqueeze_, squeeze_, resize_, .data = ...) after the view was made. Take the view again "
+            "from the base, or change the shape out of place."
+        )
+
+
 def regenerate_view(view: Tensor) -> None:
     """Rebuild a view's ``grad_fn`` from its base after an in-place change of the family."""
     info = view._view
@@ -201,6 +222,7 @@ def regenerate_view(view: Tensor) -> None:
         return
     if info.grad_mode is not True:  # (an output of a custom Function: its backward would be bypassed)
         raise custom_function_view_error(info.grad_mode, base_changed=True)
+    check_view_geometry(view)
     info.version = view._counter.value
     flags = STATE.__dict__
     grad_mode, flags["grad_enabled"] = flags["grad_enabled"], True

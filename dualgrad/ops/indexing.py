@@ -516,9 +516,9 @@ def gather(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002 - torch
             f"gather(): Index tensor must have the same number of dimensions as input tensor "
             f"(index shape {index.shape}, input shape {input.shape})"
         )
+    dim = normalize_axis(dim, input.ndim, "gather")
     if input.ndim == 0:
         return gather(input.reshape(1), 0, index.reshape(1)).reshape(())
-    dim = normalize_axis(dim, input.ndim, "gather")
     if any(n > input.shape[d] for d, n in enumerate(index.shape) if d != dim):
         raise RuntimeError(
             f"gather(): Size does not match at dimension {dim}: expected index {index.shape} to be no "
@@ -603,9 +603,11 @@ def index_select(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002 -
     index = _as_index(index, "index_select")
     if index.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got shape {index.shape}")
-    if input.ndim == 0:
-        input = input.reshape(1)
     dim = normalize_axis(dim, input.ndim, "index_select")
+    if input.ndim == 0:  # (torch: one index, a 0-d result)
+        if index.numel() != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
+        return index_select(input.reshape(1), 0, index.reshape(1)).reshape(())
     return _gathered(input, _spread(index, dim, input.shape), dim, "index_select()", IndexError)
 
 
@@ -678,7 +680,7 @@ def _scatter_checked(input: Any, dim: int, index: Any, src: Any, op: str) -> tup
     src = tensor_arg(src, op)
     if src.ndim and not (index.ndim == input.ndim == src.ndim):
         raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as self tensor")
-    dim = normalize_axis(dim, max(input.ndim, 1), op)
+    dim = normalize_axis(dim, input.ndim, op)
     src = src[tuple(slice(0, n) for n in index.shape)] if src.ndim else src.expand(index.shape)
     return input, dim, index, src
 
@@ -729,7 +731,7 @@ def _index_along(input: Tensor, dim: int, index: Any, op: str, negative: bool = 
     index = _as_index(index, op)
     if index.ndim > 1:
         raise IndexError(f"{op}(): Index is supposed to be a vector, but got dim: {index.ndim}")
-    dim = normalize_axis(dim, max(input.ndim, 1), op)
+    dim = normalize_axis(dim, input.ndim, op)
     size = input.shape[dim] if input.ndim else 1
     bad = (index._data < (-size if negative else 0)) | (index._data >= size)
     if bad.any():

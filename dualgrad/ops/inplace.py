@@ -33,6 +33,7 @@ tensor([ 1., 10., 10.])
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -43,9 +44,9 @@ from ..batching import BatchedTensor, from_physical, is_batched_at, make_batched
 from ..factories import rand, randn, zeros_like
 from ..forward_ad.engine import commit_tangents, flush_deferred, set_tangent, tangent_at
 from ..reverse.mutation import note_mutation
-from ..tensor import INFERENCE_INPLACE_MESSAGE, Tensor, _wrap, custom_function_view_error
+from ..tensor import INFERENCE_INPLACE_MESSAGE, Tensor, _wrap, as_size, custom_function_view_error
 from . import elementwise as ew
-from .dispatch import _record, apply, regenerate_view
+from .dispatch import _record, apply, check_view_geometry, regenerate_view
 from .indexing import (
     GETITEM,
     INDEX_PUT_TENSOR,
@@ -102,6 +103,8 @@ def _copy_slices_impl(base: np.ndarray, src: Any, chain: tuple) -> np.ndarray:
     region = view_of(out, chain)
     if not np.may_share_memory(region, out):
         raise RuntimeError("copy_slices: the view steps do not give a view of the base")
+    if not region.flags.writeable:  # (through ``expand``: the region's memory is still ``out``'s)
+        region = _alias_in(out, region)
     region[...] = src
     return out
 
@@ -159,18 +162,53 @@ INDEX_PUT = linear(
 
 
 # -- the in-place machinery --------------------------------------------------------------
-def _check_writable(t: Tensor, what: str) -> None:
-    """Refuse before anything changes: leaves that require grad, bad views, read-only memory.
+def _check_writable(t: Tensor, what: str, fills: bool = False) -> None:
+    """Refuse before anything changes: leaves that require grad, bad views, read-only memory, and
+    (unless the update ``fills`` one value everywhere, as ``fill_`` and ``zero_`` without a graph,
+    which torch allows) elements that share memory, as an ``expand``ed tensor's.
 
     A batched tensor is checked when its physical value is written (``_update_batched``).
     """
     if type(t) is BatchedTensor:
         return
+    _check_mutable(t)
+    data = t._data
+    if not data.flags.writeable:
+        if data.size > 1 and 0 in data.strides and not fills:
+            raise RuntimeError(f"{what}: {OVERLAP_MESSAGE}")
+        if writable(data, t._view) is None:
+            raise RuntimeError(f"{what}: the tensor's memory is read-only; clone() it first")
+
+
+def writable(data: np.ndarray, view: Any) -> np.ndarray | None:
+    """``data`` itself, or the same elements as a writable ndarray when ``data`` is a read-only NumPy
+    view (``expand`` makes those) of the writable memory of the base of ``view``; None if there is none.
+    """
+    if data.flags.writeable:
+        return data
+    if view is None or not view.base._data.flags.writeable:
+        return None
+    owner = view.base._data
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    if not (owner.flags.writeable and (owner.flags.c_contiguous or owner.flags.f_contiguous)):
+        return None
+    return _alias_in(owner, data)
+
+
+def _alias_in(owner: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """``data``'s elements as an ndarray over ``owner``'s (contiguous) memory, writable if ``owner`` is."""
+    offset = data.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    return np.ndarray(data.shape, data.dtype, buffer=owner, offset=offset, strides=data.strides)
+
+
+def _check_mutable(t: Tensor, leaf_message: str = LEAF_MESSAGE) -> None:
+    """The autograd checks of an in-place change: inference tensors, leaves that require grad, bad views."""
     if not STATE.inference_mode and t.is_inference():
         raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
     if STATE.grad_enabled:
         if t._requires_grad and t.grad_fn is None and t._view is None:
-            raise RuntimeError(LEAF_MESSAGE)
+            raise RuntimeError(leaf_message)
         info = t._view
         if info is not None and info.base._requires_grad:
             mode = info.grad_mode
@@ -180,11 +218,6 @@ def _check_writable(t: Tensor, what: str) -> None:
                 raise RuntimeError(NO_GRAD_VIEW_MESSAGE if mode is False else INFERENCE_VIEW_MESSAGE)
             if info.base.grad_fn is None:
                 raise RuntimeError(VIEW_OF_LEAF_MESSAGE)
-    data = t._data
-    if not data.flags.writeable:
-        if data.size > 1 and 0 in data.strides:
-            raise RuntimeError(f"{what}: {OVERLAP_MESSAGE}")
-        raise RuntimeError(f"{what}: the tensor's memory is read-only; clone() it first")
 
 
 def _snapshot(t: Tensor) -> Tensor:
@@ -221,11 +254,13 @@ def _records_graph(t: Tensor, args: tuple, kwargs: dict) -> bool:
     return any(isinstance(a, Tensor) and a._requires_grad for a in (*args, *kwargs.values()))
 
 
-def update_(t: Tensor, compute: Callable, what: str, *args: Any, **kwargs: Any) -> Tensor:
-    """Set ``t`` to ``compute(t, *args, **kwargs)`` in place (see the module docstring)."""
+def update_(t: Tensor, compute: Callable, what: str, *args: Any, checked: bool = False, **kwargs: Any) -> Tensor:
+    """Set ``t`` to ``compute(t, *args, **kwargs)`` in place (see the module docstring); ``checked``: the
+    caller ran ``_check_writable`` already."""
     if STATE.vmap_depth and any(type(a) is BatchedTensor for a in (t, *args, *kwargs.values())):
         return _update_batched(t, compute, what, args, kwargs)
-    _check_writable(t, what)
+    if not checked:
+        _check_writable(t, what)
     if STATE.dual_levels:
         flush_deferred()  # a deferred tangent may read what the write changes
     view = t._view
@@ -286,7 +321,7 @@ def _batched_snapshot(t: Tensor) -> Tensor:
 def commit(t: Tensor, result: Tensor) -> None:
     """Write ``result`` (same shape and dtype) into ``t`` and give ``t`` its graph and tangents."""
     note_mutation(t)
-    np.copyto(t._data, result._data)
+    np.copyto(writable(t._data, t._view), result._data)
     t._bump_version()
     if STATE.dual_levels:
         if STATE.vmap_depth:
@@ -331,6 +366,7 @@ def take_graph(t: Tensor, result: Tensor) -> None:
             t._requires_grad = True
             t._follow_retained_grad()
         else:
+            check_view_geometry(t)
             _rebase(info.base, result, info.chain)
             info.base._follow_retained_grad()
             regenerate_view(t)
@@ -345,6 +381,92 @@ def _rebase(base: Tensor, result: Tensor, chain: tuple) -> None:
     old._output_nr = base._output_nr
     old._requires_grad = base._requires_grad
     _record(COPY_SLICES, (old, result), {"chain": chain}, base, (old._requires_grad, result._requires_grad))
+
+
+# -- in-place changes of the shape (the data stays where it is) ----------------------------
+def restride_(t: Tensor, view: Callable, what: str, *args: Any) -> Tensor:
+    """Give ``t`` the shape and strides of ``view(t, *args)`` (a view op), and that view's graph.
+
+    As in torch: the version is bumped (a tensor saved for backward may not change
+    shape); ``t`` stays a view exactly when it was one (of the same base, one step
+    further); a leaf that requires grad is refused unless grad mode is off.
+    Views taken from ``t`` before the change cannot be rebuilt from it afterwards
+    (their graph would be wrong): using them with autograd raises.
+    """
+    if type(t) is BatchedTensor:
+        raise NotImplementedError(f"{what}: changing the shape of a tensor in place is not supported inside vmap")
+    _check_mutable(t)
+    if STATE.dual_levels:
+        flush_deferred()
+    result = view(t, *args)
+    note_mutation(t)
+    t._bump_version()
+    if result is t:  # (nothing to change: t_ of a vector, squeeze_ without dimensions of size 1)
+        return t
+    t._data = result._data
+    if result._grad_fn is not None:
+        t._grad_fn = result._grad_fn
+        t._output_nr = result._output_nr
+    if t._view is not None:
+        t._view = result._view
+        t._view.version = t._counter.value
+    if result._fw is not None:
+        t._fw = result._fw
+    return t
+
+
+def _restriding(name: str, view: str, doc: str) -> Callable:
+    def method(self: Tensor, *args: Any) -> Tensor:
+        return restride_(self, _method(view), name, *args)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = doc
+    return method
+
+
+def resize_(self: Tensor, *size: Any) -> Tensor:
+    """Give ``self`` the shape ``size`` in place, keeping its first elements (row-major); new ones are zeros.
+
+    As in torch, a tensor that requires grad cannot be resized, even under ``no_grad``. The
+    version is bumped when the shape changes. dualgrad resizes only contiguous tensors that
+    are not views (torch resizes the storage under any tensor); when the tensor grows, its
+    memory is new, so views taken before no longer share it.
+
+    >>> import dualgrad as dg
+    >>> dg.arange(6.).resize_(2, 2)
+    tensor([[0., 1.],
+            [2., 3.]])
+    >>> dg.tensor([1., 2.]).resize_(3)
+    tensor([1., 2., 0.])
+    """
+    shape = as_size(size, fn="resize_")
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    _check_mutable(self)
+    if shape == self.shape:
+        return self
+    data = self._data
+    if self._view is not None or not data.flags.c_contiguous or not data.flags.writeable:
+        raise NotImplementedError("resize_: dualgrad resizes only writable contiguous tensors that are not "
+                                  "views; clone() it first")
+    n = math.prod(shape)
+    if n <= data.size:
+        self._data = data.reshape(-1)[:n].reshape(shape)
+    else:
+        self._data = np.zeros(shape, data.dtype)
+        self._data.reshape(-1)[:data.size] = data.reshape(-1)
+    self._bump_version()
+    return self
+
+
+def resize_as_(self: Tensor, other: Tensor, memory_format: Any = None) -> Tensor:
+    """``resize_`` to ``other``'s shape.
+
+    >>> import dualgrad as dg
+    >>> dg.zeros(4).resize_as_(dg.zeros(2, 2)).shape
+    (2, 2)
+    """
+    return resize_(self, other.shape)
 
 
 # -- the in-place methods ----------------------------------------------------------------
@@ -399,7 +521,14 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     """
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
-    return update_(self, _fill, "fill_", value)
+    return _fill_(self, value, "fill_")
+
+
+def _fill_(t: Tensor, value: Any, what: str) -> Tensor:
+    """``t`` set to ``value`` everywhere, expanded tensors included when no graph is recorded (as torch)."""
+    if type(t) is not BatchedTensor:
+        _check_writable(t, what, fills=not _records_graph(t, (value,), {}))
+    return update_(t, _fill, what, value, checked=True)
 
 
 def uniform_(self: Tensor, low: float = 0.0, high: float = 1.0) -> Tensor:
@@ -436,7 +565,7 @@ def zero_(self: Tensor) -> Tensor:
     >>> dg.ones(2).zero_()
     tensor([0., 0.])
     """
-    return update_(self, _fill, "zero_", 0)
+    return _fill_(self, 0, "zero_")
 
 
 def setitem(self: Tensor, index: Any, value: Any) -> None:
@@ -459,7 +588,9 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
     elif _is_basic(index):
         if Ellipsis not in index:
             index = index + (Ellipsis,)
-        _check_writable(self, "__setitem__")
+        if type(self) is not BatchedTensor:
+            # (the memory is checked in the region written, a view: ``x.expand(3)[0] = v`` is allowed)
+            _check_mutable(self, VIEW_OF_LEAF_MESSAGE)
         copy_(apply(GETITEM, self, index=index), _without_leading_ones(value))
     else:
         update_(self, lambda x, v: apply(INDEX_PUT, x, v, index=index), "__setitem__", value)
@@ -504,7 +635,12 @@ _OF_METHODS = (
     "xlogy", "addcdiv", "addcmul", "addmm", "tril", "triu", "scatter", "scatter_add", "index_add", "index_copy",
     "index_fill", "masked_scatter", "put", "index_put",
 )
+_RESTRIDING = {"unsqueeze_": "unsqueeze", "squeeze_": "squeeze", "t_": "t", "transpose_": "transpose",
+               "swapdims_": "swapdims", "swapaxes_": "swapaxes"}
 METHODS: dict[str, Any] = {
+    **{name: _restriding(name, view, f"In-place ``{view}``: a new shape for the same data (see ``restride_``).")
+       for name, view in _RESTRIDING.items()},
+    "resize_": resize_, "resize_as_": resize_as_,
     **{f"{name}_": _inplace(f"{name}_", _method(name), f"In-place ``{name}``.") for name in _OF_METHODS},
     "uniform_": uniform_, "normal_": normal_,
     "add_": add_, "sub_": sub_, "mul_": mul_, "div_": div_, "pow_": pow_, "neg_": neg_,

@@ -385,9 +385,7 @@ def _ndim(x: Any) -> int:
 
 
 def _reduce_args(x: Any, dim: Any, axis: Any, keepdim: Any, keepdims: Any, name: str) -> dict:
-    ndim = _ndim(x)
-    axes = normalize_axes(pick_axis(dim, axis), ndim, name)
-    return {"axis": () if ndim == 0 and axes is not None else axes,
+    return {"axis": normalize_axes(pick_axis(dim, axis), _ndim(x), name),
             "keepdims": pick_keepdims(keepdim, keepdims)}
 
 

@@ -329,10 +329,10 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     (2, 12)
     """
     x = tensor_arg(x, "flatten")
-    if x.ndim == 0:
-        return apply(RESHAPE, x, shape=(1,))
     start = normalize_axis(start_dim, x.ndim, "flatten")
     end = normalize_axis(end_dim, x.ndim, "flatten")
+    if x.ndim == 0:
+        return apply(RESHAPE, x, shape=(1,))
     if start > end:
         raise RuntimeError(f"flatten: start_dim ({start_dim}) cannot come after end_dim ({end_dim})")
     merged = math.prod(x.shape[start:end + 1])
@@ -412,7 +412,8 @@ def transpose(x: Tensor, dim0: int = -2, dim1: int = -1) -> Tensor:
     x = tensor_arg(x, "transpose")
     axes = list(range(x.ndim))
     a, b = normalize_axis(dim0, x.ndim, "transpose"), normalize_axis(dim1, x.ndim, "transpose")
-    axes[a], axes[b] = axes[b], axes[a]
+    if axes:  # (a 0-d tensor takes dims 0 and -1 and stays as it is)
+        axes[a], axes[b] = axes[b], axes[a]
     return apply(PERMUTE, x, axes=tuple(axes))
 
 
@@ -469,7 +470,7 @@ def squeeze(x: Tensor, dim: Any = None) -> Tensor:
     if dim is None:
         axes = tuple(i for i, n in enumerate(x.shape) if n == 1)
     else:
-        axes = tuple(a for a in normalize_axes(dim, x.ndim, "squeeze") if x.ndim and x.shape[a] == 1)
+        axes = tuple(a for a in normalize_axes(dim, x.ndim, "squeeze") if x.shape[a] == 1)
     if not axes:
         return x
     return apply(SQUEEZE, x, axis=axes)
@@ -537,7 +538,7 @@ def split(x: Tensor, split_size_or_sections: Any = None, dim: int = 0, *, split_
     >>> [p.shape for p in dg.split(dg.zeros(5, 2), [1, 4])]
     [(1, 2), (4, 2)]
     """
-    x = tensor_arg(x, "split")
+    x = _at_least_1d(tensor_arg(x, "split"), "split expects")
     if split_size_or_sections is None:  # (Tensor.split's keyword)
         split_size_or_sections = split_size
     axis = normalize_axis(dim, x.ndim, "split")
@@ -557,6 +558,13 @@ def split(x: Tensor, split_size_or_sections: Any = None, dim: int = 0, *, split_
     return _split_views(x, sizes, axis)
 
 
+def _at_least_1d(x: Tensor, message: str, rest: str = " at least a 1-dimensional tensor") -> Tensor:
+    """``x``, or torch's RuntimeError ``message + rest`` for a 0-d tensor (which has nothing to split)."""
+    if x.ndim == 0:
+        raise RuntimeError(message + rest)
+    return x
+
+
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     """At most ``chunks`` pieces (views, as ``split``'s) of ``ceil(size / chunks)`` along ``dim`` (torch's rule).
 
@@ -567,7 +575,7 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     x = tensor_arg(x, "chunk")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    x = _tensor(x)
+    x = _at_least_1d(_tensor(x), "chunk expects")
     n = x.shape[normalize_axis(dim, x.ndim, "chunk")]
     if n == 0:
         return split(x, [0] * chunks, dim)
@@ -740,7 +748,7 @@ def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
         raise RuntimeError(
             f"roll: shifts and dimensions must align. shifts: {len(shifts)}, dims: {len(dims)}"
         )
-    axes = tuple(normalize_axis(d, x.ndim, "roll") for d in dims)
+    axes = tuple(normalize_axis(d, x.ndim, "roll", scalar=False) for d in dims)
     return apply(ROLL, x, shift=shifts, axis=axes)
 
 
@@ -932,7 +940,7 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     >>> dg.narrow(dg.arange(5.), 0, 1, 3)
     tensor([1., 2., 3.])
     """
-    x = tensor_arg(x, "narrow")
+    x = _at_least_1d(tensor_arg(x, "narrow"), "narrow() cannot be applied to a 0-dim tensor.", "")
     axis = normalize_axis(dim, x.ndim, "narrow")
     n = x.shape[axis]
     begin = start + n if start < 0 and -n <= start else start

@@ -51,10 +51,10 @@ def _running_extreme(op: Any, input: Any, dim: int, name: str) -> ValuesIndices:
     x = tensor_arg(input, name)
     if x.dtype.kind == "c":
         raise NotImplementedError(f"{name}(): not implemented for complex tensors")
-    if x.ndim == 0:
-        values, indices = _running_extreme(op, x.reshape(1), dim, name)
-        return ValuesIndices(values.reshape(()), indices.reshape(()))
     axis = normalize_axis(dim, x.ndim, name)
+    if x.ndim == 0:
+        values, indices = _running_extreme(op, x.reshape(1), axis, name)
+        return ValuesIndices(values.reshape(()), indices.reshape(()))
     indices = apply(op, x, axis=axis)
     return ValuesIndices(take_along_dim(x, indices, axis), indices)
 
@@ -88,9 +88,9 @@ def argsort(x: Any, dim: int = -1, descending: bool = False, stable: bool = True
     tensor([1, 2, 0])
     """
     x = tensor_arg(x, "argsort")
+    axis = normalize_axis(dim, x.ndim, "argsort")
     if x.ndim == 0:
         return apply(ARGSORT, reshape(x, (1,)), axis=0).reshape(())
-    axis = normalize_axis(dim, x.ndim, "argsort")
     if descending:
         n = x.shape[axis]
         return (n - 1) - flip(apply(ARGSORT, flip(x, axis), axis=axis), axis)
@@ -146,7 +146,7 @@ def kthvalue(input: Any, k: int, dim: int = -1, keepdim: bool = False) -> Values
     ValuesIndices(values=tensor(3.), indices=tensor(2))
     """
     x = tensor_arg(input, "kthvalue")
-    axis = normalize_axis(dim, max(x.ndim, 1))
+    axis = normalize_axis(dim, x.ndim, "kthvalue")
     size = x.shape[axis] if x.ndim else 1
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
@@ -161,12 +161,13 @@ def kthvalue(input: Any, k: int, dim: int = -1, keepdim: bool = False) -> Values
 def _first_of_sorted(input: Any, k: int, dim: int, largest: bool, fn: str) -> ValuesIndices:
     """The first ``k`` of ``sort(input, dim, descending=largest)``."""
     x = tensor_arg(input, fn)
-    size = x.shape[normalize_axis(dim, x.ndim, fn)] if x.ndim else 1
+    axis = normalize_axis(dim, x.ndim, fn)
+    size = x.shape[axis] if x.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
     indices = argsort(x, dim, descending=largest)
     if x.ndim:
-        indices = indices.narrow(normalize_axis(dim, x.ndim, fn), 0, k)
+        indices = indices.narrow(axis, 0, k)
         return ValuesIndices(take_along_dim(x, indices, dim), indices)
     return ValuesIndices(x if k else x.reshape(0), indices if k else indices.reshape(0))
 
