@@ -44,6 +44,7 @@ class PassTangent(Function):
 
 PRODUCERS = {  # each returns a tensor equal to y, with y's tangent
     "y + c": lambda y: y + 0.0,
+    "view of y + c": lambda y: y[:] + 0.0,
     "c + y": lambda y: 0.0 + y,
     "y - c": lambda y: y - 0.0,
     "y + tensor without tangent": lambda y: y + dg.zeros(3),
@@ -219,3 +220,20 @@ def test_tangent_of_a_product_with_a_broadcast_input_tangent_is_writable():
         tangent = fwAD.unpack_dual(x * 2.0).tangent
         tangent.add_(1.0)
     np.testing.assert_array_equal(tangent.numpy(), [3., 3., 3.])
+
+
+def test_scalar_chain_gives_each_step_its_own_exact_tangent():
+    # (WF1's chain on 0-d tensors: ``+ 0.1``'s rule returns its input's tangent, which
+    # ``_output_tangent`` copies on its fast path; the chain rule gives prod(1.01 cos(y_i)))
+    ys, expected = [0.3], 1.0
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(dg.tensor(ys[0]), dg.tensor(1.0))]
+        for _ in range(4):
+            duals.append(dg.sin(duals[-1]) * 1.01 + 0.1)
+            expected *= 1.01 * np.cos(ys[-1])
+            ys.append(np.sin(ys[-1]) * 1.01 + 0.1)
+        tangents = [fwAD.unpack_dual(y).tangent for y in duals]
+    np.testing.assert_allclose(duals[-1].detach().numpy(), ys[-1], rtol=1e-15)
+    assert abs(tangents[-1].item() - expected) <= 1e-15
+    arrays = [t.numpy() for t in tangents]
+    assert not any(np.may_share_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1:])

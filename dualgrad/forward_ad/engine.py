@@ -144,25 +144,16 @@ def drop_dead(x: Tensor) -> None:
             x._fw = None
 
 
-def propagate_tangents(op: Any, args: tuple, params: dict, out: Any) -> None:
-    """Attach to ``out`` the tangents of every active dual level at which an input has one.
+def propagate_tangents(op: Any, args: tuple, params: dict, out: Any, recipe: bool = True) -> None:
+    """Attach to ``out`` the tangents of every active dual level at which an input has one, running
+    ``op``'s jvp rule at each such level.
 
     If the node that produced ``out`` saved it, the node is told how to get these
-    tangents back (see ``TangentRecipe``).
+    tangents back (see ``TangentRecipe``), unless ``recipe`` is False (the recipe
+    itself recomputing them). (One function, not a wrapper around the push: this
+    runs for every op in forward mode.)
     """
-    taped = _push_tangents(op, args, params, out)
-    # (no node, no recipe: a one-output op without a node, the common case, skips the call and the
-    # read of the thread-local grad mode; no grad mode, no node of this call)
-    if taped is not None and (type(out) is tuple or out._grad_fn is not None) and STATE.grad_enabled:
-        _give_recipe_to_saved_outputs(op, args, params, out, taped)
-
-
-def _push_tangents(op: Any, args: tuple, params: dict, out: Any) -> bool | None:
-    """Run ``op``'s jvp rule at each active level where an input has a tangent.
-
-    Returns None if no tangent was set, else whether a rule ran with grad mode on (taped).
-    """
-    taped_any = None  # (None until a tangent is set)
+    taped_any = None  # (None until a tangent is set; then whether a rule ran with grad mode on)
     flags = STATE.__dict__  # (a dict read or write costs less than a thread-local attribute)
     levels = flags["dual_levels"]
     for level in levels:  # (no enumerate: the index is only needed where a tangent is pushed)
@@ -179,7 +170,9 @@ def _push_tangents(op: Any, args: tuple, params: dict, out: Any) -> bool | None:
         flags["dual_levels"] = outer
         flags["grad_enabled"] = taped = grad_mode and level.tape_tangents
         try:
-            result = op.jvp(tangents, _alias(out) if taped and _tracked(out, tangents) else out, *args, **params)
+            seen = _alias(out) if taped and _tracked(out, tangents) else out
+            # (``**params`` only if there are any: it copies the dict)
+            result = op.jvp(tangents, seen, *args, **params) if params else op.jvp(tangents, seen, *args)
             if op.multi_output:  # (a loop, not a comprehension: that would make args and tangents cells)
                 pairs = []
                 for o, t in zip(out, result, strict=True):
@@ -196,30 +189,53 @@ def _push_tangents(op: Any, args: tuple, params: dict, out: Any) -> bool | None:
                 set_tangent(o, level, t)
                 taped_any = taped_any or taped
         elif result is not None:
-            set_tangent(out, level, tangent)
+            if out._fw is None:  # (set_tangent's first case, without the call: a new output)
+                out._fw = {level: tangent}
+            else:
+                set_tangent(out, level, tangent)
             taped_any = taped_any or taped
-    return taped_any
+    # (no tangent or no node, no recipe: a one-output op without a node, the common case, skips the
+    # call and the grad mode read; no grad mode, no node of this call)
+    if (recipe and taped_any is not None and (type(out) is tuple or out._grad_fn is not None)
+            and flags["grad_enabled"]):
+        _give_recipe_to_saved_outputs(op, args, params, out, taped_any)
 
 
 def _input_tangents(args: tuple, level: DualLevel) -> tuple | None:
     """Per argument, its tangent at ``level`` (None if it has none); None if no argument has one.
 
-    (Tangents stored as ``DeferredTangent`` stay so at a level that defers them. Calls with
-    one or two arguments, almost all, are spelled out: no list, no loop.)
+    (Calls with one or two arguments, almost all, are spelled out: no list, no loop, and no call
+    for a float nor for a plain Tensor holding a computed tangent at ``level``, read from its dict.)
     """
-    read = _stored_tangent if level.defer_tangents else tangent_at
     if len(args) == 1:
-        t = read(args[0], level)
+        a = args[0]
+        t = a._fw.get(level) if type(a) is Tensor and a._fw else None
+        if type(t) is not Tensor:  # (none, a deferred one, a view's, a batched one: ``_read`` tells)
+            t = _read(a, level)
         return None if t is None else (t,)
     if len(args) == 2:
         a, b = args
-        t_a, t_b = read(a, level), None if type(b) is float else read(b, level)  # (x * 1.01: no call)
+        t_a = a._fw.get(level) if type(a) is Tensor and a._fw else None
+        if type(t_a) is not Tensor:
+            t_a = _read(a, level)
+        if type(b) is float:  # (x * 1.01)
+            t_b = None
+        else:
+            t_b = b._fw.get(level) if type(b) is Tensor and b._fw else None
+            if type(t_b) is not Tensor:
+                t_b = _read(b, level)
         return None if t_a is None and t_b is None else (t_a, t_b)
-    tangents = tuple([read(a, level) for a in args])
+    tangents = tuple([_read(a, level) for a in args])
     for t in tangents:
         if t is not None:
             return tangents
     return None
+
+
+def _read(x: Any, level: DualLevel) -> Any:
+    """The tangent of ``x`` at ``level`` for an op's jvp: ``tangent_at``, except that tangents stored
+    as ``DeferredTangent`` stay so at a level that defers them."""
+    return _stored_tangent(x, level) if level.defer_tangents else tangent_at(x, level)
 
 
 def _defer(op: Any, args: tuple, params: dict, out: Any, tangents: list, level: DualLevel,
@@ -455,11 +471,11 @@ class TangentRecipe:
         if live is not None and live._fw is not None:
             _copy_active(live._fw, out)
         elif not self.multi:
-            _push_tangents(self.op, self.args, self.params, out)
+            propagate_tangents(self.op, self.args, self.params, out, recipe=False)
         else:
-            _push_tangents(self.op, self.args, self.params, tuple(
+            propagate_tangents(self.op, self.args, self.params, tuple(
                 out if i == index else _output_of(node, data, nr)
-                for i, (nr, data, _, _, _) in enumerate(self.outputs)))
+                for i, (nr, data, _, _, _) in enumerate(self.outputs)), recipe=False)
 
     def _position(self, out: Tensor, output_nr: int) -> int | None:
         """Which of the op's outputs ``out`` is: same data, else (packed by hooks) same output_nr."""
@@ -528,6 +544,12 @@ def _output_tangent(t: Tensor, out: Tensor, args: tuple, tangents: tuple) -> Ten
                 break
         else:
             return t
+        # (the loop below, without its calls, for the common case of a rule returning the first input's
+        # tangent, as x + c's: that input owns its array, and the new output owns another one)
+        a = args[0]
+        if (tangents[0] is t and type(out) is Tensor and type(a) is Tensor and out._data.base is None
+                and a._data.base is None and out._data is not a._data):
+            return _copy(t)
     for j in _aliased_tangents(t, tangents):
         if not _may_overlap(_memory(out), _memory(args[j])):
             return _copy(t)

@@ -452,7 +452,7 @@ def _jvp_from_partials(partials: tuple) -> Callable:
             if sign:
                 term = t
             else:
-                term, sign = partial(out, *inputs, **params), 1
+                term, sign = partial(out, *inputs, **params) if params else partial(out, *inputs), 1
                 # references to term: this name and getrefcount's argument
                 if sys.getrefcount(term) == 2 and not STATE.observed and _is_scratch(term, t):
                     np.multiply(term._data, t._data, out=term._data)
