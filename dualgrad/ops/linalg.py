@@ -20,7 +20,7 @@ from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply, tensor_arg
 from .einsum import einsum
 from .registry import Op
-from .shape import PAD, PERMUTE, RESHAPE, broadcast_to, roll
+from .shape import PAD, PERMUTE, RESHAPE, TRANSPOSE, broadcast_to, roll
 
 
 def _as_tensor(x: Any) -> Tensor:
@@ -41,7 +41,7 @@ def _shape(x: Any) -> tuple:
 def matrix_transpose(x: Tensor) -> Tensor:
     """The last two axes swapped (the op itself: the Tensor method re-validates its arguments)."""
     axes = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
-    return apply(PERMUTE, x, axes=axes)
+    return apply(TRANSPOSE, x, axes=axes)
 
 
 def _matmul_vjp_x(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
