@@ -771,5 +771,5 @@ COVERED_BY["poisson"] = "bernoulli"  # draws in its impl: its zero gradient and 
 COVERED_BY.update({
     "reshape_alias": "reshape", "reshape_copy": "reshape", "transpose": "permute", "t": "permute",
     "squeeze_dim": "squeeze", "squeeze_dims": "squeeze", "split_even": "split", "max_all": "amax",
-    "min_all": "amin", "clamp_min": "clamp", "clamp_max": "clamp",
+    "min_all": "amin", "clamp_min": "clamp", "clamp_max": "clamp", "bmm": "matmul",
 })
