@@ -766,5 +766,12 @@ def _normal(draw: Any) -> Sample:
 
 COVERED_BY["poisson"] = "bernoulli"  # draws in its impl: its zero gradient and vmap are tested in test_random.py
 
+# Overloads (``registry.overload``): the impl and rules of the op named, recorded under torch's name
+# of another overload; the public functions exercise them with that op's samples.
+COVERED_BY.update({
+    "reshape_alias": "reshape", "reshape_copy": "reshape", "transpose": "permute", "t": "permute",
+    "squeeze_dim": "squeeze", "squeeze_dims": "squeeze", "split_even": "split", "max_all": "amax",
+    "min_all": "amin", "clamp_min": "clamp", "clamp_max": "clamp", "bmm": "matmul",
+})
 
 import op_samples_linalg_more  # noqa: E402, F401 - registers the samples of dualgrad.ops.linalg_more

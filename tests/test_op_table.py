@@ -43,7 +43,8 @@ def _op_names_in_graph(outputs) -> set:
         if id(node) in seen or not hasattr(node, "op"):
             continue
         seen.add(id(node))
-        names.add(getattr(node.op, "name", None))
+        name = getattr(node.op, "name", None)
+        names.add(COVERED_BY.get(name, name))  # (an overload's node counts for the op whose samples made it)
         stack.extend(t for t, _ in node.edges if t is not None and not isinstance(t, dg.Tensor))
     return names
 

@@ -41,8 +41,9 @@ def test_t_transposes_matrices_keeps_vectors_and_refuses_3d():
     assert dg.t(x).shape == (3, 2) and x.t().shape == (3, 2)
     np.testing.assert_array_equal(x.t().numpy(force=True), x.numpy(force=True).T)
     assert dg.gradcheck(lambda a: a.t(), (x,))
-    v = dg.ones(3)
-    assert v.t() is v and dg.ones(()).t().shape == ()
+    v = dg.ones(3, requires_grad=True)
+    assert v.t().shape == (3,) and dg.ones(()).t().shape == ()
+    assert v.t() is not v and v.t().grad_fn.name() == "TBackward0"  # a view, as torch's
     with pytest.raises(RuntimeError, match="t\\(\\) expects a tensor with <= 2 dimensions, but self is 3D"):
         dg.ones(2, 2, 2).t()
 

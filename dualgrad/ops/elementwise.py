@@ -21,9 +21,12 @@ from .registry import (
     Op,
     broadcast_product,
     elementwise,
+    is_tensor_operand,
     linear,
     multiply_into,
+    name_by_operands,
     nondifferentiable,
+    overload,
     scale_into,
     vjp_from_partial,
 )
@@ -173,11 +176,21 @@ def _sgn_jvp(tangents: tuple, out: Tensor, x: Tensor) -> Tensor:
     return _sgn_vjp(tangents[0], out, x)
 
 
-def _zero_gradient(name: str, impl: Any) -> Op:
+def _zero_gradient(name: str, impl: Any, **kwargs: Any) -> Op:
     """An elementwise op whose derivative is 0 wherever it exists (rounding, sign), as torch's:
     its output requires grad and its gradient is zeros."""
     return elementwise(name, impl, (_zero,) * (2 if name in ("floor_divide", "div_trunc") else 1),
-                       save_inputs=False)
+                       save_inputs=False, **kwargs)
+
+
+def _round_name(node: Any) -> str:
+    """torch's ``round(decimals=...)`` is another overload than ``round()``."""
+    return "RoundBackward1" if node.params else "RoundBackward0"
+
+
+def _clamp_name(node: Any) -> str:
+    """torch's clamp with Tensor bounds is ClampBackward0, with numbers (or None) ClampBackward1."""
+    return "ClampBackward0" if any(is_tensor_operand(b) for b in node.inputs[1:]) else "ClampBackward1"
 
 
 def _zero(out: Any, *inputs: Any, **params: Any) -> float:
@@ -218,7 +231,8 @@ _LN10 = math.log(10.0)
 
 # -- arithmetic ------------------------------------------------------------------
 ADD = elementwise("add", np.add, (1, 1))
-SUB = elementwise("sub", np.subtract, (1, -1))
+# (a number minus a Tensor is torch's ``rsub``)
+SUB = elementwise("sub", np.subtract, (1, -1), grad_name_for=name_by_operands({(False, True): "RsubBackward1"}))
 MUL = elementwise("mul", np.multiply, (lambda out, x, y: y, lambda out, x, y: x),
                   save_inputs=lambda needs: (needs[1], needs[0]))
 DIV = elementwise("div", np.true_divide, (lambda out, x, y: 1 / y, lambda out, x, y: -out / y),
@@ -227,30 +241,34 @@ NEG = elementwise("neg", np.negative, (-1,))
 _pow_base_vjp_derived = vjp_from_partial(_pow_base_partial)
 POW = elementwise("pow", _pow_impl, (_pow_base_partial, _pow_exponent_partial),
                   vjp=(_pow_base_vjp, vjp_from_partial(_pow_exponent_partial)), save_out=lambda needs: needs[1],
-                  arg_names=("self", "exponent"))
+                  arg_names=("self", "exponent"),
+                  grad_name_for=name_by_operands({(True, True): "PowBackward1", (False, True): "PowBackward2"}))
 RECIPROCAL = elementwise("reciprocal", lambda x: np.true_divide(1, x),  # (integers give floats, as torch)
                          (lambda out, x: -(out * out),), save_inputs=False, save_out=True)
 _square_vjp_derived = vjp_from_partial(lambda out, x: 2 * x)
-SQUARE = elementwise("square", np.square, (lambda out, x: 2 * x,), vjp=(_square_vjp,))
+SQUARE = elementwise("square", np.square, (lambda out, x: 2 * x,), vjp=(_square_vjp,),
+                     grad_name="PowBackward0")  # (torch's square is pow(x, 2))
 SQRT = elementwise("sqrt", np.sqrt, (lambda out, x: 0.5 / out,), save_inputs=False, save_out=True)
 RSQRT = elementwise("rsqrt", lambda x: 1 / np.sqrt(x), (lambda out, x: -0.5 * out ** 3,),
                     save_inputs=False, save_out=True)
 ABS = Op("abs", np.abs, vjp=(_abs_vjp,), jvp=_abs_jvp, family="elementwise")
 SGN = Op("sgn", _sgn_impl, vjp=(_sgn_vjp,), jvp=_sgn_jvp, family="elementwise", save_out=True)
 SIGN = _zero_gradient("sign", np.sign)
-REMAINDER = elementwise("remainder", np.remainder, (1, lambda out, x, y: -floor_divide(x, y)))
-FLOOR_DIVIDE = _zero_gradient("floor_divide", np.floor_divide)
-DIV_TRUNC = _zero_gradient("div_trunc", _div_trunc_impl)
+REMAINDER = elementwise("remainder", np.remainder, (1, lambda out, x, y: -floor_divide(x, y)),
+                        grad_name_for=name_by_operands({(True, True): "RemainderBackward1"}))
+# (torch's div with a rounding mode; its floor_divide has no derivative)
+FLOOR_DIVIDE = _zero_gradient("floor_divide", np.floor_divide, grad_name="DivBackward2")
+DIV_TRUNC = _zero_gradient("div_trunc", _div_trunc_impl, grad_name="DivBackward2")
 FLOOR = _zero_gradient("floor", np.floor)
 CEIL = _zero_gradient("ceil", np.ceil)
 TRUNC = _zero_gradient("trunc", np.trunc)
-ROUND = _zero_gradient("round", _round_impl)
+ROUND = _zero_gradient("round", _round_impl, grad_name_for=_round_name)
 
 # -- exponentials and logarithms ----------------------------------------------------
 EXP = elementwise("exp", np.exp, (lambda out, x: out,), save_inputs=False, save_out=True)
 EXPM1 = elementwise("expm1", np.expm1, (lambda out, x: out + 1,), save_inputs=False, save_out=True)
 LOG = elementwise("log", np.log, (lambda out, x: 1 / x,))
-LOG1P = elementwise("log1p", np.log1p, (lambda out, x: 1 / (x + 1),))
+LOG1P = elementwise("log1p", np.log1p, (lambda out, x: 1 / (x + 1),), grad_name="Log1PBackward0")
 LOG2 = elementwise("log2", np.log2, (lambda out, x: 1 / (x * _LN2),))
 LOG10 = elementwise("log10", np.log10, (lambda out, x: 1 / (x * _LN10),))
 LOGADDEXP = elementwise("logaddexp", np.logaddexp,
@@ -297,7 +315,12 @@ CLAMP = elementwise("clamp", _clamp_impl, (
     lambda out, x, lo, hi: _in_range(x, lo, hi),
     lambda out, x, lo, hi: (x < lo).to(lo.dtype),
     lambda out, x, lo, hi: (x > hi).to(hi.dtype),
-), arg_names=("self", "min", "max"))
+), arg_names=("self", "min", "max"), grad_name_for=_clamp_name)
+# torch's clamp_min and clamp_max: clamp's rules, nodes of their own names (...Backward1 for a Tensor bound)
+CLAMP_MIN = overload(CLAMP, "clamp_min", "ClampMinBackward0",
+                     name_by_operands({(True, True, False): "ClampMinBackward1"}))
+CLAMP_MAX = overload(CLAMP, "clamp_max", "ClampMaxBackward0",
+                     name_by_operands({(True, False, True): "ClampMaxBackward1"}))
 WHERE = elementwise("where", np.where, (None, lambda out, c, x, y: c, lambda out, c, x, y: ~c),
                     arg_names=("condition", "self", "other"), promotion=1)
 
@@ -425,9 +448,14 @@ def clamp(input: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A001
     >>> dg.clamp(dg.tensor([-2., 0.5, 3.]), 0.0, 1.0), dg.clamp(dg.tensor([-2., 3.]), max=1.0)
     (tensor([0.0000, 0.5000, 1.0000]), tensor([-2.,  1.]))
     """
+    return checked_clamp(CLAMP, input, min, max)
+
+
+def checked_clamp(op: Op, input: Any, min: Any, max: Any) -> Tensor:  # noqa: A002 - torch's names
+    """``op`` (CLAMP, CLAMP_MIN or CLAMP_MAX) on ``input``, ``min`` and ``max``, one of which must be given."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    return apply(CLAMP, input, min, max)
+    return apply(op, input, min, max)
 
 
 clip = clamp

@@ -20,8 +20,23 @@ import numpy as np
 
 from ..tensor import Tensor, torch_dtype_name
 from .dispatch import apply, tensor_arg
-from .elementwise import _binary, _unary, _where, clamp, clone, cos, exp, isfinite, isnan, log, sin, trunc
-from .registry import elementwise
+from .elementwise import (
+    CLAMP_MAX,
+    CLAMP_MIN,
+    _binary,
+    _unary,
+    _where,
+    checked_clamp,
+    clone,
+    cos,
+    exp,
+    isfinite,
+    isnan,
+    log,
+    sin,
+    trunc,
+)
+from .registry import elementwise, name_by_operands
 
 _LN2 = math.log(2.0)
 _DEG = math.pi / 180.0
@@ -74,13 +89,16 @@ LOGADDEXP2 = elementwise("logaddexp2", np.logaddexp2,
                          (lambda out, x, y: exp2(x - out), lambda out, x, y: exp2(y - out)), save_out=True,
                          to_float=True)
 CBRT = elementwise("cbrt", np.cbrt, (lambda out, x: 1 / (3 * out * out),), save_inputs=False, save_out=True)
-DEG2RAD = elementwise("deg2rad", np.deg2rad, (lambda out, x: _DEG,), save_inputs=False)
-RAD2DEG = elementwise("rad2deg", np.rad2deg, (lambda out, x: 1 / _DEG,), save_inputs=False)
+DEG2RAD = elementwise("deg2rad", np.deg2rad, (lambda out, x: _DEG,), save_inputs=False,
+                      grad_name="Deg2RadBackward0")
+RAD2DEG = elementwise("rad2deg", np.rad2deg, (lambda out, x: 1 / _DEG,), save_inputs=False,
+                      grad_name="Rad2DegBackward0")
 COPYSIGN = elementwise("copysign", np.copysign, (
     lambda out, x, y: _unit_sign(x) * _unit_sign(y),
     lambda out, x, y: y * 0.0,
-), to_float=True)
-FMOD = elementwise("fmod", np.fmod, (1, lambda out, x, y: -trunc(x / y)))
+), to_float=True, grad_name_for=name_by_operands({(True, False): "CopysignBackward1"}))
+FMOD = elementwise("fmod", np.fmod, (1, lambda out, x, y: -trunc(x / y)),
+                   grad_name_for=name_by_operands({(True, True): "FmodBackward1"}))
 HEAVISIDE = elementwise("heaviside", np.heaviside, (
     lambda out, x, h0: out * 0.0,
     lambda out, x, h0: (x == 0).to(out.dtype),
@@ -113,7 +131,7 @@ def _sinc_partial(out: Any, x: Any) -> Any:
 XLOGY = elementwise("xlogy", _xlogy_impl, (
     lambda out, x, y: _where((x == 0) & (y <= 0), 0.0, log(y)),
     lambda out, x, y: x / y,
-))
+), grad_name_for=name_by_operands({(False, True): "XlogyBackward1", (True, False): "XlogyBackward2"}))
 SINC = elementwise("sinc", np.sinc, (_sinc_partial,))
 ERF = elementwise("erf", _real_impl("erf", _ERF), (lambda out, x: _TWO_OVER_SQRT_PI * exp(-x * x),))
 ERFC = elementwise("erfc", _real_impl("erfc", _ERFC), (lambda out, x: -_TWO_OVER_SQRT_PI * exp(-x * x),))
@@ -184,7 +202,7 @@ def clamp_min(input: Any, min: Any) -> Tensor:  # noqa: A001, A002 - torch's nam
     >>> dg.clamp_min(dg.tensor([1., -2.]), 0.)
     tensor([1., 0.])
     """
-    return clamp(input, min=min)
+    return checked_clamp(CLAMP_MIN, input, min, None)
 
 
 def clamp_max(input: Any, max: Any) -> Tensor:  # noqa: A001, A002 - torch's names
@@ -194,7 +212,7 @@ def clamp_max(input: Any, max: Any) -> Tensor:  # noqa: A001, A002 - torch's nam
     >>> dg.clamp_max(dg.tensor([1., -2.]), 0.)
     tensor([ 0., -2.])
     """
-    return clamp(input, max=max)
+    return checked_clamp(CLAMP_MAX, input, None, max)
 
 
 def positive(input: Any) -> Tensor:  # noqa: A002 - torch's name

@@ -87,8 +87,14 @@ def _batch(op: Any) -> Any:
     return lambda args, bdims, **params: (apply(op, to_front(args[0], bdims[0]), **params), 0)
 
 
+def _fftn_name(node: Any) -> str:
+    """torch transforms a real input along one dim as the first half of a real-to-complex one."""
+    real = node.inputs[0].dtype.kind != "c"
+    return "FftR2CBackward0" if real and len(node.params["axes"]) == 1 else "FftC2CBackward0"
+
+
 FFTN = linear("fftn", lambda x, s, axes, norm: np.fft.fftn(x, s=s, axes=axes, norm=norm), (_fftn_vjp,),
-              family="fft", grad_name="FftC2CBackward0")
+              family="fft", grad_name="FftC2CBackward0", grad_name_for=_fftn_name)
 IFFTN = linear("ifftn", lambda x, s, axes, norm: np.fft.ifftn(x, s=s, axes=axes, norm=norm), (_ifftn_vjp,),
                family="fft", grad_name="FftC2CBackward0")
 RFFTN = linear("rfftn", lambda x, s, axes, norm: np.fft.rfftn(x, s=s, axes=axes, norm=norm), (_rfftn_vjp,),

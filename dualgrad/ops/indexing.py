@@ -128,9 +128,32 @@ def _getitem_impl(x: np.ndarray, index: tuple) -> np.ndarray:
     return out if type(out) is np.ndarray else x[index + (Ellipsis,)]
 
 
+def _getitem_name(node: Any) -> str:
+    """torch's name for ``x[index]``: torch applies a basic index entry by entry and names the
+    result by the last step (an integer SelectBackward0, a slice SliceBackward0, None
+    UnsqueezeBackward0; ``:`` and ``...`` are no step unless nothing else is); with an
+    array or boolean entry the last step is IndexBackward0."""
+    name, full_slice = None, False
+    for entry in node.params["index"]:
+        if entry is None:
+            name = "UnsqueezeBackward0"
+        elif type(entry) is slice:
+            if entry == _FULL:
+                full_slice = True
+            else:
+                name = "SliceBackward0"
+        elif isinstance(entry, (int, np.integer)) and not isinstance(entry, (bool, np.bool_)):
+            name = "SelectBackward0"
+        elif entry is not Ellipsis:
+            return "IndexBackward0"
+    return name or ("SliceBackward0" if full_slice else "AliasBackward0")
+
+
+_FULL = slice(None)
 GETITEM = linear("getitem", _getitem_impl,
                  (lambda g, out, x, index: apply(INDEX_ADD_INTO_ZEROS, g, shape=x.shape, index=index),),
-                 batch=_getitem_batch, family="indexing", grad_name="IndexBackward0", view=True)
+                 batch=_getitem_batch, family="indexing", grad_name="IndexBackward0", view=True,
+                 grad_name_for=_getitem_name)
 
 
 def _block_of(node: Any) -> tuple | None:

@@ -19,8 +19,8 @@ from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply, tensor_arg
 from .einsum import einsum
-from .registry import Op
-from .shape import PAD, PERMUTE, RESHAPE, broadcast_to, roll
+from .registry import Op, overload
+from .shape import PAD, PERMUTE, RESHAPE, TRANSPOSE, broadcast_to, roll
 
 
 def _as_tensor(x: Any) -> Tensor:
@@ -41,7 +41,7 @@ def _shape(x: Any) -> tuple:
 def matrix_transpose(x: Tensor) -> Tensor:
     """The last two axes swapped (the op itself: the Tensor method re-validates its arguments)."""
     axes = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
-    return apply(PERMUTE, x, axes=axes)
+    return apply(TRANSPOSE, x, axes=axes)
 
 
 def _matmul_vjp_x(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
@@ -200,8 +200,26 @@ def _matmul_batch(args: tuple, bdims: tuple) -> tuple:
     return (apply(RESHAPE, out, shape=shape) if shape != out.shape else out), 0
 
 
+_PRODUCT_NAMES = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4", (2, 2): "MmBackward0"}
+
+
+def _matmul_name(node: Any) -> str:
+    """torch's name for ``x @ y``, by the ranks: dot, mv, mm; with a batch, the reshape of its
+    folded product (UnsafeViewBackward0), or the copy of its transposed product (CloneBackward0)
+    when only ``y`` has a batch of several matrices."""
+    x, y = node.inputs
+    name = _PRODUCT_NAMES.get((len(x.shape), len(y.shape)))
+    if name is not None:
+        return name
+    if len(y.shape) >= 3 and math.prod(y.shape[:-2]) > 1 and math.prod(x.shape[:-2]) == 1 and len(x.shape) > 1:
+        return "CloneBackward0"
+    return "UnsafeViewBackward0"
+
+
 MATMUL = Op("matmul", _matmul_impl, vjp=(_matmul_vjp_x, _matmul_vjp_y), jvp=_matmul_jvp,
-            batch=_matmul_batch, family="linalg", grad_name="MmBackward0", promotion=0)
+            batch=_matmul_batch, family="linalg", grad_name="MmBackward0", promotion=0,
+            grad_name_for=_matmul_name)
+BMM = overload(MATMUL, "bmm", "BmmBackward0")  # (torch's bmm, not its matmul, records a BmmBackward0)
 
 
 def matmul(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
@@ -397,13 +415,14 @@ def trace(x: Any) -> Tensor:
     return x[diagonal, diagonal].sum()
 
 
-def _matmul_of_ranks(name: str, ranks: tuple, x: Any, y: Any) -> Tensor:
-    """``matmul(x, y)`` after checking the operands' numbers of dimensions (torch's ``mm``, ``bmm``, ``mv``)."""
+def _matmul_of_ranks(name: str, ranks: tuple, x: Any, y: Any, op: Op = MATMUL) -> Tensor:
+    """``op`` (``matmul``) on ``x`` and ``y`` after checking the operands' numbers of dimensions
+    (torch's ``mm``, ``bmm``, ``mv``)."""
     x, y = tensor_arg(x, name), tensor_arg(y, name)
     if (x.ndim, y.ndim) != ranks:
         raise RuntimeError(f"{name}: expected operands of {ranks[0]} and {ranks[1]} dimensions, "
                            f"got shapes {x.shape} and {y.shape}")
-    return matmul(x, y)
+    return apply(op, x, y)
 
 
 def mm(input: Any, mat2: Any) -> Tensor:  # noqa: A002 - torch's names
@@ -428,7 +447,7 @@ def bmm(input: Any, mat2: Any) -> Tensor:  # noqa: A002 - torch's names
     if input.ndim == mat2.ndim == 3 and mat2.shape[:2] != (input.shape[0], input.shape[2]):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
-    return _matmul_of_ranks("bmm", (3, 3), input, mat2)
+    return _matmul_of_ranks("bmm", (3, 3), input, mat2, BMM)
 
 
 def mv(input: Any, vec: Any) -> Tensor:  # noqa: A002 - torch's names

@@ -26,7 +26,7 @@ from ._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg
 from .elementwise import maximum, minimum, sgn, where
-from .registry import Op, linear, nondifferentiable
+from .registry import Op, linear, nondifferentiable, overload
 from .shape import FLIP, NARROW, PAD, PERMUTE, RESHAPE, reshape
 
 
@@ -86,6 +86,16 @@ def _weighted(weight: Callable, holomorphic: bool = False) -> tuple:
         return _sum(product.real if product.dtype.kind == "c" else product, axis, keepdims)
 
     return (vjp,), jvp
+
+
+def _name_by_dim(base: str) -> Callable:
+    """A ``grad_name_for``: torch names a reduction over all elements ``<base>Backward0``, over
+    given dims ``<base>Backward1`` (its overload with ``dim``)."""
+
+    def grad_name_for(node: Any) -> str:
+        return f"{base}Backward{0 if node.params['axis'] is None else 1}"
+
+    return grad_name_for
 
 
 def _reduction(name: str, impl: Callable, weight: Callable, holomorphic: bool = False, **kwargs: Any) -> Op:
@@ -329,13 +339,13 @@ def _select_batch(op: Op, args: tuple, bdims: tuple, *, axis: int, keepdims: boo
 # -- the ops -------------------------------------------------------------------------------------------
 SUM = linear("sum", lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims),
              (lambda g, out, x, axis, keepdims: expand_reduced(g, x.shape, axis, keepdims),),
-             family="reduction")
+             family="reduction", grad_name_for=_name_by_dim("Sum"))
 MEAN = linear("mean", lambda x, axis, keepdims: np.mean(x, axis=axis, keepdims=keepdims),
               (lambda g, out, x, axis, keepdims:  # (divided before it is expanded: fewer elements)
                expand_reduced(g / builtins.max(_count(x.shape, axis), 1), x.shape, axis, keepdims),),
-              family="reduction")
+              family="reduction", grad_name_for=_name_by_dim("Mean"))
 PROD = _reduction("prod", lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
-                  _prod_weight, holomorphic=True)
+                  _prod_weight, holomorphic=True, grad_name_for=_name_by_dim("Prod"))
 AMAX = _reduction("amax", lambda x, axis, keepdims: np.amax(x, axis=axis, keepdims=keepdims),
                   _tie_weight, save_out=True)
 AMIN = _reduction("amin", lambda x, axis, keepdims: np.amin(x, axis=axis, keepdims=keepdims),
@@ -364,6 +374,9 @@ MIN = Op("min", _select_impl(np.argmin), vjp=(_select_vjp,), jvp=_select_jvp, fa
          save_inputs=False, save_out=True, multi_output=True)
 MAX.batch = lambda args, bdims, **params: _select_batch(MAX, args, bdims, **params)
 MIN.batch = lambda args, bdims, **params: _select_batch(MIN, args, bdims, **params)
+# torch's max(x) and min(x), over all elements: amax's and amin's rules, torch's names of their nodes
+MAX_ALL = overload(AMAX, "max_all", "MaxBackward1")
+MIN_ALL = overload(AMIN, "min_all", "MinBackward1")
 MEDIAN = _reduction("median", lambda x, axis, keepdims: np.quantile(x, 0.5, axis=axis, keepdims=keepdims,
                                                                    method="lower"), _tie_weight, save_out=True)
 MEDIAN_DIM = Op("median_dim", _select_impl(_median_index), vjp=(_select_vjp,), jvp=_select_jvp,
@@ -499,6 +512,8 @@ def _extreme(op: Op, whole: Op, pair: Callable, name: str, x: Any, dim: Any, kee
     d = pick_axis(dim, axis)
     if d is None or axis is not None or isinstance(d, (tuple, list)):  # NumPy's form: values only
         args = _reduce_args(x, d, None, keepdim, keepdims, name)
+        if d is None:  # (over all elements: torch's own overload)
+            whole = MAX_ALL if op is MAX else MIN_ALL
         return apply(whole, _nonempty(name, x, args["axis"]), **args)
     keep = pick_keepdims(keepdim, keepdims)
     if _ndim(x) == 0:

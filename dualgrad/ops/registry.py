@@ -64,8 +64,8 @@ class Op:
     """One entry of the op table."""
 
     __slots__ = ("name", "impl", "vjp", "jvp", "batch", "family", "save_inputs", "save_out",
-                 "differentiable", "grad_name", "multi_output", "arg_names", "view", "ufunc_out", "jvp_reads",
-                 "scatter_index", "saves_by_needs", "one_rule_per_input", "plain", "promotion", "to_float")
+                 "differentiable", "grad_name", "grad_name_for", "multi_output", "arg_names", "view", "ufunc_out",
+                 "jvp_reads", "scatter_index", "saves_by_needs", "one_rule_per_input", "plain", "promotion", "to_float")
 
     def __init__(
         self,
@@ -80,6 +80,7 @@ class Op:
         save_out: bool | Callable[[tuple], bool] = False,
         differentiable: bool = True,
         grad_name: str | None = None,
+        grad_name_for: Callable[[Any], str] | None = None,
         multi_output: bool = False,
         arg_names: tuple = ("self", "other", "third"),
         view: bool = False,
@@ -101,6 +102,10 @@ class Op:
         self.saves_by_needs = {} if callable(save_inputs) or callable(save_out) else None
         self.differentiable = differentiable
         self.grad_name = grad_name or f"{_camel(name)}Backward0"
+        # None, or ``grad_name_for(node) -> name`` for an op whose node torch names by the overload
+        # called (``x ** 2`` PowBackward0, ``x ** y`` PowBackward1): read by ``Node.name()`` only,
+        # from what the node keeps (``params``, ``inputs``), so recording pays nothing for it
+        self.grad_name_for = grad_name_for
         self.multi_output = multi_output
         self.one_rule_per_input = type(vjp) is tuple and not multi_output  # (backward's common case)
         self.arg_names = arg_names
@@ -625,3 +630,38 @@ def nondifferentiable(name: str, impl: Callable, family: str = "elementwise", **
     promotes its operands' dtypes (comparisons compare in the common dtype, as torch's)."""
     kwargs.setdefault("promotion", 0 if family == "elementwise" else None)
     return Op(name, impl, family=family, differentiable=False, save_inputs=False, **kwargs)
+
+
+# -- torch's names of overloads ----------------------------------------------------
+def is_tensor_operand(kept: Any) -> bool:
+    """True if what a node keeps of an argument (``Node.inputs``) stands for a Tensor, not a number."""
+    return type(kept) is SavedTensor or isinstance(kept, TensorMeta)
+
+
+def name_by_operands(names: dict) -> Callable[[Any], str]:
+    """A ``grad_name_for`` choosing by which arguments were Tensors: ``names`` maps one flag per
+    argument (True: a Tensor) to a name; other combinations keep the op's ``grad_name``.
+
+    >>> import dualgrad as dg
+    >>> x = dg.tensor([1., 2.], requires_grad=True)
+    >>> (x ** 2).grad_fn.name(), (x ** x).grad_fn.name(), (2 ** x).grad_fn.name()
+    ('PowBackward0', 'PowBackward1', 'PowBackward2')
+    """
+
+    def grad_name_for(node: Any) -> str:
+        return names.get(tuple(is_tensor_operand(kept) for kept in node.inputs), node.op.grad_name)
+
+    return grad_name_for
+
+
+def overload(op: Op, name: str, grad_name: str, grad_name_for: Callable[[Any], str] | None = None) -> Op:
+    """Another entry for ``op``, named ``name``: the same impl, rules and flags, its nodes named
+    ``grad_name`` (or by ``grad_name_for``). For the calls that torch records as another op than ``op`` with the same
+    result (``t`` and ``transpose`` are ``permute`` here, TBackward0 and TransposeBackward0 there);
+    declared after ``op``'s batching rule, which it shares."""
+    twin = Op(name, op.impl, vjp=op.vjp, jvp=op.jvp, batch=op.batch, family=op.family,
+              save_inputs=op.save_inputs, save_out=op.save_out, differentiable=op.differentiable,
+              grad_name=grad_name, grad_name_for=grad_name_for, multi_output=op.multi_output,
+              arg_names=op.arg_names, view=op.view, promotion=op.promotion, to_float=op.to_float)
+    twin.jvp_reads, twin.scatter_index = op.jvp_reads, op.scatter_index
+    return twin

@@ -23,7 +23,7 @@ from ..batching import BatchedTensor
 from ..tensor import Tensor, _wrap
 from ._axes import normalize_axes, normalize_axis
 from .dispatch import apply, make_view, tensor_arg
-from .registry import Op, linear, sum_to_shape
+from .registry import Op, linear, overload, sum_to_shape
 
 
 def _shape_arg(shape: tuple) -> tuple:
@@ -247,6 +247,16 @@ _batched(TRIL, _same_batch)
 _batched(PAD, _pad_batch)
 _batched(NARROW, _shifted("axis"))
 
+# The calls that torch records as ops of their own (its names of their nodes), with the rules above:
+# reshapes that NumPy makes without copying a non-contiguous input, and those that copy
+RESHAPE_ALIAS = overload(RESHAPE, "reshape_alias", "ReshapeAliasBackward0")
+RESHAPE_COPY = overload(RESHAPE, "reshape_copy", "UnsafeViewBackward0")
+TRANSPOSE = overload(PERMUTE, "transpose", "TransposeBackward0")
+T = overload(PERMUTE, "t", "TBackward0")
+SQUEEZE_DIM = overload(SQUEEZE, "squeeze_dim", "SqueezeBackward1")  # squeeze(x, 0)
+SQUEEZE_DIMS = overload(SQUEEZE, "squeeze_dims", "SqueezeBackward2")  # squeeze(x, (0, 2))
+SPLIT_EVEN = overload(SPLIT, "split_even", "SplitBackward0")  # split(x, 2), chunk
+
 
 def _untile(g: Tensor, shape: tuple, reps: tuple) -> Tensor:
     """Transpose of ``tile``: sum the ``reps[i]`` copies along each axis."""
@@ -271,11 +281,14 @@ def _as_views(x: Tensor, pieces: tuple, steps: list) -> tuple:
     return pieces
 
 
-def _split_views(x: Tensor, sizes: tuple, axis: int) -> tuple:
-    """``split`` into pieces of ``sizes`` along ``axis``; piece i is ``narrow(x, axis, start_i, sizes[i])``."""
+def _split_views(x: Tensor, sizes: tuple, axis: int, op: Op = SPLIT) -> tuple:
+    """``split`` into pieces of ``sizes`` along ``axis``; piece i is ``narrow(x, axis, start_i, sizes[i])``.
+
+    ``op``: SPLIT, or SPLIT_EVEN for pieces of one size (torch's names of the node differ).
+    """
     starts = itertools.accumulate(sizes[:-1], initial=0)
     steps = [((NARROW, {"axis": axis, "start": start, "length": n}),) for start, n in zip(starts, sizes)]
-    return _as_views(x, apply(SPLIT, x, sizes=sizes, axis=axis), steps)
+    return _as_views(x, apply(op, x, sizes=sizes, axis=axis), steps)
 
 
 def _unbind_views(x: Tensor, axis: int) -> tuple:
@@ -304,12 +317,48 @@ def _narrow_widths(shape: tuple, axis: int, start: int, length: int) -> tuple:
 def reshape(x: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
     """The same elements in a new shape (one dimension may be -1), given as sizes or as ``shape=``.
 
+    A view of ``x`` when the memory allows it, else a copy; the node's name says
+    which, as torch's: ViewBackward0 (``x`` contiguous), ReshapeAliasBackward0 (a view
+    of a non-contiguous ``x``) or UnsafeViewBackward0 (a copy).
+
     >>> import dualgrad as dg
     >>> dg.reshape(dg.arange(6.), (2, 3))
     tensor([[0., 1., 2.],
             [3., 4., 5.]])
+    >>> x = dg.zeros(2, 3, requires_grad=True)
+    >>> x.reshape(6).grad_fn.name(), x.t().reshape(6).grad_fn.name()
+    ('ViewBackward0', 'UnsafeViewBackward0')
     """
     x = tensor_arg(x, "reshape")
+    target = _target_shape(x, sizes, shape)
+    return apply(_reshape_op(x, target), x, shape=target)
+
+
+def _reshape_op(x: Tensor, shape: tuple) -> Op:
+    """RESHAPE for a contiguous ``x``; else RESHAPE_ALIAS if NumPy reshapes it without a copy, RESHAPE_COPY if not."""
+    if type(x) is not Tensor or x._data.flags.c_contiguous:  # (a batched tensor: its batching rule reshapes)
+        return RESHAPE
+    data = x._data
+    try:
+        np.reshape(data, shape, copy=False)
+    except ValueError:
+        return RESHAPE_COPY
+    return RESHAPE_ALIAS
+
+
+def view(x: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
+    """``reshape`` as a view (torch's ``Tensor.view``; its node is ViewBackward0).
+
+    >>> import dualgrad as dg
+    >>> dg.zeros(2, 3).view(3, 2).shape
+    (3, 2)
+    """
+    x = tensor_arg(x, "view")
+    return apply(RESHAPE, x, shape=_target_shape(x, sizes, shape))
+
+
+def _target_shape(x: Tensor, sizes: tuple, shape: Any) -> tuple:
+    """The shape ``reshape(x, *sizes)`` (or ``shape=``) asks for, -1 resolved (RuntimeError for another size)."""
     shape = _shape_arg(sizes if shape is None else (shape,))
     data_shape = x.shape if isinstance(x, Tensor) else np.shape(x)
     try:
@@ -318,7 +367,7 @@ def reshape(x: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
         raise RuntimeError(
             f"reshape: shape {shape} is invalid for input of shape {data_shape}: {err}"
         ) from None
-    return apply(RESHAPE, x, shape=target)
+    return target
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -336,7 +385,8 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if start > end:
         raise RuntimeError(f"flatten: start_dim ({start_dim}) cannot come after end_dim ({end_dim})")
     merged = math.prod(x.shape[start:end + 1])
-    return apply(RESHAPE, x, shape=x.shape[:start] + (merged,) + x.shape[end + 1:])
+    target = x.shape[:start] + (merged,) + x.shape[end + 1:]
+    return apply(_reshape_op(x, target), x, shape=target)
 
 
 def ravel(x: Tensor) -> Tensor:
@@ -414,7 +464,7 @@ def transpose(x: Tensor, dim0: int = -2, dim1: int = -1) -> Tensor:
     a, b = normalize_axis(dim0, x.ndim, "transpose"), normalize_axis(dim1, x.ndim, "transpose")
     if axes:  # (a 0-d tensor takes dims 0 and -1 and stays as it is)
         axes[a], axes[b] = axes[b], axes[a]
-    return apply(PERMUTE, x, axes=tuple(axes))
+    return apply(TRANSPOSE, x, axes=tuple(axes))
 
 
 swapaxes = swapdims = transpose
@@ -468,12 +518,9 @@ def squeeze(x: Tensor, dim: Any = None) -> Tensor:
     """
     x = tensor_arg(x, "squeeze")
     if dim is None:
-        axes = tuple(i for i, n in enumerate(x.shape) if n == 1)
-    else:
-        axes = tuple(a for a in normalize_axes(dim, x.ndim, "squeeze") if x.shape[a] == 1)
-    if not axes:
-        return x
-    return apply(SQUEEZE, x, axis=axes)
+        return apply(SQUEEZE, x, axis=tuple(i for i, n in enumerate(x.shape) if n == 1))
+    axes = tuple(a for a in normalize_axes(dim, x.ndim, "squeeze") if x.ndim and x.shape[a] == 1)
+    return apply(SQUEEZE_DIMS if isinstance(dim, (tuple, list)) else SQUEEZE_DIM, x, axis=axes)
 
 
 # -- joining and splitting ------------------------------------------------------------------------
@@ -548,6 +595,7 @@ def split(x: Tensor, split_size_or_sections: Any = None, dim: int = 0, *, split_
         if size < 0 or (size == 0 and n):
             raise RuntimeError(f"split: split_size must be positive, but got split_size={size}")
         sizes = (size,) * (n // size) + ((n % size,) if n % size else ()) if size else (0,)
+        return _split_views(x, sizes, axis, SPLIT_EVEN)
     else:
         sizes = tuple(int(s) for s in split_size_or_sections)
         if sum(sizes) != n or any(s < 0 for s in sizes):
@@ -696,9 +744,11 @@ def with_rank_at_least(x: Any, ndim: int) -> Tensor:
     x = _tensor(x)
     if x.ndim >= ndim:
         return x
-    if x.ndim == 0 or ndim == 2:
-        return reshape(x, (1,) * (ndim - x.ndim) + x.shape)
-    return reshape(x, ((1,) if x.ndim == 1 else ()) + x.shape + (1,))
+    if x.ndim == 0:
+        return reshape(x, (1,) * ndim)
+    if ndim == 2:
+        return unsqueeze(x, 0)
+    return unsqueeze(x if x.ndim == 2 else unsqueeze(x, 0), -1)
 
 
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
@@ -961,14 +1011,14 @@ def t(x: Tensor) -> Tensor:
     x = tensor_arg(x, "t")
     if x.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
-    return transpose(x, 0, 1) if x.ndim == 2 else x
+    return apply(T, x, axes=(1, 0) if x.ndim == 2 else tuple(range(x.ndim)))
 
 
 METHODS: dict[str, Any] = {
-    "t": t, "view_as": lambda self, other: reshape(self, tensor_arg(other, "view_as").shape),
+    "t": t, "view_as": lambda self, other: view(self, tensor_arg(other, "view_as").shape),
     "reshape_as": lambda self, other: reshape(self, tensor_arg(other, "reshape_as").shape),
     "expand_as": lambda self, other: expand(self, tensor_arg(other, "expand_as").shape),
-    "reshape": reshape, "view": reshape, "flatten": flatten, "ravel": ravel, "expand": expand,
+    "reshape": reshape, "view": view, "flatten": flatten, "ravel": ravel, "expand": expand,
     "broadcast_to": broadcast_to, "permute": permute, "transpose": transpose, "swapaxes": swapaxes,
     "moveaxis": moveaxis, "movedim": movedim, "unsqueeze": unsqueeze, "squeeze": squeeze,
     "__reversed__": lambda self: self if self.ndim == 0 else flip(self, 0),

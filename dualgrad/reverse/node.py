@@ -54,8 +54,17 @@ class Node:
                  "_hooks", "_metadata", "_released", "__weakref__")
 
     def name(self) -> str:
-        """The node's name, e.g. ``'MulBackward0'``."""
-        return self.op.grad_name
+        """The node's name, e.g. ``'MulBackward0'``: torch's name of the overload that was called
+        (an op's ``grad_name_for``, when it declares one, chooses from what the node kept).
+
+        >>> import dualgrad as dg
+        >>> x = dg.ones(2, 3, requires_grad=True)
+        >>> x.sum().grad_fn.name(), x.sum(0).grad_fn.name(), x[0].grad_fn.name(), x[1:].grad_fn.name()
+        ('SumBackward0', 'SumBackward1', 'SelectBackward0', 'SliceBackward0')
+        """
+        op = self.op
+        grad_name_for = getattr(op, "grad_name_for", None)  # (custom Functions' ops have none)
+        return op.grad_name if grad_name_for is None else grad_name_for(self)
 
     def __repr__(self) -> str:
         return f"<{self.name()} object>"
