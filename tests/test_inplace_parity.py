@@ -61,14 +61,16 @@ def test_item_assignment_into_an_expanded_tensor_is_differentiable():
 
 
 # -- in-place shape changes --------------------------------------------------------------
+# (the node is the out-of-place view's: torch numbers its in-place overloads apart, e.g.
+# UnsqueezeBackward1, SqueezeBackward3/4, TBackward1, TransposeBackward1)
 RESTRIDING = {
     "unsqueeze_": (lambda t: t.unsqueeze_(0), (1, 1, 2), "UnsqueezeBackward0"),
     "squeeze_": (lambda t: t.squeeze_(), (2,), "SqueezeBackward0"),
-    "squeeze_dim": (lambda t: t.squeeze_(0), (2,), "SqueezeBackward0"),
-    "t_": (lambda t: t.t_(), (2, 1), "PermuteBackward0"),
-    "transpose_": (lambda t: t.transpose_(0, 1), (2, 1), "PermuteBackward0"),
-    "swapdims_": (lambda t: t.swapdims_(0, 1), (2, 1), "PermuteBackward0"),
-    "swapaxes_": (lambda t: t.swapaxes_(0, 1), (2, 1), "PermuteBackward0"),
+    "squeeze_dim": (lambda t: t.squeeze_(0), (2,), "SqueezeBackward1"),
+    "t_": (lambda t: t.t_(), (2, 1), "TBackward0"),
+    "transpose_": (lambda t: t.transpose_(0, 1), (2, 1), "TransposeBackward0"),
+    "swapdims_": (lambda t: t.swapdims_(0, 1), (2, 1), "TransposeBackward0"),
+    "swapaxes_": (lambda t: t.swapaxes_(0, 1), (2, 1), "TransposeBackward0"),
 }
 
 
@@ -167,6 +169,12 @@ def test_resize_refuses_tensors_that_require_grad(make):
             resize()
         with dg.no_grad(), pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
             resize()
+
+
+def test_resize_as_takes_a_tensor():
+    with pytest.raises(TypeError, match=r"resize_as_\(\): argument 'the_template' \(position 1\) must be Tensor, "
+                                        "not NoneType"):
+        dg.zeros(2).resize_as_(None)
 
 
 def test_resize_of_a_view_is_not_supported():

@@ -466,6 +466,9 @@ def resize_as_(self: Tensor, other: Tensor, memory_format: Any = None) -> Tensor
     >>> dg.zeros(4).resize_as_(dg.zeros(2, 2)).shape
     (2, 2)
     """
+    if not isinstance(other, Tensor):
+        raise TypeError(f"resize_as_(): argument 'the_template' (position 1) must be Tensor, not "
+                        f"{type(other).__name__}")
     return resize_(self, other.shape)
 
 
