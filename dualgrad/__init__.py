@@ -58,6 +58,7 @@ from .ops.elementwise_extra import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
 from .ops.linalg_decomp import det, inverse, logdet
+from .ops.more import *  # noqa: F403
 from .ops.reductions import *  # noqa: F403
 from .ops.sampling import *  # noqa: F403
 from .ops.shape import *  # noqa: F403

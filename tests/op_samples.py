@@ -765,3 +765,6 @@ def _normal(draw: Any) -> Sample:
 
 
 COVERED_BY["poisson"] = "bernoulli"  # draws in its impl: its zero gradient and vmap are tested in test_random.py
+
+
+import op_samples_more  # noqa: E402, F401 - registers the samples of dualgrad/ops/more.py

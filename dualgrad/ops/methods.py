@@ -18,6 +18,7 @@ from . import (
     linalg,
     linalg_decomp,
     linalg_derived,
+    more,
     reductions,
     sampling,
     shape,
@@ -27,7 +28,7 @@ from . import (
 )
 
 MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace, elementwise_extra, sorting,
-           linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling)
+           linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling, more)
 
 
 def install() -> None:
