@@ -61,6 +61,7 @@ from .ops.linalg_decomp import det, inverse, logdet
 from .ops.more import *  # noqa: F403
 from .ops.reductions import *  # noqa: F403
 from .ops.sampling import *  # noqa: F403
+from .ops.scatter_more import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.shape_extra import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403

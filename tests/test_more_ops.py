@@ -291,3 +291,198 @@ def test_rsub_and_masked_fill():
     _eq(dg.rsub(dg.tensor([1., 2.]), 5., alpha=2), [3, 1])
     _eq(dg.rsub(dg.tensor([1., 2.]), dg.tensor([[1.], [0.]])), [[0, -1], [-1, -2]])
     _eq(dg.masked_fill(dg.tensor([1., 2.]), dg.tensor([True, False]), 0.), [0, 2])
+
+
+def test_in_place_changes_through_the_new_views_are_differentiable():
+    x = dg.tensor(np.arange(1., 7.), requires_grad=True)
+    b = x * 1
+    b.unfold(0, 2, 2).mul_(dg.tensor([[2.], [3.], [4.]]))
+    (b * b).sum().backward()
+    _eq(x.grad, [8, 16, 54, 72, 160, 192])  # torch's
+    z = dg.tensor(np.array([1 + 2j, 3 - 1j]), requires_grad=True)
+    w = z * 1
+    dg.view_as_real(w).mul_(2)
+    (w.abs() ** 2).sum().backward()
+    _eq(z.grad, [8 + 16j, 24 - 8j])
+    f = dg.tensor(np.arange(8.).reshape(4, 2), requires_grad=True)
+    g = f * 1
+    dg.view_as_complex(g).mul_(1j)
+    (g * dg.arange(8.).reshape(4, 2)).sum().backward()
+    _eq(f.grad, [[1, 0], [3, -2], [5, -4], [7, -6]])
+
+
+# -- reducing scatters (dualgrad/ops/scatter_more.py) ----------------------------------------------------
+SCATTER_X, SCATTER_INDEX, SCATTER_SRC = [1., 2., 3., 4.], [0, 1, 0, 1, 3], [5., -1., 2., 7., 2.]
+# torch's values for (reduce, include_self)
+SCATTER_REDUCED = {
+    ("sum", True): [8, 8, 3, 6], ("sum", False): [7, 6, 3, 2], ("prod", True): [10, -14, 3, 8],
+    ("prod", False): [10, -7, 3, 2], ("mean", True): [8 / 3, 8 / 3, 3, 3], ("mean", False): [3.5, 3, 3, 2],
+    ("amax", True): [5, 7, 3, 4], ("amax", False): [5, 7, 3, 2], ("amin", True): [1, -1, 3, 2],
+    ("amin", False): [2, -1, 3, 2],
+}
+
+
+@pytest.mark.parametrize("reduce, include_self", sorted(SCATTER_REDUCED))
+def test_scatter_reduce_values(reduce, include_self):
+    out = dg.tensor(SCATTER_X).scatter_reduce(0, dg.tensor(SCATTER_INDEX), dg.tensor(SCATTER_SRC), reduce,
+                                              include_self=include_self)
+    np.testing.assert_allclose(out.numpy(), SCATTER_REDUCED[reduce, include_self], rtol=1e-15)
+
+
+# torch's gradients (of sum(out * [1, 2, 3, 4]) at x = [1, 2, 0, 4], src = [1, 2, 0, 3, 2], index [0, 1, 2, 1, 1]),
+# for (reduce, include_self): (x.grad, src.grad)
+SCATTER_GRADS = {
+    ("prod", True): ([1, 24, 0, 4], [1, 24, 0, 16, 24]), ("prod", False): ([0, 0, 0, 4], [1, 12, 3, 8, 12]),
+    ("mean", True): ([.5, .5, 1.5, 4], [.5, .5, 1.5, .5, .5]),
+    ("mean", False): ([0, 0, 0, 4], [1, 2 / 3, 3, 2 / 3, 2 / 3]),
+    ("amax", True): ([.5, 0, 1.5, 4], [.5, 0, 1.5, 2, 0]),
+    ("amin", True): ([.5, 2 / 3, 1.5, 4], [.5, 2 / 3, 1.5, 0, 2 / 3]),
+    # without include_self torch counts the target's own value among ties (the shares then add up to
+    # less than the gradient: torch gives [.5, 0, 1.5, 2, 0] and [.5, 2/3, 1.5, 0, 2/3]); dualgrad does not
+    ("amax", False): ([0, 0, 0, 4], [1, 0, 3, 2, 0]), ("amin", False): ([0, 0, 0, 4], [1, 1, 3, 0, 1]),
+}
+
+
+@pytest.mark.parametrize("reduce, include_self", sorted(SCATTER_GRADS))
+def test_scatter_reduce_gradients(reduce, include_self):
+    x = dg.tensor([1., 2., 0., 4.], requires_grad=True)
+    src = dg.tensor([1., 2., 0., 3., 2.], requires_grad=True)
+    out = x.scatter_reduce(0, dg.tensor([0, 1, 2, 1, 1]), src, reduce, include_self=include_self)
+    (out * dg.tensor([1., 2., 3., 4.])).sum().backward()
+    expected_x, expected_src = SCATTER_GRADS[reduce, include_self]
+    np.testing.assert_allclose(x.grad.numpy(), expected_x, rtol=1e-15)
+    np.testing.assert_allclose(src.grad.numpy(), expected_src, rtol=1e-15)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_against_finite_differences_to_second_order(reduce, include_self):
+    x = dg.tensor([[1., 2.5, 0.3], [4., -1., 0.5]], requires_grad=True)
+    src = dg.tensor([[1.2, 2., -0.7], [3., 2.2, 0.1]], requires_grad=True)
+    index = dg.tensor([[0, 1, 0], [1, 1, 2]])
+
+    def f(x, src):
+        return x.scatter_reduce(1, index, src, reduce, include_self=include_self)
+
+    assert dg.gradcheck(f, (x, src), check_forward_ad=True)
+    assert dg.gradgradcheck(f, (x, src))
+
+
+def test_scatter_reduce_integers_in_place_and_under_vmap():
+    x, index = dg.tensor([1, 2, 3, 4]), dg.tensor(SCATTER_INDEX)
+    _eq(x.scatter_reduce(0, index, dg.tensor([5, -2, 2, 7, 2]), "mean"), [2, 2, 3, 3])  # rounded down, as torch
+    _eq(dg.tensor([0, 0]).scatter_reduce(0, dg.tensor([0, 1]), dg.tensor([-7, 7]), "mean"), [-4, 3])
+    _eq(x.scatter_reduce(0, index, dg.tensor([5, -2, 2, 7, 2]), "amax", include_self=False), [5, 7, 3, 2])
+    y = dg.arange(6.).reshape(2, 3)
+    y.scatter_reduce_(0, dg.tensor([[1, 0], [1, 1]]), dg.tensor([[10., 20., 30.], [40., 50., 60.]]), "prod")
+    _eq(y, [[0, 20, 2], [1200, 200, 5]])  # torch's
+    _eq(dg.zeros(2).scatter_reduce(0, dg.tensor([], dtype=dg.int64), dg.ones(0), "amax"), [0, 0])
+    out = dg.vmap(lambda s: dg.zeros(3).scatter_reduce(0, dg.tensor([0, 2, 0]), s, "amax", include_self=False))(
+        dg.tensor([[1., 2., 3.], [6., 5., 4.]]))
+    _eq(out, [[3, 0, 2], [6, 0, 5]])
+    with pytest.raises(RuntimeError, match="vmap over the index is not supported"):
+        dg.vmap(lambda i: dg.zeros(3).scatter_reduce(0, i, dg.ones(2), "sum"))(dg.tensor([[0, 1], [1, 2]]))
+
+
+@pytest.mark.parametrize("make, error, message", [
+    (lambda: dg.zeros(2).scatter_reduce(0, dg.tensor([0]), dg.ones(1), "foo"), RuntimeError,
+     "reduce argument must be either sum, prod, mean, amax or amin, got foo"),
+    (lambda: dg.zeros(2).scatter_reduce(0, dg.tensor([0]), dg.ones(1, dtype=dg.float32), "sum"), RuntimeError,
+     "scatter\\(\\): Expected self.dtype to be equal to src.dtype"),
+    (lambda: dg.zeros(4).scatter_reduce(0, dg.tensor([0, 9]), dg.ones(5), "sum"), RuntimeError,
+     "index 9 is out of bounds for dimension 0 with size 4"),
+    (lambda: dg.zeros(4).scatter_reduce(0, dg.tensor([0., 1.]), dg.ones(5), "sum"), RuntimeError,
+     "scatter\\(\\): Expected dtype int32/int64 for index"),
+    (lambda: dg.zeros(4).scatter_reduce(0, dg.tensor([[0]]), dg.ones(5), "sum"), RuntimeError,
+     "Index tensor must have the same number of dimensions as self tensor"),
+    (lambda: dg.zeros(4).scatter_reduce(0, dg.tensor([0, 1, 2, 3, 0, 1]), dg.ones(5), "sum"), RuntimeError,
+     r"Expected index \[6\] to be no larger than self \[4\] apart from dimension 0 and to be no larger size than "
+     r"src \[5\]"),
+    (lambda: dg.zeros(2).scatter_reduce(0, dg.tensor([0]), dg.ones(1), "sum", include_self="x"), TypeError,
+     "argument 'include_self' must be bool, not str"),
+])
+def test_scatter_reduce_errors(make, error, message):
+    with pytest.raises(error, match=message):
+        make()
+
+
+def test_index_reduce():
+    source = dg.tensor([[2., 3.], [4., 5.], [6., 7.]])
+    _eq(dg.index_reduce(dg.ones(3, 2), 0, dg.tensor([0, 2, 0]), source, "prod"), [[12, 21], [1, 1], [4, 5]])
+    _eq(dg.index_reduce(dg.ones(3, 2), 0, dg.tensor([0, 2, 0]), source, "mean", include_self=False),
+        [[4, 5], [1, 1], [4, 5]])
+    _eq(dg.ones(2, 3).index_reduce(1, dg.tensor([2, 2]), dg.tensor([[2., 3.], [4., 5.]]), "amax"),
+        [[1, 1, 3], [1, 1, 5]])
+    y = dg.ones(2, 3)
+    y.index_reduce_(1, dg.tensor([2, 0]), dg.tensor([[2., 3.], [4., 5.]]), "amin")
+    _eq(y, [[1, 1, 1], [1, 1, 1]])
+    with pytest.raises(RuntimeError, match="Expected reduce to be one of prod, mean, amax or amin but got sum."):
+        dg.index_reduce(dg.ones(3, 2), 0, dg.tensor([0]), dg.ones(1, 2), "sum")
+    with pytest.raises(IndexError, match="index out of range in self"):
+        dg.index_reduce(dg.ones(3, 2), 0, dg.tensor([0, 5, 0]), dg.ones(3, 2), "prod")
+    with pytest.raises(RuntimeError, match=r"index_reduce_\(\): Number of indices \(3\) should be equal to "
+                                           r"source.size\(dim\): \(2\), for dim: 0"):
+        dg.index_reduce(dg.ones(3, 2), 0, dg.tensor([0, 1, 0]), dg.ones(2, 2), "prod")
+
+
+def test_slice_select_and_diagonal_scatter():
+    x = dg.arange(6.).reshape(2, 3)
+    _eq(dg.select_scatter(x, dg.tensor([7., 8.]), 1, 1), [[0, 7, 2], [3, 8, 5]])
+    _eq(x.select_scatter(dg.tensor([7., 8., 9.]), 0, -1), [[0, 1, 2], [7, 8, 9]])
+    _eq(x.select_scatter(dg.zeros(2, dtype=dg.float32), 1, 0), [[0, 1, 2], [0, 4, 5]])  # cast to x's dtype
+    _eq(dg.slice_scatter(x, dg.zeros(2, 2), 1, 0, 3, 2), [[0, 1, 0], [0, 4, 0]])
+    _eq(dg.slice_scatter(x, dg.zeros(1, 3), 0, 1), [[0, 1, 2], [0, 0, 0]])
+    _eq(x.slice_scatter(dg.zeros(2, 1), 1, -1), [[0, 1, 0], [3, 4, 0]])
+    _eq(dg.slice_scatter(x, dg.zeros(2, 2), 1, 1, 100), [[0, 0, 0], [3, 0, 0]])
+    _eq(dg.diagonal_scatter(dg.zeros(3, 4), dg.ones(3), 1), [[0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
+    _eq(dg.diagonal_scatter(dg.zeros(3, 4), dg.arange(2.), -1), [[0, 0, 0, 0], [0, 0, 0, 0], [0, 1, 0, 0]])
+    _eq(dg.diagonal_scatter(dg.zeros(2, 2, 3), dg.ones(3, 2), 0, 0, 1),
+        [[[1, 1, 1], [0, 0, 0]], [[0, 0, 0], [1, 1, 1]]])
+    _eq(dg.zeros(2, 3, 4).diagonal_scatter(dg.arange(6.).reshape(3, 2), 0, 2, 0),
+        [[[0, 0, 0, 0], [2, 0, 0, 0], [4, 0, 0, 0]], [[0, 1, 0, 0], [0, 3, 0, 0], [0, 5, 0, 0]]])
+
+
+def test_scatter_gradients_as_torch():
+    x = dg.arange(6.).reshape(2, 3).requires_grad_()
+    s = dg.tensor([[1., 2., 3.]], requires_grad=True)
+    y = dg.slice_scatter(x * 1, s * 2, 0, 1)
+    d = dg.diagonal_scatter(y, dg.tensor([5., 6.]) * s[0, :2], 1)
+    e = dg.select_scatter(d, s[0, 1:] * 3, 1, 0)
+    (e * dg.arange(6.).reshape(2, 3)).sum().backward()
+    _eq(e, [[6, 5, 2], [9, 4, 12]])  # torch's values and gradients
+    _eq(x.grad, [[0, 0, 2], [0, 0, 0]])
+    _eq(s.grad, [[5, 38, 9]])
+
+
+@pytest.mark.parametrize("make, error, message", [
+    (lambda: dg.select_scatter(dg.zeros(2, 3), dg.zeros(2), 0, 0), RuntimeError,
+     r"expected src to have a size equal to the slice of self. src size = \[2\], slice size = \[3\]"),
+    (lambda: dg.select_scatter(dg.zeros(2, 3), dg.zeros(2), 1, 3), IndexError,
+     r"select\(\): index 3 out of range for tensor of size \[2, 3\] at dimension 1"),
+    (lambda: dg.slice_scatter(dg.zeros(2, 3), dg.zeros(2, 2), 1, 0, 3, 1), RuntimeError,
+     r"src size = \[2, 2\], slice size = \[2, 3\]"),
+    (lambda: dg.slice_scatter(dg.zeros(2, 3), dg.zeros(2, 2), 1, 0, 3, 0), RuntimeError, "slice step must be positive"),
+    (lambda: dg.diagonal_scatter(dg.zeros(3, 4), dg.ones(2)), RuntimeError,
+     r"src size = \[2\], slice size = \[3\]"),
+])
+def test_slice_select_and_diagonal_scatter_errors(make, error, message):
+    with pytest.raises(error, match=message):
+        make()
+
+
+def test_fill_diagonal_():
+    _eq(dg.zeros(3, 3).fill_diagonal_(5), np.eye(3) * 5)
+    tall = dg.zeros(7, 3).fill_diagonal_(5, wrap=True)
+    _eq(tall, np.vstack([np.eye(3), np.zeros((1, 3)), np.eye(3)]) * 5)
+    _eq(dg.zeros(7, 3).fill_diagonal_(5), np.vstack([np.eye(3), np.zeros((4, 3))]) * 5)
+    _eq(dg.zeros(2, 4).fill_diagonal_(5, wrap=True), np.eye(2, 4) * 5)
+    _eq(dg.zeros(2, 2, 2).fill_diagonal_(5), [[[5, 0], [0, 0]], [[0, 0], [0, 5]]])
+    x = dg.arange(9.).reshape(3, 3).requires_grad_()
+    y = x * 1
+    y.fill_diagonal_(2.)
+    (y * y).sum().backward()
+    _eq(x.grad, [[0, 2, 4], [6, 0, 10], [12, 14, 0]])
+    with pytest.raises(RuntimeError, match="all dimensions of input must be of equal length"):
+        dg.zeros(2, 2, 3).fill_diagonal_(5)
+    with pytest.raises(RuntimeError, match="dimensions must larger than 1"):
+        dg.zeros(2).fill_diagonal_(5)

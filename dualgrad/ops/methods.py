@@ -21,6 +21,7 @@ from . import (
     more,
     reductions,
     sampling,
+    scatter_more,
     shape,
     shape_extra,
     sorting,
@@ -28,7 +29,7 @@ from . import (
 )
 
 MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace, elementwise_extra, sorting,
-           linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling, more)
+           linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling, more, scatter_more)
 
 
 def install() -> None:
