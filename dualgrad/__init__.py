@@ -65,6 +65,7 @@ from .ops.scatter_more import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.shape_extra import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
+from .ops.stats import *  # noqa: F403
 from .ops.utilities import *  # noqa: F403
 from .queries import (
     allclose,

@@ -486,3 +486,262 @@ def test_fill_diagonal_():
         dg.zeros(2, 2, 3).fill_diagonal_(5)
     with pytest.raises(RuntimeError, match="dimensions must larger than 1"):
         dg.zeros(2).fill_diagonal_(5)
+
+
+# -- statistics, distances and elementwise extras (dualgrad/ops/stats.py) --------------------------------
+NAN = float("nan")
+
+
+def _close(actual, expected, tol=1e-4):
+    np.testing.assert_allclose(np.asarray(actual.detach().numpy() if isinstance(actual, dg.Tensor) else actual,
+                                          dtype=float), np.asarray(expected, dtype=float), rtol=tol, atol=tol)
+
+
+def test_elementwise_extras():
+    m, e = dg.frexp(dg.tensor([8., 0.3, -5., 0.]))
+    _eq(m, [0.5, 0.6, -0.625, 0])
+    _eq(e, [4, -1, 3, 0])
+    assert e.dtype == np.int32
+    x = dg.tensor([8., 0.3], requires_grad=True)
+    _eq(dg.grad(dg.frexp(x).mantissa.sum(), x)[0], [0.0625, 2])  # torch's
+    _eq(dg.ldexp(dg.tensor([1, 3]), dg.tensor([2, -1])), [4, 1.5])
+    assert dg.float_power(dg.tensor([2, 3], dtype=dg.int32), 2).dtype == np.float64
+    assert dg.float_power(dg.tensor([2.], dtype=dg.float32), dg.tensor([0.5], dtype=dg.float32)).dtype == np.float64
+    _eq(dg.float_power(dg.tensor([1j], dtype=dg.complex64), 2), [-1])
+    _eq(dg.gcd(dg.tensor([12, -18, 0]), dg.tensor([8, 12, 0])), [4, 6, 0])
+    _eq(dg.lcm(dg.tensor([4, -6, 0]), dg.tensor([6, 4, 5])), [12, 12, 0])
+    _eq(dg.nextafter(dg.tensor([1., 0.]), dg.tensor([2., -1.])) - dg.tensor([1., 0.]), [2.0 ** -52, -5e-324])
+    assert [dg.tensor([1], dtype=d).is_signed() for d in (dg.uint8, dg.bool, dg.int8, dg.float32, dg.complex64)] == \
+        [False, False, True, True, True]
+    assert dg.zeros(2, 3).is_same_size(dg.ones(2, 3)) and not dg.is_same_size(dg.zeros(2), dg.zeros(3))
+
+
+@pytest.mark.parametrize("make, error, message", [
+    (lambda: dg.frexp(dg.tensor([1])), RuntimeError, r"torch.frexp\(\) only supports floating-point dtypes"),
+    (lambda: dg.gcd(dg.tensor([1.]), dg.tensor([2.])), NotImplementedError, "\"gcd_cpu\" not implemented for 'Double'"),
+    (lambda: dg.lcm(dg.tensor([1.]), dg.tensor([2])), NotImplementedError, "\"lcm_cpu\" not implemented for 'Double'"),
+    (lambda: dg.nextafter(dg.tensor([1]), dg.tensor([2])), NotImplementedError,
+     "\"nextafter_cpu\" not implemented for 'Long'"),
+    (lambda: dg.aminmax(dg.zeros(0)), RuntimeError, "cannot compute aminmax over an empty dimension"),
+])
+def test_elementwise_extra_errors(make, error, message):
+    with pytest.raises(error, match=message):
+        make()
+
+
+@pytest.mark.parametrize("fn", [lambda a: dg.gcd((a * 10).to(dg.int64), dg.tensor(6)),
+                                lambda a: dg.nextafter(a, dg.tensor(0.)), lambda a: dg.frexp(a).exponent])
+def test_non_differentiable_elementwise_extras_under_vmap(fn):
+    x = dg.tensor(np.random.default_rng(0).normal(size=(3, 4)))
+    _eq(dg.vmap(fn)(x), np.stack([fn(x[i]).numpy() for i in range(3)]))
+
+
+def test_aminmax_and_mode():
+    mn, mx = dg.aminmax(dg.tensor([[1., 5.], [3., -2.]]))
+    _eq(mn, -2)
+    _eq(mx, 5)
+    r = dg.tensor([[1., 5.], [3., -2.]]).aminmax(dim=1, keepdim=True)
+    _eq(r.min, [[1], [-2]])
+    _eq(r.max, [[5], [3]])
+    x = dg.tensor([1., 5., 5., -2.], requires_grad=True)
+    mn, mx = dg.aminmax(x)
+    (mn + 2 * mx).backward()
+    _eq(x.grad, [0, 1, 1, 1])  # torch's: tied maxima share
+    values, indices = dg.mode(dg.tensor([[1., 2., 2., 1., 3.], [5., 4., 4., 5., 5.]]))
+    _eq(values, [1, 5])
+    _eq(indices, [3, 4])  # the last occurrence, as torch's
+    values, indices = dg.tensor([[1., 2.], [1., 3.], [2., 3.]]).mode(0, keepdim=True)
+    _eq(values, [[1, 3]])
+    _eq(indices, [[1, 2]])
+    _eq(dg.mode(dg.tensor(3.)).indices, 0)
+    x = dg.tensor([1., 2., 2., 1., 3.], requires_grad=True)
+    dg.mode(x).values.backward()
+    _eq(x.grad, [0, 0, 0, 1, 0])
+
+
+A, B = [[1., 2., 3.], [0., 0., 0.]], [[2., 0., 1.], [1., 1., 1.]]
+X1, X2 = [[0., 0.], [1., 1.], [2., 0.]], [[0., 0.], [1., 2.]]
+
+
+def test_distances_as_torch():
+    a, b = dg.tensor(A), dg.tensor(B)
+    _close([dg.dist(a, b, p) for p in (2, 1, 0, 3, np.inf, -np.inf, 0.5)],
+           [3.4641016151377544, 8, 6, 2.7144176165949063, 2, 1, 46.62741699796952], 1e-12)
+    _close(dg.cosine_similarity(a, b), [0.5976, 0])
+    _close(dg.cosine_similarity(a, b, dim=0), [0.8944, 0, 0.7071])
+    _close(dg.cosine_similarity(a, dg.tensor([1., 1., 1.]), dim=-1), [0.9258, 0])
+    a.requires_grad_()
+    b.requires_grad_()
+    dg.cosine_similarity(a, b).sum().backward()
+    _close(a.grad, [[1.9636e-01, -8.5373e-02, -8.5373e-03], [5.7735e+07, 5.7735e+07, 5.7735e+07]])  # torch's at 0
+    _close(b.grad, [[-0.1195, 0.2390, 0.2390], [0, 0, 0]])
+    _close(dg.pairwise_distance(dg.tensor(A), dg.tensor(B)), [3, 1.7320])
+    _close(dg.pairwise_distance(dg.tensor(A), dg.tensor(B), 1, keepdim=True), [[5], [3]])
+    _close(dg.pairwise_distance(dg.tensor([1., 2.]), dg.tensor([0., 0.])), 2.2361)
+
+
+def test_cdist_and_pdist_as_torch():
+    x1, x2 = dg.tensor(X1, requires_grad=True), dg.tensor(X2)
+    _close(dg.cdist(x1, x2), [[0, 2.2361], [1.4142, 1], [2, 2.2361]])
+    _close(dg.cdist(x1, x2, p=1), [[0, 3], [2, 1], [2, 3]])
+    _close(dg.cdist(x1, x2, p=np.inf), [[0, 2], [1, 1], [2, 2]])
+    _close(dg.cdist(x1, x2, p=0), [[0, 2], [2, 1], [1, 2]])
+    dg.cdist(x1, x2).sum().backward()
+    _close(x1.grad, [[-0.4472, -0.8944], [0.7071, -0.2929], [1.4472, -0.8944]])
+    _close(dg.pdist(dg.tensor(X1)), [1.4142, 2, 1.4142])
+    _close(dg.pdist(dg.tensor(X1), 1), [2, 2, 2])
+    x1 = dg.tensor(X1, requires_grad=True)
+    dg.pdist(dg.cat([x1, x1[:1]])).sum().backward()
+    _close(x1.grad, [[-3.4142, -1.4142], [0.7071, 2.1213], [2.7071, -0.7071]])
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: dg.cdist(dg.tensor(X1), dg.zeros(2, 3)), "X1 and X2 must have the same number of columns. X1: 2 X2: 3"),
+    (lambda: dg.cdist(dg.tensor(X1), dg.tensor(X2), p=-1), "cdist only supports non-negative p values"),
+    (lambda: dg.cdist(dg.zeros(3), dg.tensor(X2)), "cdist only supports at least 2D tensors, X1 got: 1D"),
+    (lambda: dg.pdist(dg.zeros(2, 2, 2)), "pdist only supports 2D tensors, got: 3D"),
+    (lambda: dg.pdist(dg.tensor(X1), -1), "pdist only supports non-negative p values"),
+    (lambda: dg.renorm(dg.ones(2, 2), -1, 1, 3.), "renorm: non-positive-norm not supported"),
+    (lambda: dg.renorm(dg.ones(2, 2), 2, 1, -3.), "renorm: expected maxnorm to be >= 0 but got -3"),
+    (lambda: dg.ones(2).renorm(2, 0, 1.), "renorm: input needs at least 2 dimensions, got 1 dimensions"),
+])
+def test_distance_errors(make, message):
+    with pytest.raises(RuntimeError, match=message):
+        make()
+
+
+def test_renorm_as_torch():
+    r = dg.tensor([[1., 2., 2.], [3., 4., 0.], [0.1, 0.1, 0.1]], requires_grad=True)
+    _close(dg.renorm(r, 2, 0, 2.), [[0.6667, 1.3333, 1.3333], [1.2, 1.6, 0], [0.1, 0.1, 0.1]])
+    _close(r.renorm(1, 1, 3.), [[0.7317, 0.9836, 2], [2.1951, 1.9672, 0], [0.0732, 0.0492, 0.1]])
+    dg.renorm(r, 2, 0, 2.).sum().backward()
+    _close(r.grad, [[0.2963, -0.0741, -0.0741], [0.0640, -0.0480, 0.4], [1, 1, 1]])
+
+
+C = [[1., 2., 4., 7.], [2., 1., 0., -1.], [0., 3., 3., 5.]]
+
+
+def test_cov_and_corrcoef_as_torch():
+    c = dg.tensor(C, requires_grad=True)
+    _close(dg.cov(c), [[7, -3.3333, 4.8333], [-3.3333, 1.6667, -2.5], [4.8333, -2.5, 4.25]])
+    _close(c.cov(correction=0), [[5.25, -2.5, 3.625], [-2.5, 1.25, -1.875], [3.625, -1.875, 3.1875]])
+    aweights = dg.tensor([0.5, 1., 2., 1.])
+    _close(dg.cov(c, fweights=dg.tensor([1, 2, 1, 3]), aweights=aweights),
+           [[6.0426, -2.5532, 3.2553], [-2.5532, 1.1170, -1.4362], [3.2553, -1.4362, 2.2021]])
+    _close(dg.cov(dg.tensor([1., 2., 4.])), 2.3333)
+    _close(dg.cov(dg.tensor([1, 2, 4])), 2.3333)
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        _eq(dg.cov(dg.tensor([[1.], [2.]])), [[NAN, NAN], [NAN, NAN]])
+    _close(dg.corrcoef(c), [[1, -0.9759, 0.8861], [-0.9759, 1, -0.9393], [0.8861, -0.9393, 1]])
+    _close(dg.corrcoef(dg.tensor([1., 2., 4.])), 1)
+    dg.corrcoef(c).sum().backward()
+    _close(c.grad, [[-0.0647, 0.1153, -0.0628, 0.0122], [-0.0277, 0.1529, -0.2228, 0.0976],
+                    [0.0472, -0.0560, -0.0620, 0.0708]])
+    c.grad = None
+    dg.cov(c, aweights=aweights).sum().backward()
+    _close(c.grad, [[-1.3571, -0.7857, -0.2857, 2.4286]] * 3)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"fweights": dg.tensor([1., 2., 1., 3.])},
+     "expected fweights to have integral dtype but got fweights with Double"),
+    ({"fweights": dg.tensor([1, -2, 1, 3])}, "fweights cannot be negative"),
+    ({"aweights": dg.tensor([1., -2, 1, 3])}, "aweights cannot be negative"),
+    ({"fweights": dg.tensor([1, 2, 1])}, "expected fweights to have the same numel as there are observations in the "
+                                        "input but got 3 != 4"),
+])
+def test_cov_errors(kwargs, message):
+    with pytest.raises(RuntimeError, match=message):
+        dg.cov(dg.tensor(C), **kwargs)
+    with pytest.raises(RuntimeError, match="expected input to have two or fewer dimensions but got an input with 3"):
+        dg.cov(dg.zeros(2, 2, 2))
+
+
+Q = [[3., 1., 4., 1.5], [5., 9., 2., 6.]]
+QUANTILES = {  # torch's, at q = [0, 0.25, 0.5, 0.9, 1] along dim 1
+    "linear": [[1, 2], [1.375, 4.25], [2.25, 5.5], [3.7, 8.1], [4, 9]],
+    "lower": [[1, 2], [1, 2], [1.5, 5], [3, 6], [4, 9]],
+    "higher": [[1, 2], [1.5, 5], [3, 6], [4, 9], [4, 9]],
+    "midpoint": [[1, 2], [1.25, 3.5], [2.25, 5.5], [3.5, 7.5], [4, 9]],
+    "nearest": [[1, 2], [1.5, 5], [3, 6], [4, 9], [4, 9]],
+}
+
+
+@pytest.mark.parametrize("interpolation", sorted(QUANTILES))
+def test_quantile_interpolations(interpolation):
+    out = dg.quantile(dg.tensor(Q), dg.tensor([0., 0.25, 0.5, 0.9, 1.]), dim=1, interpolation=interpolation)
+    _close(out, QUANTILES[interpolation], 1e-12)
+
+
+def test_quantile_shapes_nans_and_gradient():
+    q = dg.tensor(Q, requires_grad=True)
+    _close(dg.quantile(q, 0.3), 2.1)
+    assert dg.quantile(q, dg.tensor([0.3, 0.6]), dim=0, keepdim=True).shape == (2, 1, 4)
+    _close(q.quantile(0.3, keepdim=True), [[2.1]])
+    _eq(dg.quantile(dg.tensor([1., NAN, 3.]), 0.5), NAN)
+    _eq(dg.nanquantile(dg.tensor([[1., NAN, 3.], [NAN] * 3]), 0.5, dim=1), [2, NAN])
+    _eq(dg.nanquantile(dg.tensor([1., NAN, 3., 4., 0.5]), dg.tensor([0.5, 0.125, 0.375]), interpolation="nearest"),
+        [3, 0.5, 1])
+    dg.quantile(q, dg.tensor([0.3, 0.9]), dim=1).sum().backward()
+    _close(q.grad, [[0.3, 0.1, 0.7, 0.9], [0.9, 0.7, 0.1, 0.3]], 1e-12)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: dg.quantile(dg.tensor(Q), 1.5), r"quantile\(\) q must be in the range \[0, 1\] but got 1.5"),
+    (lambda: dg.quantile(dg.tensor(Q), dg.tensor([0.5, -0.1])), r"q values must be in the range \[0, 1\]"),
+    (lambda: dg.quantile(dg.tensor([1, 2]), 0.5), "input tensor must be either float or double dtype"),
+    (lambda: dg.quantile(dg.tensor(Q), dg.tensor([0.5], dtype=dg.float32)),
+     "q tensor must be same dtype as the input tensor"),
+    (lambda: dg.quantile(dg.tensor(Q), dg.tensor([[0.5]])), "q must be a scalar or 1D tensor"),
+    (lambda: dg.nanquantile(dg.tensor(Q), 0.5, interpolation="foo"),
+     r"nanquantile\(\) interpolation must be one of linear, lower, higher, midpoint or nearest, but got foo"),
+    (lambda: dg.quantile(dg.zeros(0), 0.5), "input tensor must be non-empty"),
+])
+def test_quantile_errors(make, message):
+    with pytest.raises(RuntimeError, match=message):
+        make()
+
+
+def test_nanmedian_as_torch():
+    values, indices = dg.nanmedian(dg.tensor([[1., NAN, 3., 2.], [NAN] * 4, [4., 1., 2., 3.]]), 1)
+    _eq(values, [2, NAN, 2])
+    _eq(indices[[0, 2]], [3, 2])  # (torch leaves the index of an all-NaN row unspecified)
+    _eq(dg.nanmedian(dg.tensor([1., NAN, 3., 2.])), 2)
+    _eq(dg.nanmedian(dg.tensor(1.), 0).indices, 0)
+    _eq(dg.nanmedian(dg.zeros(0)), NAN)
+    x = dg.tensor([1., NAN, 3., 2.], requires_grad=True)
+    x.nanmedian().backward()
+    _eq(x.grad, [0, 0, 0, 1])
+
+
+STATS_FUNCTIONS = {
+    "cdist": lambda a, b: dg.cdist(a, b), "cdist_p1.5": lambda a, b: dg.cdist(a, b, p=1.5),
+    "pdist": lambda a, b: dg.pdist(a), "cosine_similarity": lambda a, b: dg.cosine_similarity(a[:2], b, dim=1),
+    "pairwise_distance": lambda a, b: dg.pairwise_distance(a[:2], b), "dist": lambda a, b: dg.dist(a[:2], b, 3),
+    "cov": lambda a, b: dg.cov(a, fweights=dg.tensor([1, 2, 1, 3]), aweights=dg.tensor([0.5, 1., 2., 1.])),
+    "corrcoef": lambda a, b: dg.corrcoef(a), "renorm": lambda a, b: dg.renorm(a, 2, 0, 1.),
+    "quantile": lambda a, b: dg.quantile(a, dg.tensor([0.2, 0.7]), dim=1),
+    "nanquantile": lambda a, b: dg.nanquantile(a, 0.4, interpolation="midpoint"),
+    "nanmedian": lambda a, b: dg.nanmedian(a, 0).values, "mode": lambda a, b: dg.mode(a).values,
+    "frexp": lambda a, b: dg.frexp(a).mantissa, "aminmax": lambda a, b: dg.aminmax(a, dim=1).max,
+    "float_power": lambda a, b: dg.float_power(a.abs(), b[0]),
+    "ldexp": lambda a, b: dg.ldexp(a, dg.tensor([1, -2, 0, 3])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATS_FUNCTIONS))
+def test_stats_against_finite_differences_to_second_order(name):
+    rng = np.random.default_rng(0)
+    x = dg.tensor(rng.normal(size=(3, 4)), requires_grad=True)
+    y = dg.tensor(rng.normal(size=(2, 4)), requires_grad=True)
+    assert dg.gradcheck(STATS_FUNCTIONS[name], (x, y), check_forward_ad=True)
+    assert dg.gradgradcheck(STATS_FUNCTIONS[name], (x, y))
+
+
+@pytest.mark.parametrize("name", sorted(set(STATS_FUNCTIONS) - {"mode"}))
+def test_stats_under_vmap_match_a_loop(name):
+    rng = np.random.default_rng(1)
+    xs, ys = dg.tensor(rng.normal(size=(3, 3, 4))), dg.tensor(rng.normal(size=(3, 2, 4)))
+    fn = STATS_FUNCTIONS[name]
+    np.testing.assert_allclose(dg.vmap(fn)(xs, ys).numpy(), np.stack([fn(xs[i], ys[i]).numpy() for i in range(3)]),
+                               rtol=1e-12, atol=1e-12)

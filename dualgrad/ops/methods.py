@@ -25,11 +25,12 @@ from . import (
     shape,
     shape_extra,
     sorting,
+    stats,
     utilities,
 )
 
 MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace, elementwise_extra, sorting,
-           linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling, more, scatter_more)
+           linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling, more, scatter_more, stats)
 
 
 def install() -> None:
