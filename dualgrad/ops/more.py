@@ -31,6 +31,8 @@ from .shape import expand, hstack, moveaxis, reshape, tensor_split, transpose, v
 # -- complex tensors as real pairs --------------------------------------------------------------------
 def _view_as_real_impl(z: np.ndarray) -> np.ndarray:
     """The real and imaginary parts as a trailing axis of 2, sharing ``z``'s memory."""
+    if z.dtype.kind != "c":
+        raise ValueError("view_as_real needs a complex array")
     return z[..., np.newaxis].view(z.real.dtype)
 
 
