@@ -60,11 +60,14 @@ from .ops.linalg import *  # noqa: F403
 from .ops.linalg_decomp import det, inverse, logdet
 from .ops.linalg_lu import *  # noqa: F403
 from .ops.linalg_more import *  # noqa: F403
+from .ops.more import *  # noqa: F403
 from .ops.reductions import *  # noqa: F403
 from .ops.sampling import *  # noqa: F403
+from .ops.scatter_more import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.shape_extra import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
+from .ops.stats import *  # noqa: F403
 from .ops.utilities import *  # noqa: F403
 from .queries import (
     allclose,

@@ -775,3 +775,4 @@ COVERED_BY.update({
 })
 
 import op_samples_linalg_more  # noqa: E402, F401 - registers the samples of dualgrad.ops.linalg_more
+import op_samples_more  # noqa: E402, F401 - registers the samples of dualgrad/ops/more.py

@@ -20,16 +20,20 @@ from . import (
     linalg_derived,
     linalg_lu,
     linalg_more,
+    more,
     reductions,
     sampling,
+    scatter_more,
     shape,
     shape_extra,
     sorting,
+    stats,
     utilities,
 )
 
 MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace, elementwise_extra, sorting,
-           linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling, linalg_more, linalg_lu)
+           linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling, linalg_more, linalg_lu, more,
+           scatter_more, stats)
 
 
 def install() -> None:
