@@ -765,3 +765,4 @@ def _normal(draw: Any) -> Sample:
 
 
 COVERED_BY["poisson"] = "bernoulli"  # draws in its impl: its zero gradient and vmap are tested in test_random.py
+import op_samples_special  # noqa: E402, F401 - the samples of dualgrad.special (registers into SAMPLES)

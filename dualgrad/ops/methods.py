@@ -23,11 +23,12 @@ from . import (
     shape,
     shape_extra,
     sorting,
+    special,
     utilities,
 )
 
 MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace, elementwise_extra, sorting,
-           linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling)
+           linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling, special)
 
 
 def install() -> None:
