@@ -186,6 +186,7 @@ def test_zeta_is_not_differentiable_in_x_as_in_torch():
     (lambda: dg.polygamma(1.5, dg.tensor([1.0])), TypeError, "argument 'n' (position 1) must be int, not float"),
     (lambda: dg.mvlgamma(dg.tensor([3.0]), 0), RuntimeError, "p has to be greater than or equal to 1"),
     (lambda: dg.mvlgamma(dg.tensor([3.0]), 1.5), TypeError, "argument 'p' (position 2) must be int, not float"),
+    (lambda: dg.logit(dg.tensor([0.5]), dg.tensor([0.1])), TypeError, "argument 'eps' (position 2) must be float"),
     (lambda: dg.lgamma(dg.tensor([1j])), NotImplementedError, "complex"),
     (lambda: S.i0e(dg.tensor([1j])), NotImplementedError, "complex"),
 ])
@@ -222,6 +223,7 @@ def test_top_level_functions_and_tensor_methods():
         np.testing.assert_array_equal(y.numpy(), getattr(dg, name)(x).numpy())
     np.testing.assert_array_equal(x.polygamma(2).numpy(), dg.polygamma(2, x).numpy())
     np.testing.assert_array_equal(x.mvlgamma(2).numpy(), dg.mvlgamma(x, 2).numpy())
+    assert dg.logit(dg.tensor([0.2]), dg.tensor(0.25)).tolist() == [-1.0986122886681098]  # 0-d eps, as torch
     y = dg.tensor([0.2, 0.9])
     assert y.logit_(eps=0.25) is y
     np.testing.assert_allclose(y.numpy(), [-1.0986122886681098, 1.0986122886681098], rtol=1e-15)

@@ -297,6 +297,10 @@ def logit(input: Any, eps: float | None = None) -> Tensor:  # noqa: A002 - torch
     >>> dg.logit(dg.tensor([0.25, 0.5, 1.])), dg.logit(dg.tensor([0., 1.]), eps=0.25)
     (tensor([-1.0986,  0.0000,     inf]), tensor([-1.0986,  1.0986]))
     """
+    if isinstance(eps, Tensor) and eps.ndim == 0:  # (a one-value tensor is a number, as for torch)
+        eps = eps.item()
+    if eps is not None and (isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating))):
+        raise TypeError(f"logit(): argument 'eps' (position 2) must be float, not {type(eps).__name__}")
     return apply(LOGIT, input, eps=None if eps is None else float(eps))
 
 
