@@ -17,6 +17,7 @@ from . import (  # noqa: E402 - transforms, built on the names above  # noqa: E4
     linalg,
     numpy_dispatch,  # noqa: E402 - NumPy calls on Tensors (NEP 13/18), needs the names above
     profiler,
+    special,
 )
 from . import ops as _ops  # noqa: F401 - builds the op table and Tensor methods
 from ._printing import set_printoptions
@@ -67,6 +68,7 @@ from .ops.scatter_more import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.shape_extra import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
+from .ops.special import *  # noqa: F403
 from .ops.stats import *  # noqa: F403
 from .ops.utilities import *  # noqa: F403
 from .queries import (

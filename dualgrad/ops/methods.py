@@ -27,13 +27,14 @@ from . import (
     shape,
     shape_extra,
     sorting,
+    special,
     stats,
     utilities,
 )
 
 MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace, elementwise_extra, sorting,
            linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling, linalg_more, linalg_lu, more,
-           scatter_more, stats)
+           scatter_more, stats, special)
 
 
 def install() -> None:
