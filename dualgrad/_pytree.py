@@ -1,4 +1,4 @@
-"""Nested tuples, lists and dicts of values ("pytrees"): flatten, rebuild, match a prefix.
+"""Nested tuples (named tuples too), lists and dicts of values ("pytrees"): flatten, rebuild, match a prefix.
 
 vmap's ``in_dims``/``out_dims`` and the transforms' ``argnums`` and outputs are
 pytrees; these helpers are all they need.
@@ -38,11 +38,16 @@ def _walk(node: Any, leaves: list) -> Any:
     cycle (function -> cell -> function) that would keep ``leaves`` alive until
     the garbage collector runs.
     """
-    if type(node) not in _CONTAINERS:
+    if type(node) not in _CONTAINERS and not _is_named_tuple(node):
         leaves.append(node)
         return None
     children, keys = _children(node)
     return (type(node), keys, [_walk(c, leaves) for c in children])
+
+
+def _is_named_tuple(node: Any) -> bool:
+    """True for a named tuple (such as ``max(x, dim)``'s ``(values, indices)``): a container, rebuilt as its type."""
+    return isinstance(node, tuple) and hasattr(type(node), "_fields")
 
 
 def unflatten(leaves: list, spec: Any) -> Any:
@@ -58,7 +63,7 @@ def _build(node: Any, it: Any) -> Any:
     values = [_build(c, it) for c in children]
     if kind is dict:
         return dict(zip(keys, values, strict=True))
-    return kind(values)
+    return kind(*values) if hasattr(kind, "_fields") else kind(values)
 
 
 def describe(spec: Any) -> str:

@@ -196,3 +196,13 @@ def test_escaped_batched_tensor_is_refused():
     vmap(lambda a: leaked.append(a) or a)(dg.ones(2, 3))
     with pytest.raises(RuntimeError, match="cannot read the values|outside the vmap call"):
         leaked[0] + 1
+
+
+def test_vmap_returns_named_tuples_of_their_type():
+    # torch.vmap keeps the named tuple (torch.return_types.max); so does dualgrad
+    result = dg.vmap(lambda row: dg.max(row, 0))(dg.tensor([[1.0, 3.0], [4.0, 2.0]]))
+    assert type(result).__name__ == "ValuesIndices"
+    np.testing.assert_array_equal(result.values.numpy(), [3.0, 4.0])
+    np.testing.assert_array_equal(result.indices.numpy(), [1, 0])
+    extremes = dg.vmap(dg.aminmax)(dg.tensor([[1.0, 3.0], [4.0, 2.0]]))
+    np.testing.assert_array_equal(extremes.min.numpy(), [1.0, 2.0])
