@@ -8,7 +8,7 @@ the result is tracked in every mode. Options without a dualgrad equivalent
 >>> import numpy as np, dualgrad as dg
 >>> x = dg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 >>> np.mean(np.concatenate([x, np.ones((1, 2))]), axis=0)
-tensor([1.6667, 2.3333], grad_fn=<MeanBackward0>)
+tensor([1.6667, 2.3333], grad_fn=<MeanBackward1>)
 """
 
 from __future__ import annotations

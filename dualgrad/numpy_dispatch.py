@@ -432,7 +432,7 @@ def install() -> None:
 
     >>> import numpy as np, dualgrad as dg
     >>> np.ones(2) @ dg.tensor([1.0, 2.0], requires_grad=True)
-    tensor(3., grad_fn=<MmBackward0>)
+    tensor(3., grad_fn=<DotBackward0>)
     """
     from . import _numpy_functions  # noqa: F401 - registers the adaptors into FUNCTIONS
 

@@ -23,7 +23,7 @@ and ``index_put`` have batching rules, so gradients and tangents batch too.
 >>> x = dg.tensor([1., 2., 3.], requires_grad=True)
 >>> y = x.clone()
 >>> y[1:].mul_(10)
-tensor([20., 30.], grad_fn=<IndexBackward0>)
+tensor([20., 30.], grad_fn=<SliceBackward0>)
 >>> y
 tensor([ 1., 20., 30.], grad_fn=<CopySlices>)
 >>> y.sum().backward()
