@@ -92,7 +92,7 @@ from .reverse import (
     no_grad,
     set_grad_enabled,
 )
-from .reverse.anomaly import detect_anomaly, set_detect_anomaly
+from .reverse.anomaly import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .tensor import Tensor
 from .variable import Variable
 

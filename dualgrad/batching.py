@@ -298,6 +298,8 @@ def run(op: Any, args: tuple, params: dict) -> Any:
         else:
             values.append(a)
             bdims.append(None)
+    if STATE.dual_levels:
+        _front_tangent_batches(args, top, values, bdims)
     rule = getattr(op, "batch", None)
     if rule is not None:
         out, out_bdim = rule(values, bdims, **params)
@@ -314,6 +316,19 @@ def run(op: Any, args: tuple, params: dict) -> Any:
             out_bdim = (out_bdim,) * len(out)
         return tuple(make_batched(o, b, top) for o, b in zip(out, out_bdim, strict=True))
     return make_batched(out, out_bdim, top)
+
+
+def _front_tangent_batches(args: tuple, top: int, values: list, bdims: list) -> None:
+    """Give the rule for level ``top`` a leading batch dim for each argument not batched there
+    whose forward-mode tangent is (a dual number varying over the batch although its primal does
+    not: a vmap over data of a vmap over tangents). Passed as is, its tangent would meet the
+    rule's physical batch dim and stay batched at ``top`` as well: batched twice."""
+    level = next(v for v in reversed(STATE.vmap_levels) if v.id == top)
+    for i, a in enumerate(args):
+        if bdims[i] is None and isinstance(a, Tensor) and any(
+                is_batched_at(tangent_at(a, dual), level) for dual in STATE.dual_levels):
+            values[i] = level_to_front(a, level)
+            bdims[i] = 0
 
 
 # -- vmap ---------------------------------------------------------------------------------

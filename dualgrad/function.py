@@ -616,7 +616,8 @@ class Function:
 
     @staticmethod
     def _check_dirty(ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
-        """Torch's checks of ``mark_dirty``: a non-input is only warned about (and then a plain output)."""
+        """Torch's checks of ``mark_dirty``: a non-input is only warned about (and then a plain output);
+        each dirty input's version counter is bumped."""
         if not all(_contains(args, t) for t in ctx._dirty):
             warnings.warn(
                 "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that "
@@ -632,6 +633,8 @@ class Function:
                 raise RuntimeError(
                     "a leaf Variable that requires grad has been used in an in-place operation."
                 )
+        for t in ctx._dirty:  # as torch: a dirty input counts as modified in place (even if forward
+            t._bump_version()  # wrote through NumPy), so graphs that saved its old value see the change
 
     @classmethod
     def _record(cls, op: FunctionOp, edges: tuple, outputs: list) -> None:

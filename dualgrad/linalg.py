@@ -34,6 +34,7 @@ from .ops.linalg_decomp import (
     svdvals,
 )
 from .ops.linalg_derived import (
+    LstsqResult,
     cross,
     diagonal,
     lstsq,
@@ -70,7 +71,8 @@ from .ops.linalg_more import (
 from .ops.linalg_more import linalg_vander as vander
 
 __all__ = [
-    "EigResult", "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cholesky_ex",
+    "EigResult", "EighResult", "LinAlgError", "LstsqResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky",
+    "cholesky_ex",
     "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "inv_ex", "lstsq", "lu",
     "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
     "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "solve_ex",

@@ -367,10 +367,18 @@ class Tensor:
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as an ndarray sharing memory (torch semantics).
 
-        Raises for a tensor that requires grad unless ``force=True``, since the
-        array is outside the graph.
+        Raises for a tensor that requires grad while grad mode is on, unless
+        ``force=True``, since the array is outside the graph. Under ``no_grad``
+        (and so inside a custom ``Function.forward``) nothing is recorded anyway
+        and the array is returned, as torch does.
+
+        >>> import dualgrad as dg
+        >>> x = dg.tensor([1.0, 2.0], requires_grad=True)
+        >>> with dg.no_grad():
+        ...     x.numpy()
+        array([1., 2.])
         """
-        if self._requires_grad and not force:
+        if self._requires_grad and not force and STATE.grad_enabled:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. "
                 "Use tensor.detach().numpy() instead."

@@ -93,6 +93,17 @@ def test_per_example_gradients_match_a_loop():
     assert number_after(out, "max |mean of per-example gradients - gradient of the mean loss|:") < 1e-12
 
 
+def test_numpy_sort_function_works_under_the_transforms_and_fits_through_outliers():
+    out = run_example("numpy_sort.py")
+    assert "gradcheck (reverse, forward, batched): True; gradgradcheck: True" in out
+    assert "jacrev == jacfwd: True; a permutation matrix: True" in out
+    assert number_after(out, "over 40 candidates:") < 1e-12
+    assert abs(number_after(out, "least trimmed squares:  slope") - 2) < 0.1
+    assert abs(number_after(out, "ordinary least squares: slope") - 2) > 1  # dragged by the outliers
+    assert number_after(out, "|grad| at the LTS fit:") < 1e-10
+    assert number_after(out, "max |hessian - finite differences of grad|:") < 1e-6
+
+
 def test_property_testing_passes_the_right_derivative_and_catches_the_wrong_one():
     pytest.importorskip("hypothesis")
     out = run_example("property_testing.py")

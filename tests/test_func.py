@@ -338,3 +338,32 @@ def test_vmap_over_jvp_of_grad_with_a_value_batched_at_the_tangent_level():
     w = dg.tensor([[1.0, 2.0], [3.0, 4.0]])
     out = vmap(lambda v, w: jvp(grad(lambda x: (x * x * w).sum()), (x,), (v,))[1])(dg.eye(2), w)
     np.testing.assert_allclose(out.numpy(), [[2.0, 0.0], [0.0, 8.0]])
+
+
+def test_jvp_with_tangents_batched_at_a_level_where_the_primal_is_not():
+    # torch.func's NTK-vector-product pattern: vmap over data (outer) of vmap over tangents
+    # (inner) of jvp; the tangents vary over both levels, the primal over none. The tangent
+    # of the result came back batched twice at the outer level, and unwrapping raised
+    # "vmap: cannot read the values of a batched tensor".
+    w = dg.tensor([0.5, -1.0, 2.0])
+    b = dg.tensor([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]])
+
+    def per_datum(bb):
+        return vmap(lambda vec: jvp(lambda q: (q * bb).tanh(), (w,), (vec * bb.sum(),))[1])(dg.eye(3))
+
+    out = vmap(per_datum)(b)
+    assert out.shape == (2, 3, 3)
+    for i in range(2):  # d tanh(w * b) [t] = (1 - tanh^2(w * b)) * b * t, t = e_k * sum(b)
+        expected = dg.diag((1 - (w * b[i]).tanh() ** 2) * b[i] * b[i].sum())
+        np.testing.assert_allclose(out[i].numpy(), expected.numpy(), rtol=1e-12)
+
+    # the same with the tangents made by a vjp inside the vmaps (the tutorial's code)
+    def ntk(x1, x2):
+        _, vjp_fn = vjp(lambda q: (q * x1).tanh(), w)
+        return vmap(lambda vec: jvp(lambda q: (q * x2).tanh(), (w,), vjp_fn(vec))[1])(dg.eye(3))
+
+    full = vmap(vmap(ntk, (None, 0)), (0, None))(b, b)
+    j = [jacrev(lambda q, x=x: (q * x).tanh())(w) for x in b]
+    for i in range(2):
+        for k in range(2):
+            np.testing.assert_allclose(full[i, k].numpy(), (j[k] @ j[i].T).numpy(), rtol=1e-12, atol=1e-15)

@@ -278,10 +278,39 @@ def test_mark_dirty_inplace_function():
     x = dg.tensor([1., 2.], requires_grad=True)
     a = x * 1.0
     out = AddOneInPlace.apply(a)
-    assert out is a and a._version == 1 and a.grad_fn.name() == "AddOneInPlaceBackward"
+    # torch's count: 1 for add_, 1 for mark_dirty
+    assert out is a and a._version == 2 and a.grad_fn.name() == "AddOneInPlaceBackward"
     np.testing.assert_allclose(a.detach().numpy(), [2., 3.])
     a.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [2., 2.])
+
+
+class AddOneThroughNumPy(Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.numpy()[...] += 1  # (grad mode is off in forward: numpy() is allowed)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+def test_mark_dirty_bumps_the_version_so_stale_saved_values_are_caught():
+    # torch: a dirty input's version counter is bumped by mark_dirty itself, so a write
+    # autograd did not see (NumPy here) still invalidates graphs that saved the old value.
+    x = dg.tensor([1., 2.], requires_grad=True)
+    a = x * 1.0
+    b = a * a  # saves a at version 0
+    AddOneThroughNumPy.apply(a)
+    assert a._version == 1
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*needed by MulBackward0, "
+                                           r"is at version 1; expected version 0"):
+        b.sum().backward()
+    c = dg.zeros(2)
+    AddOneThroughNumPy.apply(c)  # nothing recorded: the version is bumped all the same
+    assert c._version == 1 and c.tolist() == [1.0, 1.0]
 
 
 def test_mark_dirty_on_a_view_rebases_its_base():

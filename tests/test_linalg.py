@@ -188,6 +188,11 @@ def test_lstsq_and_multi_dot_equal_numpy():
     ours, theirs = dg.linalg.lstsq(dg.tensor(wide), dg.tensor(b1[:2])), np.linalg.lstsq(wide, b1[:2])
     np.testing.assert_allclose(ours[0].numpy(), theirs[0])
     assert ours[1].shape == theirs[1].shape == (0,) and int(ours[2]) == theirs[2]
+    # torch's field names (torch.linalg.lstsq(A, B).solution)
+    named = dg.linalg.lstsq(dg.tensor(a), dg.tensor(b1))
+    assert isinstance(named, dg.linalg.LstsqResult) and named._fields == (
+        "solution", "residuals", "rank", "singular_values")
+    assert named.solution is named[0] and named.singular_values is named[3]
     chain = [rng.standard_normal(4), rng.standard_normal((4, 3)), rng.standard_normal((3, 5)),
              rng.standard_normal(5)]
     np.testing.assert_allclose(dg.linalg.multi_dot([dg.tensor(c) for c in chain]).numpy(),

@@ -16,7 +16,8 @@ AUTOGRAD_NAMES = [
     "set_detect_anomaly", "set_grad_enabled",
 ]
 TOP_LEVEL = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-             "is_grad_enabled", "is_inference_mode_enabled", "Variable", "Tensor", "manual_seed"]
+             "is_grad_enabled", "is_inference_mode_enabled", "Variable", "Tensor", "manual_seed",
+             "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]  # (torch.is_anomaly_enabled, ...)
 
 
 @pytest.mark.parametrize("name", AUTOGRAD_NAMES)
@@ -31,7 +32,7 @@ def test_functions_live_at_the_top_level(name):
 
 def test_autograd_and_top_level_are_the_same_objects():
     for name in ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-                 "Variable"]:
+                 "Variable", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]:
         assert getattr(autograd, name) is getattr(dg, name)
 
 

@@ -36,6 +36,34 @@ def test_reference_example_prints_in_order(capsys):
     assert a.grad.tolist() == [2.] * 5
 
 
+def test_pack_hook_runs_in_no_grad_mode_unpack_in_backward_grad_mode():
+    # torch: the pack hook never records (grad mode off); the unpack hook sees backward's grad
+    # mode (on with create_graph=True, off otherwise).
+    seen = []
+    x = dg.ones(3, requires_grad=True)
+    with saved_tensors_hooks(lambda t: seen.append(("pack", dg.is_grad_enabled())) or t * 1,
+                             lambda t: seen.append(("unpack", dg.is_grad_enabled())) or t):
+        y = x.exp()
+    assert seen == [("pack", False)]
+    g, = dg.autograd.grad(y.sum(), x, create_graph=True)
+    assert seen[1:] == [("unpack", True)]
+    assert g.requires_grad and dg.allclose(g, y)
+
+
+def test_pack_hook_modifying_its_input_in_place_raises():
+    x = dg.ones(3, requires_grad=True)
+    z = dg.ones(3)
+    with pytest.raises(RuntimeError, match="pack hook is modifying its input in place"):
+        with saved_tensors_hooks(lambda t: t.mul_(2), lambda t: t):
+            x * z
+    # a hook that copies first is fine
+    a, w = dg.ones(3, requires_grad=True), dg.full((3,), 3.0)
+    with saved_tensors_hooks(lambda t: t.clone().mul_(2), lambda t: t / 2):
+        y = a * w
+    y.sum().backward()
+    assert a.grad.tolist() == [3.0] * 3 and w.tolist() == [3.0] * 3
+
+
 class Log:
     """A pack/unpack pair that records what it sees and stores a copy of the data."""
 

@@ -64,6 +64,33 @@ def test_numpy_of_tensor_requiring_grad_raises():
     np.testing.assert_array_equal(t.detach().numpy(), [1.0, 1.0])
 
 
+def test_numpy_of_tensor_requiring_grad_is_allowed_when_grad_mode_is_off():
+    # torch checks ``requires_grad and grad mode``: under no_grad / inference_mode, and so
+    # inside a custom Function's forward (the "NumpySort" pattern of torch's docs), it converts.
+    t = dg.ones(2, requires_grad=True)
+    with dg.no_grad():
+        np.testing.assert_array_equal(t.numpy(), [1.0, 1.0])
+    with dg.inference_mode():
+        assert t.numpy() is t.detach().numpy()
+
+    class Double(dg.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return dg.tensor(x.cpu().numpy() * 2, device=x.device)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return 2 * g
+
+    y = Double.apply(t)
+    y.sum().backward()
+    assert y.tolist() == [2.0, 2.0] and t.grad.tolist() == [2.0, 2.0]
+
+
 # -- repr ----------------------------------------------------------------------------------
 def test_repr_like_torch():
     x = dg.ones(2, 2, requires_grad=True)

@@ -7,7 +7,7 @@ batching rules, and higher derivatives, come from those ops.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import opt_einsum
@@ -155,8 +155,20 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NO_
     return _pinv_from_svd(u, s, vh, rcond)
 
 
-def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
+class LstsqResult(NamedTuple):
+    """``(solution, residuals, rank, singular_values)``: torch's field names for NumPy's ``lstsq`` tuple."""
+
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+
+def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
     """The least-squares solution of ``a @ x = b``, as NumPy's: ``(x, residuals, rank, s)``.
+
+    The result is a ``LstsqResult`` named tuple, so that torch code reading
+    ``lstsq(a, b).solution`` ports unchanged.
 
     ``x = pinv(a) @ b`` with singular values ``<= rcond * max`` dropped (default
     ``max(M, N) * eps``); ``residuals`` are the squared residual norms per column
@@ -170,6 +182,8 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
     ...                                         dg.tensor([1., 2., 3.]))
     >>> x, residuals, int(rank)
     (tensor([1., 2.]), tensor([9.]), 2)
+    >>> dg.linalg.lstsq(dg.tensor([[1.], [1.]]), dg.tensor([1., 3.])).solution
+    tensor([2.])
     """
     a, b = _tensor(a), _tensor(b)
     if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
@@ -188,7 +202,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
             residuals = residuals.reshape(1)
     else:
         residuals = _wrap(np.empty((0,), dtype=s.dtype))
-    return x, residuals, rank, s
+    return LstsqResult(x, residuals, rank, s)
 
 
 # -- products ------------------------------------------------------------------------------------------

@@ -23,8 +23,13 @@ from typing import Any
 
 from .._state import STATE
 from ..tensor import INFERENCE_SAVE_MESSAGE, Tensor, _wrap
+from .grad_mode import no_grad
 from .node import new_node
 
+PACK_HOOK_INPLACE_MESSAGE = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack "
+    "hook cannot be modified by in-place operations as this can lead to unexpected side-effects."
+)
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved "
     "tensors after they have already been freed). Saved intermediate values of the graph "
@@ -183,9 +188,16 @@ def save_tensor(tensor: Tensor, is_output: bool = False) -> SavedTensor:
 
 
 def _pack(saved: SavedTensor, hooks: tuple, tensor: Tensor, given: Tensor) -> None:
-    """Keep ``pack_hook(given)`` instead of ``tensor`` (``given`` is ``tensor`` or a detached alias)."""
+    """Keep ``pack_hook(given)`` instead of ``tensor`` (``given`` is ``tensor`` or a detached alias).
+
+    As in torch, the hook runs in no-grad mode (what it computes is not recorded) and must
+    not modify its input in place (the op being recorded reads that value)."""
     saved._hooks = hooks
-    saved._packed = hooks[0](given)
+    version = given._version
+    with no_grad():
+        saved._packed = hooks[0](given)
+    if given._version != version:
+        raise RuntimeError(PACK_HOOK_INPLACE_MESSAGE)
     saved._tensor = saved._data = None
     # a packed input's tangents (older than the node: no cycle), given back on unpack
     saved._fw = None if saved._is_output or tensor._fw is None else dict(tensor._fw)
