@@ -203,3 +203,31 @@ def test_svd_forward_mode_of_a_huge_matrix_is_finite():
         u_ref = fwAD.unpack_dual(dg.linalg.svd(fwAD.make_dual(dg.tensor(a), dg.tensor(t)))[0]).tangent.numpy()
         u_big = fwAD.unpack_dual(dg.linalg.svd(fwAD.make_dual(dg.tensor(a * 1e200), dg.tensor(t * 1e200)))[0])
     np.testing.assert_allclose(u_big.tangent.numpy(), u_ref, rtol=1e-12, atol=1e-14)
+
+
+# -- float16 reductions compute in float32 (as torch on CPU): no overflow of float16's 65504 -------------
+def _half_data():
+    return (10 + np.random.default_rng(0).standard_normal(100000)).astype(np.float16)
+
+
+@pytest.mark.parametrize("name", ["var", "std", "vector_norm", "norm"])
+def test_float16_variance_and_norm_of_many_values_do_not_overflow(name):
+    x = _half_data()
+    fn = {"var": dg.var, "std": dg.std, "vector_norm": dg.linalg.vector_norm, "norm": dg.norm}[name]
+    t = dg.tensor(x, requires_grad=True)
+    out = fn(t)
+    wide = x.astype(np.float64)
+    exact = {"var": wide.var(ddof=1), "std": wide.std(ddof=1)}.get(name, np.linalg.norm(wide))
+    assert out.dtype == np.float16
+    assert out.item() == pytest.approx(exact, rel=1e-3)  # torch: finite, the same float16 (was inf)
+    (g,) = dg.autograd.grad(out, t)
+    assert g.dtype == np.float16 and np.isfinite(g.numpy()).all()
+
+
+def test_float16_softmax_family_over_many_equal_values():
+    x = dg.tensor(np.zeros(100000, np.float16))
+    np.testing.assert_array_equal(dg.softmax(x, 0).numpy()[:2], np.float16(1.0014e-05))  # torch: 1.0014e-05
+    # exact log(1e5) = 11.5129 (torch gives inf and -inf here: its float16 kernel overflows)
+    assert dg.logsumexp(x, 0).item() == pytest.approx(math.log(1e5), rel=1e-3)
+    assert dg.log_softmax(x, 0)[0].item() == pytest.approx(-math.log(1e5), rel=1e-3)
+    assert dg.softmax(x, 0).dtype == dg.logsumexp(x, 0).dtype == np.float16

@@ -191,6 +191,19 @@ def _norm_weight(out: Tensor, x: Tensor, *, axis: tuple | None, p: float) -> Ten
 
 
 # -- implementations that are more than one NumPy call ---------------------------------------------
+def _half_in_float32(impl: Callable) -> Callable:
+    """``impl``, computed in float32 for float16 ``x`` and rounded once at the end, as torch's CPU
+    kernels do: sums of squares or of exponentials overflow float16's 65504 (a variance or a norm
+    of 10^5 values near 10 was inf; a softmax over 10^5 equal values was 0)."""
+
+    def impl_in_float32(x: np.ndarray, **params: Any) -> np.ndarray:
+        if x.dtype != np.float16:
+            return impl(x, **params)
+        return impl(x.astype(np.float32), **params).astype(np.float16)
+
+    return impl_in_float32
+
+
 def _logsumexp_impl(x: np.ndarray, *, axis: tuple | None, keepdims: bool) -> np.ndarray:
     """``log(sum(exp(x)))`` shifted by the maximum, so it neither overflows nor underflows."""
     m = np.amax(x, axis=axis, keepdims=True) if x.size else np.zeros((1,) * x.ndim, x.dtype)
@@ -377,23 +390,25 @@ AMAX = _reduction("amax", lambda x, axis, keepdims: np.amax(x, axis=axis, keepdi
                   _tie_weight, save_out=True)
 AMIN = _reduction("amin", lambda x, axis, keepdims: np.amin(x, axis=axis, keepdims=keepdims),
                   _tie_weight, save_out=True)
-VAR = _reduction("var", lambda x, axis, keepdims, correction:
-                 np.var(x, axis=axis, ddof=correction, keepdims=keepdims), _var_weight)
-STD = _reduction("std", lambda x, axis, keepdims, correction:
-                 np.std(x, axis=axis, ddof=correction, keepdims=keepdims), _std_weight, save_out=True)
-LOGSUMEXP = _reduction("logsumexp", _logsumexp_impl, _logsumexp_weight, holomorphic=True, save_out=True)
-NORM = _reduction("norm", lambda x, axis, keepdims, p:
-                  np.linalg.vector_norm(x, ord=p, axis=axis, keepdims=keepdims), _norm_weight,
-                  save_out=True, grad_name="LinalgVectorNormBackward0")
+VAR = _reduction("var", _half_in_float32(lambda x, axis, keepdims, correction:
+                                          np.var(x, axis=axis, ddof=correction, keepdims=keepdims)), _var_weight)
+STD = _reduction("std", _half_in_float32(lambda x, axis, keepdims, correction:
+                                          np.std(x, axis=axis, ddof=correction, keepdims=keepdims)),
+                 _std_weight, save_out=True)
+LOGSUMEXP = _reduction("logsumexp", _half_in_float32(_logsumexp_impl), _logsumexp_weight, holomorphic=True,
+                       save_out=True)
+NORM = _reduction("norm", _half_in_float32(lambda x, axis, keepdims, p:
+                                            np.linalg.vector_norm(x, ord=p, axis=axis, keepdims=keepdims)),
+                  _norm_weight, save_out=True, grad_name="LinalgVectorNormBackward0")
 CUMSUM = linear("cumsum", _cumsum_impl,
                 (lambda g, out, x, axis: _reverse_cumsum(g, axis),), family="reduction")
 CUMPROD = Op("cumprod", lambda x, axis: np.cumprod(x, axis=axis), vjp=(_cumprod_vjp,), jvp=_cumprod_jvp,
              family="reduction")
 LOGCUMSUMEXP = Op("logcumsumexp", _logcumsumexp_impl, vjp=(_logcumsumexp_vjp,), jvp=_logcumsumexp_jvp,
                   family="reduction", save_out=True, promotion=0, to_float=True)
-SOFTMAX = Op("softmax", _softmax_impl, vjp=(_softmax_vjp,), jvp=_softmax_jvp, family="reduction",
+SOFTMAX = Op("softmax", _half_in_float32(_softmax_impl), vjp=(_softmax_vjp,), jvp=_softmax_jvp, family="reduction",
              save_inputs=False, save_out=True)
-LOG_SOFTMAX = Op("log_softmax", _log_softmax_impl, vjp=(_log_softmax_vjp,), jvp=_log_softmax_jvp,
+LOG_SOFTMAX = Op("log_softmax", _half_in_float32(_log_softmax_impl), vjp=(_log_softmax_vjp,), jvp=_log_softmax_jvp,
                  family="reduction", save_inputs=False, save_out=True)
 MAX = Op("max", _select_impl(np.argmax), vjp=(_select_vjp,), jvp=_select_jvp, family="reduction",
          save_inputs=False, save_out=True, multi_output=True)
@@ -630,6 +645,8 @@ def var(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = F
     ``unbiased=False`` means ``correction=0``; NumPy's ``ddof`` is the same number.
     Called with NumPy's keyword ``axis=`` (axes, not None) and none of these, the default is
     NumPy's, ``ddof=0``, so NumPy code calling ``a.var(axis=0)`` gets NumPy's result.
+    float16 is computed in float32 and rounded once (as torch's; also ``std``, the norms,
+    ``logsumexp``, ``softmax``, ``log_softmax``): no overflow past float16's 65504 on the way.
 
     >>> import dualgrad as dg
     >>> dg.var(dg.tensor([1., 2., 3., 4.]))
