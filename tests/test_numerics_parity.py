@@ -231,3 +231,15 @@ def test_float16_softmax_family_over_many_equal_values():
     assert dg.logsumexp(x, 0).item() == pytest.approx(math.log(1e5), rel=1e-3)
     assert dg.log_softmax(x, 0)[0].item() == pytest.approx(-math.log(1e5), rel=1e-3)
     assert dg.softmax(x, 0).dtype == dg.logsumexp(x, 0).dtype == np.float16
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_logcumsumexp_of_many_float16_float32_values_accumulates_in_float64(dtype):
+    x = np.random.default_rng(0).uniform(0, 1, 20000).astype(np.float16).astype(dtype)
+    out = dg.logcumsumexp(dg.tensor(x), 0)
+    assert out.dtype == dtype
+    exact = np.logaddexp.accumulate(x.astype(np.float64))
+    # torch: 10.4453125 (float16), 10.447066307067871 (float32); float16 accumulation stalled at 7.24
+    tol = {np.float16: 4e-3, np.float32: 1e-6}[dtype]
+    np.testing.assert_allclose(out.numpy().astype(np.float64), exact, rtol=tol, atol=tol)
+    assert out[-1].item() == {np.float16: 10.4453125, np.float32: 10.447066307067871}[dtype]

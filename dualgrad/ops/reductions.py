@@ -302,7 +302,10 @@ def _cumprod_jvp(tangents: tuple, out: Any, x: Tensor, *, axis: int) -> Tensor:
 def _logcumsumexp_impl(x: np.ndarray, *, axis: int) -> np.ndarray:
     if x.dtype.kind == "c":
         raise NotImplementedError("logcumsumexp: complex tensors are not supported")
-    return np.logaddexp.accumulate(x, axis=axis)
+    wide = _WIDER_SUM.get(x.dtype)  # (accumulated in float64, as cumsum: no stalled running sum)
+    if wide is None:
+        return np.logaddexp.accumulate(x, axis=axis)
+    return np.logaddexp.accumulate(x, axis=axis, dtype=wide).astype(x.dtype, copy=False)
 
 
 def _signed_log_cumsums(v: Tensor, log_weight: Tensor, axis: int, reverse: bool) -> list:
@@ -751,7 +754,9 @@ def cumprod(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> 
 
 def logcumsumexp(x: Any, dim: Any = None, *, axis: Any = None) -> Tensor:
     """``log(cumsum(exp(x)))`` along ``dim``, computed without overflow or underflow (as are its
-    derivatives); integers give the default floating dtype.
+    derivatives); integers give the default floating dtype. float16 and float32 accumulate in
+    float64 (as ``cumsum``): a float16 running value no longer stalls once the increments
+    fall below its resolution.
 
     >>> import dualgrad as dg
     >>> dg.logcumsumexp(dg.tensor([-1000., 0., 1000.]), 0)
