@@ -91,9 +91,10 @@ def _pow_impl(x: Any, y: Any) -> Any:
 
 
 def _pow_exponent_partial(out: Any, x: Any, y: Any) -> Any:
-    """d(x**y)/dy = x**y * log(x), taken as 0 where x == 0 and y >= 0 (torch's convention)."""
-    safe = _where(x == 0, 1.0, x) if isinstance(x, Tensor) else (1.0 if x == 0 else x)
-    return _where((x == 0) & (y.real >= 0), 0.0, out * log(safe))
+    """d(x**y)/dy = x**y * log(x), taken as 0 where x == 0 and y >= 0 (torch's convention); -inf
+    where x == 0 and y < 0 (inf times log 0, as torch's)."""
+    masked = (x == 0) & (y.real >= 0)
+    return _where(masked, 0.0, out * log(_where(masked, 1.0, x)))
 
 
 def _radius_squared(y: Any, x: Any) -> Any:
@@ -144,6 +145,11 @@ def _sgn_impl(x: np.ndarray) -> np.ndarray:
         return np.sign(x)
     magnitude = np.abs(x)
     return np.where(magnitude == 0, 0, x / np.where(magnitude == 0, 1, magnitude))
+
+
+def _angle_impl(x: np.ndarray) -> np.ndarray:
+    """``np.angle``, except that a real -0.0 has angle 0, not pi (as torch's: only x < 0 gives pi)."""
+    return np.angle(x) if x.dtype.kind == "c" else np.angle(x + 0.0)  # (-0.0 + 0.0 is +0.0)
 
 
 def _angle_vjp(g: Tensor, out: Tensor, x: Tensor) -> Tensor:
@@ -271,9 +277,10 @@ LOG = elementwise("log", np.log, (lambda out, x: 1 / x,))
 LOG1P = elementwise("log1p", np.log1p, (lambda out, x: 1 / (x + 1),), grad_name="Log1PBackward0")
 LOG2 = elementwise("log2", np.log2, (lambda out, x: 1 / (x * _LN2),))
 LOG10 = elementwise("log10", np.log10, (lambda out, x: 1 / (x * _LN10),))
+# (the partials are sigmoid(x - y) and sigmoid(y - x), not exp(x - out): finite when one input is
+# infinite, and exactly 1/2 at x == y, as torch's)
 LOGADDEXP = elementwise("logaddexp", np.logaddexp,
-                        (lambda out, x, y: exp(x - out), lambda out, x, y: exp(y - out)), save_out=True,
-                        to_float=True)
+                        (lambda out, x, y: sigmoid(x - y), lambda out, x, y: sigmoid(y - x)), to_float=True)
 
 # -- trigonometric and hyperbolic --------------------------------------------------------
 SIN = elementwise("sin", np.sin, (lambda out, x: cos(x),))
@@ -301,15 +308,16 @@ SIGMOID = elementwise("sigmoid", _sigmoid_impl, (lambda out, x: out * (1 - out),
 SOFTPLUS = elementwise("softplus", _softplus_impl,
                        (lambda out, x, beta=1.0, threshold=20.0:
                         _where(x * beta > threshold, 1.0, sigmoid(x * beta)),))
-RELU = elementwise("relu", lambda x: np.maximum(x, 0), (lambda out, x: (out > 0).to(out.dtype),),
+RELU = elementwise("relu", lambda x: np.maximum(x, 0), (lambda out, x: (~(out <= 0)).to(out.dtype),),
                    save_inputs=False, save_out=True)
+# (a NaN in either input gives both inputs the whole gradient, as torch: "not smaller", not "larger")
 MAXIMUM = elementwise("maximum", np.maximum, (
-    lambda out, x, y: _where(x == y, 0.5, (x > y).to(x.dtype)),
-    lambda out, x, y: _where(x == y, 0.5, (y > x).to(y.dtype)),
+    lambda out, x, y: _where(x == y, 0.5, (~(x < y)).to(x.dtype)),
+    lambda out, x, y: _where(x == y, 0.5, (~(y < x)).to(y.dtype)),
 ))
 MINIMUM = elementwise("minimum", np.minimum, (
-    lambda out, x, y: _where(x == y, 0.5, (x < y).to(x.dtype)),
-    lambda out, x, y: _where(x == y, 0.5, (y < x).to(y.dtype)),
+    lambda out, x, y: _where(x == y, 0.5, (~(x > y)).to(x.dtype)),
+    lambda out, x, y: _where(x == y, 0.5, (~(y > x)).to(y.dtype)),
 ))
 CLAMP = elementwise("clamp", _clamp_impl, (
     lambda out, x, lo, hi: _in_range(x, lo, hi),
@@ -331,7 +339,7 @@ IMAG = Op("imag", _imag_impl, vjp=(lambda g, out, x: g * 1j,), jvp=lambda ts, ou
           family="elementwise", save_inputs=False)
 CONJ = Op("conj", np.conjugate, vjp=(lambda g, out, x: g.conj(),), jvp=lambda ts, out, x: ts[0].conj(),
           family="elementwise", save_inputs=False)
-ANGLE = Op("angle", np.angle, vjp=(_angle_vjp,), jvp=_angle_jvp, family="elementwise")
+ANGLE = Op("angle", _angle_impl, vjp=(_angle_vjp,), jvp=_angle_jvp, family="elementwise")
 CAST = linear("to", lambda x, dtype: x.astype(dtype, copy=False),
               (lambda g, out, x, dtype: g,), family="elementwise", grad_name="ToCopyBackward0")
 CLONE = linear("clone", np.copy, (lambda g, out, x: g,), family="elementwise")
@@ -530,10 +538,13 @@ def _binary(op: Op, summary: str, example: str, result: str) -> Any:
 mul = _binary(MUL, "Elementwise product with broadcasting.", "[1., 2.]", "tensor([2., 4.])")
 atan2 = _binary(ATAN2, "Angle of the point ``(y, x)``: ``atan2(y, x)``.", "[0., 2.]", "tensor([0.0000, 0.7854])")
 hypot = _binary(HYPOT, "``sqrt(x**2 + y**2)`` without overflow.", "[0., 2.]", "tensor([2.0000, 2.8284])")
-logaddexp = _binary(LOGADDEXP, "``log(exp(x) + exp(y))`` computed stably.", "[2.]", "tensor([2.6931])")
-maximum = _binary(MAXIMUM, "Elementwise maximum; at ties each input gets half the gradient.",
+logaddexp = _binary(LOGADDEXP, "``log(exp(x) + exp(y))`` computed stably; its gradient "
+                    "``sigmoid(x - y)`` stays finite when one input is infinite.", "[2.]", "tensor([2.6931])")
+maximum = _binary(MAXIMUM, "Elementwise maximum (NaN propagates); at ties each input gets half the gradient, "
+                  "and where either is NaN both get all of it (as torch's).",
                   "[1., 3.]", "tensor([2., 3.])")
-minimum = _binary(MINIMUM, "Elementwise minimum; at ties each input gets half the gradient.",
+minimum = _binary(MINIMUM, "Elementwise minimum (NaN propagates); at ties each input gets half the gradient, "
+                  "and where either is NaN both get all of it (as torch's).",
                   "[1., 3.]", "tensor([1., 2.])")
 remainder = _binary(REMAINDER, "Python's ``x % y`` (sign of the divisor).", "[3., -3.]", "tensor([1., 1.])")
 floor_divide = _binary(FLOOR_DIVIDE, "Python's ``x // y`` (its gradient is 0).", "[3., -3.]", "tensor([ 1., -2.])")
@@ -590,7 +601,8 @@ acosh = _unary(ACOSH, "Inverse hyperbolic cosine.", "[1.]", "tensor([0.])")
 atanh = _unary(ATANH, "Inverse hyperbolic tangent.", "[0.]", "tensor([0.])")
 sigmoid = _unary(SIGMOID, "Logistic function ``1 / (1 + exp(-x))``, stable for large ``|x|``.",
                  "[0.]", "tensor([0.5000])")
-relu = _unary(RELU, "``max(x, 0)``; its derivative at 0 is 0 (torch's convention).", "[-1., 2.]", "tensor([0., 2.])")
+relu = _unary(RELU, "``max(x, 0)``; its derivative at 0 is 0 and at NaN 1 (torch's "
+            "convention).", "[-1., 2.]", "tensor([0., 2.])")
 real = _unary(REAL, "Real part (the tensor itself for real dtypes).", "[1.+2.j]", "tensor([1.])")
 imag = _unary(IMAG, "Imaginary part (zeros for real dtypes).", "[1.+2.j]", "tensor([2.])")
 
@@ -607,7 +619,8 @@ def conj(x: Any) -> Tensor:
     return apply(CONJ, x)
 
 
-angle = _unary(ANGLE, "Argument of complex numbers (0 or pi for reals, with zero gradient).",
+angle = _unary(ANGLE, "Argument of complex numbers (for reals: pi where x < 0, else 0, -0.0 "
+               "included; zero gradient).",
                "[-1.]", "tensor([3.1416])")
 clone = _unary(CLONE, "A copy that stays in the graph.", "[1.]", "tensor([1.])")
 

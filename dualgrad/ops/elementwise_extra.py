@@ -33,6 +33,7 @@ from .elementwise import (
     isfinite,
     isnan,
     log,
+    sigmoid,
     sin,
     trunc,
 )
@@ -85,8 +86,9 @@ def _unit_sign(x: Any) -> Any:
 
 
 EXP2 = elementwise("exp2", np.exp2, (lambda out, x: out * _LN2,), save_inputs=False, save_out=True)
+# (sigmoid of the difference, as logaddexp's: finite when one input is infinite)
 LOGADDEXP2 = elementwise("logaddexp2", np.logaddexp2,
-                         (lambda out, x, y: exp2(x - out), lambda out, x, y: exp2(y - out)), save_out=True,
+                         (lambda out, x, y: sigmoid((x - y) * _LN2), lambda out, x, y: sigmoid((y - x) * _LN2)),
                          to_float=True)
 CBRT = elementwise("cbrt", np.cbrt, (lambda out, x: 1 / (3 * out * out),), save_inputs=False, save_out=True)
 DEG2RAD = elementwise("deg2rad", np.deg2rad, (lambda out, x: _DEG,), save_inputs=False,
@@ -116,16 +118,28 @@ FMIN = elementwise("fmin", np.fmin, (
 
 def _xlogy_impl(x: Any, y: Any) -> Any:
     """``x * log(y)``, 0 where ``x`` is 0 (even for ``y`` 0 or inf), NaN where ``y`` is NaN."""
+    dtype = np.result_type(x, y)  # (a Python number for ``y`` does not widen a float32 ``x``)
     with np.errstate(divide="ignore", invalid="ignore"):
-        product = np.multiply(x, np.log(y))
+        product = np.multiply(x, np.log(np.asarray(y, dtype)))
     return np.where((np.asarray(x) == 0) & ~np.isnan(y), 0.0, product).astype(product.dtype, copy=False)
 
 
+# d sinc / dt = sum_k c_k t^(2k-1) with t = pi x, c_k = (-1)^k 2k / (2k+1)!: the series that sinc's
+# derivative takes for |x| < 0.2, where the closed form loses digits (cos(t) and sin(t)/t cancel)
+_SINC_SERIES = tuple((-1) ** k * 2 * k / math.factorial(2 * k + 1) for k in range(1, 9))
+
+
 def _sinc_partial(out: Any, x: Any) -> Any:
-    """``(cos(pi x) - sinc(x)) / x``, 0 at 0."""
-    zero = x == 0
-    safe = _where(zero, 1.0, x)
-    return _where(zero, 0.0, (cos(math.pi * safe) - sinc(safe)) / safe)
+    """``(cos(pi x) - sinc(x)) / x``; for ``|x| < 0.2`` its Taylor series (8 terms, exact to rounding),
+    which does not cancel: the closed form would lose half the digits near 0."""
+    small = abs(x) < 0.2
+    t = _where(small, x, 0.0) * math.pi
+    t2 = t * t
+    series = _SINC_SERIES[-1]
+    for c in reversed(_SINC_SERIES[:-1]):
+        series = series * t2 + c
+    safe = _where(small, 1.0, x)
+    return _where(small, math.pi * t * series, (cos(math.pi * safe) - sinc(safe)) / safe)
 
 
 XLOGY = elementwise("xlogy", _xlogy_impl, (
@@ -143,7 +157,8 @@ cbrt = _unary(CBRT, "Real cube root (negative for negative ``x``); its derivativ
               "tensor([-2.])")
 deg2rad = _unary(DEG2RAD, "Degrees to radians.", "[180.]", "tensor([3.1416])")
 rad2deg = _unary(RAD2DEG, "Radians to degrees.", "[3.141592653589793]", "tensor([180.])")
-logaddexp2 = _binary(LOGADDEXP2, "``log2(2**x + 2**y)`` computed stably.", "[2.]", "tensor([3.])")
+logaddexp2 = _binary(LOGADDEXP2, "``log2(2**x + 2**y)`` computed stably (its gradient "
+                     "stays finite when one input is infinite).", "[2.]", "tensor([3.])")
 copysign = _binary(COPYSIGN, "``|x|`` with the sign of ``y``; the gradient for ``y`` is 0.", "[-3.]",
                    "tensor([3.])")
 fmod = _binary(FMOD, "C's remainder ``x - trunc(x / y) * y`` (sign of the dividend).", "[-3.]",
@@ -156,7 +171,8 @@ fmax = _binary(FMAX, "Elementwise maximum ignoring NaN; at ties the gradient goe
 fmin = _binary(FMIN, "Elementwise minimum ignoring NaN; at ties the gradient goes to ``input`` (as torch's).",
                "[1., float('nan')]", "tensor([1., 2.])")
 xlogy = _binary(XLOGY, "``input * log(other)``, 0 where ``input`` is 0.", "[0., 3.]", "tensor([0.0000, 2.0794])")
-sinc = _unary(SINC, "Normalized sinc ``sin(pi x) / (pi x)``, 1 at 0.", "[0., 0.5]", "tensor([1.0000, 0.6366])")
+sinc = _unary(SINC, "Normalized sinc ``sin(pi x) / (pi x)``, 1 at 0; its derivative is exact to "
+              "rounding near 0 too (a Taylor series there).", "[0., 0.5]", "tensor([1.0000, 0.6366])")
 erf = _unary(ERF, "The error function ``2 / sqrt(pi) * integral of exp(-t^2) from 0 to x`` (to 1 ulp).",
              "[0., 0.5, -3.]", "tensor([ 0.0000,  0.5205, -1.0000])")
 erfc = _unary(ERFC, "``1 - erf(x)``, computed directly: accurate far into the tail, where ``erf`` is 1.",

@@ -547,6 +547,18 @@ def _svd_parts(out: tuple) -> tuple:
     return _columns(u, 0, k), s, _columns(v, 0, k), _columns(u, k, None), _columns(v, k, None)
 
 
+def _scaled_gaps(s: Tensor) -> tuple:
+    """``(F', s', c)``: ``s' = s / c`` with ``c = max(s)`` (a constant; 1 for a zero matrix) and
+    ``F'_ij = 1 / (s'_j^2 - s'_i^2)``, so that ``F o X o s = (F' o X o s') / c`` for the gap
+    factor ``F`` of ``s^2``, without the overflow (or underflow) of ``s^2`` for large (tiny) values."""
+    if s.shape[-1] == 0:
+        return _gaps(s * s), s, 1.0
+    scale = s.detach().amax(-1, keepdim=True)
+    scale = where(scale == 0, 1.0, scale)
+    scaled = s / scale
+    return _gaps(scaled * scaled), scaled, scale.unsqueeze(-1)
+
+
 def _svd_jvp(tangents: tuple, out: tuple, a: Tensor, *, full_matrices: bool) -> tuple:
     """The reduced SVD's tangents; full matrices extend them so ``[U1 U2]`` stays unitary.
 
@@ -558,11 +570,11 @@ def _svd_jvp(tangents: tuple, out: tuple, a: Tensor, *, full_matrices: bool) -> 
     m, n = a.shape[-2], a.shape[-1]
     t = tangents[0]
     p = _h(u1) @ t @ v1
-    f = _gaps(s * s)
-    s_row, s_inv = s.unsqueeze(-2), _safe_reciprocal(s)
+    f, scaled, scale = _scaled_gaps(s)
+    s_row, s_col, s_inv = scaled.unsqueeze(-2), scaled.unsqueeze(-1), _safe_reciprocal(s)
     p_h = _h(p)
-    omega_u = f * (p * s_row + s.unsqueeze(-1) * p_h)
-    omega_v = f * (s.unsqueeze(-1) * p + p_h * s_row)
+    omega_u = f * (p * s_row + s_col * p_h) / scale
+    omega_v = f * (s_col * p + p_h * s_row) / scale
     if _is_complex(p):
         omega_u = omega_u + _im_diag(p) * s_inv.unsqueeze(-2)
     du = u1 @ omega_u
@@ -600,10 +612,10 @@ def _svd_vjp(g: tuple, out: tuple, a: Tensor, *, full_matrices: bool) -> Tensor:
     if full_matrices and n > m:
         g_v1 = g_v1 - v2 @ (_h(_columns(g_v, k, None)) @ v1)
     j, kk = _h(u1) @ g_u1, _h(v1) @ g_v1
-    f = _gaps(s * s)
-    s_row, s_col, s_inv = s.unsqueeze(-2), s.unsqueeze(-1), _safe_reciprocal(s)
+    f, scaled, scale = _scaled_gaps(s)
+    s_row, s_col, s_inv = scaled.unsqueeze(-2), scaled.unsqueeze(-1), _safe_reciprocal(s)
     fj, fk = f * j, f * kk
-    gamma = g_s.diag_embed() + (fj + _h(fj)) * s_row + s_col * (fk + _h(fk))
+    gamma = g_s.diag_embed() + ((fj + _h(fj)) * s_row + s_col * (fk + _h(fk))) / scale
     if _is_complex(j):
         gamma = gamma + _im_diag(j) * s_inv.unsqueeze(-2)
     ga = u1 @ gamma @ _h(v1)
@@ -627,6 +639,8 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
     matrices unitary while moving the extra columns only along the leading ones.
     With ``compute_uv=False``, returns ``S`` only (see ``svdvals``). Equal singular
     values: ``S``'s derivative stays exact, ``U``/``Vh``'s is undefined (as ``eigh``).
+    The derivatives are computed from ``S / max(S)``, so they stay finite for matrices
+    whose squared singular values overflow or underflow (float64 entries near 1e200).
     ``hermitian`` is accepted for NumPy compatibility; the general algorithm is used.
 
     >>> import dualgrad as dg

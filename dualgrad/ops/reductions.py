@@ -26,7 +26,7 @@ from ._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg
 from .elementwise import maximum, minimum, sgn, where
-from .registry import Op, linear, nondifferentiable, overload
+from .registry import Op, linear, nondifferentiable
 from .shape import FLIP, NARROW, PAD, PERMUTE, RESHAPE, reshape
 
 
@@ -140,6 +140,13 @@ def _tie_weight(out: Tensor, x: Tensor, *, axis: tuple | None) -> Tensor:
     return mask / apply(SUM, mask, axis=axis, keepdims=True)
 
 
+def _nan_tie_weight(out: Tensor, x: Tensor, *, axis: tuple | None) -> Tensor:
+    """``_tie_weight``, where a NaN result is shared by the NaNs it came from (torch's max(), min()
+    and median() over all elements; its amax and amin give NaN gradients instead)."""
+    mask = ((x == out) | ((x != x) & (out != out))).to(x.dtype)
+    return mask / apply(SUM, mask, axis=axis, keepdims=True)
+
+
 def _var_weight(out: Any, x: Tensor, *, axis: tuple | None, correction: float) -> Tensor:
     """``2 (x - mean) / (N - correction)``."""
     dof = _count(x.shape, axis) - correction
@@ -169,7 +176,8 @@ def _unit(x: Tensor) -> Any:
 
 
 def _norm_weight(out: Tensor, x: Tensor, *, axis: tuple | None, p: float) -> Tensor:
-    """``sgn(x) |x|^(p-1) / norm^(p-1)``, 0 where ``x`` is 0 (even for p < 1); ties share for p = +-inf."""
+    """``sgn(x) |x|^(p-1) / norm^(p-1)``, 0 where ``x`` is 0 (even for p < 1) and where the norm is 0
+    (for p < 0 a zero element makes the norm 0 whatever the others are); ties share for p = +-inf."""
     if p == 0:
         return x.real * 0.0
     if math.isinf(p):
@@ -178,10 +186,24 @@ def _norm_weight(out: Tensor, x: Tensor, *, axis: tuple | None, p: float) -> Ten
         return _unit(x)
     if p == 2:
         return x / _nonzero(out)
-    return _unit(x) * _nonzero(x.abs()) ** (p - 1) / _nonzero(out) ** (p - 1)
+    weight = _unit(x) * _nonzero(x.abs()) ** (p - 1) / _nonzero(out) ** (p - 1)
+    return where(out == 0, 0.0, weight) if p < 0 else weight
 
 
 # -- implementations that are more than one NumPy call ---------------------------------------------
+def _half_in_float32(impl: Callable) -> Callable:
+    """``impl``, computed in float32 for float16 ``x`` and rounded once at the end, as torch's CPU
+    kernels do: sums of squares or of exponentials overflow float16's 65504 (a variance or a norm
+    of 10^5 values near 10 was inf; a softmax over 10^5 equal values was 0)."""
+
+    def impl_in_float32(x: np.ndarray, **params: Any) -> np.ndarray:
+        if x.dtype != np.float16:
+            return impl(x, **params)
+        return impl(x.astype(np.float32), **params).astype(np.float16)
+
+    return impl_in_float32
+
+
 def _logsumexp_impl(x: np.ndarray, *, axis: tuple | None, keepdims: bool) -> np.ndarray:
     """``log(sum(exp(x)))`` shifted by the maximum, so it neither overflows nor underflows."""
     m = np.amax(x, axis=axis, keepdims=True) if x.size else np.zeros((1,) * x.ndim, x.dtype)
@@ -191,13 +213,31 @@ def _logsumexp_impl(x: np.ndarray, *, axis: tuple | None, keepdims: bool) -> np.
 
 
 def _softmax_impl(x: np.ndarray, *, axis: int) -> np.ndarray:
+    if x.shape[axis] == 0:  # (an empty axis: an empty result, no maximum to shift by)
+        return x.copy()
     e = np.exp(x - np.amax(x, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def _log_softmax_impl(x: np.ndarray, *, axis: int) -> np.ndarray:
+    if x.shape[axis] == 0:
+        return x.copy()
     shifted = x - np.amax(x, axis=axis, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+# the dtypes a running sum accumulates in: twice the precision, rounded once at the end (as torch
+# on CPU): float16 and float32 partial sums lose the small terms added to a large total otherwise
+_WIDER_SUM = {np.dtype(np.float16): np.float64, np.dtype(np.float32): np.float64,
+              np.dtype(np.complex64): np.complex128}
+
+
+def _cumsum_impl(x: np.ndarray, *, axis: int) -> np.ndarray:
+    """``np.cumsum``, accumulated in float64 (complex128) for float16 and float32 (complex64) ``x``."""
+    wide = _WIDER_SUM.get(x.dtype)
+    if wide is None:
+        return np.cumsum(x, axis=axis)
+    return np.cumsum(x, axis=axis, dtype=wide).astype(x.dtype, copy=False)
 
 
 def _select_impl(pick: Callable) -> Callable:
@@ -262,7 +302,10 @@ def _cumprod_jvp(tangents: tuple, out: Any, x: Tensor, *, axis: int) -> Tensor:
 def _logcumsumexp_impl(x: np.ndarray, *, axis: int) -> np.ndarray:
     if x.dtype.kind == "c":
         raise NotImplementedError("logcumsumexp: complex tensors are not supported")
-    return np.logaddexp.accumulate(x, axis=axis)
+    wide = _WIDER_SUM.get(x.dtype)  # (accumulated in float64, as cumsum: no stalled running sum)
+    if wide is None:
+        return np.logaddexp.accumulate(x, axis=axis)
+    return np.logaddexp.accumulate(x, axis=axis, dtype=wide).astype(x.dtype, copy=False)
 
 
 def _signed_log_cumsums(v: Tensor, log_weight: Tensor, axis: int, reverse: bool) -> list:
@@ -350,23 +393,25 @@ AMAX = _reduction("amax", lambda x, axis, keepdims: np.amax(x, axis=axis, keepdi
                   _tie_weight, save_out=True)
 AMIN = _reduction("amin", lambda x, axis, keepdims: np.amin(x, axis=axis, keepdims=keepdims),
                   _tie_weight, save_out=True)
-VAR = _reduction("var", lambda x, axis, keepdims, correction:
-                 np.var(x, axis=axis, ddof=correction, keepdims=keepdims), _var_weight)
-STD = _reduction("std", lambda x, axis, keepdims, correction:
-                 np.std(x, axis=axis, ddof=correction, keepdims=keepdims), _std_weight, save_out=True)
-LOGSUMEXP = _reduction("logsumexp", _logsumexp_impl, _logsumexp_weight, holomorphic=True, save_out=True)
-NORM = _reduction("norm", lambda x, axis, keepdims, p:
-                  np.linalg.vector_norm(x, ord=p, axis=axis, keepdims=keepdims), _norm_weight,
-                  save_out=True, grad_name="LinalgVectorNormBackward0")
-CUMSUM = linear("cumsum", lambda x, axis: np.cumsum(x, axis=axis),
+VAR = _reduction("var", _half_in_float32(lambda x, axis, keepdims, correction:
+                                          np.var(x, axis=axis, ddof=correction, keepdims=keepdims)), _var_weight)
+STD = _reduction("std", _half_in_float32(lambda x, axis, keepdims, correction:
+                                          np.std(x, axis=axis, ddof=correction, keepdims=keepdims)),
+                 _std_weight, save_out=True)
+LOGSUMEXP = _reduction("logsumexp", _half_in_float32(_logsumexp_impl), _logsumexp_weight, holomorphic=True,
+                       save_out=True)
+NORM = _reduction("norm", _half_in_float32(lambda x, axis, keepdims, p:
+                                            np.linalg.vector_norm(x, ord=p, axis=axis, keepdims=keepdims)),
+                  _norm_weight, save_out=True, grad_name="LinalgVectorNormBackward0")
+CUMSUM = linear("cumsum", _cumsum_impl,
                 (lambda g, out, x, axis: _reverse_cumsum(g, axis),), family="reduction")
 CUMPROD = Op("cumprod", lambda x, axis: np.cumprod(x, axis=axis), vjp=(_cumprod_vjp,), jvp=_cumprod_jvp,
              family="reduction")
 LOGCUMSUMEXP = Op("logcumsumexp", _logcumsumexp_impl, vjp=(_logcumsumexp_vjp,), jvp=_logcumsumexp_jvp,
                   family="reduction", save_out=True, promotion=0, to_float=True)
-SOFTMAX = Op("softmax", _softmax_impl, vjp=(_softmax_vjp,), jvp=_softmax_jvp, family="reduction",
+SOFTMAX = Op("softmax", _half_in_float32(_softmax_impl), vjp=(_softmax_vjp,), jvp=_softmax_jvp, family="reduction",
              save_inputs=False, save_out=True)
-LOG_SOFTMAX = Op("log_softmax", _log_softmax_impl, vjp=(_log_softmax_vjp,), jvp=_log_softmax_jvp,
+LOG_SOFTMAX = Op("log_softmax", _half_in_float32(_log_softmax_impl), vjp=(_log_softmax_vjp,), jvp=_log_softmax_jvp,
                  family="reduction", save_inputs=False, save_out=True)
 MAX = Op("max", _select_impl(np.argmax), vjp=(_select_vjp,), jvp=_select_jvp, family="reduction",
          save_inputs=False, save_out=True, multi_output=True)
@@ -375,10 +420,11 @@ MIN = Op("min", _select_impl(np.argmin), vjp=(_select_vjp,), jvp=_select_jvp, fa
 MAX.batch = lambda args, bdims, **params: _select_batch(MAX, args, bdims, **params)
 MIN.batch = lambda args, bdims, **params: _select_batch(MIN, args, bdims, **params)
 # torch's max(x) and min(x), over all elements: amax's and amin's rules, torch's names of their nodes
-MAX_ALL = overload(AMAX, "max_all", "MaxBackward1")
-MIN_ALL = overload(AMIN, "min_all", "MinBackward1")
+# (NaN-aware ties, unlike amax/amin: a NaN result's gradient goes to the NaNs, as torch's)
+MAX_ALL = _reduction("max_all", AMAX.impl, _nan_tie_weight, save_out=True, grad_name="MaxBackward1")
+MIN_ALL = _reduction("min_all", AMIN.impl, _nan_tie_weight, save_out=True, grad_name="MinBackward1")
 MEDIAN = _reduction("median", lambda x, axis, keepdims: np.quantile(x, 0.5, axis=axis, keepdims=keepdims,
-                                                                   method="lower"), _tie_weight, save_out=True)
+                                                                   method="lower"), _nan_tie_weight, save_out=True)
 MEDIAN_DIM = Op("median_dim", _select_impl(_median_index), vjp=(_select_vjp,), jvp=_select_jvp,
                 family="reduction", save_inputs=False, save_out=True, multi_output=True, grad_name="MedianBackward1")
 MEDIAN_DIM.batch = lambda args, bdims, **params: _select_batch(MEDIAN_DIM, args, bdims, **params)
@@ -525,7 +571,8 @@ def _extreme(op: Op, whole: Op, pair: Callable, name: str, x: Any, dim: Any, kee
 
 def max(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
         keepdims: bool | None = None, other: Any = None) -> Any:
-    """Three forms, as in torch: ``max(x)`` is the largest element (ties share the gradient),
+    """Three forms, as in torch: ``max(x)`` is the largest element (ties share the gradient; a
+    NaN result's gradient is shared by the NaNs, where ``amax`` gives NaN gradients),
     ``max(x, dim, keepdim)`` is a named tuple ``(values, indices)`` (the gradient goes to the
     index returned), ``max(x, other)`` (also ``other=``) is ``maximum``. A tuple of dims reduces like ``amax``.
 
@@ -573,7 +620,8 @@ def median(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
     Without ``dim``, the median of all elements, whose gradient is shared evenly by
     the elements equal to it (as torch's); with ``dim``, a named tuple ``(values,
     indices)`` along ``dim`` whose gradient goes to the index returned. A NaN in a
-    line makes its median NaN (see ``nanmedian`` in NumPy for skipping them).
+    line makes its median NaN (see ``nanmedian`` in NumPy for skipping them), and
+    that NaN's gradient goes to the NaNs (shared evenly without ``dim``, as torch's).
 
     >>> import dualgrad as dg
     >>> x = dg.tensor([[3., 1., 2., 5.], [0., 1., 1., 9.]])
@@ -600,6 +648,8 @@ def var(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = F
     ``unbiased=False`` means ``correction=0``; NumPy's ``ddof`` is the same number.
     Called with NumPy's keyword ``axis=`` (axes, not None) and none of these, the default is
     NumPy's, ``ddof=0``, so NumPy code calling ``a.var(axis=0)`` gets NumPy's result.
+    float16 is computed in float32 and rounded once (as torch's; also ``std``, the norms,
+    ``logsumexp``, ``softmax``, ``log_softmax``): no overflow past float16's 65504 on the way.
 
     >>> import dualgrad as dg
     >>> dg.var(dg.tensor([1., 2., 3., 4.]))
@@ -682,6 +732,9 @@ def _cumulative(op: Any, x: Any, dim: Any, axis: Any, dtype: Any) -> Tensor:
 def cumsum(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
     """Cumulative sum along ``dim`` (of the flattened tensor when None, as NumPy).
 
+    float16 and float32 (complex64) sums accumulate in float64 (complex128) and are
+    rounded once, as torch's on CPU: small terms after a large one are not lost.
+
     >>> import dualgrad as dg
     >>> dg.cumsum(dg.tensor([1., 2., 3.]), 0)
     tensor([1., 3., 6.])
@@ -701,7 +754,9 @@ def cumprod(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> 
 
 def logcumsumexp(x: Any, dim: Any = None, *, axis: Any = None) -> Tensor:
     """``log(cumsum(exp(x)))`` along ``dim``, computed without overflow or underflow (as are its
-    derivatives); integers give the default floating dtype.
+    derivatives); integers give the default floating dtype. float16 and float32 accumulate in
+    float64 (as ``cumsum``): a float16 running value no longer stalls once the increments
+    fall below its resolution.
 
     >>> import dualgrad as dg
     >>> dg.logcumsumexp(dg.tensor([-1000., 0., 1000.]), 0)
@@ -721,7 +776,8 @@ def _along_one_axis(op: Op, x: Tensor, dim: Any, axis: Any) -> Tensor:
 
 
 def softmax(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
-    """``exp(x) / sum(exp(x))`` along ``dim`` (the last when None), shifted by the max to stay finite.
+    """``exp(x) / sum(exp(x))`` along ``dim`` (the last when None), shifted by the max to stay finite;
+    over an empty ``dim``, an empty result (also ``log_softmax``).
 
     >>> import dualgrad as dg
     >>> dg.softmax(dg.tensor([0., 1000.]), 0)
