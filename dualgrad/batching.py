@@ -358,15 +358,15 @@ def _check_vmap_args(func: Any, in_dims: Any, out_dims: Any, randomness: str,
         )
 
 
-def _batch_dims_of_inputs(name: str, in_dims: Any, args: tuple) -> tuple[list, list, int]:
-    """Flat args, their normalized in_dims, and the batch size; ValueError on bad in_dims."""
-    flat_args, _ = pytree.flatten(args)
+def _batch_dims_of_inputs(name: str, in_dims: Any, args: tuple) -> tuple[list, Any, list, int]:
+    """Flat args, their spec, their normalized in_dims, and the batch size; ValueError on bad in_dims."""
+    flat_args, spec = pytree.flatten(args)
     flat_dims = pytree.broadcast_prefix(in_dims, args)
     if flat_dims is None:
         raise ValueError(
             f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
             f"structure of `inputs`. in_dims has structure {pytree.describe(pytree.flatten(in_dims)[1])} "
-            f"but inputs has structure {pytree.describe(pytree.flatten(args)[1])}."
+            f"but inputs has structure {pytree.describe(spec)}."
         )
     dims, sizes = [], []
     for arg, dim in zip(flat_args, flat_dims, strict=True):
@@ -395,7 +395,7 @@ def _batch_dims_of_inputs(name: str, in_dims: Any, args: tuple) -> tuple[list, l
         raise ValueError("vmap: Expected at least one Tensor to vmap over")
     if any(s != sizes[0] for s in sizes):
         raise ValueError(SAME_SIZE.format(sizes=sizes))
-    return flat_args, dims, sizes[0]
+    return flat_args, spec, dims, sizes[0]
 
 
 def output_at(name: str, out: Any, out_dim: int | None, level: VmapLevel, index: Any = None) -> Any:
@@ -516,8 +516,7 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
                 f"vmap({_name(func)})(<inputs>): got no inputs. Maybe you forgot to add inputs, or "
                 "you are trying to vmap over a function with no inputs. The latter is unsupported."
             )
-        flat_args, dims, size = _batch_dims_of_inputs(_name(func), in_dims, args)
-        spec = pytree.flatten(args)[1]
+        flat_args, spec, dims, size = _batch_dims_of_inputs(_name(func), in_dims, args)
         if chunk_size is None or chunk_size >= size:
             return _vmap_once(func, flat_args, dims, spec, size, out_dims, randomness, kwargs)
         return _vmap_chunked(func, flat_args, dims, spec, size, out_dims, randomness, kwargs,

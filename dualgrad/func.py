@@ -111,20 +111,21 @@ def _reaches_outer_graph(outputs: list, leaves: list) -> bool:
     own = {id(leaf) for leaf in leaves if leaf.grad_fn is None}
     stack, seen = [], set()
     for out in outputs:
-        if out.grad_fn is not None:
-            stack.append(out.grad_fn)
+        node = out.grad_fn
+        if node is not None:
+            stack.append(node)
+            seen.add(id(node))
         elif out.requires_grad and id(out) not in own:
             return True
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        for target, _ in getattr(node, "edges", ()):
+    while stack:  # (a node is marked seen when it is pushed: each is popped once)
+        for target, _ in getattr(stack.pop(), "edges", ()):
+            if target is None:
+                continue
             if isinstance(target, Tensor):
                 if id(target) not in own:
                     return True
-            elif target is not None:
+            elif id(target) not in seen:
+                seen.add(id(target))
                 stack.append(target)
     return False
 
@@ -201,6 +202,41 @@ def _undifferentiated(tree: Any, leaves: list) -> Any:
 
 
 # -- reverse mode ----------------------------------------------------------------------------
+def _grad_transform(func: Callable, argnums: Any, has_aux: bool, with_value: bool) -> Callable:
+    """``grad_and_value(func)`` (``with_value``) or ``grad(func)``, which skips the value."""
+    api = "grad_and_value(f)(*args)"
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        levels = STATE.vmap_levels
+        nums, chosen = _select(args, argnums)
+        flat, spec = pytree.flatten(chosen)
+        with enable_grad():
+            tracked, output, aux, levels = _call_tracked(lambda new: _split_aux(
+                func(*_replace(args, nums, argnums, pytree.unflatten(new, spec)), **kwargs), has_aux,
+                api), flat, levels)
+            if not isinstance(output, Tensor):
+                raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(output)}")
+            if output.ndim != 0:
+                raise RuntimeError(
+                    f"{api}: Expected f(*args) to return a scalar Tensor, got tensor "
+                    f"with {output.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
+                )
+            leaves = [leaf for _, leaf in tracked]
+            out_phys = to_physical(output, levels)
+            create = _reaches_outer_graph([out_phys], leaves)
+            grads = _pullback([out_phys], leaves, [ones_like(out_phys)], create, False)
+        result = pytree.unflatten([from_physical(g, levels) for g in grads], spec)
+        if has_aux:
+            aux = _undifferentiated(aux, leaves)
+        if not with_value:
+            return (result, aux) if has_aux else result
+        value = output if create else output.detach()
+        return result, (value, aux) if has_aux else value
+
+    return wrapper
+
+
 def grad_and_value(func: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
     """A function returning ``(gradient, value)`` of scalar-valued ``func``.
 
@@ -213,34 +249,7 @@ def grad_and_value(func: Callable, argnums: Any = 0, has_aux: bool = False) -> C
     >>> grad_and_value(lambda x: (x * x).sum())(dg.tensor([1., 2.]))
     (tensor([2., 4.]), tensor(5.))
     """
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> tuple:
-        levels = STATE.vmap_levels
-        nums, chosen = _select(args, argnums)
-        flat, spec = pytree.flatten(chosen)
-        with enable_grad():
-            tracked, output, aux, levels = _call_tracked(lambda new: _split_aux(
-                func(*_replace(args, nums, argnums, pytree.unflatten(new, spec)), **kwargs), has_aux,
-                "grad_and_value(f)(*args)"), flat, levels)
-            if not isinstance(output, Tensor):
-                raise RuntimeError(
-                    f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(output)}"
-                )
-            if output.ndim != 0:
-                raise RuntimeError(
-                    "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
-                    f"with {output.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
-                )
-            leaves = [leaf for _, leaf in tracked]
-            out_phys = to_physical(output, levels)
-            create = _reaches_outer_graph([out_phys], leaves)
-            grads = _pullback([out_phys], leaves, [ones_like(out_phys)], create, False)
-        result = pytree.unflatten([from_physical(g, levels) for g in grads], spec)
-        value = output if create else output.detach()
-        return result, (value, _undifferentiated(aux, leaves)) if has_aux else value
-
-    return wrapper
+    return _grad_transform(func, argnums, has_aux, with_value=True)
 
 
 def grad(func: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
@@ -254,14 +263,7 @@ def grad(func: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
     >>> grad(grad(lambda x: x ** 3))(dg.tensor(2.))
     tensor(12.)
     """
-    inner = grad_and_value(func, argnums, has_aux)
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        gradient, value = inner(*args, **kwargs)
-        return (gradient, value[1]) if has_aux else gradient
-
-    return wrapper
+    return _grad_transform(func, argnums, has_aux, with_value=False)
 
 
 def _check_outputs(flat: list, api: str) -> None:

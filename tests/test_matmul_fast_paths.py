@@ -138,3 +138,35 @@ def test_outer_products_equal_numpy_matmul(left, right, dtype):
 def test_outer_products_with_stacks_that_do_not_broadcast_raise():
     with pytest.raises(RuntimeError, match=r"matmul: shapes \(2, 3, 1\) and \(4, 1, 5\) cannot be multiplied"):
         dg.matmul(dg.ones(2, 3, 1), dg.ones(4, 1, 5))
+
+
+@pytest.mark.parametrize("left, right", [
+    ((5, 2, 3), (3, 4)),
+    ((5, 1, 3), (3, 1)),        # vmap(grad(f)) of x @ w: rows of x times the expanded w
+    ((2, 5, 2, 3), (3, 4)),
+    ((5, 0, 3), (3, 4)),        # empty stacks and matrices go to NumPy's matmul
+    ((0, 2, 3), (3, 4)),
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_stack_times_a_broadcast_matrix_equals_numpy_matmul(left, right, dtype):
+    # one matrix broadcast along the stack (stride 0) is multiplied as one product of the stacked rows
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal(left).astype(dtype), rng.standard_normal(right).astype(dtype)
+    y = dg.tensor(w).expand(left[:-2] + right)
+    got = dg.matmul(dg.tensor(x), y).numpy()
+    expected = np.matmul(x, np.broadcast_to(w, left[:-2] + right))
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+
+def test_stack_times_a_broadcast_matrix_of_the_wrong_size_raises():
+    with pytest.raises(RuntimeError, match=r"matmul: shapes \(5, 2, 3\) and \(5, 4, 4\) cannot be multiplied"):
+        dg.matmul(dg.ones(5, 2, 3), dg.ones(4, 4).expand((5, 4, 4)))
+
+
+def test_per_example_gradients_of_a_matrix_vector_product_equal_a_loop():
+    rng = np.random.default_rng(7)
+    w, x = dg.tensor(rng.standard_normal(3)), dg.tensor(rng.standard_normal((6, 3)))
+    per_example = dg.func.vmap(grad(lambda w, x: dg.sin(x @ w)), in_dims=(None, 0))(w, x)
+    loop = np.stack([grad(lambda w, x: dg.sin(x @ w))(w, x[i]).numpy() for i in range(6)])
+    np.testing.assert_allclose(per_example.numpy(), loop, rtol=1e-12)

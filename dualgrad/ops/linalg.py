@@ -83,6 +83,13 @@ def _matmul_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         )
     outer = np.ndim(x) >= 2 and np.ndim(y) >= 2 and np.shape(x)[-1] == 1 == np.shape(y)[-2]
     try:
+        if (not outer and type(y) is np.ndarray and y.ndim > 2 and not any(y.strides[:-2]) and y.size
+                and type(x) is np.ndarray and x.shape[:-2] == y.shape[:-2]):
+            # a stack times one matrix broadcast along it (stride 0: vmap(grad(f)) expands an
+            # unbatched input so that each batch member has its own gradient): one GEMM on the
+            # stacked rows, not a small product per member
+            rows = np.matmul(x.reshape(math.prod(x.shape[:-1]), x.shape[-1]), y[(0,) * (y.ndim - 2)])
+            return rows.reshape(x.shape[:-1] + y.shape[-1:])
         # an inner dimension of 1 (outer products): NumPy's stacked matmul is much slower than a multiply
         return np.multiply(x, y) if outer else np.matmul(x, y)
     except ValueError:
