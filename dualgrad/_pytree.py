@@ -87,7 +87,8 @@ def broadcast_prefix(prefix: Any, tree: Any) -> list | None:
     [0, 0, None]
     """
     if type(prefix) not in _CONTAINERS:
-        return [prefix] if type(tree) not in _CONTAINERS else [prefix] * len(flatten(tree)[0])
+        leaf = type(tree) not in _CONTAINERS and not _is_named_tuple(tree)
+        return [prefix] if leaf else [prefix] * len(flatten(tree)[0])
     if type(tree) is not type(prefix) or len(tree) != len(prefix):
         return None
     if isinstance(prefix, dict) and set(prefix) != set(tree):
