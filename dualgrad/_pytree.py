@@ -38,7 +38,7 @@ def _walk(node: Any, leaves: list) -> Any:
     cycle (function -> cell -> function) that would keep ``leaves`` alive until
     the garbage collector runs.
     """
-    if type(node) not in _CONTAINERS and not _is_named_tuple(node):
+    if type(node) not in _CONTAINERS and not (isinstance(node, tuple) and _is_named_tuple(node)):
         leaves.append(node)
         return None
     children, keys = _children(node)
@@ -46,7 +46,8 @@ def _walk(node: Any, leaves: list) -> Any:
 
 
 def _is_named_tuple(node: Any) -> bool:
-    """True for a named tuple (such as ``max(x, dim)``'s ``(values, indices)``): a container, rebuilt as its type."""
+    """True for a named tuple (such as ``max(x, dim)``'s ``(values, indices)``): a container, rebuilt as its type.
+    (Callers test ``isinstance(node, tuple)`` first: no call for the common leaf, a Tensor.)"""
     return isinstance(node, tuple) and hasattr(type(node), "_fields")
 
 
@@ -63,7 +64,7 @@ def _build(node: Any, it: Any) -> Any:
     values = [_build(c, it) for c in children]
     if kind is dict:
         return dict(zip(keys, values, strict=True))
-    return kind(*values) if hasattr(kind, "_fields") else kind(values)
+    return kind(values) if kind is tuple or kind is list else kind(*values)  # (else a named tuple)
 
 
 def describe(spec: Any) -> str:
@@ -87,7 +88,7 @@ def broadcast_prefix(prefix: Any, tree: Any) -> list | None:
     [0, 0, None]
     """
     if type(prefix) not in _CONTAINERS:
-        leaf = type(tree) not in _CONTAINERS and not _is_named_tuple(tree)
+        leaf = type(tree) not in _CONTAINERS and not (isinstance(tree, tuple) and _is_named_tuple(tree))
         return [prefix] if leaf else [prefix] * len(flatten(tree)[0])
     if type(tree) is not type(prefix) or len(tree) != len(prefix):
         return None
