@@ -427,6 +427,14 @@ def output_at(name: str, out: Any, out_dim: int | None, level: VmapLevel, index:
     return _broadcast_at(out, out_dim, level.size)
 
 
+def physical_value(x: Any) -> Any:
+    """The plain tensor under the batch wrappers of ``x``: the values of its whole batch (the
+    tensor autograd records); ``x`` itself when it is not batched."""
+    while type(x) is BatchedTensor:
+        x = x.value
+    return x
+
+
 def is_batched_at(x: Any, level: VmapLevel) -> bool:
     """True if ``x`` is a batched tensor with a batch dimension of ``level`` (at any depth)."""
     while type(x) is BatchedTensor:

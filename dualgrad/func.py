@@ -35,7 +35,7 @@ from typing import Any
 from . import _pytree as pytree
 from ._basis import identity_blocks
 from ._state import STATE
-from .batching import BatchedTensor, from_physical, is_batched_at, to_physical, vmap
+from .batching import from_physical, is_batched_at, physical_value, to_physical, vmap
 from .factories import ones_like, zeros_like
 from .forward_ad import dual_level, make_dual
 from .forward_ad.engine import drop_dead, tangent_at
@@ -180,20 +180,13 @@ def _split_aux(output: Any, has_aux: bool, api: str) -> tuple:
     return output
 
 
-def _physical_value(x: Tensor) -> Tensor:
-    """The plain tensor under the batch wrappers of ``x`` (the one autograd records)."""
-    while type(x) is BatchedTensor:
-        x = x.value
-    return x
-
-
 def _undifferentiated(tree: Any, leaves: list) -> Any:
     """``tree`` (e.g. aux) with tensors detached from this transform's own graph.
 
     A tensor an enclosing transform (or ``dualgrad.grad``) tracks keeps its graph.
     """
     def undiff(x: Any) -> Any:
-        if not isinstance(x, Tensor) or _reaches_outer_graph([_physical_value(x)], leaves):
+        if not isinstance(x, Tensor) or _reaches_outer_graph([physical_value(x)], leaves):
             return x
         return x.detach()
 

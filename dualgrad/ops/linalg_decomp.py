@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..batching import physical_value
 from ..tensor import Tensor, _wrap
 from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply
@@ -309,16 +310,9 @@ def _inverse_if_well_conditioned(a: Tensor) -> Tensor | None:
         inverse = inv(a)
     except np.linalg.LinAlgError:
         return None
-    a_values, inverse_values = _physical(a), _physical(inverse)
+    a_values, inverse_values = physical_value(a)._data, physical_value(inverse)._data
     condition = _norm_1(a_values) * _norm_1(inverse_values)
     return inverse if np.all(condition < np.finfo(a_values.dtype).eps ** -0.5) else None
-
-
-def _physical(x: Tensor) -> np.ndarray:
-    """The values of ``x``, those of its whole batch for a tensor batched by vmap."""
-    while hasattr(x, "bdim"):  # (a BatchedTensor: its values are those of the tensor it wraps)
-        x = x.value
-    return x._data
 
 
 def _norm_1(a: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._state import STATE
-from ..batching import RANDOM_ERROR, BatchedTensor
+from ..batching import RANDOM_ERROR, physical_value
 from ..factories import _generator, _random, rand, rand_like, randn
 from ..reverse import no_grad
 from ..tensor import Tensor, torch_dtype_name
@@ -53,9 +53,7 @@ POISSON = elementwise("poisson", _poisson_impl, (ew._zero,), save_inputs=False, 
 
 def _values(t: Tensor) -> np.ndarray:
     """The data of ``t`` (of every batch member inside vmap), for argument checks."""
-    while type(t) is BatchedTensor:
-        t = t.value
-    return t._data
+    return physical_value(t)._data
 
 
 def bernoulli(input: Any, p: float | None = None, *, generator: Any = None) -> Tensor:  # noqa: A002 - torch's name
