@@ -325,8 +325,7 @@ def _front_tangent_batches(args: tuple, top: int, values: list, bdims: list) -> 
     rule's physical batch dim and stay batched at ``top`` as well: batched twice."""
     level = next(v for v in reversed(STATE.vmap_levels) if v.id == top)
     for i, a in enumerate(args):
-        if bdims[i] is None and isinstance(a, Tensor) and any(
-                is_batched_at(tangent_at(a, dual), level) for dual in STATE.dual_levels):
+        if bdims[i] is None and tangent_batched_at(a, level):
             values[i] = level_to_front(a, level)
             bdims[i] = 0
 
@@ -433,6 +432,11 @@ def physical_value(x: Any) -> Any:
     while type(x) is BatchedTensor:
         x = x.value
     return x
+
+
+def tangent_batched_at(x: Any, level: VmapLevel) -> bool:
+    """True if ``x`` is a Tensor with a forward-mode tangent batched at ``level``."""
+    return isinstance(x, Tensor) and any(is_batched_at(tangent_at(x, dual), level) for dual in STATE.dual_levels)
 
 
 def is_batched_at(x: Any, level: VmapLevel) -> bool:

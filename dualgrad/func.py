@@ -35,7 +35,14 @@ from typing import Any
 from . import _pytree as pytree
 from ._basis import identity_blocks
 from ._state import STATE
-from .batching import from_physical, is_batched_at, physical_value, to_physical, vmap
+from .batching import (
+    from_physical,
+    is_batched_at,
+    physical_value,
+    tangent_batched_at,
+    to_physical,
+    vmap,
+)
 from .factories import ones_like, zeros_like
 from .forward_ad import dual_level, make_dual
 from .forward_ad.engine import drop_dead, tangent_at
@@ -85,7 +92,7 @@ def _call_tracked(func: Callable, flat: list, levels: tuple) -> tuple:
     """
     if levels and STATE.dual_levels:
         kept = tuple(level for level in levels if any(is_batched_at(x, level) for x in flat)
-                     or not any(_tangent_batched_at(x, level) for x in flat))
+                     or not any(tangent_batched_at(x, level) for x in flat))
         if kept != levels:
             tracked = [_track(x, kept) for x in flat]
             output, aux = func([t for t, _ in tracked])
@@ -95,11 +102,6 @@ def _call_tracked(func: Callable, flat: list, levels: tuple) -> tuple:
     tracked = [_track(x, levels) for x in flat]
     output, aux = func([t for t, _ in tracked])
     return tracked, output, aux, levels
-
-
-def _tangent_batched_at(x: Any, level: Any) -> bool:
-    """True if a tangent of ``x`` is batched at vmap ``level``."""
-    return isinstance(x, Tensor) and any(is_batched_at(tangent_at(x, dual), level) for dual in STATE.dual_levels)
 
 
 def _reaches_outer_graph(outputs: list, leaves: list) -> bool:
