@@ -447,6 +447,23 @@ def test_sign_and_infinity_tests():
         dg.isposinf(dg.tensor([1j]))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_sign_of_nan_is_zero_and_so_is_abs_gradient_there(dtype):
+    # torch 2.13: sign(nan) == sgn(nan) == 0, so abs's gradient and tangent there are 0 (not nan)
+    values = [math.nan, -2.0, 0.0, 3.0]
+    assert dg.sign(dg.tensor(values, dtype=dtype)).tolist() == [0.0, -1.0, 0.0, 1.0]
+    assert dg.sgn(dg.tensor(values, dtype=dtype)).dtype == dtype
+    assert dg.sign(dg.tensor(math.nan)).item() == 0.0
+    x = dg.tensor(values, requires_grad=True)
+    assert grad_of(dg.abs, values)[0].tolist() == [0.0, -1.0, 0.0, 1.0]
+    with dg.forward_ad.dual_level():
+        tangent = dg.forward_ad.unpack_dual(dg.abs(dg.forward_ad.make_dual(x.detach(), dg.ones(4)))).tangent
+    assert tangent.tolist() == [0.0, -1.0, 0.0, 1.0]
+    y = dg.tensor([math.nan, 2.0])
+    y.sign_()
+    assert y.tolist() == [0.0, 1.0]
+
+
 def test_nan_to_num_replaces_and_gives_a_zero_gradient_there():
     inf, nan = float("inf"), float("nan")
     x = dg.tensor([nan, inf, -inf, 1.5], dtype=dg.float32, requires_grad=True)

@@ -140,9 +140,17 @@ def _abs_jvp(tangents: tuple, out: Tensor, x: Tensor) -> Tensor:
     return sgn(x) * t
 
 
+def _sign_impl(x: np.ndarray) -> np.ndarray:
+    """``np.sign``, except that NaN has sign 0 (as torch's ``sign``; ``abs``'s gradient there is 0)."""
+    signs = np.sign(x)
+    if signs.dtype.kind == "f" and np.isnan(signs).any():
+        return np.where(np.isnan(signs), signs.dtype.type(0), signs)
+    return signs
+
+
 def _sgn_impl(x: np.ndarray) -> np.ndarray:
     if x.dtype.kind != "c":
-        return np.sign(x)
+        return _sign_impl(x)
     magnitude = np.abs(x)
     return np.where(magnitude == 0, 0, x / np.where(magnitude == 0, 1, magnitude))
 
@@ -259,7 +267,7 @@ RSQRT = elementwise("rsqrt", lambda x: 1 / np.sqrt(x), (lambda out, x: -0.5 * ou
                     save_inputs=False, save_out=True)
 ABS = Op("abs", np.abs, vjp=(_abs_vjp,), jvp=_abs_jvp, family="elementwise")
 SGN = Op("sgn", _sgn_impl, vjp=(_sgn_vjp,), jvp=_sgn_jvp, family="elementwise", save_out=True)
-SIGN = _zero_gradient("sign", np.sign)
+SIGN = _zero_gradient("sign", _sign_impl)
 REMAINDER = elementwise("remainder", np.remainder, (1, lambda out, x, y: -floor_divide(x, y)),
                         grad_name_for=name_by_operands({(True, True): "RemainderBackward1"}))
 # (torch's div with a rounding mode; its floor_divide has no derivative)
