@@ -80,6 +80,8 @@ def increment_version(tensor: Tensor | Sequence[Tensor]) -> None:
     """Count an in-place change made behind autograd's back (e.g. through ``.numpy()``).
 
     A saved tensor whose version changed makes the backward that needs it raise.
+    ``tensor`` is a Tensor or an iterable of them (else RuntimeError, as in torch;
+    unlike torch, no version changes when one element is not a tensor).
 
     >>> import dualgrad as dg
     >>> x = dg.zeros(2)
@@ -175,7 +177,9 @@ def _identity(x: Tensor) -> Tensor:
 class disable_saved_tensors_hooks:  # noqa: N801 - torch's name
     """Context manager: using saved-tensor hooks inside raises ``RuntimeError(error_message)``.
 
-    Entering it while a pair of hooks is active raises the same error.
+    That includes ``save_on_cpu``, ``save_on_disk`` and ``allow_mutation_on_saved_tensors``.
+    Entering it while a pair of hooks is active raises the same error; an
+    ``error_message`` that is not a ``str`` raises TypeError.
 
     >>> import dualgrad as dg
     >>> message = "saved tensors default hooks are disabled"
