@@ -45,6 +45,7 @@ from ._state import STATE
 from .reverse.api import GradientEdge
 from .reverse.mutation import allow_mutation_on_saved_tensors
 from .reverse.node import Node, accumulate_grad_node
+from .reverse.saved import push_saved_tensor_hooks
 from .tensor import Tensor, _wrap
 
 __all__ = [
@@ -79,6 +80,8 @@ def increment_version(tensor: Tensor | Sequence[Tensor]) -> None:
     """Count an in-place change made behind autograd's back (e.g. through ``.numpy()``).
 
     A saved tensor whose version changed makes the backward that needs it raise.
+    ``tensor`` is a Tensor or an iterable of them (else RuntimeError, as in torch;
+    unlike torch, no version changes when one element is not a tensor).
 
     >>> import dualgrad as dg
     >>> x = dg.zeros(2)
@@ -86,8 +89,20 @@ def increment_version(tensor: Tensor | Sequence[Tensor]) -> None:
     >>> x._version
     1
     """
-    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+    tensors = (tensor,) if isinstance(tensor, Tensor) else _tensor_sequence(tensor)
+    for t in tensors:
         t._bump_version()
+
+
+def _tensor_sequence(tensors: Any) -> tuple:
+    """``increment_version``'s argument as a tuple of tensors, with torch's errors for anything else."""
+    try:
+        tensors = tuple(tensors)
+    except TypeError:
+        raise RuntimeError("increment_version expect a Iterable[Tensor] as input") from None
+    if not all(isinstance(t, Tensor) for t in tensors):
+        raise RuntimeError("increment_version expects each element of the iterable to be a tensor")
+    return tensors
 
 
 # -- saved-tensor hooks -----------------------------------------------------------
@@ -127,10 +142,7 @@ class saved_tensors_hooks:  # noqa: N801 - torch's name
         self.unpack_hook = unpack_hook
 
     def __enter__(self) -> None:
-        message = STATE.saved_hooks_disabled
-        if message is not None:
-            raise RuntimeError(message)
-        STATE.saved_tensor_hooks = STATE.saved_tensor_hooks + ((self.pack_hook, self.unpack_hook),)
+        push_saved_tensor_hooks((self.pack_hook, self.unpack_hook))
 
     def __exit__(self, *exc: Any) -> None:
         STATE.saved_tensor_hooks = STATE.saved_tensor_hooks[:-1]
@@ -165,7 +177,9 @@ def _identity(x: Tensor) -> Tensor:
 class disable_saved_tensors_hooks:  # noqa: N801 - torch's name
     """Context manager: using saved-tensor hooks inside raises ``RuntimeError(error_message)``.
 
-    Entering it while a pair of hooks is active raises the same error.
+    That includes ``save_on_cpu``, ``save_on_disk`` and ``allow_mutation_on_saved_tensors``.
+    Entering it while a pair of hooks is active raises the same error; an
+    ``error_message`` that is not a ``str`` raises TypeError.
 
     >>> import dualgrad as dg
     >>> message = "saved tensors default hooks are disabled"
@@ -181,6 +195,9 @@ class disable_saved_tensors_hooks:  # noqa: N801 - torch's name
         self._previous: list = []
 
     def __enter__(self) -> None:
+        if not isinstance(self.error_message, str):
+            raise TypeError(f"disable_saved_tensors_hooks: error_message must be a str, got "
+                            f"{type(self.error_message).__name__}")
         if STATE.saved_tensor_hooks:
             raise RuntimeError(self.error_message)
         self._previous.append(STATE.saved_hooks_disabled)

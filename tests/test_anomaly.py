@@ -77,7 +77,7 @@ def test_nodes_remember_their_forward_traceback(quiet_enable_warning):
     with dg.detect_anomaly():
         y = x.sin()
     frames = y.grad_fn.metadata["traceback_"]
-    assert frames[-1].line == "y = x.sin()"
+    assert frames[-1].splitlines()[-1].strip() == "y = x.sin()"
     assert "traceback_" not in (x * 2).grad_fn.metadata
 
 

@@ -202,7 +202,8 @@ def test_chrome_trace_round_trip(tmp_path):
     assert step["ts"] <= matmul["ts"] and matmul["ts"] + matmul["dur"] <= step["ts"] + step["dur"] + 1e-6
     assert matmul["args"]["Input Dims"] == [[2, 2], [2, 2]]
     backward = by_name[(x @ x).grad_fn.name()]
-    assert backward["cat"] == "autograd" and backward["args"]["Sequence number"] >= 0
+    assert backward["cat"] == "cpu_op" and backward["args"]["Sequence number"] >= 0
+    assert step["cat"] == "user_annotation" and matmul["cat"] == "cpu_op"  # torch's categories
 
 
 def test_export_chrome_trace_to_an_unwritable_path(tmp_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -126,12 +127,23 @@ class FunctionEventAvg(_Times):
         self.input_shapes: list | None = None
         self.stack: list = []
         self.is_backward = False
+        self.is_user_annotation = False
+        self.cpu_parent: FunctionEvent | None = None
+        self.cpu_children: list[FunctionEvent] = []
 
     def add(self, other: FunctionEvent | FunctionEventAvg) -> FunctionEventAvg:
-        """Add an event (or another average) into this one; returns self."""
+        """Add an event (or another average) into this one; returns self.
+
+        The first event added gives its key, ``is_backward``, ``is_user_annotation``,
+        ``cpu_parent`` and ``cpu_children`` (as in torch, so that
+        ``table(top_level_events_only=True)`` works on averages too).
+        """
         if self.key is None:
             self.key = other.key
             self.is_backward = other.is_backward
+            self.is_user_annotation = other.is_user_annotation
+            self.cpu_parent = other.cpu_parent
+            self.cpu_children = other.cpu_children
         self.count += other.count
         self.cpu_time_total += other.cpu_time_total
         self.self_cpu_time_total += other.self_cpu_time_total
@@ -169,11 +181,12 @@ class EventList(list):
                      group_by_overload_name: bool = False) -> EventList:
         """One ``FunctionEventAvg`` per name (and input shapes / top stack frames if asked).
 
-        ``group_by_overload_name`` changes nothing: dualgrad's ops have no overloads.
+        As in torch, a ``record_function`` range and an op of the same name are kept
+        apart. ``group_by_overload_name`` changes nothing: dualgrad's ops have no overloads.
         """
         groups: dict = {}
         for event in self:
-            key = (event.key,)
+            key = (event.key, event.is_user_annotation)
             if group_by_input_shapes:
                 key += (str(event.input_shapes),)
             if group_by_stack_n:
@@ -217,6 +230,9 @@ class EventList(list):
         return build_table(self, sort_by, row_limit, widths, header, top_level_events_only,
                            self._with_flops, self._profile_memory, time_unit)
 
+    def __str__(self) -> str:
+        return self.table()
+
     @staticmethod
     def supported_export_stacks_metrics() -> list:
         """The metrics ``export_stacks`` accepts."""
@@ -244,7 +260,11 @@ class EventList(list):
 
 
 def write_chrome_trace(events: EventList, path: str, metadata: dict | None = None) -> None:
-    """Write ``events`` as Trace Event JSON, with ``metadata`` as extra top-level keys."""
+    """Write ``events`` as Trace Event JSON, with ``metadata`` as extra top-level keys.
+
+    As in torch, ``record_function`` ranges have the category ``user_annotation`` and
+    ops and backward nodes ``cpu_op``.
+    """
     pid = os.getpid()
     trace = []
     for e in events:
@@ -261,7 +281,7 @@ def write_chrome_trace(events: EventList, path: str, metadata: dict | None = Non
             args["Call stack"] = ";".join(e.stack)
         trace.append({"name": e.name, "ph": "X", "ts": e.start_us, "dur": e.cpu_time_total,
                       "pid": pid, "tid": e.thread,
-                      "cat": "cpu_op" if not e.is_backward else "autograd", "args": args})
+                      "cat": "user_annotation" if e.is_user_annotation else "cpu_op", "args": args})
     text = json.dumps({**(metadata or {}), "traceEvents": trace, "displayTimeUnit": "ms"}, indent=1)
     try:
         with open(path, "w", encoding="utf-8") as f:
@@ -274,46 +294,85 @@ def write_chrome_trace(events: EventList, path: str, metadata: dict | None = Non
 def build_table(events: list, sort_by: str | None, row_limit: int, max_widths: dict,
                 header: str | None, top_level_only: bool, with_flops: bool, profile_memory: bool,
                 time_unit: str | None = None) -> str:
-    """Format events as torch's profiler table."""
+    """Format events as torch's profiler table ("" for no events).
+
+    As in torch, column widths come from all ``events`` (not only the rows shown), every
+    cell is followed by two spaces, and each row with a stack is followed by its other
+    frames, one per line, and an empty line.
+    """
     if sort_by is not None and _device_name(sort_by) not in SORT_KEYS:
         raise ValueError(f"table(sort_by={sort_by!r}): unknown key; valid keys are "
                          f"{', '.join(SORT_KEYS)} (cuda_/xpu_ spellings of the device keys too)")
-    rows = [e for e in events if not (top_level_only and getattr(e, "cpu_parent", None))]
+    if not events:
+        return ""
     if sort_by is not None:
-        rows.sort(key=lambda e: getattr(e, _device_name(sort_by)), reverse=True)
+        events = sorted(events, key=lambda e: getattr(e, _device_name(sort_by)), reverse=True)
+    rows = [e for e in events if not (top_level_only and getattr(e, "cpu_parent", None) is not None)]
     if row_limit is not None and row_limit >= 0:
         rows = rows[:row_limit]
-    total_self = sum(e.self_cpu_time_total for e in events) or 1.0
-    name_width = min(max([len(e.key) for e in rows] + [4]) + 2, max_widths["name"])
     fmt = functools.partial(_format_time, unit=time_unit)
-    columns = [("Self CPU %", lambda e: f"{100 * e.self_cpu_time_total / total_self:.2f}%"),
-               ("Self CPU", lambda e: fmt(e.self_cpu_time_total)),
-               ("CPU total %", lambda e: f"{100 * e.cpu_time_total / total_self:.2f}%"),
-               ("CPU total", lambda e: fmt(e.cpu_time_total)),
-               ("CPU time avg", lambda e: fmt(e.cpu_time_total / max(e.count, 1)))]
-    if profile_memory:
-        columns += [("CPU Mem", lambda e: _format_memory(e.cpu_memory_usage)),
-                    ("Self CPU Mem", lambda e: _format_memory(e.self_cpu_memory_usage))]
-    columns.append(("# of Calls", lambda e: str(e.count)))
-    if any(e.input_shapes for e in rows):
-        columns.append(("Input Shapes", lambda e: str(e.input_shapes or [])[:max_widths["shapes"]]))
-    if any(e.stack for e in rows):
-        columns.append(("Source Location", lambda e: _trim_path(e.stack[0], max_widths["src"]) if e.stack else ""))
-    if with_flops:
-        columns.append(("Total FLOPs", lambda e: f"{e.flops:,}" if e.flops else "--"))
-    widths = [max(12, len(title), *(len(render(e)) for e in rows)) for title, render in columns]
-    rule = "-" * name_width + "".join("  " + "-" * w for w in widths)
+    columns = _columns(events, max_widths, with_flops, profile_memory, fmt)
+    line = "".join("-" * abs(width) + "  " for _, width, _ in columns)
     lines = []
-    if header:
-        lines += ["=" * len(rule), header]
-    titles = "".join("  " + t.rjust(w) for (t, _), w in zip(columns, widths, strict=True))
-    lines += [rule, "Name".rjust(name_width) + titles, rule]
+    if header is not None:
+        lines += ["=" * (len(line) - 2), header]
+    if top_level_only:
+        lines += ["=" * (len(line) - 2), "This report only display top-level ops statistics"]
+    lines += [line, _row([title for title, _, _ in columns], columns), line]
+    has_stack = any(title == "Source Location" for title, _, _ in columns)
     for e in rows:
-        name = e.key if len(e.key) <= name_width else e.key[:name_width - 3] + "..."
-        cells = "".join("  " + render(e).rjust(w) for (_, render), w in zip(columns, widths, strict=True))
-        lines.append(name.rjust(name_width) + cells)
-    lines += [rule, f"Self CPU time total: {fmt(sum(e.self_cpu_time_total for e in events))}", ""]
+        lines.append(_row([render(e) for _, _, render in columns], columns))
+        if has_stack:
+            lines += [_row([_trim_path(frame, -width) if title == "Source Location" else ""
+                            for title, width, _ in columns], columns) for frame in e.stack[1:]]
+            lines.append(_row([""] * len(columns), columns))
+    lines += [line, f"Self CPU time total: {fmt(sum(e.self_cpu_time_total for e in events))}", ""]
     return "\n".join(lines)
+
+
+_FLOPS_UNITS = ("FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs")
+
+
+def _columns(events: list, max_widths: dict, with_flops: bool, profile_memory: bool,
+             fmt: Any) -> list:
+    """``(title, width, render)`` for each column torch's table has for ``events``."""
+    total_self = sum(e.self_cpu_time_total for e in events)
+    name_width = min(max(len(e.key) for e in events) + 4, max_widths["name"])
+    cut = max_widths["name"] - 3
+
+    def share(us: float) -> str:
+        return f"{100 * us / total_self:.2f}%" if total_self else "NaN"
+
+    columns = [("Name", name_width, lambda e: e.key if len(e.key) < cut else e.key[:cut] + "..."),
+               ("Self CPU %", 12, lambda e: share(e.self_cpu_time_total)),
+               ("Self CPU", 12, lambda e: fmt(e.self_cpu_time_total)),
+               ("CPU total %", 12, lambda e: share(e.cpu_time_total)),
+               ("CPU total", 12, lambda e: fmt(e.cpu_time_total)),
+               ("CPU time avg", 12, lambda e: fmt(e.cpu_time))]
+    if profile_memory:
+        columns += [("CPU Mem", 12, lambda e: _format_memory(e.cpu_memory_usage)),
+                    ("Self CPU Mem", 12, lambda e: _format_memory(e.self_cpu_memory_usage))]
+    columns.append(("# of Calls", 12, lambda e: str(e.count)))
+    if any(e.input_shapes for e in events):
+        width = min(max(len(str(e.input_shapes or [])) for e in events) + 4, max_widths["shapes"])
+        columns.append(("Input Shapes", width, lambda e: str(e.input_shapes or [])[:width]))
+    stacks = [e.stack for e in events if e.stack]
+    if stacks:
+        src_width = min(max(len(frame) for stack in stacks for frame in stack) + 4, max_widths["src"])
+        columns.append(("Source Location", -src_width,
+                        lambda e: _trim_path(e.stack[0], src_width) if e.stack else ""))
+    flops = [e.flops for e in events if e.flops > 0]
+    if with_flops and flops:
+        scale = min(max(int(math.log10(min(flops)) // 3), 0), len(_FLOPS_UNITS) - 1)
+        columns.append((f"Total {_FLOPS_UNITS[scale]}", 12,
+                        lambda e: f"{e.flops / 1000 ** scale:8.3f}" if e.flops > 0 else "--"))
+    return columns
+
+
+def _row(cells: list, columns: list) -> str:
+    """One line of the table: right-aligned cells (left-aligned for a negative width)."""
+    return "".join(f"{cell:<{-width}}  " if width < 0 else f"{cell:>{width}}  "
+                   for cell, (_, width, _) in zip(cells, columns, strict=True))
 
 
 def _trim_path(path: str, width: int) -> str:
@@ -331,7 +390,7 @@ def _format_time(us: float, unit: str | None = None) -> str:
 
 
 def _format_memory(nbytes: int) -> str:
-    for unit, size in (("Gb", 1024 ** 3), ("Mb", 1024 ** 2), ("Kb", 1024)):
+    for unit, size in (("GB", 1024 ** 3), ("MB", 1024 ** 2), ("KB", 1024)):
         if abs(nbytes) >= size:
             return f"{nbytes / size:.2f} {unit}"
     return f"{nbytes} B"

@@ -204,9 +204,12 @@ class profile:  # noqa: N801 - torch's name
     def table(self, sort_by: str | None = None, row_limit: int = 100, max_src_column_width: int = 75,
               max_name_column_width: int = 55, max_shapes_column_width: int = 80,
               header: str | None = None, top_level_events_only: bool = False) -> str:
-        """The key averages as a text table (see ``EventList.table``)."""
-        return self.key_averages().table(sort_by, row_limit, max_src_column_width, max_name_column_width,
-                                         max_shapes_column_width, header, top_level_events_only)
+        """The recorded events as a text table, one row per call, as torch's (see ``EventList.table``).
+
+        ``prof.key_averages().table(...)`` gives one row per name instead.
+        """
+        return self._finished().table(sort_by, row_limit, max_src_column_width, max_name_column_width,
+                                      max_shapes_column_width, header, top_level_events_only)
 
     def total_average(self) -> FunctionEventAvg:
         """All events summed into one average."""
@@ -242,6 +245,8 @@ class profile:  # noqa: N801 - torch's name
         self._finished().export_stacks(path, metric)
 
     def __str__(self) -> str:
+        if self.function_events is None:
+            return "<unfinished dualgrad.profiler.profile>"
         return self.table()
 
 

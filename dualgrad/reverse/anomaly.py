@@ -2,7 +2,8 @@
 
 While enabled, an observer (see ``docs/architecture.md``, "Observers") stores in
 ``node.metadata["traceback_"]`` the Python stack of the forward call that created
-each node. When that node's backward raises, the stack is shown as a warning
+each node (as torch: a list of ``traceback.format_list`` strings, outermost
+first). When that node's backward raises, the stack is shown as a warning
 ("Traceback of forward call that caused the error") before the error goes on.
 With ``check_nan``, a node whose backward returns NaN raises a RuntimeError that
 names it and the output index.
@@ -90,7 +91,7 @@ def remember_forward_stack(node: Node) -> None:
     Custom Functions and other code that makes nodes outside the op table call this.
     """
     if STATE.anomaly_enabled and _TRACE_KEY not in node.metadata:
-        node.metadata[_TRACE_KEY] = _user_stack()
+        node.metadata[_TRACE_KEY] = traceback.format_list(_user_stack())
 
 
 def _check_nan(node: Node, grad_inputs: Any) -> None:
@@ -106,7 +107,7 @@ def _warn_forward_stack(node: Node) -> None:
                    "Enable detect anomaly during forward pass for more information.")
     else:
         message = (f"Error detected in {node.name()}. Traceback of forward call that caused the "
-                   f"error:\n{''.join(traceback.format_list(stack))}")
+                   f"error:\n{''.join(stack)}")
     warnings.warn(message, UserWarning, stacklevel=_user_stacklevel())
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from .._state import STATE
 from ..tensor import Tensor, _wrap
+from .saved import push_saved_tensor_hooks
 
 _LOCAL = threading.local()
 
@@ -87,7 +88,7 @@ class allow_mutation_on_saved_tensors:  # noqa: N801 - torch's name
         context = _AllowMutationOnSavedContext()
         self._context = context
         self._prev_hooks = STATE.saved_tensor_hooks
-        STATE.saved_tensor_hooks = self._prev_hooks + ((context.pack, context.unpack),)
+        push_saved_tensor_hooks((context.pack, context.unpack))
         _LOCAL.context = context
         return context
 

@@ -158,6 +158,17 @@ class SavedTensor:
         self._tensor = self._data = self._fw = self._tangents = self._packed = self._origin = None
 
 
+def push_saved_tensor_hooks(hooks: tuple) -> None:
+    """Make the ``(pack_hook, unpack_hook)`` pair the innermost active one.
+
+    Inside ``disable_saved_tensors_hooks`` this raises its RuntimeError instead.
+    """
+    message = STATE.saved_hooks_disabled
+    if message is not None:
+        raise RuntimeError(message)
+    STATE.saved_tensor_hooks = STATE.saved_tensor_hooks + (hooks,)
+
+
 def save_tensor(tensor: Tensor, is_output: bool = False) -> SavedTensor:
     """``tensor`` saved for backward (a plain function, as ``new_node``: no ``__init__`` dispatch,
     which the recording of every op that saves a tensor would pay for)."""
