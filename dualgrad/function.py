@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import _pytree as pytree
 from ._state import STATE
 from .batching import BatchedTensor, VmapLevel, is_batched_at, level_to_front, make_batched, movedim, vmap_level
 from .forward_ad.engine import propagate_tangents, tangent_at
@@ -135,7 +136,9 @@ class FunctionCtx:
 
     def set_materialize_grads(self, value: bool) -> None:
         """With ``False``, ``backward``/``jvp`` receive ``None`` instead of zeros for missing gradients."""
-        self.materialize_grads = bool(value)
+        if not isinstance(value, bool):
+            raise TypeError(f"set_materialize_grads expects a bool, got {type(value).__name__}")
+        self.materialize_grads = value
 
     def _forget_outputs(self, outputs: list, differentiable: tuple) -> None:
         """Drop every reference to ``outputs`` that ``forward`` left here (after the node was recorded).
@@ -224,9 +227,11 @@ def _saved_for_forward(t: Tensor | None, outputs: list) -> Tensor | _SavedOutput
 
 
 def _check_tensors(values: tuple, method: str) -> None:
+    """torch's errors for a value that is neither a Tensor nor None: TypeError to save, RuntimeError to mark."""
     for i, v in enumerate(values):
         if v is not None and not isinstance(v, Tensor):
-            raise TypeError(f"{method} can only save variables, but argument {i} is of type {type(v).__name__}")
+            error, verb = (TypeError, "save") if method.startswith("save") else (RuntimeError, "accept")
+            raise error(f"{method} can only {verb} variables, but argument {i} is of type {type(v).__name__}")
 
 
 def _contains(items: tuple, x: Any) -> bool:
@@ -256,6 +261,7 @@ class FunctionOp:
         self.input_metas = tuple((a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args)
         self.output_metas: tuple = ()
         self.differentiable_outputs: tuple = ()  # indices of the outputs that get the node and tangents
+        self.vmap_info: VmapInfo | None = None  # (under vmap: the batch the ``vmap`` staticmethod is told)
 
     def __repr__(self) -> str:
         return f"<FunctionOp {self.name}>"
@@ -286,17 +292,16 @@ class FunctionOp:
                     f"function {self.grad_name} returned a gradient different than None at "
                     f"position {i + 1}, but the corresponding forward input was not a Variable"
                 )
-            if g is None or target is None:
-                grads.append(None)
-                continue
-            if not isinstance(g, Tensor):
+            if g is not None and not isinstance(g, Tensor):  # (torch checks it for every input)
                 raise RuntimeError(
                     f"function {self.grad_name} returned a {type(g).__name__} as the gradient of "
                     f"{self.cls._input_name(i)}: expected Variable or None (got {type(g).__name__})"
                 )
-            shape, dtype = meta
-            _check_gradient_shape(self.cls, i, g.shape, shape)
-            grads.append(fit_gradient(g, shape, dtype))
+            if g is None or target is None:
+                grads.append(None)
+                continue
+            _check_gradient(self.cls, i, g, meta)
+            grads.append(fit_gradient(g, *meta))
         return grads
 
     # -- forward mode -------------------------------------------------------------------
@@ -318,6 +323,8 @@ class FunctionOp:
                 f"Function's jvp returned an invalid number of forward gradients (expected "
                 f"{len(self.output_metas)} but got {len(result)})"
             )
+        for i in self.differentiable_outputs:
+            _check_tangent(i, result[i], self.output_metas[i][0])
         return tuple(result[i] for i in self.differentiable_outputs)
 
     # -- vmap ----------------------------------------------------------------------------
@@ -329,8 +336,30 @@ class FunctionOp:
                 f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
                 "override and implement the vmap staticmethod or set generate_vmap_rule=True."
             )
-        size = next(a.shape[d] for a, d in zip(args, bdims, strict=True) if d is not None)
-        return cls.vmap(VmapInfo(size), tuple(bdims), *args, **params)
+        return _checked_vmap_result(cls.vmap(self.vmap_info, tuple(bdims), *args, **params))
+
+
+def _checked_vmap_result(result: Any) -> tuple:
+    """``(output, out_dims)`` from what a ``vmap`` staticmethod returned, ``out_dims`` one per output.
+
+    RuntimeError (torch's) unless ``result`` is a pair whose ``out_dims`` (an int or None,
+    or one per output) matches the structure of ``output``.
+    """
+    if not (isinstance(result, tuple) and len(result) == 2):
+        raise RuntimeError(
+            "Expected the vmap staticmethod to have two returns, an output and out_dims with pytree "
+            f"structure compatible with the output. Got a {type(result)} instead"
+        )
+    output, out_dims = result
+    dims = pytree.broadcast_prefix(out_dims, output)
+    if dims is None or not all(d is None or isinstance(d, int) for d in dims):
+        raise RuntimeError(
+            "The autograd.Function's vmap staticmethod returned an incompatible (output, out_dims) "
+            f"tuple. Expected out_dims={out_dims} to be compatible with the structure of `output`. "
+            f"out_dims has structure {pytree.describe(pytree.flatten(out_dims)[1])} but output has "
+            f"structure {pytree.describe(pytree.flatten(output)[1])}."
+        )
+    return output, tuple(dims) if isinstance(output, tuple) else dims[0]
 
 
 def _without_dirty(args: tuple, dirty: tuple) -> tuple:
@@ -353,12 +382,38 @@ def _tangents_only(x: Tensor) -> Tensor:
     return copy
 
 
-def _check_gradient_shape(cls: type, i: int, got: tuple, shape: tuple) -> None:
-    """RuntimeError unless a gradient of shape ``got`` sums back to input ``i``'s ``shape``."""
-    if got != shape and not _reducible(got, shape):
+def _check_tangent(i: int, t: Any, shape: tuple) -> None:
+    """RuntimeError unless ``t``, what ``jvp`` returned for output ``i``, is None or a Tensor of its ``shape``."""
+    if t is None:
+        return
+    if not isinstance(t, Tensor):
+        raise RuntimeError(f"expected Variable or None (got {type(t).__name__}) for grad output {i}.")
+    if t.shape != shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the original "
+            f"Tensor, this is not supported. Tensor is of size {list(shape)} while the given forward "
+            f"gradient is of size {list(t.shape)}."
+        )
+
+
+def _check_gradient(cls: type, i: int, g: Tensor, meta: tuple) -> None:
+    """RuntimeError unless gradient ``g`` fits input ``i`` of ``(shape, dtype)`` ``meta``, as torch checks.
+
+    Its shape must sum back to the input's. Its dtype is cast to the input's, but
+    a complex gradient for a real input, or a non-floating one for a complex input,
+    is an error (dualgrad's ops keep the real part; torch rejects it from a Function).
+    """
+    shape, dtype = meta
+    if g.shape != shape and not _reducible(g.shape, shape):
         raise RuntimeError(
             f"Function {cls.__name__}Backward returned an invalid gradient at index {i} - got "
-            f"{list(got)} but expected shape compatible with {list(shape)}"
+            f"{list(g.shape)} but expected shape compatible with {list(shape)}"
+        )
+    if (g.dtype.kind == "c") != (dtype.kind == "c") and g.dtype.kind != "f":
+        raise RuntimeError(
+            f"Function {cls.__name__}Backward returned an invalid gradient at index {i} - got dtype "
+            f"{g.dtype} for an input of dtype {dtype}: a real input needs a real gradient, and a "
+            "complex input a complex or floating point one"
         )
 
 
@@ -531,13 +586,12 @@ class Function:
         state = STATE
         if kwargs or cls._has("setup_context"):
             args, kwargs = cls._bind(args, kwargs)
-        if state.vmap_depth:
+        if state.vmap_depth and (level := _vmap_level_of(args)) is not None:
             if cls.generate_vmap_rule:
-                result = _apply_generated_vmap_rule(cls, args, kwargs)
-            else:
-                result = dispatch.batching_hook[0](FunctionOp(cls, FunctionCtx(), args), args, kwargs)
-            if result is not NotImplemented:
-                return result
+                return _apply_generated_vmap_rule(cls, level, args, kwargs)
+            op = FunctionOp(cls, FunctionCtx(), args)
+            op.vmap_info = VmapInfo(level.size, level.randomness)
+            return dispatch.batching_hook[0](op, args, kwargs)
         op = FunctionOp(cls, FunctionCtx(), args)
         if state.observed:
             run = cls._apply_op
@@ -556,17 +610,19 @@ class Function:
             for a in args:
                 if isinstance(a, Tensor) and a._view is not None and a._view.version != a._counter.value:
                     regenerate_view(a)
-        ctx.needs_input_grad = tuple(grad_on and isinstance(a, Tensor) and a._requires_grad for a in args)
-        edges = tuple((a if a.grad_fn is None else a.grad_fn, a._output_nr) if need else dispatch.NO_EDGE
-                      for a, need in zip(args, ctx.needs_input_grad, strict=True))
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)  # (torch's,
+        recording = grad_on and any(ctx.needs_input_grad)  # even under no_grad, where no node is recorded)
+        edges = tuple((a if a.grad_fn is None else a.grad_fn, a._output_nr) if recording and need
+                      else dispatch.NO_EDGE for a, need in zip(args, ctx.needs_input_grad, strict=True))
         output = cls._run_forward(ctx, args, kwargs)
         is_tuple = isinstance(output, tuple)
-        outputs = cls._prepare_outputs(ctx, args, output if is_tuple else (output,))
-        op.output_metas = tuple((o.shape, o.dtype) if isinstance(o, Tensor) else None for o in outputs)
+        outputs = output if is_tuple else (output,)
         op.differentiable_outputs = differentiable = tuple(
             i for i, o in enumerate(outputs)
             if isinstance(o, Tensor) and o.dtype.kind in "fc" and not _contains(ctx._non_differentiable, o))
-        if any(ctx.needs_input_grad):
+        outputs = cls._prepare_outputs(ctx, args, outputs, recording)
+        op.output_metas = tuple((o.shape, o.dtype) if isinstance(o, Tensor) else None for o in outputs)
+        if recording:
             cls._record(op, edges, outputs)
         tangent_args = _without_dirty(args, ctx._dirty) if state.dual_levels else args
         ctx._forget_outputs(outputs, differentiable)
@@ -592,30 +648,41 @@ class Function:
         return output
 
     @classmethod
-    def _prepare_outputs(cls, ctx: FunctionCtx, args: tuple, outputs: tuple) -> list:
+    def _prepare_outputs(cls, ctx: FunctionCtx, args: tuple, outputs: tuple, recording: bool) -> list:
         """Check ``mark_dirty``; an input returned as-is becomes a new view of it.
 
         As in torch, an output that is a view (of an input, or made in ``forward``) may not
         be modified in place, nor used after its base was: the custom backward would be
-        bypassed (``ViewInfo.grad_mode`` holds the output's name for that error).
+        bypassed (``ViewInfo.grad_mode`` holds the output's name for that error). An input
+        that requires grad returned as-is (dirty or not) where it gets no node (marked
+        non-differentiable, or no graph is recorded) becomes its ``detach()``, as in torch.
         """
         if ctx._dirty:
-            cls._check_dirty(ctx, args, outputs)
+            cls._check_dirty(ctx, args, outputs, recording)
         result = []
         for i, o in enumerate(outputs):
-            if isinstance(o, Tensor) and not _contains(ctx._dirty, o):
+            if isinstance(o, Tensor):
                 owner = f"Output {i} of {cls.__name__}"
                 if _contains(args, o):
-                    alias = _wrap(o._data)
-                    make_view(o, alias, (), owner)
-                    o = alias
+                    o = cls._input_as_output(ctx, o, owner, recording)
                 elif o._view is not None:
                     o._view.grad_mode = owner
             result.append(o)
         return result
 
     @staticmethod
-    def _check_dirty(ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
+    def _input_as_output(ctx: FunctionCtx, x: Tensor, owner: str, recording: bool) -> Tensor:
+        """What ``apply`` returns for input ``x`` returned as-is by ``forward``."""
+        if x._requires_grad and (not recording or _contains(ctx._non_differentiable, x)):
+            return x.detach()
+        if _contains(ctx._dirty, x):
+            return x
+        alias = _wrap(x._data)
+        make_view(x, alias, (), owner)
+        return alias
+
+    @staticmethod
+    def _check_dirty(ctx: FunctionCtx, args: tuple, outputs: tuple, recording: bool) -> None:
         """Torch's checks of ``mark_dirty``: a non-input is only warned about (and then a plain output);
         each dirty input's version counter is bumped."""
         if not all(_contains(args, t) for t in ctx._dirty):
@@ -629,7 +696,7 @@ class Function:
                     "Some elements marked as dirty during the forward method were not returned as "
                     "output. The inputs that are modified inplace must all be outputs of the Function."
                 )
-            if t._requires_grad and t.grad_fn is None and any(ctx.needs_input_grad):
+            if t._requires_grad and t.grad_fn is None and recording:
                 raise RuntimeError(
                     "a leaf Variable that requires grad has been used in an in-place operation."
                 )
@@ -670,26 +737,31 @@ class Function:
 
 
 # -- generate_vmap_rule: the Function one vmap level down -------------------------------------------
-def _apply_generated_vmap_rule(cls: type, args: tuple, kwargs: dict) -> Any:
-    """``cls.apply`` with batched ``args`` and ``generate_vmap_rule = True`` (torch.func's design).
-
-    The innermost vmap level among ``args`` is unwrapped and a generated Function
-    (``_GeneratedRule.function``) is applied to the physical values with that
-    level inactive: a graph node and tangents are recorded for it like for any
-    Function, on the physical tensors. Its ``forward``, ``backward`` and ``jvp``
-    run the user's on per-example (batched) tensors under a fresh vmap level, so
-    they batch through the ops' own rules. Returns NotImplemented when no
-    argument is batched.
-    """
+def _vmap_level_of(args: tuple) -> VmapLevel | None:
+    """The innermost vmap level among the batched ``args`` (None when none is batched)."""
     top = max((a.level for a in args if type(a) is BatchedTensor), default=0)
     if not top:
-        return NotImplemented
+        return None
     level = next((v for v in STATE.vmap_levels if v.id == top), None)
     if level is None:
         raise RuntimeError(
             "vmap: a batched tensor was used outside the vmap call that created it; return it from "
             "the vmapped function instead of storing it"
         )
+    return level
+
+
+def _apply_generated_vmap_rule(cls: type, level: VmapLevel, args: tuple, kwargs: dict) -> Any:
+    """``cls.apply`` with ``args`` batched at vmap ``level`` and ``generate_vmap_rule = True`` (torch.func's design).
+
+    That level is unwrapped and a generated Function (``_GeneratedRule.function``)
+    is applied to the physical values with the level inactive: a graph node and
+    tangents are recorded for it like for any Function, on the physical tensors.
+    Its ``forward``, ``backward`` and ``jvp`` run the user's on per-example
+    (batched) tensors under a fresh vmap level, so they batch through the ops'
+    own rules.
+    """
+    top = level.id
     own = [type(a) is BatchedTensor and a.level == top for a in args]
     rule = _GeneratedRule(cls, level, tuple(a.bdim if mine else None for a, mine in zip(args, own)),
                           tuple((a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args))
@@ -782,9 +854,8 @@ class _GeneratedRule:
         """
         if i >= len(self.in_dims) or not isinstance(g, Tensor) or self.input_metas[i] is None:
             return g
-        shape, dtype = self.input_metas[i]
-        _check_gradient_shape(self.cls, i, g.shape, shape)
-        g = fit_gradient(g, shape, dtype)
+        _check_gradient(self.cls, i, g, self.input_metas[i])
+        g = fit_gradient(g, *self.input_metas[i])
         dim = self.in_dims[i]
         if dim is None:
             return level_to_front(g, level).sum(0) if is_batched_at(g, level) else g
@@ -799,11 +870,10 @@ class _GeneratedRule:
             return tuple(self._output_tangent(i, t, level) for i, t in enumerate(result))
 
     def _output_tangent(self, i: int, t: Any, level: VmapLevel) -> Any:
-        """Per-example tangent ``t`` of output ``i`` broadcast to its shape, laid out like the output."""
+        """Per-example tangent ``t`` of output ``i`` laid out like the output (its shape checked)."""
         if i >= len(self.out_dims) or not isinstance(t, Tensor) or self.output_shapes[i] is None:
             return t
-        if t.shape != self.output_shapes[i]:
-            t = t.expand(self.output_shapes[i])
+        _check_tangent(i, t, self.output_shapes[i])
         dim = self.out_dims[i]
         if dim is not None:
             return movedim(level_to_front(t, level), 0, dim)

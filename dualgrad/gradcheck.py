@@ -303,7 +303,10 @@ def _check_reverse(func: Callable, inputs: tuple, diff: list, s: _Settings, part
 def _check_forward(func: Callable, inputs: tuple, diff: list, s: _Settings, part: str | None) -> None:
     """Forward-mode Jacobians (or ``J u`` in fast mode) against finite differences."""
     func_out = _as_tuple(func(*inputs))
-    out_idx = [k for k, o in enumerate(func_out) if _is_float_tensor(o)]
+    out_idx = [k for k, o in enumerate(func_out) if o.requires_grad]  # (as in reverse mode)
+    if not out_idx:
+        _check_no_differentiable_outputs(func, inputs, diff, s)
+        return
     if s.fast_mode:
         _fast_forward(func, inputs, diff, func_out, out_idx, s, part)
         return
@@ -649,8 +652,9 @@ def _fast_forward(func: Callable, inputs: tuple, diff: list, func_out: tuple, ou
         numerical = _directional(func, inputs, i, ..., _shaped(u, x.shape), s.eps)
         tangents = _output_tangents(func, inputs, i, _wrap(u.reshape(x.shape).astype(x.dtype)),
                                     s.check_grad_dtypes)
-        for n, k in enumerate(out_idx):
-            a = tangents[n]._data.reshape(-1)
+        float_outputs = [k for k, o in enumerate(func_out) if _is_float_tensor(o)]  # (those with a tangent)
+        for k in out_idx:
+            a = tangents[float_outputs.index(k)]._data.reshape(-1)
             if not _allclose(a, numerical[k], s.rtol, s.atol * _sum_u(u)):
                 raise GradcheckError(
                     _mismatch(a, numerical[k], k, i, part, "inputs", "computed with forward mode ")
