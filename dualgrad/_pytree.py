@@ -68,13 +68,15 @@ def _build(node: Any, it: Any) -> Any:
 
 
 def describe(spec: Any) -> str:
-    """A short text form of a spec: ``(*, [*, {a: *}])``."""
+    """A short text form of a spec: ``(*, [*, {'a': *}], Point(x=*, y=*))``."""
     if spec is None:
         return "*"
     kind, keys, children = spec
     parts = [describe(c) for c in children]
     if kind is dict:
-        return "{" + ", ".join(f"{k}: {p}" for k, p in zip(keys, parts, strict=True)) + "}"
+        return "{" + ", ".join(f"{k!r}: {p}" for k, p in zip(keys, parts, strict=True)) + "}"
+    if kind is not tuple and kind is not list:  # a named tuple
+        return f"{kind.__name__}(" + ", ".join(f"{f}={p}" for f, p in zip(kind._fields, parts, strict=True)) + ")"
     text = ", ".join(parts)
     return f"[{text}]" if kind is list else f"({text},)" if len(parts) == 1 else f"({text})"
 
@@ -87,7 +89,7 @@ def broadcast_prefix(prefix: Any, tree: Any) -> list | None:
     >>> broadcast_prefix((0, None), ([1, 2], 3))
     [0, 0, None]
     """
-    if type(prefix) not in _CONTAINERS:
+    if type(prefix) not in _CONTAINERS and not (isinstance(prefix, tuple) and _is_named_tuple(prefix)):
         leaf = type(tree) not in _CONTAINERS and not (isinstance(tree, tuple) and _is_named_tuple(tree))
         return [prefix] if leaf else [prefix] * len(flatten(tree)[0])
     if type(tree) is not type(prefix) or len(tree) != len(prefix):

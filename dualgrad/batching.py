@@ -450,9 +450,19 @@ def is_batched_at(x: Any, level: VmapLevel) -> bool:
     return False
 
 
+def _flat_out_dims(out_dims: Any, outputs: Any) -> list | None:
+    """One out_dim per output (None if ``out_dims`` does not match the outputs' structure).
+
+    As in torch, a one-element tuple also serves a function returning a single tensor.
+    """
+    if type(out_dims) is tuple and len(out_dims) == 1 and isinstance(outputs, Tensor):
+        out_dims = out_dims[0]
+    return pytree.broadcast_prefix(out_dims, outputs)
+
+
 def _unwrap_outputs(name: str, outputs: Any, out_dims: Any, level: VmapLevel) -> Any:
     flat_out, spec = pytree.flatten(outputs)
-    flat_dims = pytree.broadcast_prefix(out_dims, outputs)
+    flat_dims = _flat_out_dims(out_dims, outputs)
     if flat_dims is None:
         raise ValueError(
             f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with the "
@@ -493,7 +503,7 @@ def _vmap_chunked(func: Callable, flat_args: list, dims: list, spec: Any, size: 
         pieces.append(_vmap_once(func, chunk, dims, spec, stop - start, out_dims, randomness, kwargs))
     flat_pieces = [pytree.flatten(p)[0] for p in pieces]
     out_spec = pytree.flatten(pieces[0])[1]
-    flat_dims = pytree.broadcast_prefix(out_dims, pieces[0])
+    flat_dims = _flat_out_dims(out_dims, pieces[0])
     joined = []
     for i, dim in enumerate(flat_dims):
         parts = [p[i] for p in flat_pieces]
@@ -507,7 +517,8 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
 
     ``in_dims`` (an int, or a tuple matching the positional arguments, nested
     like them; ``None`` for arguments not mapped over) says which dimension of
-    each input is the batch; ``out_dims`` where the batch goes in each output.
+    each input is the batch; ``out_dims`` where the batch goes in each output
+    (a one-element tuple also serves a single tensor output, as in torch).
     Keyword arguments are passed through unmapped. ``randomness`` ('error',
     'different' or 'same') says what random factories do inside; ``chunk_size``
     bounds how many batch members are computed at once.

@@ -50,7 +50,7 @@ from .ops.dispatch import apply
 from .ops.shape import PERMUTE, RESHAPE
 from .reverse import enable_grad, is_grad_enabled
 from .reverse import grad as autograd_grad
-from .tensor import Tensor
+from .tensor import Tensor, is_differentiable_dtype
 
 __all__ = ["functionalize", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "vjp",
            "vmap"]
@@ -216,6 +216,10 @@ def _grad_transform(func: Callable, argnums: Any, has_aux: bool, with_value: boo
                 raise RuntimeError(
                     f"{api}: Expected f(*args) to return a scalar Tensor, got tensor "
                     f"with {output.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
+                )
+            if output.dtype.kind == "c":
+                raise RuntimeError(
+                    f"grad can be implicitly created only for real scalar outputs but got {output.dtype}"
                 )
             leaves = [leaf for _, leaf in tracked]
             out_phys = to_physical(output, levels)
@@ -405,7 +409,9 @@ def linearize(func: Callable, *primals: Any) -> tuple:
     """``(func(*primals), jvp_fn)`` with ``jvp_fn(*tangents)`` the Jacobian-vector product at ``primals``.
 
     Each ``jvp_fn`` call is one forward-mode pass (the function is re-run).
-    The tangents must have the structure, shapes and dtypes of ``primals``.
+    As in torch, ``primals`` must be floating-point or complex Tensors (checked
+    here, not at the first ``jvp_fn`` call), and the tangents must have their
+    structure, shapes and dtypes.
 
     >>> import dualgrad as dg
     >>> from dualgrad.func import linearize
@@ -413,8 +419,12 @@ def linearize(func: Callable, *primals: Any) -> tuple:
     >>> jvp_fn(dg.tensor([1., 0.]))
     tensor([1., 0.])
     """
-    output = func(*primals)
     flat_p, spec = pytree.flatten(primals)
+    for p in flat_p:
+        _check_transform_input(p)
+        if not is_differentiable_dtype(p.dtype):
+            raise ValueError(f"Expected primal to be floating point or complex, but got: {p.dtype}")
+    output = func(*primals)
 
     def jvp_fn(*tangents: Any) -> Any:
         flat_t, t_spec = pytree.flatten(tangents)
@@ -439,6 +449,14 @@ def _check_chunk_size(chunk_size: int | None, name: str) -> None:
         raise ValueError(f"{name}: `chunk_size` should be greater than 0.")
 
 
+def _refuse_complex(api: str, tensors: list, what: str) -> None:
+    """torch's error for a complex tensor among ``tensors`` (the inputs or outputs of a Jacobian)."""
+    for i, t in enumerate(tensors):
+        if isinstance(t, Tensor) and t.dtype.kind == "c":
+            raise RuntimeError(f"{api}: Expected all {what} to be real but received complex tensor at flattened "
+                               f"input idx: {i}")
+
+
 def _rows(t: Tensor, start: int, stop: int) -> Tensor:
     """``t[start:stop]``, without an indexing op when that is all of ``t``."""
     return t if start == 0 and stop == t.shape[0] else t[start:stop]
@@ -452,7 +470,10 @@ def jacrev(func: Callable, argnums: Any = 0, *, has_aux: bool = False,
     (nested by outputs, then by ``argnums``, when either is a tuple).
     ``chunk_size`` bounds how many rows are computed at once. With
     ``has_aux=True``, ``func`` returns ``(output, aux)`` and the result is
-    ``(jacobian, aux)``; aux is not differentiated.
+    ``(jacobian, aux)``; aux is not differentiated. As in torch, complex
+    arguments or outputs raise ``RuntimeError`` (a vjp row of a complex function
+    is the conjugate, or for a real input only the real part, of a Jacobian
+    row: use ``jacfwd``).
 
     >>> import dualgrad as dg
     >>> from dualgrad.func import jacrev
@@ -471,9 +492,11 @@ def jacrev(func: Callable, argnums: Any = 0, *, has_aux: bool = False,
                         **kwargs)
 
         primals = (chosen,) if isinstance(argnums, int) else chosen
+        _refuse_complex("jacrev", pytree.flatten(args)[0], "inputs")
         result = vjp(partial, *primals, has_aux=has_aux)
         output, vjp_fn = result[0], result[1]
         flat_out, out_spec = pytree.flatten(output)
+        _refuse_complex("jacrev", flat_out, "outputs")
         cotangents = identity_blocks(flat_out)
         rows = vmap(lambda *cts: vjp_fn(pytree.unflatten(list(cts), out_spec)),
                     chunk_size=chunk_size)(*cotangents)
@@ -509,7 +532,10 @@ def jacfwd(func: Callable, argnums: Any = 0, has_aux: bool = False, *, randomnes
     Same result structure as ``jacrev``; preferable when inputs are fewer than outputs.
     ``randomness`` is passed to the ``vmap`` over the basis; ``chunk_size`` (a
     dualgrad extension: torch's ``jacfwd`` has none) bounds how many columns are
-    computed at once.
+    computed at once. Unlike torch's, it accepts complex inputs and outputs:
+    column ``k`` is the jvp along input element ``k`` (the complex Jacobian
+    for a holomorphic ``func``; for a complex input of a non-holomorphic one,
+    the derivative along its real part).
 
     >>> import dualgrad as dg
     >>> from dualgrad.func import jacfwd
