@@ -165,6 +165,9 @@ class BatchedTensor(Tensor):
     def grad_fn(self) -> Any:
         return self.value.grad_fn
 
+    def _node(self) -> Any:
+        return self.value._node()
+
     def detach(self) -> BatchedTensor:
         return make_batched(self.value.detach(), self.bdim, self.level)
 

@@ -110,10 +110,10 @@ def _reaches_outer_graph(outputs: list, leaves: list) -> bool:
     Then an enclosing transform (or ``dualgrad.grad``) differentiates through
     this one, so the backward pass must be recorded.
     """
-    own = {id(leaf) for leaf in leaves if leaf.grad_fn is None}
+    own = {id(leaf) for leaf in leaves if leaf._node() is None}
     stack, seen = [], set()
     for out in outputs:
-        node = out.grad_fn
+        node = out._node()
         if node is not None:
             stack.append(node)
             seen.add(id(node))

@@ -612,7 +612,7 @@ class Function:
                     regenerate_view(a)
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)  # (torch's,
         recording = grad_on and any(ctx.needs_input_grad)  # even under no_grad, where no node is recorded)
-        edges = tuple((a if a.grad_fn is None else a.grad_fn, a._output_nr) if recording and need
+        edges = tuple((a._node() or a, a._output_nr) if recording and need
                       else dispatch.NO_EDGE for a, need in zip(args, ctx.needs_input_grad, strict=True))
         output = cls._run_forward(ctx, args, kwargs)
         is_tuple = isinstance(output, tuple)
@@ -696,7 +696,7 @@ class Function:
                     "Some elements marked as dirty during the forward method were not returned as "
                     "output. The inputs that are modified inplace must all be outputs of the Function."
                 )
-            if t._requires_grad and t.grad_fn is None and recording:
+            if t._requires_grad and t._node() is None and recording:
                 raise RuntimeError(
                     "a leaf Variable that requires grad has been used in an in-place operation."
                 )
@@ -962,7 +962,7 @@ def once_differentiable(fn: Callable) -> Callable:
             return result
         is_tuple = isinstance(result, tuple)
         outputs = result if is_tuple else (result,)
-        edges = tuple((t if t.grad_fn is None else t.grad_fn, t._output_nr) for t in sources)
+        edges = tuple((t._node() or t, t._output_nr) for t in sources)
         node = new_node(_DelayedError(), edges, (), n_outputs=len(outputs))
         wrapped = []
         for i, g in enumerate(outputs):

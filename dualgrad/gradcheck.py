@@ -360,7 +360,7 @@ _UNDEFINED = _UndefinedGrad()
 
 def _undefined(t: Tensor) -> Tensor:
     """``t``'s value with a node in front that makes its gradient undefined."""
-    edge = (t.grad_fn if t.grad_fn is not None else t, t._output_nr)
+    edge = (t._node() or t, t._output_nr)
     out = _wrap(t._data)
     out._requires_grad = True
     out.grad_fn = new_node(_UNDEFINED, (edge,))

@@ -271,7 +271,7 @@ class _MultiGradHook:
         self.fn = fn
         self.mode = mode
         # Weak: the hooks live on these nodes and leaves, so strong references would be cycles.
-        self.targets = [weakref.ref(t.grad_fn if t.grad_fn is not None else t) for t in tensors]
+        self.targets = [weakref.ref(t._node() or t) for t in tensors]
         self.passes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def hook(self, index: int) -> Callable:
@@ -397,7 +397,7 @@ def to_dot(root: Tensor | Node, svg_path: str | os.PathLike | None = None) -> st
                 "backward graph"
             )
         lines.append(f'  t [label="tensor {root.shape}", style=filled, fillcolor=darkolivegreen1];')
-        start = root.grad_fn if root.grad_fn is not None else accumulate_grad_node(root)
+        start = root.grad_fn or accumulate_grad_node(root)
         root_edge = "t"
     elif callable(getattr(root, "name", None)) and hasattr(root, "next_functions"):
         start, root_edge = root, None

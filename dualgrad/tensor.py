@@ -31,6 +31,8 @@ DEFAULT_DTYPES = {np.dtype("float64"), np.dtype("int64"), np.dtype("bool"), np.d
 _new = object.__new__
 # Set by ``dualgrad.ops.dispatch``: rebuilds a stale view's graph from its base.
 REGENERATE_VIEW: list = [None]
+# Set by ``dualgrad.reverse.node``: a node as the user sees it, of the class named as it (``node.named``).
+NAMED_NODE: list = [None]
 
 
 # The float and complex dtypes in native byte order: a set lookup (a dtype caches its hash) costs
@@ -488,19 +490,26 @@ class Tensor:
     # -- autograd metadata --------------------------------------------------
     @property
     def grad_fn(self) -> Any:
-        """The graph node that produced this tensor (``None`` for leaves).
+        """The graph node that produced this tensor (``None`` for leaves), of a class named as
+        the node (``type(y.grad_fn).__name__ == 'AddBackward0'``, as in torch).
 
         A view whose base or sibling view was changed in place since its node
         was made gets a node rebuilt from the base first.
         """
-        view = self._view
-        if view is not None and view.version != self._counter.value:
-            REGENERATE_VIEW[0](self)
-        return self._grad_fn
+        return NAMED_NODE[0](self._node())
 
     @grad_fn.setter
     def grad_fn(self, node: Any) -> None:
         self._grad_fn = node
+
+    def _node(self) -> Any:
+        """``grad_fn`` as dualgrad's own code reads it: without the named class, which only nodes
+        handed to the user take (the backward engine's attribute reads stay fast when its nodes
+        are of one class, see ``reverse.node.named``)."""
+        view = self._view
+        if view is not None and view.version != self._counter.value:
+            REGENERATE_VIEW[0](self)
+        return self._grad_fn
 
     @property
     def requires_grad(self) -> bool:
@@ -511,7 +520,7 @@ class Tensor:
     def requires_grad(self, value: bool) -> None:
         if not isinstance(value, (bool, np.bool_)):
             raise RuntimeError("requires_grad must be a bool")
-        if self.grad_fn is not None:  # (requires_grad_(True) of a non-leaf is allowed: it is one already)
+        if self._node() is not None:  # (requires_grad_(True) of a non-leaf is allowed: it is one already)
             raise RuntimeError(NON_LEAF_REQUIRES_GRAD if value else NON_LEAF_REQUIRES_GRAD + NON_LEAF_DETACH_HINT)
         self._set_requires_grad(bool(value))
 
@@ -561,7 +570,7 @@ class Tensor:
         if not isinstance(requires_grad, (bool, np.bool_)):
             raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
                             f"{type(requires_grad).__name__}")
-        if self.grad_fn is not None:
+        if self._node() is not None:
             if not requires_grad:
                 raise RuntimeError(NON_LEAF_REQUIRES_GRAD + NON_LEAF_DETACH_HINT)
             return self
@@ -571,7 +580,7 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         """True for tensors not produced by a recorded operation."""
-        return self.grad_fn is None
+        return self._node() is None
 
     @property
     def output_nr(self) -> int:
@@ -636,10 +645,10 @@ class Tensor:
         """Keep ``.grad`` for this non-leaf tensor during backward."""
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is None or self.retains_grad:
+        if self._node() is None or self.retains_grad:
             return
         self._get_extra()["retains_grad"] = True
-        self.grad_fn._retain_grad_for(self)
+        self._node()._retain_grad_for(self)
 
     def _follow_retained_grad(self) -> None:
         """Move ``retain_grad`` to the node an in-place op just gave this tensor (as in torch:
@@ -660,15 +669,15 @@ class Tensor:
         """
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
-            return self.grad_fn._register_tensor_hook(self._output_nr, hook)
+        if self._node() is not None:
+            return self._node()._register_tensor_hook(self._output_nr, hook)
         return add_hook(self._get_extra().setdefault("hooks", {}), hook)
 
     def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
         """Register ``hook(tensor)`` to run after ``.grad`` of this leaf was accumulated."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
+        if self._node() is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         return add_hook(self._get_extra().setdefault("post_accumulate_hooks", {}), hook)
 
@@ -748,7 +757,7 @@ class Tensor:
         >>> copy.deepcopy(a)
         tensor([1., 2.], requires_grad=True)
         """
-        if self.grad_fn is not None:
+        if self._node() is not None:
             raise RuntimeError(
                 "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
                 "protocol at the moment. Use tensor.detach() first to copy a computed tensor."

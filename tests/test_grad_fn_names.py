@@ -198,6 +198,7 @@ def test_grad_fn_name_is_torchs(expression, name):
     if isinstance(out, tuple):
         out = out[0]
     assert out.grad_fn.name() == name
+    assert type(out.grad_fn).__name__ == name
     assert repr(out.grad_fn) == f"<{name} object>"
 
 
@@ -233,3 +234,21 @@ def test_names_chosen_by_the_arguments_are_kept_by_the_node():
     nodes = [(x ** x).grad_fn, (2 ** x).grad_fn, (x ** 2).grad_fn]
     assert [n.name() for n in nodes] == ["PowBackward1", "PowBackward2", "PowBackward0"]
     assert [n.name() for n, _ in (1 - x).sum(0).grad_fn.next_functions] == ["RsubBackward1"]
+
+
+def test_the_type_of_a_node_is_named_as_it_and_is_a_graph_node():
+    # torch 2.13: type(y.grad_fn).__name__ == "SumBackward0" (module "builtins"); every node,
+    # AccumulateGrad included, is an instance of torch.autograd.graph.Node
+    x = dg.ones(2, requires_grad=True)
+    y = (x * 2).sum()
+    assert type(y.grad_fn).__name__ == "SumBackward0" and type(y.grad_fn).__module__ == "builtins"
+    mul = y.grad_fn.next_functions[0][0]
+    assert type(mul).__name__ == "MulBackward0"
+    accumulate = mul.next_functions[0][0]
+    assert isinstance(accumulate, dg.autograd.graph.Node) and isinstance(y.grad_fn, dg.graph.Node)
+    assert issubclass(type(accumulate), dg.graph.Node) and issubclass(type(mul), dg.graph.Node)
+    assert not isinstance(x, dg.graph.Node)
+    assert type(dg.graph.get_gradient_edge(y).node).__name__ == "SumBackward0"
+    assert type((x.exp() * 1).grad_fn) is type((x.sin() * 3).grad_fn)  # one class per name
+    y.backward()  # nodes of named classes run as any other
+    assert x.grad.tolist() == [2.0, 2.0]

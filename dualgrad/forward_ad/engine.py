@@ -643,4 +643,4 @@ def _zeros(x: Tensor) -> Tensor:
 def _writable(t: Tensor) -> bool:
     while hasattr(t, "bdim"):  # a tangent batched by vmap: its physical value is what is written
         t = t.value
-    return t._data.flags.writeable and not (t._requires_grad and t.grad_fn is None)
+    return t._data.flags.writeable and not (t._requires_grad and t._node() is None)

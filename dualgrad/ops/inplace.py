@@ -207,7 +207,7 @@ def _check_mutable(t: Tensor, leaf_message: str = LEAF_MESSAGE) -> None:
     if not STATE.inference_mode and t.is_inference():
         raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
     if STATE.grad_enabled:
-        if t._requires_grad and t.grad_fn is None and t._view is None:
+        if t._requires_grad and t._node() is None and t._view is None:
             raise RuntimeError(leaf_message)
         info = t._view
         if info is not None and info.base._requires_grad:
@@ -216,14 +216,14 @@ def _check_mutable(t: Tensor, leaf_message: str = LEAF_MESSAGE) -> None:
                 if type(mode) is str:
                     raise custom_function_view_error(mode, base_changed=False)
                 raise RuntimeError(NO_GRAD_VIEW_MESSAGE if mode is False else INFERENCE_VIEW_MESSAGE)
-            if info.base.grad_fn is None:
+            if info.base._node() is None:
                 raise RuntimeError(VIEW_OF_LEAF_MESSAGE)
 
 
 def _snapshot(t: Tensor) -> Tensor:
     """A copy of ``t`` with its place in the graph, so that rules may save the old value."""
     s = _wrap(t._data.copy())
-    s.grad_fn = t.grad_fn
+    s.grad_fn = t._node()
     s._output_nr = t._output_nr
     s._requires_grad = t._requires_grad
     if STATE.dual_levels:
@@ -358,10 +358,10 @@ def _widen_tangents(t: Tensor, result: Tensor) -> None:
 
 def take_graph(t: Tensor, result: Tensor) -> None:
     """Give ``t`` (whose data already is ``result``'s) the graph of ``result``."""
-    if result._requires_grad and result.grad_fn is not None:
+    if result._requires_grad and result._node() is not None:
         info = t._view
         if info is None:
-            t.grad_fn = result.grad_fn
+            t.grad_fn = result._node()
             t._output_nr = result._output_nr
             t._requires_grad = True
             t._follow_retained_grad()
@@ -377,7 +377,7 @@ def take_graph(t: Tensor, result: Tensor) -> None:
 def _rebase(base: Tensor, result: Tensor, chain: tuple) -> None:
     """Give ``base`` the node ``CopySlices(old base graph, result)`` (data already written)."""
     old = _wrap(base._data)
-    old.grad_fn = base.grad_fn
+    old.grad_fn = base._node()
     old._output_nr = base._output_nr
     old._requires_grad = base._requires_grad
     _record(COPY_SLICES, (old, result), {"chain": chain}, base, (old._requires_grad, result._requires_grad))

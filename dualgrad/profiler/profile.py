@@ -152,8 +152,8 @@ class profile:  # noqa: N801 - torch's name
             finally:
                 self._end(event, out)
             first = out[0] if isinstance(out, tuple) and out else out
-            if isinstance(first, Tensor) and first.grad_fn is not None:
-                event.sequence_nr = getattr(first.grad_fn, "seq", -1)
+            if isinstance(first, Tensor) and first._node() is not None:
+                event.sequence_nr = getattr(first._node(), "seq", -1)
             if self.with_flops:
                 event.flops = estimate_flops(op.name, _shapes(args), params)
             return out

@@ -58,7 +58,7 @@ class _AnomalyObserver:
         def observed(op: Any, args: tuple, params: dict) -> Any:
             out = run(op, args, params)
             for o in out if isinstance(out, tuple) else (out,):
-                node = o.grad_fn if isinstance(o, Tensor) else None
+                node = o._node() if isinstance(o, Tensor) else None
                 if isinstance(node, Node):
                     remember_forward_stack(node)
             return out

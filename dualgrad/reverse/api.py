@@ -209,7 +209,7 @@ def _backward(tensors: Any, grad_tensors: Any, retain_graph: bool | None, create
             if not t.requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")  # (torch's words)
         to_retain = [t for edge, t in zip(given, inputs)
-                     if t.grad_fn is not None and not isinstance(edge, GradientEdge)]
+                     if t._node() is not None and not isinstance(edge, GradientEdge)]
         inputs = tuple({id(t): t for t in inputs}.values())  # each input accumulates once
     _check_outputs(outputs)
     grads = _make_grads(outputs, grad_tensors)

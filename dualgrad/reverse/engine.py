@@ -43,13 +43,14 @@ def run_backward(
     """
     start = []
     for root, grad in zip(roots, root_grads):
-        target = root.grad_fn if root.grad_fn is not None else root
+        target = root._node() or root
         start.append((target, root._output_nr, grad))
 
     captures: dict = {}  # (target, output_nr) -> index in inputs
     if inputs is not None:
         for i, t in enumerate(inputs):
-            key = (t.grad_fn, t._output_nr) if t.grad_fn is not None else (t, 0)
+            node = t._node()
+            key = (node, t._output_nr) if node is not None else (t, 0)
             captures.setdefault(key, []).append(i)
     deps, needed = _count_dependencies([s[0] for s in start], captures if inputs is not None else None)
 

@@ -15,6 +15,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .. import tensor as tensor_module
 from .._hooks import RemovableHandle, add_hook
 from ..tensor import Tensor
 
@@ -33,10 +34,23 @@ class NodeHooks:
         self.retain: dict[int, weakref.ref] = {}  # output_nr -> tensor with retain_grad
 
 
-class Node:
+class _NodeType(type):
+    """Node's metaclass: ``isinstance(x, Node)`` holds for an ``AccumulateGrad`` too, as in torch,
+    where ``graph.Node`` is the base of every node (the one that accumulates into a leaf included)."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return type.__instancecheck__(cls, instance) or (cls is Node and type(instance) is AccumulateGrad)
+
+    def __subclasscheck__(cls, subclass: type) -> bool:
+        return type.__subclasscheck__(cls, subclass) or (cls is Node and subclass is AccumulateGrad)
+
+
+class Node(metaclass=_NodeType):
     """A recorded operation in the backward graph (``grad_fn`` of its outputs), built by ``new_node``.
 
-    Its ``_saved_<name>`` attributes come from ``add_saved_attributes``.
+    Its ``_saved_<name>`` attributes come from ``add_saved_attributes``. A node handed to the
+    user (``grad_fn``, ``next_functions``) is of a subclass named as the node, as torch's are:
+    ``type(y.grad_fn).__name__ == 'AddBackward0'`` (see ``named``).
 
     >>> import dualgrad as dg
     >>> a = dg.tensor([0., 0., 0.], requires_grad=True)
@@ -223,7 +237,34 @@ class AccumulateGrad:
 def _as_node(target: Any) -> Any:
     if isinstance(target, Tensor):
         return accumulate_grad_node(target)
-    return target
+    return named(target)
+
+
+_NAMED_CLASSES: dict[str, type] = {}
+
+
+def named(node: Any) -> Any:
+    """``node``, made an instance of the subclass of ``Node`` that has its name, if it is a plain
+    ``Node`` (an op's; a custom Function's node has its class already).
+
+    Done when a node is handed to the user, not when it is recorded: the backward engine then
+    meets one class at its attribute reads, which the interpreter keeps fast.
+
+    >>> import dualgrad as dg
+    >>> y = dg.ones(2, requires_grad=True) * 2
+    >>> type(y.grad_fn).__name__, isinstance(y.grad_fn, dg.graph.Node)
+    ('MulBackward0', True)
+    """
+    if type(node) is Node:
+        name = node.name()
+        cls = _NAMED_CLASSES.get(name)
+        if cls is None:
+            cls = _NAMED_CLASSES[name] = _NodeType(name, (Node,), {"__slots__": (), "__module__": "builtins"})
+        node.__class__ = cls
+    return node
+
+
+tensor_module.NAMED_NODE[0] = named
 
 
 def accumulate_grad_node(leaf: Tensor) -> AccumulateGrad:

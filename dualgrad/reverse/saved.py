@@ -230,8 +230,9 @@ def modified_error(what: str, node: Any, version: int, expected: int) -> Runtime
 
 def _origin_of(tensor: Tensor) -> Any:
     """Where gradients of a packed input go: its node and output index, or its leaf (weakly)."""
-    if tensor.grad_fn is not None:
-        return (tensor.grad_fn, tensor._output_nr)
+    node = tensor._node()
+    if node is not None:
+        return (node, tensor._output_nr)
     return weakref.ref(tensor)
 
 
