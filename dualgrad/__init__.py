@@ -18,6 +18,7 @@ from . import (  # noqa: E402 - transforms, built on the names above  # noqa: E4
     numpy_dispatch,  # noqa: E402 - NumPy calls on Tensors (NEP 13/18), needs the names above
     profiler,
     special,
+    testing,  # torch.testing's name; Hypothesis is imported only when a strategy is built
 )
 from . import ops as _ops  # noqa: F401 - builds the op table and Tensor methods
 from ._printing import set_printoptions
@@ -33,7 +34,9 @@ from .factories import (
     full,
     full_like,
     get_default_dtype,
+    get_rng_state,
     iinfo,
+    initial_seed,
     linspace,
     logspace,
     manual_seed,
@@ -46,7 +49,9 @@ from .factories import (
     randn,
     randn_like,
     scalar_tensor,
+    seed,
     set_default_dtype,
+    set_rng_state,
     tensor,
     zeros,
     zeros_like,
@@ -61,6 +66,7 @@ from .ops.linalg import *  # noqa: F403
 from .ops.linalg_decomp import det, inverse, logdet
 from .ops.linalg_lu import *  # noqa: F403
 from .ops.linalg_more import *  # noqa: F403
+from .ops.memory import *  # noqa: F403
 from .ops.more import *  # noqa: F403
 from .ops.reductions import *  # noqa: F403
 from .ops.sampling import *  # noqa: F403
@@ -73,6 +79,7 @@ from .ops.stats import *  # noqa: F403
 from .ops.utilities import *  # noqa: F403
 from .queries import (
     allclose,
+    can_cast,
     equal,
     is_complex,
     is_floating_point,
@@ -81,6 +88,8 @@ from .queries import (
     is_tensor,
     isclose,
     numel,
+    promote_types,
+    result_type,
 )
 from .reverse import (
     backward,

@@ -14,6 +14,7 @@ tensor([1., 1.], dtype=float32, requires_grad=True)
 from __future__ import annotations
 
 import operator
+import secrets
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -23,7 +24,8 @@ import numpy as np
 from ._state import STATE
 from .tensor import DEFAULT_DTYPES, Tensor, _wrap, as_size, new_leaf
 
-_generator = [np.random.default_rng()]
+_initial_seed = [secrets.randbits(64)]  # what ``initial_seed`` gives: the last seed set, or one drawn at import
+_generator = [np.random.default_rng(_initial_seed[0])]
 # The floating dtype of factories and of tensors made from Python floats (``set_default_dtype``).
 _default_float = [np.dtype(np.float64)]
 
@@ -120,7 +122,80 @@ def manual_seed(seed: int) -> np.random.Generator:
     True
     """
     _generator[0] = np.random.default_rng(seed)
+    _initial_seed[0] = seed
     return _generator[0]
+
+
+def seed() -> int:
+    """Seed the generator of ``manual_seed`` with a random 64-bit number (from the operating
+    system), and return it.
+
+    >>> import dualgrad as dg
+    >>> s = dg.seed()
+    >>> s == dg.initial_seed(), 0 <= s < 2 ** 64
+    (True, True)
+    """
+    number = secrets.randbits(64)
+    manual_seed(number)
+    return number
+
+
+def initial_seed() -> int:
+    """The seed of the generator: the last one given to ``manual_seed`` (or drawn by ``seed``), else the
+    one drawn when dualgrad was imported (torch's is a fixed number).
+
+    >>> import dualgrad as dg
+    >>> _ = dg.manual_seed(7)
+    >>> dg.initial_seed()
+    7
+    """
+    return _initial_seed[0]
+
+
+# get_rng_state's bytes: PCG64's 128-bit state and increment, its buffered 32-bit draw (a flag and the
+# value), then the initial seed (modulo 2**64).
+_STATE_FIELDS = (("state", 16), ("inc", 16), ("has_uint32", 1), ("uinteger", 4), ("seed", 8))
+_STATE_SIZE = sum(size for _, size in _STATE_FIELDS)
+
+
+def get_rng_state() -> Tensor:
+    """The state of the generator behind every random draw, as a uint8 tensor for ``set_rng_state``.
+
+    >>> import dualgrad as dg
+    >>> state = dg.get_rng_state()
+    >>> a = dg.rand(3)
+    >>> dg.set_rng_state(state)
+    >>> bool((a == dg.rand(3)).all()), state.dtype
+    (True, dtype('uint8'))
+    """
+    pcg = _generator[0].bit_generator.state
+    values = {**pcg["state"], "has_uint32": pcg["has_uint32"], "uinteger": pcg["uinteger"],
+              "seed": _initial_seed[0] % 2 ** 64}
+    data = b"".join(int(values[name]).to_bytes(size, "little") for name, size in _STATE_FIELDS)
+    return _wrap(np.frombuffer(data, np.uint8).copy())
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    """Restore the generator (and ``initial_seed``) to a state from ``get_rng_state``.
+
+    TypeError for anything but a uint8 Tensor, RuntimeError for one of another size (torch's errors).
+    """
+    if not isinstance(new_state, Tensor):
+        raise TypeError(f"expected a uint8 Tensor, but got {type(new_state).__module__}.{type(new_state).__name__}")
+    if new_state.dtype != np.uint8:
+        raise TypeError("RNG state must be a uint8 Tensor")
+    data = new_state._data.tobytes()
+    if len(data) != _STATE_SIZE:
+        raise RuntimeError(f"Expected an RNG state of size {_STATE_SIZE} but found the input RNG state size "
+                           f"to be {len(data)}")
+    values, start = {}, 0
+    for name, size in _STATE_FIELDS:
+        values[name] = int.from_bytes(data[start:start + size], "little")
+        start += size
+    _generator[0].bit_generator.state = {
+        "bit_generator": "PCG64", "state": {"state": values["state"], "inc": values["inc"]},
+        "has_uint32": values["has_uint32"], "uinteger": values["uinteger"]}
+    _initial_seed[0] = values["seed"]
 
 
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:

@@ -2,6 +2,8 @@
 
 They read the data and record nothing (no gradient, not ops): each checks its
 argument is a Tensor, as torch does, and asks the Tensor method of the same name.
+``result_type``, ``promote_types`` and ``can_cast`` answer torch's questions about
+type promotion.
 
 >>> import dualgrad as dg
 >>> a = dg.tensor([1.0, 2.0])
@@ -13,6 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from .ops.promotion import _NUMBERS, _category, _promote_types
+from .ops.promotion import result_type as _result_type
 from .tensor import Tensor, check_tensor
 
 
@@ -118,3 +124,58 @@ def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002
     """
     check_tensor("equal", "input", input)
     return input.equal(other)
+
+
+# -- type promotion ---------------------------------------------------------------------------------
+def result_type(tensor: Any, other: Any) -> np.dtype:
+    """The dtype torch gives an arithmetic op on ``tensor`` and ``other`` (Tensors or Python numbers).
+
+    torch's rules (see ``dualgrad.ops.promotion``): categories rank bool < integer <
+    floating < complex; a tensor with dimensions outranks a 0-d tensor, which outranks
+    a number, unless the lower one is of a higher category; a Python float stands for the
+    default dtype (``get_default_dtype``). TypeError for anything else.
+
+    >>> import dualgrad as dg
+    >>> dg.result_type(dg.tensor([1, 2], dtype=dg.int32), dg.tensor(5)), dg.result_type(dg.tensor([1, 2]), 1.0)
+    (dtype('int32'), dtype('float64'))
+    """
+    operands = (tensor, other)
+    if not all(isinstance(x, (Tensor, *_NUMBERS)) for x in operands):
+        names = ", ".join(type(x).__name__ for x in operands)
+        raise TypeError(f"result_type(): expected Tensors or numbers, but got ({names})")
+    return _result_type(*(x._data if isinstance(x, Tensor) else x for x in operands))
+
+
+def promote_types(type1: Any, type2: Any) -> np.dtype:
+    """The smallest dtype to which both dtypes can be cast without losing their category, as torch's
+    (an integer with a floating dtype gives that floating dtype, unwidened; NumPy widens).
+
+    >>> import dualgrad as dg
+    >>> dg.promote_types(dg.int32, dg.float32), dg.promote_types(dg.uint8, dg.int8)
+    (dtype('float32'), dtype('int16'))
+    """
+    return _promote_types(_dtype_argument("promote_types", "type1", 1, type1),
+                          _dtype_argument("promote_types", "type2", 2, type2))
+
+
+def can_cast(from_: Any, to: Any) -> bool:
+    """True if torch's type promotion may cast ``from_`` to ``to``: it does not lower the category
+    (bool < integer < floating < complex); the size does not matter.
+
+    >>> import dualgrad as dg
+    >>> dg.can_cast(dg.float64, dg.float32), dg.can_cast(dg.float32, dg.int32), dg.can_cast(dg.int64, dg.uint8)
+    (True, False, True)
+    """
+    return _category(_dtype_argument("can_cast", "from_", 1, from_)) <= _category(
+        _dtype_argument("can_cast", "to", 2, to))
+
+
+def _dtype_argument(fn: str, name: str, position: int, value: Any) -> np.dtype:
+    """``value`` as a dtype (anything ``numpy.dtype`` takes but None), or torch's TypeError naming the argument."""
+    try:
+        if value is None:
+            raise TypeError
+        return np.dtype(value)
+    except TypeError:
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be dtype, "
+                        f"not {type(value).__name__}") from None

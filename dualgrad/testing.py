@@ -1,4 +1,9 @@
-"""Property-testing support: Hypothesis strategies for tensors and a one-call derivative check.
+"""Testing support: torch.testing's ``assert_close`` and ``make_tensor``, Hypothesis strategies for
+tensors and a one-call derivative check.
+
+``assert_close(actual, expected)`` compares tensors, numbers and containers of them
+with torch's default tolerances and messages; ``make_tensor(*shape, dtype=...)`` draws
+a tensor of random values in a range.
 
 ``tensors()`` draws Tensors of varied shapes, dtypes and values;
 ``assert_derivatives_match(func, *strategies)`` asserts with Hypothesis that
@@ -25,20 +30,103 @@ custom Function:
 >>> assert_derivatives_match(Cube.apply, tensors(max_dims=2), max_examples=5)
 
 Hypothesis is an optional dependency (the ``test`` extra); it is imported when
-a strategy is first built.
+a strategy is first built, so that ``import dualgrad`` (which makes this module
+``dualgrad.testing``, as ``torch.testing``) does not need it.
 """
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from ._comparison import assert_close
+from .factories import _generator, finfo, iinfo
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .tensor import Tensor, _wrap
+from .tensor import Tensor, _wrap, as_size
 
-__all__ = ["assert_derivatives_match", "check_derivatives", "dtypes", "shapes", "tensors"]
+__all__ = ["assert_close", "assert_derivatives_match", "check_derivatives", "dtypes", "make_tensor", "shapes",
+           "tensors"]
+
+
+def make_tensor(*shape: Any, dtype: Any, device: Any = None, low: float | None = None, high: float | None = None,
+                requires_grad: bool = False, noncontiguous: bool = False, exclude_zero: bool = False) -> Tensor:
+    """A tensor of ``shape`` (ints, or one tuple or list) and ``dtype``, of values drawn uniformly from
+    ``[low, high)``, as ``torch.testing.make_tensor``.
+
+    The range defaults to ``[-9, 9)`` for floating and complex dtypes (for both parts),
+    ``[-9, 10)`` for signed integers, ``[0, 10)`` for unsigned ones and ``[0, 2)`` for
+    bool; limits beyond the dtype's finite values are clamped to them (integer limits are
+    rounded up). ``noncontiguous`` gives a strided view (of a tensor with more than one
+    element), ``exclude_zero`` replaces zeros by 1 for integers and bools, and by
+    ``finfo(dtype).tiny`` otherwise. Values come from the generator of ``manual_seed``;
+    ``device`` is accepted and ignored. ValueError for ``low >= high``, a NaN limit, a range
+    outside the dtype's or ``requires_grad`` with an integer or bool dtype; TypeError for
+    another dtype. ``low == high`` gives that value, with torch's FutureWarning, for
+    floating and complex dtypes.
+
+    >>> import dualgrad as dg
+    >>> from dualgrad.testing import make_tensor
+    >>> t = make_tensor(2, 3, dtype=dg.float32, low=-1, high=1, noncontiguous=True)
+    >>> t.shape, t.dtype, t.is_contiguous(), bool(((t >= -1) & (t < 1)).all())
+    ((2, 3), dtype('float32'), False, True)
+    >>> make_tensor((4,), dtype=dg.int64, low=0, high=3, exclude_zero=True).min() >= 1
+    tensor(True)
+    """
+    size, dtype = as_size(shape, fn="make_tensor"), np.dtype(dtype)
+    integral = dtype.kind in "biu"
+    if requires_grad and integral:
+        raise ValueError(f"`requires_grad=True` is not supported for boolean and integral dtypes, but got {dtype=}")
+    if dtype.kind not in "biufc":
+        raise TypeError(f"The requested dtype '{dtype}' is not supported by dualgrad.testing.make_tensor().")
+    noncontiguous = noncontiguous and int(np.prod(size)) > 1
+    if noncontiguous:  # every other element of a last dimension twice as long (from the second: offset too)
+        size = (*size[:-1], 2 * size[-1])
+    low, high = _make_tensor_range(dtype, low, high)
+    values = _generator[0].integers(low, high, size, dtype=dtype) if integral else _uniform(dtype, low, high, size)
+    if noncontiguous:
+        values = values[..., 1::2]
+    if exclude_zero:
+        values[values == 0] = 1 if integral else finfo(dtype).tiny
+    t = _wrap(values)
+    return t.requires_grad_() if requires_grad else t
+
+
+def _make_tensor_range(dtype: np.dtype, low: float | None, high: float | None) -> tuple:
+    """``make_tensor``'s ``[low, high)``: the defaults of ``dtype`` for None, clamped to its finite values
+    (integers: rounded up), after torch's checks."""
+    if dtype.kind in "biu":
+        info = (0, 2) if dtype.kind == "b" else (iinfo(dtype).min, iinfo(dtype).max + (dtype != np.int64))
+        default = (0, 2) if dtype.kind == "b" else (-9, 10)
+    else:
+        info, default = (float(finfo(dtype).min), float(finfo(dtype).max)), (-9, 9)
+    low, high = default[0] if low is None else low, default[1] if high is None else high
+    if any(isinstance(v, float) and np.isnan(v) for v in (low, high)):
+        raise ValueError(f"`low` and `high` cannot be NaN, but got {low=} and {high=}")
+    if low == high and dtype.kind in "fc":
+        warnings.warn("Passing `low==high` to `make_tensor` for floating or complex types is deprecated in torch "
+                      "(since 2.1). Use `dualgrad.full(...)` instead.", FutureWarning, stacklevel=3)
+    elif low >= high:
+        raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
+    elif high < info[0] or low >= info[1]:
+        raise ValueError(f"The value interval specified by `low` and `high` is [{low}, {high}), "
+                         f"but {dtype} only supports [{info[0]}, {info[1]})")
+    low, high = (min(max(v, info[0]), info[1]) for v in (low, high))
+    return (math.ceil(low), math.ceil(high)) if dtype.kind in "biu" else (low, high)
+
+
+def _uniform(dtype: np.dtype, low: float, high: float, size: tuple) -> np.ndarray:
+    """Uniform draws from ``[low, high)`` in ``dtype`` (complex: both parts), even for a range wider
+    than the largest float."""
+    parts = (*size, 2) if dtype.kind == "c" else size
+    half = high - low >= np.finfo(np.float64).max
+    values = _generator[0].uniform(low / 2, high / 2, parts) * 2 if half else _generator[0].uniform(low, high, parts)
+    if dtype.kind == "c":
+        values = values[..., 0] + 1j * values[..., 1]
+    return values.astype(dtype)
 
 
 def _hypothesis() -> Any:

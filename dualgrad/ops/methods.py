@@ -20,6 +20,7 @@ from . import (
     linalg_derived,
     linalg_lu,
     linalg_more,
+    memory,
     more,
     reductions,
     sampling,
@@ -34,7 +35,7 @@ from . import (
 
 MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace, elementwise_extra, sorting,
            linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling, linalg_more, linalg_lu, more,
-           scatter_more, stats, special)
+           scatter_more, stats, special, memory)
 
 
 def install() -> None:

@@ -1,11 +1,12 @@
 """torch's views of complex tensors as real pairs (``view_as_real``, ``view_as_complex``), sliding
 windows (``Tensor.unfold``), and compositions of shape and index ops that torch offers under their
-own names (``broadcast_tensors``, ``column_stack``, ``hsplit``, ``combinations``, ``isin``, ...).
+own names (``broadcast_tensors``, ``column_stack``, ``hsplit``, ``combinations``, ``isin``,
+``narrow_copy``, ...).
 
 ``view_as_real``, ``view_as_complex`` and ``unfold`` are ops of their own (views sharing memory with
 their input); the rest are built from existing ops, so gradients, tangents and vmap come from those.
-dualgrad has no lazy conjugate or negative bits: ``conj`` computes, so ``is_conj``/``is_neg`` are
-always False and ``resolve_conj``/``resolve_neg`` return the tensor itself.
+dualgrad has no lazy conjugate or negative bits: ``conj`` computes (``conj_physical`` is the same), so
+``is_conj``/``is_neg`` are always False and ``resolve_conj``/``resolve_neg`` return the tensor itself.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from ..tensor import Tensor, torch_dtype_name
 from ._axes import normalize_axis
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg
-from .elementwise import sub, where
+from .elementwise import conj, sub, where
 from .indexing import index_add, index_select
 from .registry import linear, nondifferentiable, sum_to_shape
-from .shape import expand, hstack, moveaxis, reshape, tensor_split, transpose, vstack
+from .shape import expand, hstack, moveaxis, narrow, reshape, tensor_split, transpose, vstack
 
 
 # -- complex tensors as real pairs --------------------------------------------------------------------
@@ -495,6 +496,31 @@ def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002 - t
     return sub(other, input, alpha=alpha)
 
 
+def narrow_copy(input: Any, dim: int, start: int, length: int) -> Tensor:  # noqa: A002 - torch's name
+    """``narrow``'s slice as a new tensor (not a view), with narrow's checks.
+
+    >>> import dualgrad as dg
+    >>> x = dg.arange(6.).reshape(2, 3)
+    >>> y = dg.narrow_copy(x, 1, 1, 2)
+    >>> y, y.storage_offset()
+    (tensor([[1., 2.],
+            [4., 5.]]), 0)
+    """
+    return narrow(input, dim, start, length).clone()
+
+
+def conj_physical(input: Any) -> Tensor:  # noqa: A002 - torch's name
+    """The complex conjugate, computed (as ``conj``: dualgrad has no lazy conjugate bit); a real or
+    integer tensor is returned as it is.
+
+    >>> import dualgrad as dg
+    >>> z = dg.tensor([1 + 2j])
+    >>> dg.conj_physical(z), dg.conj_physical(z).is_conj()
+    (tensor([1.-2.j]), False)
+    """
+    return conj(tensor_arg(input, "conj_physical"))
+
+
 def masked_fill(input: Any, mask: Any, value: Any) -> Tensor:  # noqa: A002 - torch's name
     """``value`` where ``mask`` is True, ``input`` elsewhere (``mask`` broadcasts to ``input``).
 
@@ -508,8 +534,9 @@ def masked_fill(input: Any, mask: Any, value: Any) -> Tensor:  # noqa: A002 - to
 METHODS: dict[str, Any] = {
     "unfold": unfold, "sum_to_size": sum_to_size, "storage_offset": storage_offset, "is_conj": is_conj,
     "is_neg": is_neg, "resolve_conj": resolve_conj, "resolve_neg": resolve_neg, "adjoint": adjoint,
-    "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
+    "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit, "narrow_copy": narrow_copy, "conj_physical": conj_physical,
 }
-__all__ = ["adjoint", "broadcast_shapes", "broadcast_tensors", "column_stack", "combinations", "dsplit", "hsplit",
-           "is_conj", "is_neg", "isin", "masked_fill", "resolve_conj", "resolve_neg", "row_stack", "rsub",
-           "tril_indices", "triu_indices", "unravel_index", "view_as_complex", "view_as_real", "vsplit"]
+__all__ = ["adjoint", "broadcast_shapes", "broadcast_tensors", "column_stack", "combinations", "conj_physical",
+           "dsplit", "hsplit", "is_conj", "is_neg", "isin", "masked_fill", "narrow_copy", "resolve_conj", "resolve_neg",
+           "row_stack", "rsub", "tril_indices", "triu_indices", "unravel_index", "view_as_complex", "view_as_real",
+           "vsplit"]
