@@ -772,6 +772,9 @@ COVERED_BY.update({
     "reshape_alias": "reshape", "reshape_copy": "reshape", "transpose": "permute", "t": "permute",
     "squeeze_dim": "squeeze", "squeeze_dims": "squeeze", "split_even": "split", "max_all": "amax",
     "min_all": "amin", "clamp_min": "clamp", "clamp_max": "clamp", "bmm": "matmul",
+    # (the in-place shape changes, tested in test_inplace_parity.py)
+    "t_": "permute", "transpose_": "permute", "squeeze_": "squeeze", "squeeze_dim_": "squeeze",
+    "squeeze_dims_": "squeeze", "unsqueeze_": "unsqueeze",
 })
 
 import op_samples_linalg_more  # noqa: E402, F401 - registers the samples of dualgrad.ops.linalg_more

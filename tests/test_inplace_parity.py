@@ -61,16 +61,16 @@ def test_item_assignment_into_an_expanded_tensor_is_differentiable():
 
 
 # -- in-place shape changes --------------------------------------------------------------
-# (the node is the out-of-place view's: torch numbers its in-place overloads apart, e.g.
-# UnsqueezeBackward1, SqueezeBackward3/4, TBackward1, TransposeBackward1)
+# (torch 2.13's names of its in-place overloads: the same rules as the out-of-place views)
 RESTRIDING = {
-    "unsqueeze_": (lambda t: t.unsqueeze_(0), (1, 1, 2), "UnsqueezeBackward0"),
-    "squeeze_": (lambda t: t.squeeze_(), (2,), "SqueezeBackward0"),
-    "squeeze_dim": (lambda t: t.squeeze_(0), (2,), "SqueezeBackward1"),
-    "t_": (lambda t: t.t_(), (2, 1), "TBackward0"),
-    "transpose_": (lambda t: t.transpose_(0, 1), (2, 1), "TransposeBackward0"),
-    "swapdims_": (lambda t: t.swapdims_(0, 1), (2, 1), "TransposeBackward0"),
-    "swapaxes_": (lambda t: t.swapaxes_(0, 1), (2, 1), "TransposeBackward0"),
+    "unsqueeze_": (lambda t: t.unsqueeze_(0), (1, 1, 2), "UnsqueezeBackward1"),
+    "squeeze_": (lambda t: t.squeeze_(), (2,), "SqueezeBackward3"),
+    "squeeze_dim": (lambda t: t.squeeze_(0), (2,), "SqueezeBackward4"),
+    "squeeze_dims": (lambda t: t.squeeze_((0,)), (2,), "SqueezeBackward5"),
+    "t_": (lambda t: t.t_(), (2, 1), "TBackward1"),
+    "transpose_": (lambda t: t.transpose_(0, 1), (2, 1), "TransposeBackward1"),
+    "swapdims_": (lambda t: t.swapdims_(0, 1), (2, 1), "TransposeBackward1"),
+    "swapaxes_": (lambda t: t.swapaxes_(0, 1), (2, 1), "TransposeBackward1"),
 }
 
 

@@ -61,6 +61,7 @@ from .indexing import (
     values_at,
 )
 from .registry import linear
+from .shape import IN_PLACE_TWINS
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_MESSAGE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -405,7 +406,8 @@ def restride_(t: Tensor, view: Callable, what: str, *args: Any) -> Tensor:
         return t
     t._data = result._data
     if result._grad_fn is not None:
-        t._grad_fn = result._grad_fn
+        node = t._grad_fn = result._grad_fn
+        node.op = IN_PLACE_TWINS.get(node.op, node.op)  # (torch's name of the in-place call)
         t._output_nr = result._output_nr
     if t._view is not None:
         t._view = result._view

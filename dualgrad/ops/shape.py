@@ -256,6 +256,11 @@ T = overload(PERMUTE, "t", "TBackward0")
 SQUEEZE_DIM = overload(SQUEEZE, "squeeze_dim", "SqueezeBackward1")  # squeeze(x, 0)
 SQUEEZE_DIMS = overload(SQUEEZE, "squeeze_dims", "SqueezeBackward2")  # squeeze(x, (0, 2))
 SPLIT_EVEN = overload(SPLIT, "split_even", "SplitBackward0")  # split(x, 2), chunk
+# The in-place shape changes (``t_``, ``squeeze_``, ...: ``inplace.restride_``) record the same rules
+# under torch's names of its in-place overloads
+IN_PLACE_TWINS = {op: overload(op, f"{op.name}_", grad_name) for op, grad_name in (
+    (T, "TBackward1"), (TRANSPOSE, "TransposeBackward1"), (SQUEEZE, "SqueezeBackward3"),
+    (SQUEEZE_DIM, "SqueezeBackward4"), (SQUEEZE_DIMS, "SqueezeBackward5"), (UNSQUEEZE, "UnsqueezeBackward1"))}
 
 
 def _untile(g: Tensor, shape: tuple, reps: tuple) -> Tensor:
