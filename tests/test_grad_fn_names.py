@@ -252,3 +252,19 @@ def test_the_type_of_a_node_is_named_as_it_and_is_a_graph_node():
     assert type((x.exp() * 1).grad_fn) is type((x.sin() * 3).grad_fn)  # one class per name
     y.backward()  # nodes of named classes run as any other
     assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_next_functions_list_the_inputs_the_op_can_differentiate():
+    # torch 2.13: where's condition and gather's / index_select's index are not inputs of the node;
+    # an input that could take a gradient but does not require one is (None, 0)
+    x = dg.ones(3, requires_grad=True)
+    condition, index = dg.tensor([True, False, True]), dg.tensor([0, 1])
+
+    def names(t):
+        return [(None if f is None else f.name(), nr) for f, nr in t.grad_fn.next_functions]
+
+    assert names(dg.where(condition, x, x * 2)) == [("AccumulateGrad", 0), ("MulBackward0", 0)]
+    assert names(dg.where(condition, x, dg.zeros(3))) == [("AccumulateGrad", 0), (None, 0)]
+    assert names(dg.gather(x, 0, index)) == [("AccumulateGrad", 0)]
+    assert names(dg.index_select(x, 0, index)) == [("AccumulateGrad", 0)]
+    assert names(x * dg.ones(3)) == [("AccumulateGrad", 0), (None, 0)]

@@ -92,8 +92,15 @@ class Node(metaclass=_NodeType):
 
     @property
     def next_functions(self) -> tuple:
-        """``((node or None, output_nr), ...)``, one pair per input of the op."""
-        return tuple((_as_node(target), nr) for target, nr in self.edges)
+        """``((node or None, output_nr), ...)``, one pair per input of the op that it can differentiate
+        (as torch's: not ``where``'s condition, nor ``gather``'s index; ``(None, 0)`` for an input that
+        could take a gradient but does not require one).
+        """
+        edges = self.edges
+        rules = getattr(self.op, "vjp", None)  # (None for an input the op never differentiates)
+        if type(rules) is tuple and len(rules) == len(edges) and None in rules:
+            edges = [edge for edge, rule in zip(edges, rules, strict=True) if rule is not None]
+        return tuple((_as_node(target), nr) for target, nr in edges)
 
     @property
     def requires_grad(self) -> bool:
