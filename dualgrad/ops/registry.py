@@ -572,10 +572,11 @@ def _scratch_dual_level(x: Any, other: Any) -> Any:
 def elementwise(name: str, impl: Callable, partials: tuple, **kwargs: Any) -> Op:
     """An elementwise (broadcasting) op from its holomorphic partial derivatives.
 
-    Each partial is ``d(out, *inputs, **params)`` or the constant 1 or -1.
+    Each partial is ``d(out, *inputs, **params)``, the constant 1 or -1, or None for an input that is
+    never differentiated (``where``'s condition).
     """
     derived = "jvp" not in kwargs  # (a vjp given instead of derived must read what the partials read)
-    kwargs.setdefault("vjp", tuple(vjp_from_partial(p) for p in partials))
+    kwargs.setdefault("vjp", tuple(None if p is None else vjp_from_partial(p) for p in partials))
     kwargs.setdefault("jvp", _jvp_from_partials(partials))
     kwargs.setdefault("save_inputs", any(callable(p) for p in partials))
     kwargs.setdefault("promotion", 0 if len(partials) > 1 else None)
