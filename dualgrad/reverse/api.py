@@ -129,16 +129,19 @@ def _make_grads(outputs: tuple, grads: Any, batched: bool = False) -> list:
                 f"Mismatch in shape: grad_output[{i}] has a shape of {grad.shape} and "
                 f"output[{i}] has a shape of {out.shape}."
             )
-        if (grad.dtype.kind == "c") != (out.dtype.kind == "c"):
-            raise RuntimeError(
-                f"For complex Tensors, both grad_output and output are required to have the same "
-                f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {grad.dtype} and "
-                f"output[{i}] has a dtype of {out.dtype}."
-            )
-        if grad.dtype != out.dtype:
-            grad = grad.to(out.dtype)
-        result.append(grad)
+        result.append(in_dtype_of(out, grad, i))
     return result
+
+
+def in_dtype_of(out: Tensor, grad: Tensor, i: int) -> Tensor:
+    """``grad`` (given for output ``i``) in ``out``'s dtype; torch's error if one only is complex."""
+    if (grad.dtype.kind == "c") != (out.dtype.kind == "c"):
+        raise RuntimeError(
+            f"For complex Tensors, both grad_output and output are required to have the same "
+            f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {grad.dtype} and "
+            f"output[{i}] has a dtype of {out.dtype}."
+        )
+    return grad if grad.dtype == out.dtype else grad.to(out.dtype)
 
 
 def _check_outputs(outputs: tuple) -> None:
