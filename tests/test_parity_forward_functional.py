@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dualgrad.autograd.functional import hvp, jvp
+from dualgrad.autograd.functional import hvp, jvp, vhp
 
 import dualgrad as dg
 from dualgrad import forward_ad as fwAD
@@ -109,3 +109,21 @@ def test_jvp_and_hvp_refuse_a_v_complex_where_the_input_is_not_or_the_reverse(pr
             f"Mismatch in dtype: grad_output\\[0\\] has a dtype of {given} and output\\[0\\] has a dtype "
             f"of {expected}")):
         product(f, dg.tensor(x), dg.tensor(v))
+
+
+@pytest.mark.parametrize("product", [vhp, hvp])
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("f, x, v", [
+    (lambda a: (a ** 2 * (1 + 1j)).sum(), [1.0, 2.0], [1.0, 1.0]),
+    (lambda a: (a ** 2).sum(), [1.0 + 1.0j, 2.0], [1.0 + 0.0j, 1.0]),
+])
+def test_vhp_and_hvp_refuse_a_complex_output(product, create_graph, f, x, v):
+    with pytest.raises(RuntimeError,
+                       match="grad can be implicitly created only for real scalar outputs but got complex128"):
+        product(f, dg.tensor(x), dg.tensor(v), create_graph=create_graph)
+
+
+@pytest.mark.parametrize("product", [vhp, hvp])
+def test_vhp_and_hvp_of_a_complex_constant_are_zeros(product):
+    value, result = product(lambda a: dg.tensor(1j), dg.tensor([1.0, 2.0]), dg.tensor([1.0, 1.0]))
+    assert value.item() == 1j and result.dtype == dg.float64 and result.tolist() == [0.0, 0.0]  # torch

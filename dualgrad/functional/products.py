@@ -11,7 +11,7 @@ from ..forward_ad import dual_level, make_dual, unpack_dual
 from ..forward_ad.engine import DualLevel, set_tangent
 from ..reverse import enable_grad
 from ..reverse import grad as autograd_grad
-from ..reverse.api import in_dtype_of
+from ..reverse.api import implicit_grad, in_dtype_of
 from ..reverse.engine import run_backward
 from ..tensor import Tensor
 from ._common import (
@@ -57,9 +57,12 @@ def _pullback(outputs: tuple, inputs: tuple, vs: tuple, create_graph: bool) -> t
 def _gradient(out: Any, inputs: tuple, create_graph: bool) -> tuple:
     """``d out / d inputs`` for a scalar ``out``; without ``create_graph`` the graph, private
     to the caller, has its saved tensors freed as the backward pass uses them (a lower peak)."""
-    if create_graph or not out.requires_grad:
-        return _pullback((out,), inputs, (zeros_like(out) + 1,), create_graph)
-    return tuple(run_backward((out,), (zeros_like(out) + 1,), retain_graph=False, create_graph=False,
+    if not out.requires_grad:
+        return (None,) * len(inputs)
+    seed = implicit_grad(out)  # (torch's error for a complex ``out``)
+    if create_graph:
+        return _pullback((out,), inputs, (seed,), create_graph)
+    return tuple(run_backward((out,), (seed,), retain_graph=False, create_graph=False,
                               inputs=inputs, accumulate=False, free_as_used=True))
 
 
@@ -128,6 +131,8 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple:
     """``(func(inputs), v^T H)`` for scalar ``func``, by reverse mode over reverse mode.
 
+    ``func`` returns one real element (a complex one is torch's ``RuntimeError``, as for ``hvp``).
+
     >>> import dualgrad as dg
     >>> from dualgrad.autograd.functional import vhp
     >>> vhp(lambda x: (x ** 3).sum(), dg.tensor([1., 2.]), dg.tensor([1., 1.]))
@@ -138,7 +143,7 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         vs = check_v(v, inputs, in_tuple, "vhp", V_NONE_INPUT)
         xs = prepare(inputs, create_graph)
         out = scalar_output(func, xs, "vhp", strict)
-        jac = fill_unused(_pullback((out,), xs, (zeros_like(out) + 1,), True), xs, strict, INDEPENDENT)
+        jac = fill_unused(_gradient(out, xs, True), xs, strict, INDEPENDENT)
         check_requires_grad(jac, strict, JACOBIAN_INDEPENDENT)
         grads = fill_unused(_pullback(jac, xs, vs, create_graph), xs, strict, NOT_REACHED["vhp"],
                             create_graph, "hessian")

@@ -108,14 +108,7 @@ def _make_grads(outputs: tuple, grads: Any, batched: bool = False) -> list:
                     f"grad_output[{i}] is None: with `is_grads_batched=True` every output needs a batch of "
                     "gradients (its first dimension is the batch)"
                 )
-            if out.numel() != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if out.dtype.kind == "c":
-                raise RuntimeError(
-                    "grad can be implicitly created only for real scalar outputs but got "
-                    f"{out.dtype}"
-                )
-            result.append(_wrap(np.ones(out.shape, out.dtype)))
+            result.append(implicit_grad(out))
             continue
         if not isinstance(grad, Tensor):
             if isinstance(grad, bool) or not isinstance(grad, (int, float, complex, np.ndarray, np.generic)):
@@ -131,6 +124,15 @@ def _make_grads(outputs: tuple, grads: Any, batched: bool = False) -> list:
             )
         result.append(in_dtype_of(out, grad, i))
     return result
+
+
+def implicit_grad(out: Tensor) -> Tensor:
+    """The gradient seed of a scalar output given none (ones); torch's errors for any other output."""
+    if out.numel() != 1:
+        raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    if out.dtype.kind == "c":
+        raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
+    return _wrap(np.ones(out.shape, out.dtype))
 
 
 def in_dtype_of(out: Tensor, grad: Tensor, i: int) -> Tensor:
