@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dualgrad.autograd.functional import hvp, jvp, vhp
+from dualgrad.autograd.functional import hessian, hvp, jacobian, jvp, vhp
 
 import dualgrad as dg
 from dualgrad import forward_ad as fwAD
@@ -127,3 +127,19 @@ def test_vhp_and_hvp_refuse_a_complex_output(product, create_graph, f, x, v):
 def test_vhp_and_hvp_of_a_complex_constant_are_zeros(product):
     value, result = product(lambda a: dg.tensor(1j), dg.tensor([1.0, 2.0]), dg.tensor([1.0, 1.0]))
     assert value.item() == 1j and result.dtype == dg.float64 and result.tolist() == [0.0, 0.0]  # torch
+
+
+@pytest.mark.parametrize("options", [dict(), dict(create_graph=True), dict(strict=True), dict(vectorize=True),
+                                     dict(vectorize=True, strategy="forward-mode")])
+def test_jacobian_of_an_empty_output_is_empty(options):
+    # torch fails (stack of an empty list; an IndexError with vectorize=True)
+    jac = jacobian(lambda a: a[:0], dg.tensor([1.0, 2.0]), **options)
+    assert jac.shape == (0, 2) and jac.dtype == dg.float64
+
+
+@pytest.mark.parametrize("options", [dict(), dict(vectorize=True),
+                                     dict(vectorize=True, outer_jacobian_strategy="forward-mode")])
+def test_hessian_with_an_empty_input(options):
+    (aa, ab), (ba, bb) = hessian(lambda a, b: a.sum() + (b ** 2).sum(), (dg.zeros(0), dg.tensor([1.0])), **options)
+    assert (aa.shape, ab.shape, ba.shape, bb.shape) == ((0, 0), (0, 1), (1, 0), (1, 1))
+    assert bb.tolist() == [[2.0]]  # torch's (forward-mode outer strategy; the others fail in stack)
