@@ -692,12 +692,16 @@ class Tensor:
         return out
 
     def detach_(self) -> Tensor:
-        """Detach this tensor from the graph in place, making it a leaf (a view cannot be, as in torch)."""
+        """Detach this tensor from the graph in place, making it a leaf (a view cannot be, as in torch).
+
+        Its forward-mode tangents are dropped too, as ``detach()``'s.
+        """
         if self._view is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
+        self._fw = None  # forward-mode tangents too (as torch's)
         return self
 
     @property

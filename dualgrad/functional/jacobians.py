@@ -53,7 +53,7 @@ def _rows_loop(outputs: tuple, xs: tuple, create_graph: bool, strict: bool) -> l
             for r, g in zip(rows, grads, strict=True):
                 r.append(g)
         jac.append(tuple(stack(r).reshape(tuple(out.shape) + tuple(x.shape)) if r
-                         else zeros_like(x).reshape(tuple(out.shape) + tuple(x.shape))
+                         else zeros_like(x).expand(tuple(out.shape) + tuple(x.shape))  # (an empty output)
                          for r, x in zip(rows, xs, strict=True)))
     return jac
 

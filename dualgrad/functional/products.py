@@ -11,6 +11,7 @@ from ..forward_ad import dual_level, make_dual, unpack_dual
 from ..forward_ad.engine import DualLevel, set_tangent
 from ..reverse import enable_grad
 from ..reverse import grad as autograd_grad
+from ..reverse.api import implicit_grad, in_dtype_of
 from ..reverse.engine import run_backward
 from ..tensor import Tensor
 from ._common import (
@@ -56,10 +57,19 @@ def _pullback(outputs: tuple, inputs: tuple, vs: tuple, create_graph: bool) -> t
 def _gradient(out: Any, inputs: tuple, create_graph: bool) -> tuple:
     """``d out / d inputs`` for a scalar ``out``; without ``create_graph`` the graph, private
     to the caller, has its saved tensors freed as the backward pass uses them (a lower peak)."""
-    if create_graph or not out.requires_grad:
-        return _pullback((out,), inputs, (zeros_like(out) + 1,), create_graph)
-    return tuple(run_backward((out,), (zeros_like(out) + 1,), retain_graph=False, create_graph=False,
+    if not out.requires_grad:
+        return (None,) * len(inputs)
+    seed = implicit_grad(out)  # (torch's error for a complex ``out``)
+    if create_graph:
+        return _pullback((out,), inputs, (seed,), create_graph)
+    return tuple(run_backward((out,), (seed,), retain_graph=False, create_graph=False,
                               inputs=inputs, accumulate=False, free_as_used=True))
+
+
+def _tangents(vs: tuple, inputs: tuple) -> tuple:
+    """``v`` as tangents of ``inputs``: each entry in its input's dtype (an integer one too), and
+    torch's error for a complex entry of a real input or the reverse (its double-backward trick's)."""
+    return tuple(in_dtype_of(x, t, i) for i, (x, t) in enumerate(zip(inputs, vs, strict=True)))
 
 
 def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
@@ -89,13 +99,17 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple:
     """``(func(inputs), J v)``: the Jacobian-vector product, in one forward-mode pass.
 
+    Each entry of ``v`` is taken in its input's dtype (an integer ``v`` too), as
+    in torch; a complex entry for a real input (or the reverse) is torch's
+    ``RuntimeError``. ``hvp`` takes ``v`` the same way.
+
     >>> import dualgrad as dg
     >>> from dualgrad.autograd.functional import jvp
     >>> jvp(lambda x: x ** 2, dg.tensor([1., 2.]), dg.tensor([1., 0.]))
     (tensor([1., 4.]), tensor([2., 0.]))
     """
     in_tuple, inputs = as_tuple(inputs, "inputs", "jvp")
-    vs = check_v(v, inputs, in_tuple, "jvp", V_NONE_INPUT)
+    vs = _tangents(check_v(v, inputs, in_tuple, "jvp", V_NONE_INPUT), inputs)
     with enable_grad(), dual_level() as number:
         level = STATE.dual_levels[number]
         level.tape_tangents = create_graph
@@ -117,6 +131,8 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple:
     """``(func(inputs), v^T H)`` for scalar ``func``, by reverse mode over reverse mode.
 
+    ``func`` returns one real element (a complex one is torch's ``RuntimeError``, as for ``hvp``).
+
     >>> import dualgrad as dg
     >>> from dualgrad.autograd.functional import vhp
     >>> vhp(lambda x: (x ** 3).sum(), dg.tensor([1., 2.]), dg.tensor([1., 1.]))
@@ -127,7 +143,7 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         vs = check_v(v, inputs, in_tuple, "vhp", V_NONE_INPUT)
         xs = prepare(inputs, create_graph)
         out = scalar_output(func, xs, "vhp", strict)
-        jac = fill_unused(_pullback((out,), xs, (zeros_like(out) + 1,), True), xs, strict, INDEPENDENT)
+        jac = fill_unused(_gradient(out, xs, True), xs, strict, INDEPENDENT)
         check_requires_grad(jac, strict, JACOBIAN_INDEPENDENT)
         grads = fill_unused(_pullback(jac, xs, vs, create_graph), xs, strict, NOT_REACHED["vhp"],
                             create_graph, "hessian")
@@ -155,7 +171,7 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     (tensor(9.), tensor([6., 0.]))
     """
     in_tuple, inputs = as_tuple(inputs, "inputs", "hvp")
-    vs = check_v(v, inputs, in_tuple, "hvp", V_NONE_INPUT)
+    vs = _tangents(check_v(v, inputs, in_tuple, "hvp", V_NONE_INPUT), inputs)
     with enable_grad(), dual_level() as number:
         level = STATE.dual_levels[number]
         level.tape_tangents = create_graph
@@ -163,7 +179,9 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         level.defer_tangents = not create_graph
         out = scalar_output(func, xs, "hvp", strict)
         level.defer_tangents = False
-        set_tangent(out, level, None)  # never read: what its deferred tangent holds goes now
+        if not create_graph:  # never read: what its deferred tangent holds goes now (with create_graph,
+            # a backward rule reading ``out`` as a saved output takes its tangent from ``out`` itself)
+            set_tangent(out, level, None)
         grads = fill_unused(_gradient(out, xs, create_graph), xs, strict, INDEPENDENT)
         # a missing tangent: the gradient does not depend on the inputs (torch's jacobian check)
         products = fill_unused(tuple(unpack_dual(g).tangent for g in grads), grads, strict,

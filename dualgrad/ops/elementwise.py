@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor, torch_dtype_name
+from ..tensor import Tensor, is_differentiable_dtype, torch_dtype_name
 from .dispatch import apply, tensor_arg
 from .registry import (
     ENGINE_ONLY,
@@ -350,6 +350,15 @@ CONJ = Op("conj", np.conjugate, vjp=(lambda g, out, x: g.conj(),), jvp=lambda ts
 ANGLE = Op("angle", _angle_impl, vjp=(_angle_vjp,), jvp=_angle_jvp, family="elementwise")
 CAST = linear("to", lambda x, dtype: x.astype(dtype, copy=False),
               (lambda g, out, x, dtype: g,), family="elementwise", grad_name="ToCopyBackward0")
+_cast_values_jvp = CAST.jvp
+
+
+def _cast_jvp(tangents: tuple, out: Any, x: Any, dtype: np.dtype) -> Tensor | None:
+    """The cast tangent; none for an integer or bool result (torch's: it cannot carry one)."""
+    return _cast_values_jvp(tangents, out, x, dtype=dtype) if is_differentiable_dtype(dtype) else None
+
+
+CAST.jvp = _cast_jvp
 CLONE = linear("clone", np.copy, (lambda g, out, x: g,), family="elementwise")
 
 # -- non-differentiable ----------------------------------------------------------------------

@@ -108,14 +108,7 @@ def _make_grads(outputs: tuple, grads: Any, batched: bool = False) -> list:
                     f"grad_output[{i}] is None: with `is_grads_batched=True` every output needs a batch of "
                     "gradients (its first dimension is the batch)"
                 )
-            if out.numel() != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if out.dtype.kind == "c":
-                raise RuntimeError(
-                    "grad can be implicitly created only for real scalar outputs but got "
-                    f"{out.dtype}"
-                )
-            result.append(_wrap(np.ones(out.shape, out.dtype)))
+            result.append(implicit_grad(out))
             continue
         if not isinstance(grad, Tensor):
             if isinstance(grad, bool) or not isinstance(grad, (int, float, complex, np.ndarray, np.generic)):
@@ -129,16 +122,28 @@ def _make_grads(outputs: tuple, grads: Any, batched: bool = False) -> list:
                 f"Mismatch in shape: grad_output[{i}] has a shape of {grad.shape} and "
                 f"output[{i}] has a shape of {out.shape}."
             )
-        if (grad.dtype.kind == "c") != (out.dtype.kind == "c"):
-            raise RuntimeError(
-                f"For complex Tensors, both grad_output and output are required to have the same "
-                f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {grad.dtype} and "
-                f"output[{i}] has a dtype of {out.dtype}."
-            )
-        if grad.dtype != out.dtype:
-            grad = grad.to(out.dtype)
-        result.append(grad)
+        result.append(in_dtype_of(out, grad, i))
     return result
+
+
+def implicit_grad(out: Tensor) -> Tensor:
+    """The gradient seed of a scalar output given none (ones); torch's errors for any other output."""
+    if out.numel() != 1:
+        raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    if out.dtype.kind == "c":
+        raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
+    return _wrap(np.ones(out.shape, out.dtype))
+
+
+def in_dtype_of(out: Tensor, grad: Tensor, i: int) -> Tensor:
+    """``grad`` (given for output ``i``) in ``out``'s dtype; torch's error if one only is complex."""
+    if (grad.dtype.kind == "c") != (out.dtype.kind == "c"):
+        raise RuntimeError(
+            f"For complex Tensors, both grad_output and output are required to have the same "
+            f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {grad.dtype} and "
+            f"output[{i}] has a dtype of {out.dtype}."
+        )
+    return grad if grad.dtype == out.dtype else grad.to(out.dtype)
 
 
 def _check_outputs(outputs: tuple) -> None:
