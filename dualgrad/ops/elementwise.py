@@ -348,17 +348,15 @@ IMAG = Op("imag", _imag_impl, vjp=(lambda g, out, x: g * 1j,), jvp=lambda ts, ou
 CONJ = Op("conj", np.conjugate, vjp=(lambda g, out, x: g.conj(),), jvp=lambda ts, out, x: ts[0].conj(),
           family="elementwise", save_inputs=False)
 ANGLE = Op("angle", _angle_impl, vjp=(_angle_vjp,), jvp=_angle_jvp, family="elementwise")
-CAST = linear("to", lambda x, dtype: x.astype(dtype, copy=False),
-              (lambda g, out, x, dtype: g,), family="elementwise", grad_name="ToCopyBackward0")
-_cast_values_jvp = CAST.jvp
 
 
 def _cast_jvp(tangents: tuple, out: Any, x: Any, dtype: np.dtype) -> Tensor | None:
-    """The cast tangent; none for an integer or bool result (torch's: it cannot carry one)."""
-    return _cast_values_jvp(tangents, out, x, dtype=dtype) if is_differentiable_dtype(dtype) else None
+    """The tangent cast as the value; none for an integer or bool result (torch's: it cannot carry one)."""
+    return apply(CAST, tangents[0], dtype=dtype) if is_differentiable_dtype(dtype) else None
 
 
-CAST.jvp = _cast_jvp
+CAST = linear("to", lambda x, dtype: x.astype(dtype, copy=False), (lambda g, out, x, dtype: g,),
+              jvp=_cast_jvp, family="elementwise", grad_name="ToCopyBackward0")
 CLONE = linear("clone", np.copy, (lambda g, out, x: g,), family="elementwise")
 
 # -- non-differentiable ----------------------------------------------------------------------

@@ -605,7 +605,8 @@ def _reads_nothing(has_tangent: tuple) -> tuple:
 def linear(name: str, impl: Callable, vjp: Sequence[Callable] | Callable, **kwargs: Any) -> Op:
     """A linear op (in each tensor input): its jvp is the op applied to the tangents.
 
-    Missing tangents count as zeros; ``vjp`` is the transpose and must be given.
+    Missing tangents count as zeros; ``vjp`` is the transpose and must be given. A ``jvp`` given
+    replaces that one (it must read the tangents only).
     """
     kwargs.setdefault("save_inputs", False)
     op = Op(name, impl, vjp=vjp, family=kwargs.pop("family", "linear"), **kwargs)
@@ -614,7 +615,8 @@ def linear(name: str, impl: Callable, vjp: Sequence[Callable] | Callable, **kwar
         filled = [t if t is not None else _zeros_for(x) for t, x in zip(tangents, inputs)]
         return apply(op, *filled, **params)
 
-    op.jvp = jvp
+    if op.jvp is None:
+        op.jvp = jvp
     op.jvp_reads = _reads_nothing
     return op
 
