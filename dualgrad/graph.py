@@ -446,7 +446,7 @@ def _dot_body(start: Any, root_edge: str | None) -> list:
 
 def _dot_label(node: Any) -> str:
     if hasattr(node, "variable"):
-        return f'label="{node.name()}\\nleaf {node.variable.shape}", style=filled, fillcolor=lightblue'
+        return f'label="AccumulateGrad\\nleaf {node.variable.shape}", style=filled, fillcolor=lightblue'
     parts = [node.name()]
     for attr in dir(node):
         if attr.startswith("_raw_saved_"):

@@ -263,8 +263,8 @@ def test_next_functions_list_the_inputs_the_op_can_differentiate():
     def names(t):
         return [(None if f is None else f.name(), nr) for f, nr in t.grad_fn.next_functions]
 
-    assert names(dg.where(condition, x, x * 2)) == [("AccumulateGrad", 0), ("MulBackward0", 0)]
-    assert names(dg.where(condition, x, dg.zeros(3))) == [("AccumulateGrad", 0), (None, 0)]
-    assert names(dg.gather(x, 0, index)) == [("AccumulateGrad", 0)]
-    assert names(dg.index_select(x, 0, index)) == [("AccumulateGrad", 0)]
-    assert names(x * dg.ones(3)) == [("AccumulateGrad", 0), (None, 0)]
+    assert names(dg.where(condition, x, x * 2)) == [("torch::autograd::AccumulateGrad", 0), ("MulBackward0", 0)]
+    assert names(dg.where(condition, x, dg.zeros(3))) == [("torch::autograd::AccumulateGrad", 0), (None, 0)]
+    assert names(dg.gather(x, 0, index)) == [("torch::autograd::AccumulateGrad", 0)]
+    assert names(dg.index_select(x, 0, index)) == [("torch::autograd::AccumulateGrad", 0)]
+    assert names(x * dg.ones(3)) == [("torch::autograd::AccumulateGrad", 0), (None, 0)]

@@ -68,7 +68,7 @@ def test_names():
     assert (a * 2).grad_fn.name() == "MulBackward0"
     assert (a ** 2).grad_fn.name() == "PowBackward0"
     assert (a + a).grad_fn.name() == "AddBackward0"
-    assert (a * 2).grad_fn.next_functions[0][0].name() == "AccumulateGrad"
+    assert (a * 2).grad_fn.next_functions[0][0].name() == "torch::autograd::AccumulateGrad"
 
 
 def test_next_functions():
@@ -78,7 +78,7 @@ def test_next_functions():
     c = b * const
     d = c + a
     (acc, nr), = b.grad_fn.next_functions
-    assert acc.name() == "AccumulateGrad" and acc.variable is a and nr == 0
+    assert acc.name() == "torch::autograd::AccumulateGrad" and acc.variable is a and nr == 0
     assert c.grad_fn.next_functions[0] == (b.grad_fn, 0)
     assert c.grad_fn.next_functions[1] == (None, 0)
     assert d.grad_fn.next_functions[0][0] is c.grad_fn
@@ -234,7 +234,7 @@ def test_gradient_edge_of_a_non_leaf_is_an_input_of_grad():
 def test_gradient_edge_of_a_leaf_is_its_accumulate_grad():
     x = dg.tensor([1., 2.], requires_grad=True)
     edge = dg.graph.get_gradient_edge(x)
-    assert edge.node.name() == "AccumulateGrad" and edge.output_nr == 0
+    assert edge.node.name() == "torch::autograd::AccumulateGrad" and edge.output_nr == 0
     assert dg.grad((x * 3).sum(), edge)[0].tolist() == [3., 3.]
 
 

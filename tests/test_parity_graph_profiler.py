@@ -198,4 +198,4 @@ def test_chrome_trace_categories_are_torchs(tmp_path):
     prof.export_chrome_trace(str(path))
     categories = {e["name"]: e["cat"] for e in json.loads(path.read_text())["traceEvents"]}
     assert categories["step"] == "user_annotation"
-    assert categories["mul"] == categories["MulBackward0"] == categories["AccumulateGrad"] == "cpu_op"
+    assert categories["mul"] == categories["MulBackward0"] == categories["torch::autograd::AccumulateGrad"] == "cpu_op"

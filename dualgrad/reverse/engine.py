@@ -19,7 +19,7 @@ import numpy as np
 
 from .._state import STATE
 from ..tensor import Tensor, _wrap, is_private_temporary, is_untracked_like, private_tangent
-from .node import Node
+from .node import ACCUMULATE_GRAD_NAME, Node
 
 
 def run_backward(
@@ -496,8 +496,9 @@ class _EngineStep:
         return self._name
 
 
-_GRAPH_ROOT = _EngineStep("GraphRoot")
-_ACCUMULATE_GRAD = _EngineStep("AccumulateGrad")
+# (torch's names, which its profiler shows: see the profiler example of the torch.autograd reference)
+_GRAPH_ROOT = _EngineStep("torch::autograd::GraphRoot")
+_ACCUMULATE_GRAD = _EngineStep(ACCUMULATE_GRAD_NAME)
 
 
 def _observe_node(node: Any, grads: Any, run: Any = None) -> Any:

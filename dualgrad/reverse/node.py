@@ -212,8 +212,12 @@ _PUBLIC_NAMES = ("metadata", "name", "next_functions", "register_hook", "registe
                  "requires_grad")
 
 
+ACCUMULATE_GRAD_NAME = "torch::autograd::AccumulateGrad"  # (torch's ``name()`` of these nodes)
+
+
 class AccumulateGrad:
-    """The node through which a leaf tensor receives its gradient."""
+    """The node through which a leaf tensor receives its gradient; its ``name()`` is torch's,
+    ``'torch::autograd::AccumulateGrad'``."""
 
     __slots__ = ("variable", "__weakref__")
 
@@ -221,7 +225,7 @@ class AccumulateGrad:
         self.variable = variable
 
     def name(self) -> str:
-        return "AccumulateGrad"
+        return ACCUMULATE_GRAD_NAME
 
     def __repr__(self) -> str:
         return "<AccumulateGrad>"
