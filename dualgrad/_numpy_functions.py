@@ -247,12 +247,23 @@ def _fix(x: Any, out: Any = None) -> Any:
 
 
 # -- shape manipulation ---------------------------------------------------------------------------------
+def _rearranged(a: Any, numpy_fn: Any, *args: Any, **kwargs: Any) -> Tensor:
+    """``numpy_fn(a, ...)`` for a function that only moves or repeats elements: NumPy runs on the flat
+    positions of ``a`` and the result gathers them (so its gradient adds up where positions repeat)."""
+    a = _t(a)
+    positions = numpy_fn(np.arange(int(np.prod(a.shape))).reshape(a.shape), *args, **kwargs)
+    return dg.take(a, positions)
+
+
 @implements(np.reshape)
 def _reshape(a: Any, /, shape: Any = None, order: str = "C", *, newshape: Any = None,
              copy: Any = None) -> Any:
+    shape = shape if shape is not None else newshape
+    if order == "F":
+        return _rearranged(a, np.reshape, shape, order="F")
     if order != "C":
         raise _unsupported("reshape", f"order={order!r}")
-    return dg.reshape(_t(a), shape if shape is not None else newshape)
+    return dg.reshape(_t(a), shape)
 
 
 @implements(np.ravel)
@@ -272,6 +283,14 @@ def _matrix_transpose(x: Any, /) -> Any:
     if x.ndim < 2:
         raise ValueError(f"Input array must be at least 2-dimensional, but it is {x.ndim}")
     return dg.transpose(x, -2, -1)
+
+
+@implements(np.rollaxis)
+def _rollaxis(a: Any, axis: int, start: int = 0) -> Any:
+    a = _t(a)
+    # NumPy's permutation (and errors) read off an array whose axis d has length d + 1 (broadcast: no memory)
+    rolled = np.rollaxis(np.broadcast_to(0.0, tuple(range(1, a.ndim + 1))), axis, start)
+    return dg.permute(a, tuple(n - 1 for n in rolled.shape))
 
 
 @implements(np.swapaxes)
@@ -392,6 +411,39 @@ def _column_stack(tup: Sequence) -> Any:
     return dg.cat(tensors, 1)
 
 
+@implements(np.append)
+def _append(arr: Any, values: Any, axis: Any = None) -> Any:
+    return _concatenate([arr, values], axis=axis)
+
+
+@implements(np.block)
+def _block(arrays: Any) -> Any:
+    depth = _nesting(arrays)
+    ndim = max(depth, max(t.ndim for t in _leaves(arrays)))
+    return _joined_blocks(arrays, depth, ndim)
+
+
+def _nesting(arrays: Any) -> int:
+    """How deep the lists of np.block's argument go (along the first entries)."""
+    if not isinstance(arrays, list):
+        return 0
+    return 1 + (_nesting(arrays[0]) if arrays else 0)
+
+
+def _leaves(arrays: Any) -> list:
+    return [leaf for part in arrays for leaf in _leaves(part)] if isinstance(arrays, list) else [_t(arrays)]
+
+
+def _joined_blocks(arrays: Any, depth: int, ndim: int) -> Tensor:
+    """The innermost lists are joined along the last axis, the lists holding them along the one before..."""
+    if depth == 0:
+        a = _t(arrays)
+        return dg.reshape(a, (1,) * (ndim - a.ndim) + a.shape)
+    if not isinstance(arrays, list):
+        raise ValueError("List depths are mismatched")
+    return dg.cat([_joined_blocks(part, depth - 1, ndim) for part in arrays], -depth)
+
+
 @implements(np.unstack)
 def _unstack(x: Any, /, *, axis: int = 0) -> tuple:
     return dg.unbind(_t(x), axis)
@@ -419,6 +471,29 @@ def _array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
     return list(dg.split(ary, _split_sizes(ary.shape[axis], indices_or_sections, False), axis))
 
 
+def _split_along(name: str, axis: int, min_ndim: int, ary: Any, indices_or_sections: Any) -> list:
+    """hsplit / vsplit / dsplit: np.split along ``axis``, for arrays of at least ``min_ndim`` axes."""
+    ary = _t(ary)
+    if ary.ndim < min_ndim:
+        raise ValueError(f"{name} only works on arrays of {min_ndim} or more dimensions")
+    return _split(ary, indices_or_sections, axis)
+
+
+@implements(np.hsplit)
+def _hsplit(ary: Any, indices_or_sections: Any) -> list:
+    return _split_along("hsplit", 1 if _t(ary).ndim > 1 else 0, 1, ary, indices_or_sections)
+
+
+@implements(np.vsplit)
+def _vsplit(ary: Any, indices_or_sections: Any) -> list:
+    return _split_along("vsplit", 0, 2, ary, indices_or_sections)
+
+
+@implements(np.dsplit)
+def _dsplit(ary: Any, indices_or_sections: Any) -> list:
+    return _split_along("dsplit", 2, 3, ary, indices_or_sections)
+
+
 @implements(np.flip)
 def _flip(m: Any, axis: Any = None) -> Any:
     return dg.flip(_t(m), axis)
@@ -439,6 +514,56 @@ def _roll(a: Any, shift: Any, axis: Any = None) -> Any:
     return dg.roll(_t(a), shift, axis)
 
 
+@implements(np.rot90)
+def _rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
+    return dg.rot90(_t(m), k, tuple(axes))
+
+
+@implements(np.resize)
+def _resize(a: Any, new_shape: Any) -> Any:
+    return _rearranged(a, np.resize, new_shape)
+
+
+@implements(np.delete)
+def _delete(arr: Any, obj: Any, axis: Any = None) -> Any:
+    return _rearranged(arr, np.delete, _raw_index(obj), axis)
+
+
+@implements(np.compress)
+def _compress(condition: Any, a: Any, axis: Any = None, out: Any = None) -> Any:
+    kept = _rearranged(a, lambda positions: np.compress(_raw_index(condition), positions, axis))
+    return _finish(kept, out, "compress")
+
+
+@implements(np.extract)
+def _extract(condition: Any, arr: Any) -> Any:
+    return _rearranged(arr, lambda positions: np.extract(_raw_index(condition), positions))
+
+
+@implements(np.partition)
+def _partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None) -> Any:
+    a = _t(a)
+    if axis is None:
+        a, axis = dg.reshape(a, (-1,)), 0
+    return dg.take_along_axis(a, np.argpartition(a._data, kth, axis), axis)
+
+
+@implements(np.choose)
+def _choose(a: Any, choices: Sequence, out: Any = None, mode: str = "raise") -> Any:
+    if mode != "raise":
+        raise _unsupported("choose", f"mode={mode!r}")
+    index = np.asarray(_raw_index(a))
+    tensors = [_t(c) for c in choices]
+    shape = np.broadcast_shapes(index.shape, *(t.shape for t in tensors))
+    stacked = dg.stack([dg.broadcast_to(t, shape) for t in tensors])
+    return _finish(dg.take_along_axis(stacked, np.broadcast_to(index, shape)[None], 0)[0], out, "choose")
+
+
+def _raw_index(value: Any) -> Any:
+    """An index or mask argument as NumPy data (a Tensor's data; indices carry no gradient)."""
+    return value._data if isinstance(value, Tensor) else value
+
+
 @implements(np.tile)
 def _tile(A: Any, reps: Any) -> Any:  # noqa: N803 - NumPy's name
     return dg.tile(_t(A), (reps,) if isinstance(reps, int) else tuple(reps))
@@ -447,6 +572,11 @@ def _tile(A: Any, reps: Any) -> Any:  # noqa: N803 - NumPy's name
 @implements(np.repeat)
 def _repeat(a: Any, repeats: Any, axis: Any = None) -> Any:
     return dg.repeat_interleave(_t(a), repeats, axis)
+
+
+@implements(np.diagflat)
+def _diagflat(v: Any, k: int = 0) -> Any:
+    return dg.diagflat(_t(v), k)
 
 
 @implements(np.diagonal)
@@ -485,14 +615,32 @@ def _triu(m: Any, k: int = 0) -> Any:
     return dg.triu(_t(m), k)
 
 
+# np.pad's modes that only repeat elements of the array (``reflect`` and ``symmetric`` with the default
+# reflect_type='even')
+_COPYING_PAD_MODES = ("edge", "reflect", "symmetric", "wrap")
+
+
 @implements(np.pad)
 def _pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
     array = _t(array)
+    if mode in _COPYING_PAD_MODES and kwargs.get("reflect_type", "even") == "even":
+        return _rearranged(array, np.pad, pad_width, mode=mode, **kwargs)
     value = kwargs.pop("constant_values", 0)
-    if mode != "constant" or kwargs or np.ndim(value):
-        raise _unsupported("pad", f"mode={mode!r} or per-axis constant_values")
+    if mode != "constant" or kwargs:
+        raise _unsupported("pad", f"mode={mode!r} or the options {sorted(kwargs)}")
+    if np.ndim(value):
+        return _pad_per_axis(array, pad_width, value)
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (array.ndim, 2))
     return dg.pad(array, [int(w) for pair in widths[::-1] for w in pair], value=value)
+
+
+def _pad_per_axis(array: Tensor, pad_width: Any, values: Any) -> Tensor:
+    """np.pad with a constant per axis and side: the filled border from NumPy, the array gathered inside."""
+    if isinstance(values, Tensor):
+        raise _unsupported("pad", "Tensor constant_values per axis")
+    positions = np.pad(np.arange(int(np.prod(array.shape))).reshape(array.shape), pad_width, constant_values=-1)
+    border = np.pad(np.zeros(array.shape, array.dtype), pad_width, constant_values=values)
+    return dg.where(positions < 0, border, dg.take(array, np.maximum(positions, 0)))
 
 
 @implements(np.take)
@@ -606,6 +754,11 @@ def _full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K", sub
 @implements(np.dot)
 def _dot(a: Any, b: Any, out: Any = None) -> Any:
     return _finish(dg.dot(a, b), out, "dot")
+
+
+@implements(np.kron)
+def _kron(a: Any, b: Any) -> Any:
+    return dg.kron(_t(a), _t(b))
 
 
 @implements(np.vdot)
@@ -755,3 +908,5 @@ RAW_FUNCTIONS.update({
     np.may_share_memory, np.shares_memory, np.save, np.savez, np.savetxt, np.argpartition,
     np.nanargmax, np.nanargmin,
 })
+
+from . import _numpy_numerical, _numpy_statistics  # noqa: E402, F401 - register their adaptors

@@ -109,6 +109,21 @@ def _matmul(x: Any, y: Any) -> Tensor:
     return _resolve("matmul")(_tensor(x), _tensor(y))
 
 
+def _frexp(x: Any) -> tuple:
+    return tuple(_resolve("frexp")(x))
+
+
+def _modf(x: Any) -> tuple:
+    """(fractional part, integral part), both with ``x``'s sign; the fractional part has slope 1."""
+    whole = _resolve("trunc")(x)
+    return x - whole, whole
+
+
+def _cumulative_extreme(name: str) -> Callable:
+    """``np.maximum.accumulate`` / ``np.minimum.accumulate``: the values of ``dualgrad.cummax`` / ``cummin``."""
+    return lambda x, axis: _resolve(name)(x, axis).values
+
+
 def _tensor(x: Any) -> Tensor:
     return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
 
@@ -128,7 +143,7 @@ UFUNCS: dict[np.ufunc, str | Callable] = {
     np.exp2: "exp2", np.logaddexp2: "logaddexp2", np.cbrt: "cbrt", np.deg2rad: "deg2rad",
     np.radians: "deg2rad", np.rad2deg: "rad2deg", np.degrees: "rad2deg", np.copysign: "copysign",
     np.heaviside: "heaviside", np.divmod: _divmod, np.vecdot: _vecdot,
-    np.matvec: _matvec, np.vecmat: _vecmat,
+    np.matvec: _matvec, np.vecmat: _vecmat, np.ldexp: "ldexp", np.frexp: _frexp, np.modf: _modf,
     # zero gradient or not differentiable: table ops, so that they also run under vmap
     np.equal: _op_call("eq"), np.not_equal: _op_call("ne"), np.less: _op_call("lt"),
     np.less_equal: _op_call("le"), np.greater: _op_call("gt"), np.greater_equal: _op_call("ge"),
@@ -149,9 +164,12 @@ RAW_UFUNCS = {np.nextafter, np.spacing, np.isnat, np.left_shift, np.right_shift,
 # ufunc.reduce / ufunc.accumulate -> dualgrad function name (taking axis=, keepdims=).
 REDUCTIONS: dict[np.ufunc, str] = {
     np.add: "sum", np.multiply: "prod", np.maximum: "amax", np.minimum: "amin",
-    np.fmax: "amax", np.fmin: "amin", np.logical_and: "all", np.logical_or: "any",
+    np.fmax: "amax", np.fmin: "amin", np.logical_and: "all", np.logical_or: "any", np.logaddexp: "logsumexp",
 }
-ACCUMULATIONS: dict[np.ufunc, str] = {np.add: "cumsum", np.multiply: "cumprod"}
+ACCUMULATIONS: dict[np.ufunc, str | Callable] = {
+    np.add: "cumsum", np.multiply: "cumprod", np.maximum: _cumulative_extreme("cummax"),
+    np.minimum: _cumulative_extreme("cummin"), np.logaddexp: "logcumsumexp",
+}
 # How ``initial=`` of a reduction combines with the reduced value.
 _COMBINE = {np.add: "add", np.multiply: "mul", np.maximum: "maximum", np.minimum: "minimum",
             np.fmax: "maximum", np.fmin: "minimum"}
@@ -329,10 +347,19 @@ def _accumulate(ufunc: np.ufunc, inputs: tuple, kwargs: dict, where: Any, dtype:
     if name is None or kwargs or where is not True:
         return NotImplemented
     (x,) = _cast(inputs, dtype)
-    return _resolve(name)(x, axis=axis)
+    return (_resolve(name) if isinstance(name, str) else name)(x, axis=axis)
 
 
-_METHODS = {"__call__": _call, "reduce": _reduce, "accumulate": _accumulate}
+def _outer(ufunc: np.ufunc, inputs: tuple, kwargs: dict, where: Any, dtype: Any) -> Any:
+    """``ufunc.outer(a, b)``: the ufunc of ``a`` given ``b.ndim`` trailing axes of length 1, and ``b``."""
+    if len(inputs) != 2 or ufunc.nin != 2 or where is not True:
+        return NotImplemented
+    a, b = (_tensor(x) for x in inputs)
+    a = _resolve("reshape")(a, a.shape + (1,) * b.ndim)
+    return _call(ufunc, (a, b), kwargs, where, dtype)
+
+
+_METHODS = {"__call__": _call, "reduce": _reduce, "accumulate": _accumulate, "outer": _outer}
 
 
 def _ufunc_fallback(ufunc: np.ufunc, method: str, name: str, inputs: tuple, kwargs: dict, out: Any,

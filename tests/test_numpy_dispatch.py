@@ -535,12 +535,11 @@ def test_missing_linalg_function_runs_numpy_for_untracked_inputs(monkeypatch):
 
 # -- errors --------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("call, name", [
-    (lambda x: np.median(x), "numpy.median"),
-    (lambda x: np.percentile(x, 50), "numpy.percentile"),
-    (lambda x: np.add.outer(x, x), "numpy.add.outer"),
-    (lambda x: np.ldexp(x, 2), "numpy.ldexp"),
-    (lambda x: np.reshape(x, (2, 1), order="F"), "numpy.reshape with order='F'"),
-    (lambda x: np.pad(x, 1, mode="reflect"), "numpy.pad with mode='reflect'"),
+    (lambda x: np.insert(x, 1, 3.0), "numpy.insert"),
+    (lambda x: np.trim_zeros(x), "numpy.trim_zeros"),
+    (lambda x: np.add.reduceat(x, [0]), "numpy.add.reduceat"),
+    (lambda x: np.reshape(x, (2, 1), order="A"), "numpy.reshape with order='A'"),
+    (lambda x: np.pad(x, 1, mode="mean"), "numpy.pad with mode='mean'"),
 ])
 def test_function_without_rule_raises_for_tracked_tensors(call, name):
     x = dg.tensor([1.0, 2.0], requires_grad=True)
@@ -552,10 +551,10 @@ def test_function_without_rule_raises_for_tracked_tensors(call, name):
 def test_function_without_rule_raises_under_forward_mode_and_vmap():
     with fwAD.dual_level():
         dual = fwAD.make_dual(dg.tensor([1.0, 2.0]), dg.tensor([1.0, 0.0]))
-        with pytest.raises(TypeError, match="no derivative rule for numpy.median"):
-            np.median(dual)
-    with pytest.raises(TypeError, match="no derivative rule for numpy.median"):
-        dg.vmap(np.median)(dg.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        with pytest.raises(TypeError, match="no derivative rule for numpy.insert"):
+            np.insert(dual, 0, 1.0)
+    with pytest.raises(TypeError, match="no derivative rule for numpy.insert"):
+        dg.vmap(lambda x: np.insert(x, 0, 1.0))(dg.tensor([[1.0, 2.0], [3.0, 4.0]]))
 
 
 def test_function_without_rule_runs_numpy_on_untracked_tensors():

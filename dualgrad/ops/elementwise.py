@@ -337,8 +337,19 @@ CLAMP_MIN = overload(CLAMP, "clamp_min", "ClampMinBackward0",
                      name_by_operands({(True, True, False): "ClampMinBackward1"}))
 CLAMP_MAX = overload(CLAMP, "clamp_max", "ClampMaxBackward0",
                      name_by_operands({(True, False, True): "ClampMaxBackward1"}))
+# (the gradient is selected, not multiplied by the mask: a NaN gradient where the branch was not taken
+# gives 0, as torch's)
 WHERE = elementwise("where", np.where, (None, lambda out, c, x, y: c, lambda out, c, x, y: ~c),
+                    vjp=(None, lambda g, out, c, x, y: _where(c, g, 0.0), lambda g, out, c, x, y: _where(c, 0.0, g)),
                     arg_names=("condition", "self", "other"), promotion=1)
+
+
+def _where_jvp(tangents: tuple, out: Any, c: Any, x: Any, y: Any) -> Tensor:
+    _, tx, ty = tangents
+    return _where(c, 0.0 if tx is None else tx, 0.0 if ty is None else ty)
+
+
+WHERE.jvp = _where_jvp  # (reads what the partials read: the condition)
 
 # -- complex parts ---------------------------------------------------------------------------
 REAL = Op("real", _real_impl, vjp=(lambda g, out, x: g,), jvp=lambda ts, out, x: ts[0].real,
