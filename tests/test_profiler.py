@@ -325,7 +325,8 @@ def test_profiler_and_anomaly_mode_together():
         with dg.detect_anomaly(), profiler.profile() as prof:
             y = x.exp()
             y.sum().backward()
-    assert {"exp", "ExpBackward0", "torch::autograd::GraphRoot", "torch::autograd::AccumulateGrad"} <= {e.name for e in prof.events()}
+    names = {e.name for e in prof.events()}
+    assert {"exp", "ExpBackward0", "torch::autograd::GraphRoot", "torch::autograd::AccumulateGrad"} <= names
     assert "traceback_" in y.grad_fn.metadata
     assert x.grad.tolist() == pytest.approx([math.e, math.e ** 2])
     assert not STATE.observed
