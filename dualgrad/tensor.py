@@ -469,9 +469,10 @@ class Tensor:
         return self._data.shape[0]
 
     def __iter__(self) -> Iterator[Tensor]:
+        """The slices along the first dimension: ``self.unbind(0)``, as torch's (``UnbindBackward0``)."""
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(len(self)))
+        return iter(self.unbind(0))
 
     def __bool__(self) -> bool:
         size = self._data.size
@@ -481,11 +482,12 @@ class Tensor:
             )
         return bool(self._data)
 
-    def _scalar(self) -> Any:
-        """The value of a one-element tensor for ``float()``, ``int()``, ``complex()`` (torch's error and warning)."""
+    def _scalar(self, warn: bool = True) -> Any:
+        """The value of a one-element tensor for ``float()``, ``int()``, ``complex()`` (torch's error, and
+        with ``warn`` its warning for a tensor that requires grad: ``float`` and ``complex`` give it)."""
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        if self._requires_grad:
+        if warn and self._requires_grad:
             warnings.warn(SCALAR_OF_GRAD_WARNING, UserWarning, stacklevel=3)
         return self._data.item()
 
@@ -498,7 +500,7 @@ class Tensor:
     def __int__(self) -> int:
         """The value of a one-element tensor, truncated (torch's RuntimeError for a complex one with an
         imaginary part)."""
-        value = self._scalar()
+        value = self._scalar(warn=False)
         check_number_fits(value, np.dtype(np.int64))
         return int(value.real if isinstance(value, complex) else value)
 

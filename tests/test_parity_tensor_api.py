@@ -29,6 +29,32 @@ def test_float_and_int_of_a_complex_value_raise(convert, ctype):
     assert convert(dg.tensor(2.5 + 0j)) == convert(2.5)  # no imaginary part: its real part, as torch
 
 
+def test_int_of_a_tensor_that_requires_grad_does_not_warn():
+    x = dg.tensor(1.5, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert int(x) == 1
+    for convert in (float, complex):  # these warn, as torch's
+        with pytest.warns(UserWarning, match="Converting a tensor with requires_grad=True to a scalar"):
+            convert(x)
+
+
+def test_iteration_unbinds():
+    x = dg.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    rows = list(x)
+    assert [r.grad_fn.name() for r in rows] == ["UnbindBackward0"] * 2 and [r.tolist() for r in rows] == x.tolist()
+    (rows[0] * 2 + rows[1]).sum().backward()
+    assert x.grad.tolist() == [[2., 2.], [1., 1.]]
+    assert list(dg.zeros(0, 2)) == []
+
+
+def test_to_takes_non_blocking_and_copy_positionally():
+    x = dg.tensor([1.5])
+    assert x.to(dg.float64, False, True) is not x and x.to(dg.float64, False, False) is x
+    converted = x.to("cpu", dg.float32, False, True)
+    assert converted.tolist() == [1.5] and converted.dtype == np.float32
+
+
 # -- x[index] = value, fill_ ------------------------------------------------------------------
 @pytest.mark.parametrize("value, name", [(None, "NoneType"), ("a", "str"), (object(), "object"), ({1: 2}, "dict")])
 def test_assigning_a_value_of_no_number_raises(value, name):

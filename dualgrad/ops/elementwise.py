@@ -655,15 +655,19 @@ def _reflected(fn: Any) -> Any:
 def _to(self: Tensor, *args: Any, dtype: Any = None, copy: bool = False, **kwargs: Any) -> Tensor:
     """``t.to(dtype)``, ``t.to(other)`` (its dtype); ``self`` if nothing changes, unless ``copy=True``.
 
-    Device arguments such as ``'cpu'`` and ``non_blocking`` are accepted and ignored.
+    Device arguments such as ``'cpu'`` and ``non_blocking`` are accepted and ignored; as in torch,
+    ``non_blocking`` and ``copy`` may also follow the dtype positionally (``t.to(dtype, False, True)``).
 
     >>> import dualgrad as dg
     >>> x = dg.tensor([1.5])
     >>> x.to(dg.float32), x.to(dg.tensor([1])), x.to("cpu") is x, x.to(dg.float64, copy=True) is x
     (tensor([1.5000], dtype=float32), tensor([1]), True, False)
     """
+    flags = [a for a in args if isinstance(a, bool)]  # positional non_blocking, copy
+    if len(flags) > 1:
+        copy = flags[1]
     for a in args:
-        if isinstance(a, str) and a.startswith(("cpu", "cuda")):
+        if isinstance(a, bool) or (isinstance(a, str) and a.startswith(("cpu", "cuda"))):
             continue
         dtype = a.dtype if isinstance(a, Tensor) else a
     result = self if dtype is None else to_dtype(self, dtype)
