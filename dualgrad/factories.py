@@ -13,6 +13,7 @@ tensor([1., 1.], dtype=float32, requires_grad=True)
 
 from __future__ import annotations
 
+import math
 import operator
 import secrets
 import warnings
@@ -22,7 +23,16 @@ from typing import Any
 import numpy as np
 
 from ._state import STATE
-from .tensor import COPY_CONSTRUCT_WARNING, DEFAULT_DTYPES, Tensor, _wrap, as_size, check_number_fits, new_leaf
+from .tensor import (
+    COPY_CONSTRUCT_WARNING,
+    DEFAULT_DTYPES,
+    Tensor,
+    _wrap,
+    as_size,
+    check_number_fits,
+    new_leaf,
+    torch_dtype_name,
+)
 
 _initial_seed = [secrets.randbits(64)]  # what ``initial_seed`` gives: the last seed set, or one drawn at import
 _generator = [np.random.default_rng(_initial_seed[0])]
@@ -383,25 +393,44 @@ def arange(start: Any = None, end: Any = None, step: Any = 1, dtype: Any = None,
            requires_grad: bool = False, **_device: Any) -> Tensor:
     """Values from ``start`` (inclusive, 0 by default) to ``end`` (exclusive) by ``step``.
 
-    int64 when all three are ints, else the default floating dtype (as torch).
+    int64 when all three are ints, else the default floating dtype (as torch). As torch's, the
+    values are ``start + i * step`` computed in double precision, then cast to ``dtype``; an integer
+    ``dtype`` truncates ``start``, ``end`` and ``step`` toward zero first (int64 counts its length
+    from the truncated values, the other integer dtypes from the given ones).
 
     >>> import dualgrad as dg
-    >>> dg.arange(3), dg.arange(1, 2, 0.5)
-    (tensor([0, 1, 2]), tensor([1.0000, 1.5000]))
+    >>> dg.arange(3), dg.arange(1, 2, 0.5), dg.arange(0, 5, 1.5, dtype=dg.int64)
+    (tensor([0, 1, 2]), tensor([1.0000, 1.5000]), tensor([0, 1, 2, 3, 4]))
     """
     if end is None:
         start, end = 0, start
     elif start is None:
         start = 0
-    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    start, end, step = (v.item() if isinstance(v, (Tensor, np.generic)) else v for v in (start, end, step))
+    for bound in (start, end, step):
+        check_number_fits(bound, np.dtype(np.float64))
     if not (np.isfinite(start) and np.isfinite(end)):
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    data = np.arange(start, end, step, dtype=_dtype(dtype))
-    return new_leaf(_inferred(data, (start, end, step), dtype), requires_grad)
+    integral = all(isinstance(v, int) for v in (start, end, step))
+    dtype = np.dtype(np.int64 if integral else _default_float[0]) if dtype is None else np.dtype(dtype)
+    if dtype.kind in "bc":
+        raise NotImplementedError(f'"arange_cpu" not implemented for \'{torch_dtype_name(dtype)}\'')
+    return new_leaf(_range_values(start, end, step, dtype), requires_grad)
+
+
+def _range_values(start: Any, end: Any, step: Any, dtype: np.dtype) -> np.ndarray:
+    """``start + i * step`` for ``i`` below ``arange``'s length, computed as torch's (see ``arange``)."""
+    if dtype.kind not in "iu":
+        return (start + step * np.arange(math.ceil((end - start) / step), dtype=np.float64)).astype(dtype)
+    first, last, stride = int(start), int(end), int(step)
+    if stride == 0:
+        raise RuntimeError("step must be nonzero")
+    length = -((first - last) // stride) if dtype == np.int64 else math.ceil((end - start) / step)
+    return (first + stride * np.arange(max(length, 0), dtype=np.int64)).astype(dtype)
 
 
 def linspace(start: float, end: float, steps: int, dtype: Any = None,

@@ -278,6 +278,28 @@ def test_arange_to_a_non_finite_end_raises(end):
         dg.arange(end)
 
 
+@pytest.mark.parametrize("args, dtype, values", [
+    ((0, 5, 1.5), "int64", [0, 1, 2, 3, 4]), ((-2.5, 2, 1), "int64", [-2, -1, 0, 1]),
+    ((0.5, 3.7, 1), "int64", [0, 1, 2]), ((0.5, 3.7, 1), "int32", [0, 1, 2, 3]), ((0, 5, 1.5), "int32", [0, 1, 2, 3]),
+    ((2.5, 0, -1), "int64", [2, 1]), ((0, -5, -1.5), "int64", [0, -1, -2, -3, -4]),
+    ((0, 10, 3), "uint8", [0, 3, 6, 9]), ((2 ** 60, 2 ** 60 + 3), None, [2 ** 60, 2 ** 60 + 1, 2 ** 60 + 2]),
+    ((0, 1, 0.1), "float32", [0.0, 0.10000000149011612, 0.20000000298023224, 0.30000001192092896, 0.4000000059604645,
+                              0.5, 0.6000000238418579, 0.699999988079071, 0.800000011920929, 0.8999999761581421]),
+    ((np.float32(1.5),), None, [0., 1.]), ((0, 10.5, 2.5), "float16", [0., 2.5, 5., 7.5, 10.]),
+])
+def test_arange_values_as_torch(args, dtype, values):
+    result = dg.arange(*args, dtype=dtype)
+    assert result.tolist() == values and result.dtype == np.dtype(dtype or ("int64" if args[0] == 2 ** 60 else "float64"))
+
+
+@pytest.mark.parametrize("dtype, name", [("bool", "Bool"), ("complex128", "ComplexDouble")])
+def test_arange_of_bools_or_complex_numbers_is_not_implemented(dtype, name):
+    with pytest.raises(NotImplementedError, match=f'"arange_cpu" not implemented for \'{name}\''):
+        dg.arange(3, dtype=dtype)
+    with pytest.raises(RuntimeError, match=NOT_DOUBLE):
+        dg.arange(1j)
+
+
 @pytest.mark.parametrize("args, words", [((-1,), "n must be greater or equal to 0, got -1"),
                                          ((2, -1), "m must be greater or equal to 0, got -1")])
 def test_eye_of_a_negative_size_raises(args, words):
