@@ -221,7 +221,9 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, **_device:
     float32 for a float32 ``t32``). From a Tensor, it warns as torch does (use
     ``t.detach().clone()``). Torch's errors for lists that are not rectangular (ValueError
     "expected sequence of length ..."), for values of no dtype (RuntimeError "Could not infer
-    dtype of NoneType") and for integers beyond int64 (ValueError "Overflow").
+    dtype of NoneType"), for integers beyond int64 (ValueError "Overflow") and for numbers an
+    integer ``dtype`` cannot hold (RuntimeError "value cannot be converted to type int8 without
+    overflow").
 
     >>> dg.tensor([dg.tensor(1., dtype=dg.float32), 2])
     tensor([1., 2.], dtype=float32)
@@ -234,8 +236,8 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, **_device:
         dtype = _promoted_leaf_dtype(nested)
     try:
         array = np.array(nested, dtype=_dtype(dtype), copy=True)
-    except ValueError as error:
-        raise _not_rectangular(nested) or error from None
+    except (OverflowError, ValueError) as error:  # (NaN, inf or too large a number for an integer dtype)
+        raise _not_rectangular(nested) or _not_fitting(error, dtype) from None
     if array.dtype.kind in "OSU":  # objects and strings (bfloat16 and other extension dtypes pass)
         raise _no_dtype(data, nested)
     if array.dtype.kind == "u" and dtype is None and not _holds_arrays(data):  # ints over int64's maximum
@@ -308,6 +310,13 @@ def _not_rectangular(nested: Any) -> Exception | None:
         return next((error for error in (check(i, dim + 1) for i in item) if error is not None), None)
 
     return check(nested, 0)
+
+
+def _not_fitting(error: Exception, dtype: Any) -> Exception:
+    """torch's RuntimeError for numbers an integer ``dtype`` cannot hold, else NumPy's ``error``."""
+    if dtype is None or np.dtype(dtype).kind not in "iu":
+        return error
+    return RuntimeError(f"value cannot be converted to type {np.dtype(dtype)} without overflow")
 
 
 def _no_dtype(data: Any, nested: Any) -> Exception:

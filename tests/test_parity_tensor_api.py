@@ -232,6 +232,13 @@ def test_tensor_errors(data, error, words):
         dg.tensor(data)
 
 
+@pytest.mark.parametrize("data, dtype", [([300], "int8"), ([2 ** 40], "int32"), ([float("nan")], "int64"),
+                                         ([float("inf")], "int32"), ([1e30], "int64"), ([70000], "int16")])
+def test_tensor_of_numbers_an_integer_dtype_cannot_hold_raises(data, dtype):
+    with pytest.raises(RuntimeError, match=f"value cannot be converted to type {dtype} without overflow"):
+        dg.tensor(data, dtype=dtype)
+
+
 # -- factories -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("fill, values, dtype", [
     (np.float32(1.5), [1.5, 1.5], "float64"), (dg.tensor(3, dtype=dg.int32), [3, 3], "int64"),
