@@ -13,16 +13,26 @@ tensor([1., 1.], dtype=float32, requires_grad=True)
 
 from __future__ import annotations
 
+import math
 import operator
 import secrets
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from ._state import STATE
-from .tensor import DEFAULT_DTYPES, Tensor, _wrap, as_size, new_leaf
+from .tensor import (
+    COPY_CONSTRUCT_WARNING,
+    DEFAULT_DTYPES,
+    Tensor,
+    _wrap,
+    as_size,
+    check_number_fits,
+    new_leaf,
+    torch_dtype_name,
+)
 
 _initial_seed = [secrets.randbits(64)]  # what ``initial_seed`` gives: the last seed set, or one drawn at import
 _generator = [np.random.default_rng(_initial_seed[0])]
@@ -206,29 +216,120 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, **_device:
     tensor([[1, 2],
             [3, 4]])
 
-    Python bools give bool, ints int64, floats the default dtype (float64). From a
-    Tensor, it warns as torch does (use ``t.detach().clone()``).
+    Python bools give bool, ints int64, floats the default dtype (float64); a list holding
+    Tensors promotes their dtypes with those of its numbers as torch does (``[t32, 2]`` is
+    float32 for a float32 ``t32``). From a Tensor, it warns as torch does (use
+    ``t.detach().clone()``). Torch's errors for lists that are not rectangular (ValueError
+    "expected sequence of length ..."), for values of no dtype (RuntimeError "Could not infer
+    dtype of NoneType"), for integers beyond int64 (ValueError "Overflow") and for numbers an
+    integer ``dtype`` cannot hold (RuntimeError "value cannot be converted to type int8 without
+    overflow").
+
+    >>> dg.tensor([dg.tensor(1., dtype=dg.float32), 2])
+    tensor([1., 2.], dtype=float32)
     """
     if isinstance(data, Tensor):
-        warnings.warn(COPY_CONSTRUCT_WARNING, UserWarning, stacklevel=2)
-    array = np.array(_nested_to_array(data), dtype=_dtype(dtype), copy=True)
+        warnings.warn(COPY_CONSTRUCT_WARNING.format(fn="dualgrad.tensor"), UserWarning, stacklevel=2)
+    tensors: list = []
+    nested = _nested_to_array(data, tensors)
+    if dtype is None and tensors and isinstance(data, (list, tuple)):
+        dtype = _promoted_leaf_dtype(nested)
+    try:
+        array = np.array(nested, dtype=_dtype(dtype), copy=True)
+    except (OverflowError, ValueError) as error:  # (NaN, inf or too large a number for an integer dtype)
+        raise _not_rectangular(nested) or _not_fitting(error, dtype) from None
     if array.dtype.kind in "OSU":  # objects and strings (bfloat16 and other extension dtypes pass)
-        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+        raise _no_dtype(data, nested)
+    if array.dtype.kind == "u" and dtype is None and not _holds_arrays(data):  # ints over int64's maximum
+        raise ValueError("Overflow when unpacking long long")
     return new_leaf(_inferred(array, data, dtype), requires_grad)
 
 
-COPY_CONSTRUCT_WARNING = (
-    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
-    "sourceTensor.detach().clone().requires_grad_(True), rather than dualgrad.tensor(sourceTensor)."
-)
-
-
-def _nested_to_array(data: Any) -> Any:
+def _nested_to_array(data: Any, tensors: list | None = None) -> Any:
+    """``data`` with its Tensors replaced by their arrays (appended to ``tensors`` if given)."""
     if isinstance(data, Tensor):
+        if tensors is not None:
+            tensors.append(data._data)
         return data._data
     if isinstance(data, (list, tuple)):
-        return [_nested_to_array(d) for d in data]
+        return [_nested_to_array(d, tensors) for d in data]
     return data
+
+
+def _leaves(nested: Any) -> Iterator:
+    """The numbers and arrays of nested lists, depth first."""
+    if isinstance(nested, list):
+        for item in nested:
+            yield from _leaves(item)
+    else:
+        yield nested
+
+
+def _promoted_leaf_dtype(nested: list) -> np.dtype | None:
+    """torch's dtype for nested lists of numbers and arrays: their dtypes (a Python number's: bool, int64 or
+    the default dtypes) promoted by torch's ``promote_types``; None if some leaf is neither."""
+    from .ops.promotion import _number_dtype, _promote_types  # imported late: promotion imports this module
+
+    dtype = None
+    for leaf in _leaves(nested):
+        if isinstance(leaf, np.ndarray):
+            dtype = _promote_types(dtype, leaf.dtype)
+        elif isinstance(leaf, (int, float, complex, np.number, np.bool_)):
+            dtype = _promote_types(dtype, _number_dtype(leaf))
+        else:
+            return None
+    return dtype
+
+
+def _holds_arrays(data: Any) -> bool:
+    """True if ``data`` is or holds (in nested lists) a Tensor, an ndarray or a NumPy scalar."""
+    return isinstance(data, (Tensor, np.ndarray, np.generic)) or (
+        isinstance(data, (list, tuple)) and any(_holds_arrays(d) for d in data))
+
+
+def _is_sequence(item: Any) -> bool:
+    return isinstance(item, list) or (isinstance(item, np.ndarray) and item.ndim > 0)
+
+
+def _not_rectangular(nested: Any) -> Exception | None:
+    """torch's error for nested lists that are not rectangular (the shape is read along the first
+    items), None for rectangular ones."""
+    shape = []
+    item = nested
+    while _is_sequence(item):
+        shape.append(len(item))
+        item = item[0] if len(item) else None
+
+    def check(item: Any, dim: int) -> Exception | None:
+        if dim == len(shape):
+            return None
+        if not _is_sequence(item):
+            return TypeError("not a sequence")
+        if len(item) != shape[dim]:
+            return ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(item)})")
+        return next((error for error in (check(i, dim + 1) for i in item) if error is not None), None)
+
+    return check(nested, 0)
+
+
+def _not_fitting(error: Exception, dtype: Any) -> Exception:
+    """torch's RuntimeError for numbers an integer ``dtype`` cannot hold, else NumPy's ``error``."""
+    if dtype is None or np.dtype(dtype).kind not in "iu":
+        return error
+    return RuntimeError(f"value cannot be converted to type {np.dtype(dtype)} without overflow")
+
+
+def _no_dtype(data: Any, nested: Any) -> Exception:
+    """torch's error for ``data`` holding strings (TypeError), integers beyond NumPy's (ValueError) or other
+    values of no dtype (RuntimeError)."""
+    numbers = (int, float, complex, np.number, np.bool_, np.ndarray)
+    odd = [leaf for leaf in _leaves(nested) if not isinstance(leaf, numbers)][:1]
+    if not odd:
+        return ValueError("Overflow when unpacking long long")
+    leaf = odd[0]
+    if isinstance(leaf, (str, bytes, np.str_, np.bytes_)) or isinstance(data, np.ndarray):
+        return TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    return RuntimeError(f"Could not infer dtype of {type(leaf).__name__}")
 
 
 def as_tensor(data: Any, dtype: Any = None, **_device: Any) -> Tensor:
@@ -239,9 +340,22 @@ def as_tensor(data: Any, dtype: Any = None, **_device: Any) -> Tensor:
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor sharing memory with ``array`` (an ndarray: torch's TypeError for anything else)."""
+    """A tensor sharing memory with ``array``: an ndarray of bools or numbers (torch's TypeError for
+    anything else).
+
+    >>> import numpy as np, dualgrad as dg
+    >>> a = np.zeros(2)
+    >>> t = dg.from_numpy(a)
+    >>> a[0] = 1
+    >>> t
+    tensor([1., 0.])
+    """
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    if array.dtype.kind not in "biufc":
+        raise TypeError(f"can't convert np.ndarray of type {array.dtype.type.__module__}."
+                        f"{array.dtype.type.__name__}. The only supported types are: float64, float32, float16, "
+                        "complex64, complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool.")
     return _wrap(array)
 
 
@@ -262,14 +376,25 @@ def empty(*size: Any, dtype: Any = None, requires_grad: bool = False, **kwargs: 
 
 def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False,
          **_device: Any) -> Tensor:
-    """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from it by default).
+    """A tensor of ``size`` filled with ``fill_value``, a number (or a one-element Tensor, read as its
+    number).
+
+    Its dtype is inferred from the number as torch's: bool, int64, or the default floating or
+    complex dtype (NumPy scalars and Tensors count as Python numbers: ``np.float32(1.5)`` gives
+    the default dtype). Torch's errors for anything else (TypeError) and for a number
+    ``dtype`` cannot hold (RuntimeError).
 
     >>> import dualgrad as dg
-    >>> dg.full((2,), 3.5)
-    tensor([3.5000, 3.5000])
+    >>> dg.full((2,), 3.5), dg.full((2,), 3)
+    (tensor([3.5000, 3.5000]), tensor([3, 3]))
     """
-    size = (size,) if isinstance(size, int) else tuple(size)
-    data = np.full(size, fill_value, dtype=_dtype(dtype))
+    if isinstance(fill_value, (Tensor, np.generic)):
+        fill_value = fill_value.item()
+    elif not isinstance(fill_value, (int, float, complex)):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
+    if dtype is not None:
+        check_number_fits(fill_value, np.dtype(dtype))
+    data = np.full(as_size((size,), fn="full"), fill_value, dtype=_dtype(dtype))
     return new_leaf(_inferred(data, fill_value, dtype), requires_grad)
 
 
@@ -277,40 +402,69 @@ def arange(start: Any = None, end: Any = None, step: Any = 1, dtype: Any = None,
            requires_grad: bool = False, **_device: Any) -> Tensor:
     """Values from ``start`` (inclusive, 0 by default) to ``end`` (exclusive) by ``step``.
 
-    int64 when all three are ints, else the default floating dtype (as torch).
+    int64 when all three are ints, else the default floating dtype (as torch). As torch's, the
+    values are ``start + i * step`` computed in double precision, then cast to ``dtype``; an integer
+    ``dtype`` truncates ``start``, ``end`` and ``step`` toward zero first (int64 counts its length
+    from the truncated values, the other integer dtypes from the given ones).
 
     >>> import dualgrad as dg
-    >>> dg.arange(3), dg.arange(1, 2, 0.5)
-    (tensor([0, 1, 2]), tensor([1.0000, 1.5000]))
+    >>> dg.arange(3), dg.arange(1, 2, 0.5), dg.arange(0, 5, 1.5, dtype=dg.int64)
+    (tensor([0, 1, 2]), tensor([1.0000, 1.5000]), tensor([0, 1, 2, 3, 4]))
     """
     if end is None:
         start, end = 0, start
     elif start is None:
         start = 0
-    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    start, end, step = (v.item() if isinstance(v, (Tensor, np.generic)) else v for v in (start, end, step))
+    for bound in (start, end, step):
+        check_number_fits(bound, np.dtype(np.float64))
+    if not (np.isfinite(start) and np.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    data = np.arange(start, end, step, dtype=_dtype(dtype))
-    return new_leaf(_inferred(data, (start, end, step), dtype), requires_grad)
+    integral = all(isinstance(v, int) for v in (start, end, step))
+    dtype = np.dtype(np.int64 if integral else _default_float[0]) if dtype is None else np.dtype(dtype)
+    if dtype.kind in "bc":
+        raise NotImplementedError(f'"arange_cpu" not implemented for \'{torch_dtype_name(dtype)}\'')
+    return new_leaf(_range_values(start, end, step, dtype), requires_grad)
+
+
+def _range_values(start: Any, end: Any, step: Any, dtype: np.dtype) -> np.ndarray:
+    """``start + i * step`` for ``i`` below ``arange``'s length, computed as torch's (see ``arange``)."""
+    if dtype.kind not in "iu":
+        return (start + step * np.arange(math.ceil((end - start) / step), dtype=np.float64)).astype(dtype)
+    first, last, stride = int(start), int(end), int(step)
+    if stride == 0:
+        raise RuntimeError("step must be nonzero")
+    length = -((first - last) // stride) if dtype == np.int64 else math.ceil((end - start) / step)
+    return (first + stride * np.arange(max(length, 0), dtype=np.int64)).astype(dtype)
 
 
 def linspace(start: float, end: float, steps: int, dtype: Any = None,
              requires_grad: bool = False, **_device: Any) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive, of the default floating dtype
+    (its complex counterpart if ``start`` or ``end`` is complex) unless ``dtype`` is given; an integer
+    ``dtype`` truncates the values toward zero, as torch's.
 
     >>> import dualgrad as dg
-    >>> dg.linspace(0, 1, 3)
-    tensor([0.0000, 0.5000, 1.0000])
+    >>> dg.linspace(0, 1, 3), dg.linspace(-1, 1, 4, dtype=dg.int64)
+    (tensor([0.0000, 0.5000, 1.0000]), tensor([-1,  0,  0,  1]))
     """
-    return new_leaf(np.linspace(start, end, _steps(steps), dtype=_float_dtype(dtype)), requires_grad)
+    return new_leaf(_spaced(np.linspace, start, end, steps, dtype), requires_grad)
 
 
-def _steps(steps: int) -> int:
+def _spaced(space: Callable, start: Any, end: Any, steps: int, dtype: Any, **options: Any) -> np.ndarray:
+    """``space(start, end, steps)`` (``np.linspace`` or ``np.logspace``) computed in float64 or complex128,
+    then cast to ``dtype`` (by default the default floating dtype, or its complex counterpart)."""
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    return steps
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    values = space(start, end, steps, **options)
+    if dtype is None:
+        dtype = _complex_of(_default_float[0]) if values.dtype.kind == "c" else _default_float[0]
+    return values.astype(dtype)
 
 
 def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None,
@@ -322,8 +476,7 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: An
     >>> dg.logspace(0, 2, 3), dg.logspace(0, 2, 3, base=2)
     (tensor([  1.,  10., 100.]), tensor([1., 2., 4.]))
     """
-    data = np.logspace(start, end, _steps(steps), base=base).astype(_float_dtype(dtype))
-    return new_leaf(data, requires_grad)
+    return new_leaf(_spaced(np.logspace, start, end, steps, dtype, base=base), requires_grad)
 
 
 def scalar_tensor(s: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
@@ -342,7 +495,16 @@ def scalar_tensor(s: Any, dtype: Any = None, requires_grad: bool = False, **_dev
 
 def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = False,
         **_device: Any) -> Tensor:
-    """The ``n x m`` identity matrix."""
+    """The ``n x m`` identity matrix (``n x n`` without ``m``); torch's RuntimeError for a negative size.
+
+    >>> import dualgrad as dg
+    >>> dg.eye(2, 3)
+    tensor([[1., 0., 0.],
+            [0., 1., 0.]])
+    """
+    for name, size in (("n", n), ("m", m)):
+        if size is not None and size < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {size}")
     return new_leaf(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
 
 
@@ -402,6 +564,8 @@ def randint(low: int = 0, high: int | None = None, size: Any = None, *, dtype: A
     """
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=size)
+        low, high = 0, low
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"randint(): argument 'size' must be tuple of ints, not {type(size).__name__}")
     low, high = operator.index(low), operator.index(high)

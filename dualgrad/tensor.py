@@ -54,10 +54,54 @@ _TYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "int6
                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
                "complex128": "ComplexDouble"}
 
+# the dtypes of torch's legacy type names (``t.type("torch.IntTensor")``)
+_TYPE_NAME_DTYPES = {f"torch.{name}Tensor": np.dtype(dtype) for dtype, name in _TYPE_NAMES.items()}
 
 def torch_dtype_name(dtype: np.dtype) -> str:
     """torch's name of ``dtype`` (``Double``, ``Long``, ...), NumPy's for a dtype torch names otherwise."""
     return _TYPE_NAMES.get(dtype.name, dtype.name)
+
+
+# the C++ types torch names when a number does not fit a dtype
+_C_TYPE_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half", "int64": "int64_t", "int32": "int",
+                 "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t"}
+
+
+def is_number(value: Any) -> bool:
+    """True for what torch takes as a Number: a Python or NumPy bool, integer, float or complex."""
+    return isinstance(value, (int, float, complex, np.number, np.bool_))
+
+
+def check_number_fits(value: Any, dtype: np.dtype) -> None:
+    """torch's RuntimeError for a number that a tensor of ``dtype`` cannot hold: a complex one with an
+    imaginary part for a real dtype, an integer out of an integer dtype's range (``fill_``, ``x[i] = v``,
+    ``full``, ``masked_fill``, ``float(t)``).
+
+    >>> import numpy as np
+    >>> from dualgrad.tensor import check_number_fits
+    >>> check_number_fits(1 + 0j, np.dtype("float64"))
+    >>> check_number_fits(1j, np.dtype("float32"))
+    Traceback (most recent call last):
+      ...
+    RuntimeError: value cannot be converted to type float without overflow
+    """
+    kind = dtype.kind
+    if kind in "iuf" and isinstance(value, (complex, np.complexfloating)) and value.imag != 0:
+        fits = False
+    elif kind in "iu" and isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        limits = np.iinfo(dtype)  # (torch lets an unsigned dtype take a negative number down to -max)
+        fits = (-limits.max if kind == "u" else limits.min) <= value <= limits.max
+    else:
+        return
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPE_NAMES.get(dtype.name, dtype.name)} "
+                           "without overflow")
+
+
+COPY_CONSTRUCT_WARNING = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+    "sourceTensor.detach().clone().requires_grad_(True), rather than {fn}(sourceTensor)."
+)
 NON_LEAF_REQUIRES_GRAD = "you can only change requires_grad flags of leaf variables."
 NON_LEAF_DETACH_HINT = (
     " If you want to use a computed variable in a subgraph that doesn't require differentiation use "
@@ -232,16 +276,17 @@ class Tensor:
         return self
 
     def type(self, dtype: Any = None) -> Any:
-        """Without ``dtype``, torch's type name (``'torch.DoubleTensor'``); else ``self.to(dtype)``.
+        """Without ``dtype``, torch's type name (``'torch.DoubleTensor'``); else ``self.to(dtype)``, ``dtype``
+        a dtype or such a name.
 
         >>> import dualgrad as dg
         >>> x = dg.tensor([1.5])
-        >>> x.type(), x.type(dg.int64)
-        ('torch.DoubleTensor', tensor([1]))
+        >>> x.type(), x.type(dg.int64), x.type("torch.IntTensor")
+        ('torch.DoubleTensor', tensor([1]), tensor([1], dtype=int32))
         """
         if dtype is None:
             return f"torch.{torch_dtype_name(self.dtype)}Tensor"
-        return self.to(dtype)
+        return self.to(_TYPE_NAME_DTYPES.get(dtype, dtype) if isinstance(dtype, str) else dtype)
 
     def numel(self) -> int:
         return int(self._data.size)
@@ -325,34 +370,49 @@ class Tensor:
         tensor([3., 3.], dtype=float32)
         """
         if not isinstance(size, (tuple, list)):
-            raise TypeError(f"new_full(): argument 'size' must be tuple of ints, not {type(size).__name__}")
-        return new_leaf(np.full(tuple(size), fill_value, dtype=dtype or self.dtype), requires_grad)
+            raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not "
+                            f"{type(size).__name__}")
+        dtype = np.dtype(dtype or self.dtype)
+        if isinstance(fill_value, Tensor):
+            fill_value = fill_value.item()
+        elif not is_number(fill_value):
+            raise TypeError(f"new_full(): argument 'fill_value' (position 2) must be Number, not "
+                            f"{type(fill_value).__name__}")
+        check_number_fits(fill_value, dtype)
+        return new_leaf(np.full(as_size((size,), fn="new_full"), fill_value, dtype=dtype), requires_grad)
 
-    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
-        """A tensor of zeros of ``size`` (ints or one tuple), of this tensor's dtype unless ``dtype`` is given.
+    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        """A tensor of zeros of ``size`` (ints, one tuple or ``size=``), of this tensor's dtype unless ``dtype``
+        is given.
 
         >>> import dualgrad as dg
         >>> dg.tensor([1], dtype="float32").new_zeros(2, 3).shape
         (2, 3)
         """
-        return self.new_full(as_size(size), 0, dtype=dtype, requires_grad=requires_grad)
+        return self.new_full(_new_size("new_zeros", size, kwargs), 0, dtype=dtype, requires_grad=requires_grad)
 
-    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
-        """A tensor of ones of ``size`` (ints or one tuple), of this tensor's dtype unless ``dtype`` is given."""
-        return self.new_full(as_size(size), 1, dtype=dtype, requires_grad=requires_grad)
+    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        """A tensor of ones of ``size`` (ints, one tuple or ``size=``), of this tensor's dtype unless ``dtype``
+        is given."""
+        return self.new_full(_new_size("new_ones", size, kwargs), 1, dtype=dtype, requires_grad=requires_grad)
 
-    def new_empty(self, *size: Any, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
-        """An uninitialized tensor of ``size`` (ints or one tuple), of this tensor's dtype unless ``dtype`` is given."""
-        return new_leaf(np.empty(as_size(size), dtype=dtype or self.dtype), requires_grad)
+    def new_empty(self, *size: Any, dtype: Any = None, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        """An uninitialized tensor of ``size`` (ints, one tuple or ``size=``), of this tensor's dtype unless
+        ``dtype`` is given."""
+        return new_leaf(np.empty(_new_size("new_empty", size, kwargs), dtype=dtype or self.dtype), requires_grad)
 
     def new_tensor(self, data: Any, *, dtype: Any = None, requires_grad: bool = False, **_device: Any) -> Tensor:
         """A new leaf holding a copy of ``data``, of this tensor's dtype unless ``dtype`` is given.
+
+        Given a Tensor it warns, as torch does (use ``t.detach().clone()``).
 
         >>> import dualgrad as dg
         >>> dg.tensor([1.0], dtype="float32").new_tensor([1, 2])
         tensor([1., 2.], dtype=float32)
         """
-        data = data._data if isinstance(data, Tensor) else data
+        if isinstance(data, Tensor):
+            warnings.warn(COPY_CONSTRUCT_WARNING.format(fn="tensor.new_tensor"), UserWarning, stacklevel=2)
+            data = data._data
         return new_leaf(np.array(data, dtype=dtype or self.dtype, copy=True), requires_grad)
 
     def item(self) -> Any:
@@ -409,9 +469,10 @@ class Tensor:
         return self._data.shape[0]
 
     def __iter__(self) -> Iterator[Tensor]:
+        """The slices along the first dimension: ``self.unbind(0)``, as torch's (``UnbindBackward0``)."""
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(len(self)))
+        return iter(self.unbind(0))
 
     def __bool__(self) -> bool:
         size = self._data.size
@@ -421,19 +482,27 @@ class Tensor:
             )
         return bool(self._data)
 
-    def _scalar(self) -> Any:
-        """The value of a one-element tensor for ``float()``, ``int()``, ``complex()`` (torch's error and warning)."""
+    def _scalar(self, warn: bool = True) -> Any:
+        """The value of a one-element tensor for ``float()``, ``int()``, ``complex()`` (torch's error, and
+        with ``warn`` its warning for a tensor that requires grad: ``float`` and ``complex`` give it)."""
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        if self._requires_grad:
+        if warn and self._requires_grad:
             warnings.warn(SCALAR_OF_GRAD_WARNING, UserWarning, stacklevel=3)
         return self._data.item()
 
     def __float__(self) -> float:
-        return float(self._scalar())
+        """The value of a one-element tensor (torch's RuntimeError for a complex one with an imaginary part)."""
+        value = self._scalar()
+        check_number_fits(value, np.dtype(np.float64))
+        return float(value.real if isinstance(value, complex) else value)
 
     def __int__(self) -> int:
-        return int(self._scalar())
+        """The value of a one-element tensor, truncated (torch's RuntimeError for a complex one with an
+        imaginary part)."""
+        value = self._scalar(warn=False)
+        check_number_fits(value, np.dtype(np.int64))
+        return int(value.real if isinstance(value, complex) else value)
 
     def __complex__(self) -> complex:
         return complex(self._scalar())
@@ -840,6 +909,14 @@ def as_size(size: tuple, keyword: Any = None, fn: str = "size") -> tuple:
     if any(s < 0 for s in size):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
     return size
+
+
+def _new_size(fn: str, size: tuple, kwargs: dict) -> tuple:
+    """The size of ``Tensor.new_zeros`` and its kin: ints, one tuple or ``size=`` (torch's TypeError for none;
+    other keywords are device arguments, ignored)."""
+    if not size and "size" not in kwargs:
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
+    return as_size(size, kwargs.get("size"), fn)
 
 
 def normalize_dim(dim: int, ndim: int, op: str | None = None, *, scalar: bool = True) -> int:

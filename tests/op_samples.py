@@ -771,7 +771,7 @@ COVERED_BY["poisson"] = "bernoulli"  # draws in its impl: its zero gradient and 
 COVERED_BY.update({
     "reshape_alias": "reshape", "reshape_copy": "reshape", "transpose": "permute", "t": "permute",
     "squeeze_dim": "squeeze", "squeeze_dims": "squeeze", "split_even": "split", "max_all": "amax",
-    "min_all": "amin", "clamp_min": "clamp", "clamp_max": "clamp", "bmm": "matmul",
+    "min_all": "amin", "clamp_min": "clamp", "clamp_max": "clamp", "bmm": "matmul", "masked_fill": "where",
     # (the in-place shape changes, tested in test_inplace_parity.py)
     "t_": "permute", "transpose_": "permute", "squeeze_": "squeeze", "squeeze_dim_": "squeeze",
     "squeeze_dims_": "squeeze", "unsqueeze_": "unsqueeze",

@@ -152,7 +152,7 @@ def test_in_place_keeps_the_tensor_dtype_or_refuses():
     x += dg.tensor(np.ones(2))
     assert x.dtype == np.float32
     dg.set_default_dtype("float32")
-    with pytest.raises(RuntimeError, match="result type float32 can't be cast to the desired output type int64"):
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
         dg.tensor([1, 2]).add_(1.5)
 
 

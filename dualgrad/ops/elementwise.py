@@ -86,8 +86,18 @@ def _pow_impl(x: Any, y: Any) -> Any:
         return np.square(x)
     try:
         return np.power(x, y)
-    except ValueError as err:  # NumPy's "Integers to negative integer powers are not allowed.": torch's type
+    except ValueError as err:  # NumPy's "Integers to negative integer powers are not allowed."
+        if isinstance(y, np.ndarray):  # torch refuses a negative number as exponent, not a tensor holding one
+            return _integer_power(x, y)
         raise RuntimeError(str(err)) from None
+
+
+def _integer_power(x: Any, y: np.ndarray) -> np.ndarray:
+    """Integers to integer powers, some negative, as torch's: ``1 ** -n`` is 1, ``(-1) ** -n`` is 1 or -1
+    (``n`` even or odd), any other base to a negative power 0 (the truncated reciprocal)."""
+    powers = np.power(x, np.maximum(y, 0))
+    reciprocals = np.where(x == 1, 1, np.where(x == -1, np.where(y % 2 == 0, 1, -1), 0))
+    return np.where(y < 0, reciprocals, powers).astype(powers.dtype, copy=False)
 
 
 def _pow_exponent_partial(out: Any, x: Any, y: Any) -> Any:
@@ -372,7 +382,7 @@ CLONE = linear("clone", np.copy, (lambda g, out, x: g,), family="elementwise")
 
 # -- non-differentiable ----------------------------------------------------------------------
 def _integers_only(fn: Any, kernel: str) -> Any:
-    """``fn`` (a shift) refusing floating and complex operands with torch's NotImplementedError."""
+    """``fn`` (a shift or bitwise op) refusing floating and complex operands with torch's NotImplementedError."""
 
     def impl(x: Any, y: Any) -> np.ndarray:
         for a in (x, y):
@@ -401,8 +411,9 @@ COMPARISONS = {
                      ("gt", np.greater), ("ge", np.greater_equal),
                      ("logical_and", np.logical_and), ("logical_or", np.logical_or),
                      ("logical_xor", np.logical_xor), ("logical_not", np.logical_not),
-                     ("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
-                     ("bitwise_xor", np.bitwise_xor), ("bitwise_not", np.invert),
+                     ("bitwise_and", _integers_only(np.bitwise_and, "bitwise_and")),
+                     ("bitwise_or", _integers_only(np.bitwise_or, "bitwise_or")),
+                     ("bitwise_xor", _integers_only(np.bitwise_xor, "bitwise_xor")), ("bitwise_not", np.invert),
                      ("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite),
                      ("signbit", _real_only(np.signbit, "signbit")),
                      ("isposinf", _real_only(np.isposinf, "isposinf")),
@@ -464,12 +475,16 @@ def true_divide(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
 
 def pow(input: Any = None, exponent: Any = None, *, self: Any = None) -> Tensor:  # noqa: A001, A002
     """``input ** exponent`` elementwise (either may be a number); torch's ``pow(self=2.0, exponent=t)``
-    spelling of a number base is accepted. An integer tensor to a negative integer power raises
-    RuntimeError ("Integers to negative integer powers are not allowed."), as torch's.
+    spelling of a number base is accepted. An integer tensor to a negative integer number raises
+    RuntimeError ("Integers to negative integer powers are not allowed."), as torch's; integers to an
+    integer tensor holding negative powers give torch's values (``1``, ``-1`` or ``1`` for a base of
+    -1, else 0).
 
     >>> import dualgrad as dg
     >>> dg.pow(dg.tensor([1., 3.]), 2), dg.pow(2.0, dg.tensor([3.]))
     (tensor([1., 9.]), tensor([8.]))
+    >>> dg.tensor([1, -1, 2]) ** dg.tensor([-2, -3, -1])
+    tensor([ 1, -1,  0])
     """
     return apply(POW, self if input is None else input, exponent)
 
@@ -658,15 +673,19 @@ def _reflected(fn: Any) -> Any:
 def _to(self: Tensor, *args: Any, dtype: Any = None, copy: bool = False, **kwargs: Any) -> Tensor:
     """``t.to(dtype)``, ``t.to(other)`` (its dtype); ``self`` if nothing changes, unless ``copy=True``.
 
-    Device arguments such as ``'cpu'`` and ``non_blocking`` are accepted and ignored.
+    Device arguments such as ``'cpu'`` and ``non_blocking`` are accepted and ignored; as in torch,
+    ``non_blocking`` and ``copy`` may also follow the dtype positionally (``t.to(dtype, False, True)``).
 
     >>> import dualgrad as dg
     >>> x = dg.tensor([1.5])
     >>> x.to(dg.float32), x.to(dg.tensor([1])), x.to("cpu") is x, x.to(dg.float64, copy=True) is x
     (tensor([1.5000], dtype=float32), tensor([1]), True, False)
     """
+    flags = [a for a in args if isinstance(a, bool)]  # positional non_blocking, copy
+    if len(flags) > 1:
+        copy = flags[1]
     for a in args:
-        if isinstance(a, str) and a.startswith(("cpu", "cuda")):
+        if isinstance(a, bool) or (isinstance(a, str) and a.startswith(("cpu", "cuda"))):
             continue
         dtype = a.dtype if isinstance(a, Tensor) else a
     result = self if dtype is None else to_dtype(self, dtype)
@@ -817,7 +836,6 @@ def _contiguous(self: Tensor) -> Tensor:
 
 METHODS: dict[str, Any] = {
     "where": lambda self, condition, other: where(condition, self, other),
-    "masked_fill": lambda self, mask, value: where(mask, value, self),
     "type_as": lambda self, other: to_dtype(self, tensor_arg(other, "type_as").dtype),
     "contiguous": _contiguous,
     "__add__": add, "__radd__": _reflected(add),

@@ -44,7 +44,16 @@ from ..batching import BatchedTensor, from_physical, is_batched_at, make_batched
 from ..factories import rand, randn, zeros_like
 from ..forward_ad.engine import commit_tangents, flush_deferred, set_tangent, tangent_at
 from ..reverse.mutation import note_mutation
-from ..tensor import INFERENCE_INPLACE_MESSAGE, Tensor, _wrap, as_size, custom_function_view_error
+from ..tensor import (
+    INFERENCE_INPLACE_MESSAGE,
+    Tensor,
+    _wrap,
+    as_size,
+    check_number_fits,
+    custom_function_view_error,
+    is_number,
+    torch_dtype_name,
+)
 from . import elementwise as ew
 from .dispatch import _record, apply, check_view_geometry, regenerate_view
 from .indexing import (
@@ -60,6 +69,7 @@ from .indexing import (
     split_index,
     values_at,
 )
+from .more import masked_fill
 from .registry import linear
 from .shape import IN_PLACE_TWINS
 
@@ -284,7 +294,8 @@ def _fitted(t: Tensor, result: Any, what: str) -> Tensor:
     if result.dtype != t.dtype:
         if not np.can_cast(result.dtype, t.dtype, "same_kind"):
             raise RuntimeError(
-                f"{what}: result type {result.dtype} can't be cast to the desired output type {t.dtype}"
+                f"{what}: result type {torch_dtype_name(result.dtype)} can't be cast to the desired output type "
+                f"{torch_dtype_name(t.dtype)}"
             )
         result = ew.to_dtype(result, t.dtype)
     return result
@@ -493,10 +504,6 @@ def _method(name: str) -> Callable:
     return lambda x, *args, **kwargs: getattr(x, name)(*args, **kwargs)
 
 
-def _masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
-    return ew.where(mask, value, x)
-
-
 def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     """Copy ``src`` (broadcast to this shape, cast to this dtype) into ``self``.
 
@@ -524,9 +531,16 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     >>> dg.zeros(2).fill_(7)
     tensor([7., 7.])
     """
-    if isinstance(value, Tensor) and value.ndim:
-        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
+                               "dimensions.")
+    elif not is_number(value):
+        raise TypeError(f"fill_() received an invalid combination of arguments - got ({type(value).__name__}), "
+                        "but expected one of: (Tensor value), (Number value)")
+    check_number_fits(value, self.dtype)
     return _fill_(self, value, "fill_")
+
 
 
 def _fill_(t: Tensor, value: Any, what: str) -> Tensor:
@@ -585,7 +599,12 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
     >>> x[1] = 5.
     >>> x
     tensor([0., 5., 0.])
+
+    ``value`` is a Tensor, a number (torch's RuntimeError for one that the dtype cannot hold, such as
+    a complex number for a real tensor), or, beyond torch, an ndarray or nested list; anything else
+    (``None``, a string) raises torch's TypeError.
     """
+    _check_assigned(self, value)
     index = normalize_index(index)
     if has_batched_entry(index):  # inside vmap: the index Tensors are inputs of the op
         spec, tensors = split_index(index)
@@ -599,6 +618,15 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
         copy_(apply(GETITEM, self, index=index), _without_leading_ones(value))
     else:
         update_(self, lambda x, v: apply(INDEX_PUT, x, v, index=index), "__setitem__", value)
+
+
+def _check_assigned(t: Tensor, value: Any) -> None:
+    """torch's errors for a value ``t[index] = value`` cannot take (see ``setitem``)."""
+    if isinstance(value, (Tensor, np.ndarray, list, tuple)):
+        return
+    if not is_number(value):
+        raise TypeError(f"can't assign a {type(value).__name__} to a {t.type()}")
+    check_number_fits(value, t.dtype)
 
 
 def _without_leading_ones(value: Any) -> Any:
@@ -625,7 +653,7 @@ sigmoid_ = _inplace("sigmoid_", ew.sigmoid, "In-place ``sigmoid``.")
 sqrt_ = _inplace("sqrt_", ew.sqrt, "In-place ``sqrt``.")
 abs_ = _inplace("abs_", ew.abs, "In-place ``abs``.")
 clamp_ = _inplace("clamp_", ew.clamp, "In-place ``clamp(min, max)``.")
-masked_fill_ = _inplace("masked_fill_", _masked_fill, "Set ``value`` where ``mask`` is True.")
+masked_fill_ = _inplace("masked_fill_", masked_fill, "Set ``value`` where ``mask`` is True.")
 
 # torch's other in-place forms ``x.<name>_(...)`` of methods: ``x.<name>(...)`` written into ``x``
 _OF_METHODS = (

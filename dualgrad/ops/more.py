@@ -19,13 +19,13 @@ import numpy as np
 from ..batching import BatchedTensor
 from ..factories import tensor as _tensor
 from ..factories import zeros
-from ..tensor import Tensor, torch_dtype_name
+from ..tensor import Tensor, check_number_fits, is_number, torch_dtype_name
 from ._axes import normalize_axis
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg
-from .elementwise import conj, sub, where
+from .elementwise import WHERE, conj, sub, to_dtype
 from .indexing import index_add, index_select
-from .registry import linear, nondifferentiable, sum_to_shape
+from .registry import linear, nondifferentiable, overload, sum_to_shape
 from .shape import expand, hstack, moveaxis, narrow, reshape, tensor_split, transpose, vstack
 
 
@@ -522,19 +522,46 @@ def conj_physical(input: Any) -> Tensor:  # noqa: A002 - torch's name
 
 
 def masked_fill(input: Any, mask: Any, value: Any) -> Tensor:  # noqa: A002 - torch's name
-    """``value`` where ``mask`` is True, ``input`` elsewhere (``mask`` broadcasts to ``input``).
+    """``value`` where ``mask`` is True, ``input`` elsewhere (``mask``, a bool tensor, broadcasts to
+    ``input``); the result has ``input``'s dtype (``value``, a number or a 0-d tensor, is cast to it).
 
     >>> import dualgrad as dg
     >>> dg.masked_fill(dg.tensor([1., 2.]), dg.tensor([True, False]), 0.)
     tensor([0., 2.])
+    >>> dg.tensor([1, 2]).masked_fill(dg.tensor([True, False]), 2.7)
+    tensor([2, 2])
     """
-    return where(mask, value, tensor_arg(input, "masked_fill"))
+    input = tensor_arg(input, "masked_fill")  # noqa: A001
+    _check_masked_fill(input, mask, value)
+    return to_dtype(apply(MASKED_FILL, mask, value, input), input.dtype)
+
+
+# ``where(mask, value, input)``, recorded as torch records masked_fill
+MASKED_FILL = overload(WHERE, "masked_fill", "MaskedFillBackward0")
+
+
+def _check_masked_fill(input: Tensor, mask: Any, value: Any) -> None:  # noqa: A002 - torch's name
+    """torch's errors of ``masked_fill`` (and ``masked_fill_``): a mask that is not a bool tensor, a value
+    that is neither a number nor a 0-d tensor, a number the dtype of ``input`` cannot hold."""
+    if isinstance(mask, Tensor) and mask.dtype != np.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.ndim} dimension(s).")
+    elif not is_number(value):
+        raise TypeError(f"masked_fill() received an invalid combination of arguments - got (Tensor, "
+                        f"{type(value).__name__}), but expected one of: (Tensor mask, Tensor value), "
+                        "(Tensor mask, Number value)")
+    else:
+        check_number_fits(value, input.dtype)
 
 
 METHODS: dict[str, Any] = {
     "unfold": unfold, "sum_to_size": sum_to_size, "storage_offset": storage_offset, "is_conj": is_conj,
     "is_neg": is_neg, "resolve_conj": resolve_conj, "resolve_neg": resolve_neg, "adjoint": adjoint,
     "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit, "narrow_copy": narrow_copy, "conj_physical": conj_physical,
+    "masked_fill": masked_fill,
 }
 __all__ = ["adjoint", "broadcast_shapes", "broadcast_tensors", "column_stack", "combinations", "conj_physical",
            "dsplit", "hsplit", "is_conj", "is_neg", "isin", "masked_fill", "narrow_copy", "resolve_conj", "resolve_neg",
