@@ -2,8 +2,8 @@
 
 ``profile`` is an observer (see ``docs/architecture.md``, "Observers"): while it is
 active in a thread, every op call (named as in the op table: ``mul``, ``pow``)
-and every backward node (``PowBackward0``, ``AccumulateGrad``, ``GraphRoot``) of
-that thread becomes a ``FunctionEvent``. Profilers nest: each active one records.
+and every backward node (``PowBackward0``, ``torch::autograd::AccumulateGrad``,
+``torch::autograd::GraphRoot``) of that thread becomes a ``FunctionEvent``. Profilers nest: each active one records.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class profile:  # noqa: N801 - torch's name
     ...         y = x ** 2
     ...         y.backward()
     >>> sorted({e.key for e in prof.key_averages()})
-    ['AccumulateGrad', 'GraphRoot', 'PowBackward0', 'mul', 'pow']
+    ['PowBackward0', 'mul', 'pow', 'torch::autograd::AccumulateGrad', 'torch::autograd::GraphRoot']
     >>> [e.count for e in prof.key_averages() if e.key == "PowBackward0"]
     [3]
     """
