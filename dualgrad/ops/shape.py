@@ -179,7 +179,7 @@ def _pad_jvp(tangents: tuple, out: Any, x: Any, *, widths: tuple, value: Any) ->
 
 # -- the ops -------------------------------------------------------------------------------------
 RESHAPE = linear("reshape", lambda x, shape: np.reshape(x, shape),
-                 (lambda g, out, x, shape: g.reshape(x.shape),), family="shape", view=True,
+                 (lambda g, out, x, shape: reshaped(g, x.shape),), family="shape", view=True,
                  grad_name="ViewBackward0")
 EXPAND = linear("expand", lambda x, shape: np.broadcast_to(x, shape),
                 (lambda g, out, x, shape: sum_to_shape(g, x.shape),), family="shape", view=True)
@@ -330,8 +330,12 @@ def reshape(x: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
     ('ViewBackward0', 'UnsafeViewBackward0')
     """
     x = tensor_arg(x, "reshape")
-    target = _target_shape(x, sizes, shape)
-    return apply(_reshape_op(x, target), x, shape=target)
+    return reshaped(x, _target_shape(x, sizes, shape))
+
+
+def reshaped(x: Tensor, shape: tuple) -> Tensor:
+    """``reshape`` to a ``shape`` known to be valid (no -1, ``x``'s number of elements): no checks."""
+    return apply(_reshape_op(x, shape), x, shape=shape)
 
 
 def _reshape_op(x: Tensor, shape: tuple) -> Op:
@@ -385,8 +389,7 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if start > end:
         raise RuntimeError(f"flatten: start_dim ({start_dim}) cannot come after end_dim ({end_dim})")
     merged = math.prod(x.shape[start:end + 1])
-    target = x.shape[:start] + (merged,) + x.shape[end + 1:]
-    return apply(_reshape_op(x, target), x, shape=target)
+    return reshaped(x, x.shape[:start] + (merged,) + x.shape[end + 1:])
 
 
 def ravel(x: Tensor) -> Tensor:
