@@ -178,12 +178,22 @@ def _pad_jvp(tangents: tuple, out: Any, x: Any, *, widths: tuple, value: Any) ->
 
 
 # -- the ops -------------------------------------------------------------------------------------
-RESHAPE = linear("reshape", lambda x, shape: np.reshape(x, shape),
+# (an array's own method where the operand is one: NumPy's function adds a dispatch and a wrapper,
+# which cost more than reshaping or transposing a small array)
+def _reshape_impl(x: Any, shape: tuple) -> Any:
+    return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
+
+
+def _permute_impl(x: Any, axes: tuple) -> Any:
+    return x.transpose(axes) if type(x) is np.ndarray else np.transpose(x, axes)
+
+
+RESHAPE = linear("reshape", _reshape_impl,
                  (lambda g, out, x, shape: reshaped(g, x.shape),), family="shape", view=True,
                  grad_name="ViewBackward0")
 EXPAND = linear("expand", lambda x, shape: np.broadcast_to(x, shape),
                 (lambda g, out, x, shape: sum_to_shape(g, x.shape),), family="shape", view=True)
-PERMUTE = linear("permute", lambda x, axes: np.transpose(x, axes),
+PERMUTE = linear("permute", _permute_impl,
                  (lambda g, out, x, axes: apply(PERMUTE, g, axes=_inverse_permutation(axes)),),
                  family="shape", view=True)
 SQUEEZE = linear("squeeze", lambda x, axis: np.squeeze(x, axis),
