@@ -42,7 +42,14 @@ def _walk(node: Any, leaves: list) -> Any:
         leaves.append(node)
         return None
     children, keys = _children(node)
-    return (type(node), keys, [_walk(c, leaves) for c in children])
+    specs = []
+    for child in children:  # (a leaf child, the common case, without a call of _walk)
+        if type(child) in _CONTAINERS or isinstance(child, tuple):
+            specs.append(_walk(child, leaves))
+        else:
+            leaves.append(child)
+            specs.append(None)
+    return (type(node), keys, specs)
 
 
 def _is_named_tuple(node: Any) -> bool:
@@ -61,7 +68,7 @@ def _build(node: Any, it: Any) -> Any:
     if node is None:
         return next(it)
     kind, keys, children = node
-    values = [_build(c, it) for c in children]
+    values = [next(it) if c is None else _build(c, it) for c in children]  # (a leaf without a call)
     if kind is dict:
         return dict(zip(keys, values, strict=True))
     return kind(values) if kind is tuple or kind is list else kind(*values)  # (else a named tuple)
@@ -102,6 +109,10 @@ def broadcast_prefix(prefix: Any, tree: Any) -> list | None:
         pairs = list(zip(prefix, tree, strict=True))
     result: list = []
     for p, t in pairs:
+        if type(p) is int or p is None:  # (the common prefix leaves, without a call when t is a leaf)
+            if type(t) not in _CONTAINERS and not isinstance(t, tuple):
+                result.append(p)
+                continue
         part = broadcast_prefix(p, t)
         if part is None:
             return None

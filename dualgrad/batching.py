@@ -25,8 +25,7 @@ from __future__ import annotations
 import functools
 import itertools
 import textwrap
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -74,18 +73,28 @@ class VmapLevel:
         self.randomness = randomness
 
 
-@contextmanager
-def vmap_level(size: int, randomness: str = "error") -> Iterator[VmapLevel]:
-    """Make a new innermost vmap level active for the duration of the block."""
-    level = VmapLevel(size, randomness)
-    state = STATE
-    previous = state.vmap_levels
-    state.vmap_levels = previous + (level,)
-    state.vmap_depth = len(state.vmap_levels)
-    try:
-        yield level
-    finally:
-        state.vmap_levels = previous
+class vmap_level:  # noqa: N801 - used as a function: ``with vmap_level(size) as level``
+    """Make a new innermost vmap level active for the duration of the block (``as``: the VmapLevel).
+
+    A class rather than a ``@contextmanager`` generator: every vmap call enters one, and a
+    generator-based context manager costs several more Python calls.
+    """
+
+    __slots__ = ("level", "previous")
+
+    def __init__(self, size: int, randomness: str = "error"):
+        self.level = VmapLevel(size, randomness)
+
+    def __enter__(self) -> VmapLevel:
+        state = STATE
+        self.previous = previous = state.vmap_levels
+        state.vmap_levels = previous + (self.level,)
+        state.vmap_depth = len(previous) + 1
+        return self.level
+
+    def __exit__(self, *exc_info: Any) -> None:
+        state = STATE
+        state.vmap_levels = previous = self.previous
         state.vmap_depth = len(previous)
 
 

@@ -579,7 +579,7 @@ def randint(low: int = 0, high: int | None = None, size: Any = None, *, dtype: A
 def _like(factory: Any, name: str, random: bool = False) -> Any:
     def like(x: Any, *args: Any, dtype: Any = None, requires_grad: bool = False,
              **_device: Any) -> Tensor:
-        if STATE.vmap_depth and not random:
+        if STATE.vmap_depth and not random and type(x) is not Tensor:  # (a plain tensor: no import)
             from .batching import BatchedTensor, make_batched  # imported late: the engine sits above
 
             if type(x) is BatchedTensor:  # one result per batch member, batched like ``x``

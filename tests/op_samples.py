@@ -228,6 +228,15 @@ def _matmul(draw: Any) -> Sample:
     return Sample(dg.matmul, (array(draw, left), array(draw, right)))
 
 
+@sample("vector_products")
+def _vector_products(draw: Any) -> Sample:
+    """Vectors along the last axis, leading axes broadcast (one side may have none)."""
+    k = draw(st.integers(1, 3))
+    left = draw(st.sampled_from([(k,), (2, k), (3, 2, k)]))
+    right = draw(st.sampled_from([(k,), (2, k), (1, k)]))
+    return Sample(lambda x, y: apply(ALL_OPS["vector_products"], x, y), (array(draw, left), array(draw, right)))
+
+
 # -- indexing and linear algebra: gather, einsum ----------------------------------------
 @sample("gather")
 def _gather(draw: Any) -> Sample:

@@ -122,6 +122,12 @@ def elementwise_batch(op: Any, args: list, bdims: list, **params: Any) -> tuple:
     bdim = _shared_bdim(args, bdims)
     if bdim is not None:
         return apply(op, *args, **params), bdim
+    return apply(op, *aligned_at_front(args, bdims), **params), 0
+
+
+def aligned_at_front(args: list, bdims: list) -> list:
+    """``args`` ready to broadcast with one leading batch axis: batch axes go first, and a batched
+    input of lower rank than the widest gets size-1 axes after its batch axis."""
     rank = max(_logical_ndim(a, b) for a, b in zip(args, bdims, strict=True))
     aligned = list(args)
     for i, (x, b) in enumerate(zip(args, bdims, strict=True)):
@@ -131,7 +137,7 @@ def elementwise_batch(op: Any, args: list, bdims: list, **params: Any) -> tuple:
             if missing:
                 x = x.reshape(x.shape[:1] + (1,) * missing + x.shape[1:])
             aligned[i] = x
-    return apply(op, *aligned, **params), 0
+    return aligned
 
 
 def reduction_batch(op: Any, args: list, bdims: list, *, axis: Any, **params: Any) -> tuple:

@@ -114,8 +114,16 @@ def _radius_squared(y: Any, x: Any) -> Any:
 
 
 def _softplus_impl(x: np.ndarray, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
+    if beta == 1:  # (the default: x * 1.0 and y / 1.0 are x and y exactly, two passes saved)
+        return np.where(x > threshold, x, np.logaddexp(0, x))
     bx = x * beta
     return np.where(bx > threshold, x, np.logaddexp(0, bx) / beta)
+
+
+def _softplus_partial(out: Any, x: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
+    """sigmoid(beta x), 1 where beta x > threshold (beta 1, the default: no product to dispatch)."""
+    bx = x if beta == 1 else x * beta
+    return _where(bx > threshold, 1.0, sigmoid(bx))
 
 
 def _clamp_impl(x: np.ndarray, lo: Any, hi: Any) -> np.ndarray:
@@ -323,9 +331,7 @@ HYPOT = elementwise("hypot", np.hypot, (lambda out, x, y: x / out, lambda out, x
 # -- activations and selections -------------------------------------------------------------
 SIGMOID = elementwise("sigmoid", _sigmoid_impl, (lambda out, x: out * (1 - out),),
                       save_inputs=False, save_out=True)
-SOFTPLUS = elementwise("softplus", _softplus_impl,
-                       (lambda out, x, beta=1.0, threshold=20.0:
-                        _where(x * beta > threshold, 1.0, sigmoid(x * beta)),))
+SOFTPLUS = elementwise("softplus", _softplus_impl, (_softplus_partial,))
 RELU = elementwise("relu", lambda x: np.maximum(x, 0), (lambda out, x: (~(out <= 0)).to(out.dtype),),
                    save_inputs=False, save_out=True)
 # (a NaN in either input gives both inputs the whole gradient, as torch: "not smaller", not "larger")

@@ -1,6 +1,7 @@
 """Linear algebra: matmul and the products built on it (dot, inner, outer, tensordot, trace).
 
-Only ``matmul`` is an op of its own; the other products are ``matmul``,
+Only ``matmul`` is an op of its own (with ``vector_products``, the vector products that vmap
+of a vector ``matmul`` makes: one op where three reshapes would surround a matmul); the other products are ``matmul``,
 ``einsum``, ``mul`` or indexing on reshaped operands, so their derivatives and
 batching rules come from those ops.
 """
@@ -16,7 +17,7 @@ from .._basis import identity_block_start
 from ..factories import eye
 from ..tensor import Tensor, _wrap
 from ._axes import normalize_axis
-from .batch_rules import NOT_BATCHED, to_front
+from .batch_rules import NOT_BATCHED, aligned_at_front, to_front
 from .dispatch import apply, tensor_arg
 from .einsum import einsum
 from .registry import Op, overload
@@ -192,9 +193,13 @@ def _matmul_batch(args: tuple, bdims: tuple) -> tuple:
     """Batch axes to the front and broadcast; vectors go through as one-row/one-column matrices.
 
     When only one operand is batched and the other is a vector or a matrix, the
-    batch folds into one matrix product instead of a stack of small ones.
+    batch folds into one matrix product instead of a stack of small ones. Two
+    batched vectors (per-example dot products, as in ``vmap(grad(f))`` of a linear
+    model) are one ``vector_products`` op.
     """
     (x, y), (bx, by) = args, bdims
+    if bx is not NOT_BATCHED and by is not NOT_BATCHED and _ndim(x) == 2 == _ndim(y):
+        return apply(VECTOR_PRODUCTS, to_front(x, bx), to_front(y, by)), 0
     if by is NOT_BATCHED and 1 <= _ndim(y) <= 2 and _ndim(x) >= 2:
         return _batched_times_fixed(x, bx, y)
     if bx is NOT_BATCHED and 1 <= _ndim(x) <= 2 and 2 <= _ndim(y) <= 3:
@@ -205,6 +210,36 @@ def _matmul_batch(args: tuple, bdims: tuple) -> tuple:
     out = matmul(_matrix_form(x, bx, -2, rank), _matrix_form(y, by, -1, rank))
     shape = out.shape[:-2] + out.shape[-2:-1] * (not x_vector) + out.shape[-1:] * (not y_vector)
     return (apply(RESHAPE, out, shape=shape) if shape != out.shape else out), 0
+
+
+def _vector_products_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x[..., i] @ y[..., i]`` summed over the last axis, leading axes broadcast: ``matmul``'s
+    kernel on the vectors as 1-row by 1-column matrices (the same products and sums as vmap's
+    reshapes around a ``matmul`` gave)."""
+    return _matmul_impl(x[..., None, :], y[..., :, None])[..., 0, 0]
+
+
+def _vector_products_jvp(tangents: tuple, out: Any, x: Tensor, y: Tensor) -> Tensor:
+    """Product rule: t_x . y + x . t_y."""
+    tx, ty = tangents
+    total = None if tx is None else apply(VECTOR_PRODUCTS, tx, y)
+    if ty is not None:
+        term = apply(VECTOR_PRODUCTS, x, ty)
+        total = term if total is None else total + term
+    return total
+
+
+def _vector_products_batch(args: tuple, bdims: tuple) -> tuple:
+    """Batch axes first (never the summed last axis), ranks aligned."""
+    return apply(VECTOR_PRODUCTS, *aligned_at_front(args, bdims)), 0
+
+
+# (the gradients are broadcast along the summed axis; the backward sums them to the inputs' shapes)
+VECTOR_PRODUCTS = Op("vector_products", _vector_products_impl,
+                     vjp=(lambda g, out, x, y: g.unsqueeze(-1) * _as_tensor(y).conj(),
+                          lambda g, out, x, y: _as_tensor(x).conj() * g.unsqueeze(-1)),
+                     jvp=_vector_products_jvp, batch=_vector_products_batch, family="linalg",
+                     grad_name="DotBackward0", promotion=0)
 
 
 _PRODUCT_NAMES = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4", (2, 2): "MmBackward0"}

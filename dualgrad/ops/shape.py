@@ -178,12 +178,22 @@ def _pad_jvp(tangents: tuple, out: Any, x: Any, *, widths: tuple, value: Any) ->
 
 
 # -- the ops -------------------------------------------------------------------------------------
-RESHAPE = linear("reshape", lambda x, shape: np.reshape(x, shape),
-                 (lambda g, out, x, shape: g.reshape(x.shape),), family="shape", view=True,
+# (an array's own method where the operand is one: NumPy's function adds a dispatch and a wrapper,
+# which cost more than reshaping or transposing a small array)
+def _reshape_impl(x: Any, shape: tuple) -> Any:
+    return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
+
+
+def _permute_impl(x: Any, axes: tuple) -> Any:
+    return x.transpose(axes) if type(x) is np.ndarray else np.transpose(x, axes)
+
+
+RESHAPE = linear("reshape", _reshape_impl,
+                 (lambda g, out, x, shape: reshaped(g, x.shape),), family="shape", view=True,
                  grad_name="ViewBackward0")
 EXPAND = linear("expand", lambda x, shape: np.broadcast_to(x, shape),
                 (lambda g, out, x, shape: sum_to_shape(g, x.shape),), family="shape", view=True)
-PERMUTE = linear("permute", lambda x, axes: np.transpose(x, axes),
+PERMUTE = linear("permute", _permute_impl,
                  (lambda g, out, x, axes: apply(PERMUTE, g, axes=_inverse_permutation(axes)),),
                  family="shape", view=True)
 SQUEEZE = linear("squeeze", lambda x, axis: np.squeeze(x, axis),
@@ -335,8 +345,12 @@ def reshape(x: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
     ('ViewBackward0', 'UnsafeViewBackward0')
     """
     x = tensor_arg(x, "reshape")
-    target = _target_shape(x, sizes, shape)
-    return apply(_reshape_op(x, target), x, shape=target)
+    return reshaped(x, _target_shape(x, sizes, shape))
+
+
+def reshaped(x: Tensor, shape: tuple) -> Tensor:
+    """``reshape`` to a ``shape`` known to be valid (no -1, ``x``'s number of elements): no checks."""
+    return apply(_reshape_op(x, shape), x, shape=shape)
 
 
 def _reshape_op(x: Tensor, shape: tuple) -> Op:
@@ -390,8 +404,7 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if start > end:
         raise RuntimeError(f"flatten: start_dim ({start_dim}) cannot come after end_dim ({end_dim})")
     merged = math.prod(x.shape[start:end + 1])
-    target = x.shape[:start] + (merged,) + x.shape[end + 1:]
-    return apply(_reshape_op(x, target), x, shape=target)
+    return reshaped(x, x.shape[:start] + (merged,) + x.shape[end + 1:])
 
 
 def ravel(x: Tensor) -> Tensor:
@@ -422,10 +435,9 @@ def expand(x: Tensor, *sizes: Any, size: Any = None) -> Tensor:
             f"the number of dimensions in the tensor ({x.ndim})"
         )
     shape = tuple(x.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
-    try:
-        np.broadcast_shapes(x.shape, shape)
-    except ValueError:
-        raise RuntimeError(f"expand: shape {x.shape} cannot be expanded to {shape}") from None
+    # (NumPy's broadcasting test, spelled out: np.broadcast_shapes builds arrays to find out)
+    if any(s < 0 for s in shape) or any(n != s and n != 1 and s != 1 for n, s in zip(x.shape, shape[lead:])):
+        raise RuntimeError(f"expand: shape {x.shape} cannot be expanded to {shape}")
     if shape == x.shape:
         return x
     return apply(EXPAND, x, shape=shape)
