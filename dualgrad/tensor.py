@@ -57,6 +57,7 @@ _TYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "int6
 # the dtypes of torch's legacy type names (``t.type("torch.IntTensor")``)
 _TYPE_NAME_DTYPES = {f"torch.{name}Tensor": np.dtype(dtype) for dtype, name in _TYPE_NAMES.items()}
 
+
 def torch_dtype_name(dtype: np.dtype) -> str:
     """torch's name of ``dtype`` (``Double``, ``Long``, ...), NumPy's for a dtype torch names otherwise."""
     return _TYPE_NAMES.get(dtype.name, dtype.name)
