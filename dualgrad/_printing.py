@@ -182,8 +182,9 @@ def format_tensor(t: Any) -> str:
             suffixes.append(f"size={data.shape}")
         if data.dtype not in DEFAULT_DTYPES:
             suffixes.append(f"dtype={data.dtype}")
-    if t._node() is not None:
-        suffixes.append(f"grad_fn=<{t._node().name()}>")
+    node = t._node()
+    if node is not None:
+        suffixes.append(f"grad_fn=<{node.name()}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     tangent = tangent_at(t, STATE.dual_levels[-1]) if STATE.dual_levels else None

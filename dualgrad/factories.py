@@ -30,6 +30,7 @@ from .tensor import (
     _wrap,
     as_size,
     check_number_fits,
+    is_number,
     new_leaf,
     torch_dtype_name,
 )
@@ -274,7 +275,7 @@ def _promoted_leaf_dtype(nested: list) -> np.dtype | None:
     for leaf in _leaves(nested):
         if isinstance(leaf, np.ndarray):
             dtype = _promote_types(dtype, leaf.dtype)
-        elif isinstance(leaf, (int, float, complex, np.number, np.bool_)):
+        elif is_number(leaf):
             dtype = _promote_types(dtype, _number_dtype(leaf))
         else:
             return None
@@ -322,8 +323,7 @@ def _not_fitting(error: Exception, dtype: Any) -> Exception:
 def _no_dtype(data: Any, nested: Any) -> Exception:
     """torch's error for ``data`` holding strings (TypeError), integers beyond NumPy's (ValueError) or other
     values of no dtype (RuntimeError)."""
-    numbers = (int, float, complex, np.number, np.bool_, np.ndarray)
-    odd = [leaf for leaf in _leaves(nested) if not isinstance(leaf, numbers)][:1]
+    odd = [leaf for leaf in _leaves(nested) if not (is_number(leaf) or isinstance(leaf, np.ndarray))][:1]
     if not odd:
         return ValueError("Overflow when unpacking long long")
     leaf = odd[0]

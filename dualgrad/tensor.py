@@ -715,10 +715,11 @@ class Tensor:
         """Keep ``.grad`` for this non-leaf tensor during backward."""
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self._node() is None or self.retains_grad:
+        node = self._node()
+        if node is None or self.retains_grad:
             return
         self._get_extra()["retains_grad"] = True
-        self._node()._retain_grad_for(self)
+        node._retain_grad_for(self)
 
     def _follow_retained_grad(self) -> None:
         """Move ``retain_grad`` to the node an in-place op just gave this tensor (as in torch:
@@ -739,8 +740,9 @@ class Tensor:
         """
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self._node() is not None:
-            return self._node()._register_tensor_hook(self._output_nr, hook)
+        node = self._node()
+        if node is not None:
+            return node._register_tensor_hook(self._output_nr, hook)
         return add_hook(self._get_extra().setdefault("hooks", {}), hook)
 
     def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
