@@ -50,6 +50,7 @@ from .ops.dispatch import apply
 from .ops.shape import PERMUTE, RESHAPE
 from .reverse import enable_grad, is_grad_enabled
 from .reverse import grad as autograd_grad
+from .reverse.api import check_real_output
 from .tensor import Tensor, is_differentiable_dtype
 
 __all__ = ["functionalize", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "vjp",
@@ -217,10 +218,7 @@ def _grad_transform(func: Callable, argnums: Any, has_aux: bool, with_value: boo
                     f"{api}: Expected f(*args) to return a scalar Tensor, got tensor "
                     f"with {output.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
                 )
-            if output.dtype.kind == "c":
-                raise RuntimeError(
-                    f"grad can be implicitly created only for real scalar outputs but got {output.dtype}"
-                )
+            check_real_output(output)
             leaves = [leaf for _, leaf in tracked]
             out_phys = to_physical(output, levels)
             create = _reaches_outer_graph([out_phys], leaves)

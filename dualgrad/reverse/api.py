@@ -130,9 +130,14 @@ def implicit_grad(out: Tensor) -> Tensor:
     """The gradient seed of a scalar output given none (ones); torch's errors for any other output."""
     if out.numel() != 1:
         raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    check_real_output(out)
+    return _wrap(np.ones(out.shape, out.dtype))
+
+
+def check_real_output(out: Tensor) -> None:
+    """torch's RuntimeError for a complex output whose gradient would be implicitly created."""
     if out.dtype.kind == "c":
         raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-    return _wrap(np.ones(out.shape, out.dtype))
 
 
 def in_dtype_of(out: Tensor, grad: Tensor, i: int) -> Tensor:
