@@ -266,3 +266,18 @@ def test_incomplete_gamma_is_not_differentiable_in_a_as_in_torch(fn, words):
     a = dg.tensor([2.0], requires_grad=True)
     with pytest.raises(NotImplementedError, match=f"the derivative for '{words}' is not implemented"):
         fn(a, dg.tensor([1.0])).sum().backward()
+
+
+@pytest.mark.parametrize(("fn", "x", "expected"), [
+    (dg.special.i1, 3.25e-308, 3 * 3.25e-308 / 8),  # i1''(x) ~ 3x/8 (torch 2.13: 0.0)
+    (dg.special.i1, -1e-5, -3.7500000000520837e-06),
+    (dg.special.i1e, 1e-300, -1.0),  # i1e(x) ~ x/2 - x|x|/2
+    (dg.special.i1e, -1e-5, 0.9999812501749988),
+])
+def test_second_derivatives_of_i1_near_zero(fn, x, expected):
+    """``i1(x) / x`` in the first derivative is its series near 0: a quotient's derivative would be
+    the difference of two numbers of size 1/x there (it gave 2.5e289 at x = 3.25e-308)."""
+    t = dg.tensor(x, requires_grad=True)
+    (first,) = dg.grad(fn(t), t, create_graph=True)
+    (second,) = dg.grad(first, t)
+    assert second.item() == pytest.approx(expected, rel=1e-9, abs=1e-320)

@@ -146,18 +146,26 @@ def _logit_partial(out: Any, x: Any, eps: float | None = None) -> Any:
     return _where((x < lo) | (x > hi), 0.0 if eps is not None else math.nan, 1 / (x * (1 - x)))
 
 
+def _over_x(value: Any, x: Any, scale: Any = 1.0) -> Any:
+    """``value / x`` for ``value = scale * i1(x)``: ``scale * (1/2 + x^2/16 + x^4/384)`` (the series of
+    ``i1(x) / x``) for ``|x| < 1e-3``.
+
+    The quotient's own derivative, ``(value' x - value) / x^2``, is there the difference of two
+    numbers of size ``1/x``: rounding would make the second derivatives of ``i1`` and ``i1e`` wrong.
+    """
+    small = abs(x) < 1e-3
+    x2 = x * x
+    return _where(small, scale * (0.5 + x2 / 16 + x2 * x2 / 384), value / _where(small, 1.0, x))
+
+
 def _i1_partial(out: Any, x: Any) -> Any:
-    """``i0(x) - i1(x) / x``, 1/2 at 0."""
-    zero = x == 0
-    safe = _where(zero, 1.0, x)
-    return _where(zero, 0.5, i0(x) - out / safe)
+    """``i0(x) - i1(x) / x``."""
+    return i0(x) - _over_x(out, x)
 
 
 def _i1e_partial(out: Any, x: Any) -> Any:
-    """``i0e(x) - i1e(x) (sign(x) + 1 / x)``, 1/2 at 0."""
-    zero = x == 0
-    safe = _where(zero, 1.0, x)
-    return _where(zero, 0.5, i0e(x) - out * (sign(x) + 1 / safe))
+    """``i0e(x) - i1e(x) sign(x) - i1e(x) / x`` (``i1e(x) = exp(-|x|) i1(x)``)."""
+    return i0e(x) - out * sign(x) - _over_x(out, x, exp(-abs(x)))
 
 
 def _not_implemented(what: str) -> Callable:
