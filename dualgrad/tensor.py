@@ -38,6 +38,7 @@ NAMED_NODE: list = [None]
 # The float and complex dtypes in native byte order: a set lookup (a dtype caches its hash) costs
 # less than reading ``dtype.kind``, so the recording of every op tests this set first.
 FLOATING_DTYPES = frozenset(np.dtype(code) for code in "efdgFDG")
+REAL_FLOATING_DTYPES = frozenset(np.dtype(code) for code in "efdg")
 
 
 def is_differentiable_dtype(dtype: np.dtype) -> bool:

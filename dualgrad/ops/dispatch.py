@@ -25,6 +25,7 @@ from ..reverse.node import new_node
 from ..reverse.saved import SavedTensor, save_tensor
 from ..tensor import (
     FLOATING_DTYPES,
+    REAL_FLOATING_DTYPES,
     Tensor,
     ViewInfo,
     _wrap,
@@ -97,7 +98,15 @@ def _apply(op: Any, args: tuple, params: dict, flags: dict) -> Any:
                 if (type(b) is not _ndarray or b.dtype not in FLOATING_DTYPES
                         or type(a) is not float and type(a) is not int):
                     a, b = promote(op, (a, b))
-            data = op.impl(a, b, out=...) if op.ufunc_out and not params else op.impl(a, b, **params)
+            # one value of a real floating dtype with a number or another one: NumPy's scalar arithmetic
+            # (see Op.scalar_impl)
+            if (op.scalar_impl is not None and type(a) is _ndarray and not a.ndim
+                    and a.dtype in REAL_FLOATING_DTYPES and not params
+                    and (type(b) is float or type(b) is int
+                         or type(b) is _ndarray and not b.ndim and b.dtype is a.dtype)):
+                data = op.scalar_impl(a[()], b if type(b) is not _ndarray else b[()])
+            else:
+                data = op.impl(a, b, out=...) if op.ufunc_out and not params else op.impl(a, b, **params)
         else:
             arrays = [a._data if isinstance(a, Tensor) else a for a in args]
             data = op.impl(*(arrays if op.promotion is None else promote(op, arrays)), **params)

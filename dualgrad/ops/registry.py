@@ -28,6 +28,7 @@ gives one holomorphic partial derivative per input, and both its vjp
 from __future__ import annotations
 
 import inspect
+import operator
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -39,7 +40,15 @@ from .._state import STATE
 from ..forward_ad.engine import tangent_at
 from ..reverse.node import add_saved_attributes
 from ..reverse.saved import SavedTensor
-from ..tensor import Tensor, TensorMeta, _wrap, is_private_temporary, is_untracked_like, private_tangent
+from ..tensor import (
+    REAL_FLOATING_DTYPES,
+    Tensor,
+    TensorMeta,
+    _wrap,
+    is_private_temporary,
+    is_untracked_like,
+    private_tangent,
+)
 from .dispatch import apply
 
 ALL_OPS: dict[str, Op] = {}
@@ -55,6 +64,12 @@ def _ufuncs_take_array_out() -> bool:
 
 UFUNC_ARRAY_OUT = _ufuncs_take_array_out()
 
+# Python's operators on NumPy's real floating scalars: the same IEEE operation as the ufunc, but
+# NumPy's scalar arithmetic runs it several times faster than a ufunc call on a 0-d array
+# (0.25 against 0.7 microseconds for ``x * 1.01``: the per-op cost of scalar code such as W1)
+_SCALAR_OPERATORS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+                     np.true_divide: operator.truediv}
+
 
 def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in re.split(r"[_\W]+", name) if part)
@@ -65,7 +80,8 @@ class Op:
 
     __slots__ = ("name", "impl", "vjp", "jvp", "batch", "family", "save_inputs", "save_out",
                  "differentiable", "grad_name", "grad_name_for", "multi_output", "arg_names", "view", "ufunc_out",
-                 "jvp_reads", "scatter_index", "saves_by_needs", "one_rule_per_input", "plain", "promotion", "to_float")
+                 "jvp_reads", "scatter_index", "saves_by_needs", "one_rule_per_input", "plain", "promotion", "to_float",
+                 "scalar_impl")
 
     def __init__(
         self,
@@ -117,6 +133,8 @@ class Op:
         self.to_float = to_float
         self.plain = differentiable and not multi_output and not view  # (dispatch's common case)
         self.ufunc_out = UFUNC_ARRAY_OUT and isinstance(impl, np.ufunc)  # impl(..., out=...) gives arrays
+        # None, or the Python operator that computes ``impl`` on 0-d real floating arrays' scalars
+        self.scalar_impl = _SCALAR_OPERATORS.get(impl)
         keywords = _keywords(impl)  # its nodes' _saved_* names, also by torch's names (dim, keepdim)
         add_saved_attributes((*arg_names, "result", *keywords, *(_TORCH_NAMES.get(k, k) for k in keywords)))
         # None, or ``jvp_reads(has_tangent) -> (reads input i per input, reads out)`` for a jvp
@@ -389,12 +407,12 @@ def _unseen_product(g: Any, d: Any, keep_broadcast: bool = True) -> Tensor | Non
     if flags["dual_levels"] and (_may_have_tangent(g) or (not number and _may_have_tangent(d))):
         return None
     data = g._data
-    if not number:
-        other = d._data
-    elif keep_broadcast and data.strides and not any(data.strides):  # (a 0-d array has no strides)
+    other = d if number else d._data
+    if not data.ndim and data.dtype in REAL_FLOATING_DTYPES and (
+            number or not other.ndim and other.dtype is data.dtype):  # (one value: see Op.scalar_impl)
+        return _wrap(np.asarray(data[()] * (other if number else other[()])))
+    if number and keep_broadcast and data.strides and not any(data.strides):  # (a 0-d array has no strides)
         return _broadcast_of_product(data, d)
-    else:
-        other = d
     if UFUNC_ARRAY_OUT:
         return _wrap(np.multiply(data, other, out=...))
     return _wrap(np.asarray(np.multiply(data, other)))
