@@ -80,7 +80,7 @@ class Op:
 
     __slots__ = ("name", "impl", "vjp", "jvp", "batch", "family", "save_inputs", "save_out",
                  "differentiable", "grad_name", "grad_name_for", "multi_output", "arg_names", "view", "ufunc_out",
-                 "jvp_reads", "scatter_index", "saves_by_needs", "one_rule_per_input", "plain", "promotion", "to_float",
+                 "jvp_reads", "scatter_index", "saves_by_needs", "backward", "plain", "promotion", "to_float",
                  "scalar_impl")
 
     def __init__(
@@ -123,7 +123,11 @@ class Op:
         # from what the node keeps (``params``, ``inputs``), so recording pays nothing for it
         self.grad_name_for = grad_name_for
         self.multi_output = multi_output
-        self.one_rule_per_input = type(vjp) is tuple and not multi_output  # (backward's common case)
+        # backward(node, grads) -> the gradients of the inputs (a version without a loop for one input)
+        if type(vjp) is not tuple or multi_output:
+            self.backward = self._backward_general
+        else:
+            self.backward = {1: self._backward_unary, 2: self._backward_binary}.get(len(vjp), self._backward_per_input)
         self.arg_names = arg_names
         self.view = view
         # None, or the position of the first operand that takes part in torch's type promotion
@@ -184,29 +188,51 @@ class Op:
             return tuple(s.unpack(node, i) for i, s in enumerate(saved_out)), inputs
         return saved_out.unpack(node), inputs
 
-    def backward(self, node: Any, grads: list) -> list:
-        """Gradients for each input of ``node`` from the gradients of its outputs."""
-        if not self.one_rule_per_input:
-            return self._backward_general(node, grads)
-        # One output, one rule per input (most ops): none of the general bookkeeping.
+    def _backward_unary(self, node: Any, grads: list) -> tuple:
+        """``backward`` of a one-output op with one input (most ops: no loop, no list)."""
         kept = node.inputs  # SavedTensor | TensorMeta per tensor input: their shapes and dtypes
         out, inputs = self.unpack(node) if node.saved else (None, kept)  # raises for a freed graph
+        g = grads[0]
+        params = node.params
+        # (no ``**params`` without params: that builds a dict per call)
+        grad = self.vjp[0](g, out, *inputs, **params) if params else self.vjp[0](g, out, *inputs)
+        meta = kept[0]
+        # (_fitted spelled out: one call less per node; dtypes compared by identity first, see there)
+        if grad is not None and (type(grad) is not Tensor or grad._data.shape != meta.shape
+                                 or grad._data.dtype is not meta.dtype and grad._data.dtype != meta.dtype):
+            grad = fit_gradient(grad, meta.shape, meta.dtype)
+        return (grad,)
+
+    def _backward_binary(self, node: Any, grads: list) -> tuple:
+        """``backward`` of a one-output op with two inputs (``x * y``, ``x + 0.1``): no loop."""
+        edges = node.edges
+        if len(edges) != 2:
+            return self._backward_per_input(node, grads)
+        kept = node.inputs
+        out, inputs = self.unpack(node) if node.saved else (None, kept)
+        g = grads[0]
+        params = node.params
+        vjp = self.vjp
+        grad_a = grad_b = None
+        if edges[0][0] is not None:  # (else no gradient is wanted: the rule is not called)
+            grad_a = _fitted(vjp[0](g, out, *inputs, **params) if params else vjp[0](g, out, *inputs), kept[0])
+        if edges[1][0] is not None:
+            grad_b = _fitted(vjp[1](g, out, *inputs, **params) if params else vjp[1](g, out, *inputs), kept[1])
+        return (grad_a, grad_b)
+
+    def _backward_per_input(self, node: Any, grads: list) -> list:
+        """``backward`` of a one-output op with a rule per input: rules of inputs that need no
+        gradient are not called."""
+        kept = node.inputs
+        out, inputs = self.unpack(node) if node.saved else (None, kept)
         g = grads[0]
         params = node.params
         vjp = self.vjp
         grads_in = []
         i = 0
         for target, _ in node.edges:
-            grad = None
-            if target is not None:  # (else no gradient is wanted: the rule is not called)
-                # (no ``**params`` without params: that builds a dict per call)
-                grad = vjp[i](g, out, *inputs, **params) if params else vjp[i](g, out, *inputs)
-                # (_fitted spelled out; dtypes compared by identity first, see there)
-                if grad is not None and (type(grad) is not Tensor or grad._data.shape != kept[i].shape
-                                         or (grad._data.dtype is not kept[i].dtype
-                                             and grad._data.dtype != kept[i].dtype)):
-                    grad = fit_gradient(grad, kept[i].shape, kept[i].dtype)
-            grads_in.append(grad)
+            grads_in.append(None if target is None else _fitted(
+                vjp[i](g, out, *inputs, **params) if params else vjp[i](g, out, *inputs), kept[i]))
             i += 1
         return grads_in
 
@@ -342,7 +368,7 @@ def vjp_from_partial(partial: Callable | int) -> Callable:
         return _negated_gradient
 
     def vjp(g: Tensor, out: Any, *inputs: Any, **params: Any) -> Tensor:
-        d = partial(out, *inputs, **params) if params else partial(out, *inputs)  # (see Op.backward)
+        d = partial(out, *inputs, **params) if params else partial(out, *inputs)  # (see Op._backward_unary)
         if type(d) is Tensor and d._data.dtype.kind != "c":
             # In place unless d is 0-d: one value's product costs less than the checks.
             # References to d: this name and getrefcount's argument (see _jvp_from_partials).
@@ -363,10 +389,10 @@ def _negated_gradient(g: Any, out: Any, *inputs: Any, **params: Any) -> Any:
     return -g
 
 
-# References to the gradient ``g`` inside a rule that ``Op.backward`` called as ``vjp[i](g, out,
-# *inputs)`` when nothing else holds it: the engine's list of gradients, Op.backward's name, the
-# arguments of the call (a tuple, as it is made with *inputs), the rule's name and getrefcount's
-# argument. A rule may then write into ``g``.
+# References to the gradient ``g`` inside a rule that ``Op.backward`` (``_backward_unary``, ...)
+# called as ``vjp[i](g, out, *inputs)`` when nothing else holds it: the engine's list of gradients,
+# the name ``g`` there, the arguments of the call (a tuple, as it is made with *inputs), the rule's
+# name and getrefcount's argument. A rule may then write into ``g``.
 ENGINE_ONLY = 5
 
 

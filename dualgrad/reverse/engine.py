@@ -324,9 +324,9 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
         i = -1  # (an index rather than zip: a zip object per node costs more than this loop's work)
         for target, nr in node.edges:
             i += 1
-            grad = grad_inputs[i]
             if target is None or (needed is not None and target not in needed):
                 continue
+            grad = grad_inputs[i]
             if type(target) is Tensor:
                 buffers[target] = _add(buffers.get(target), grad)
                 deps[target] -= 1
@@ -337,12 +337,19 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             deps[target] = remaining
             # (a node's gradients wait in buffers until its last one arrives, then go with it onto
             # the heap: most nodes, with one consumer, never enter buffers)
-            buf = buffers.pop(target, None) if not remaining else buffers.get(target)
+            if remaining:
+                buf = buffers.get(target)
+            else:
+                buf = buffers.pop(target, None) if buffers else None
             if buf is None:
-                buf = [None] * target.n_outputs
+                if target.n_outputs == 1:  # (the common case: its one gradient is this one)
+                    buf = [grad]
+                else:
+                    buf = [None] * target.n_outputs
+                    buf[nr] = grad
                 if remaining:
                     buffers[target] = buf
-            if grad is not None:  # (the first gradient is stored without a call of _add)
+            elif grad is not None:  # (the first gradient is stored without a call of _add)
                 buf[nr] = grad if buf[nr] is None else _add(buf[nr], grad)
             if not remaining:
                 if only_ready is None and not ready_nodes:
