@@ -47,7 +47,9 @@ def best_times(runs: dict[str, Callable[[], Any]], repeat: int, min_seconds: flo
     worker threads spinning for a while after a call, which slows down whatever
     runs next on a machine with few cores. So each sample starts after a pause of
     ``settle_seconds``, and the order of the implementations rotates from round to
-    round, so that no implementation always follows the same one.
+    round, so that no implementation always follows the same one. After the pause, one
+    untimed call warms the caches again: a sample measures the steady state, not the
+    first call after an idle spell (on a shared machine, up to twice as slow).
     """
     timers, numbers = {}, {}
     for impl, fn in runs.items():
@@ -65,6 +67,7 @@ def best_times(runs: dict[str, Callable[[], Any]], repeat: int, min_seconds: flo
         shift = round_number % len(order)
         for impl in order[shift:] + order[:shift]:
             time.sleep(settle_seconds)
+            runs[impl]()
             best[impl] = min(best[impl], timers[impl].timeit(numbers[impl]) / numbers[impl])
     return best
 
