@@ -268,3 +268,27 @@ def test_next_functions_list_the_inputs_the_op_can_differentiate():
     assert names(dg.gather(x, 0, index)) == [("torch::autograd::AccumulateGrad", 0)]
     assert names(dg.index_select(x, 0, index)) == [("torch::autograd::AccumulateGrad", 0)]
     assert names(x * dg.ones(3)) == [("torch::autograd::AccumulateGrad", 0), (None, 0)]
+
+
+# (expression, torch 2.13's next_functions of its grad_fn, as node names; None for (None, 0)).
+# A Python number is an input of the node only for + - * / and where (torch wraps it as a tensor);
+# other ops keep it as an attribute. ``2 * x`` and ``2 + x`` are ``x * 2`` and ``x + 2``.
+_ACC = "torch::autograd::AccumulateGrad"
+NEXT_FUNCTIONS = [
+    ("x ** 2", (_ACC,)), ("2 ** x", (_ACC,)), ("x ** y", (_ACC, _ACC)), ("m.pow(x, 2)", (_ACC,)),
+    ("2 - x", (_ACC,)), ("x - 2", (_ACC, None)), ("m.rsub(x, 2.0)", (_ACC,)), ("x / 2", (_ACC, None)),
+    ("2 * x", (_ACC, None)), ("2 + x", (_ACC, None)), ("x * 2", (_ACC, None)), ("m.sub(x, 2, alpha=2)", (_ACC, None)),
+    ("m.clamp(x, 0, 1)", (_ACC,)), ("m.clamp(x, min=0.0)", (_ACC,)), ("x.clamp_max(0.5)", (_ACC,)),
+    ("x.masked_fill(mask, 0.5)", (_ACC,)), ("m.where(mask, x, 0.0)", (_ACC, None)),
+    ("m.where(mask, 0.0, x)", (None, _ACC)), ("m.fmod(x, 2.0)", (_ACC,)), ("m.remainder(x, 2.0)", (_ACC,)),
+    ("m.float_power(x, 2)", (_ACC,)), ("m.special.xlogy(x, 2.0)", (_ACC,)), ("m.special.xlogy(2.0, x)", (_ACC,)),
+    ("m.copysign(x, -1.0)", (_ACC,)), ("x // 2", (_ACC,)), ("x.clone().mul_(2)", ("CloneBackward0", None)),
+    ("x.clone().pow_(2)", ("CloneBackward0",)), ("x.clone().clamp_(0, 1)", ("CloneBackward0",)),
+    ("x.clone().masked_fill_(mask, 0.5)", ("CloneBackward0",)), ("m.hypot(x, y)", (_ACC, _ACC)),
+]
+
+
+@pytest.mark.parametrize(("expression", "expected"), NEXT_FUNCTIONS)
+def test_next_functions_show_number_operands_as_torch(expression, expected):
+    node = eval(expression, _env()).grad_fn
+    assert tuple(None if f is None else f.name() for f, _ in node.next_functions) == expected

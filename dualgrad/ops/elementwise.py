@@ -262,13 +262,16 @@ _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
 # -- arithmetic ------------------------------------------------------------------
-ADD = elementwise("add", np.add, (1, 1))
-# (a number minus a Tensor is torch's ``rsub``)
-SUB = elementwise("sub", np.subtract, (1, -1), grad_name_for=name_by_operands({(False, True): "RsubBackward1"}))
+# (torch wraps the number operand of + - * / as a tensor: an input of the node, shown by
+# ``next_functions``; a number minus a Tensor is its ``rsub``, which keeps the number as an attribute)
+ADD = elementwise("add", np.add, (1, 1), number_inputs=True)
+SUB = elementwise("sub", np.subtract, (1, -1), grad_name_for=name_by_operands({(False, True): "RsubBackward1"}),
+                  number_inputs=lambda node: is_tensor_operand(node.inputs[0]))
 MUL = elementwise("mul", np.multiply, (lambda out, x, y: y, lambda out, x, y: x),
-                  save_inputs=lambda needs: (needs[1], needs[0]))
+                  save_inputs=lambda needs: (needs[1], needs[0]), number_inputs=True)
 DIV = elementwise("div", np.true_divide, (lambda out, x, y: 1 / y, lambda out, x, y: -out / y),
-                  save_inputs=lambda needs: (False, True), save_out=lambda needs: needs[1], to_float=True)
+                  save_inputs=lambda needs: (False, True), save_out=lambda needs: needs[1], to_float=True,
+                  number_inputs=True)
 NEG = elementwise("neg", np.negative, (-1,))
 _pow_base_vjp_derived = vjp_from_partial(_pow_base_partial)
 POW = elementwise("pow", _pow_impl, (_pow_base_partial, _pow_exponent_partial),
@@ -355,7 +358,7 @@ CLAMP_MAX = overload(CLAMP, "clamp_max", "ClampMaxBackward0",
                      name_by_operands({(True, False, True): "ClampMaxBackward1"}))
 # (the gradient is selected, not multiplied by the mask: a NaN gradient where the branch was not taken
 # gives 0, as torch's)
-WHERE = elementwise("where", np.where, (None, lambda out, c, x, y: c, lambda out, c, x, y: ~c),
+WHERE = elementwise("where", np.where, (None, lambda out, c, x, y: c, lambda out, c, x, y: ~c), number_inputs=True,
                     vjp=(None, lambda g, out, c, x, y: _where(c, g, 0.0), lambda g, out, c, x, y: _where(c, 0.0, g)),
                     arg_names=("condition", "self", "other"), promotion=1)
 
@@ -844,9 +847,10 @@ METHODS: dict[str, Any] = {
     "where": lambda self, condition, other: where(condition, self, other),
     "type_as": lambda self, other: to_dtype(self, tensor_arg(other, "type_as").dtype),
     "contiguous": _contiguous,
-    "__add__": add, "__radd__": _reflected(add),
+    # (``2 + x`` and ``2 * x`` are ``x + 2`` and ``x * 2``, as in torch: the node's inputs in that order)
+    "__add__": add, "__radd__": add,
     "__sub__": sub, "__rsub__": _reflected(sub),
-    "__mul__": mul, "__rmul__": _reflected(mul),
+    "__mul__": mul, "__rmul__": mul,
     "__truediv__": div, "__rtruediv__": _reflected(div),
     "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide),
     "__mod__": remainder, "__rmod__": _reflected(remainder),

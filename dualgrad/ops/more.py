@@ -536,8 +536,8 @@ def masked_fill(input: Any, mask: Any, value: Any) -> Tensor:  # noqa: A002 - to
     return to_dtype(apply(MASKED_FILL, mask, value, input), input.dtype)
 
 
-# ``where(mask, value, input)``, recorded as torch records masked_fill
-MASKED_FILL = overload(WHERE, "masked_fill", "MaskedFillBackward0")
+# ``where(mask, value, input)``, recorded as torch records masked_fill (a number value is an attribute)
+MASKED_FILL = overload(WHERE, "masked_fill", "MaskedFillBackward0", number_inputs=False)
 
 
 def _check_masked_fill(input: Tensor, mask: Any, value: Any) -> None:  # noqa: A002 - torch's name

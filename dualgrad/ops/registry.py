@@ -81,7 +81,7 @@ class Op:
     __slots__ = ("name", "impl", "vjp", "jvp", "batch", "family", "save_inputs", "save_out",
                  "differentiable", "grad_name", "grad_name_for", "multi_output", "arg_names", "view", "ufunc_out",
                  "jvp_reads", "scatter_index", "saves_by_needs", "backward", "plain", "promotion", "to_float",
-                 "scalar_impl")
+                 "scalar_impl", "number_inputs")
 
     def __init__(
         self,
@@ -102,6 +102,7 @@ class Op:
         view: bool = False,
         promotion: int | None = None,
         to_float: bool = False,
+        number_inputs: bool | Callable[[Any], bool] = False,
     ):
         if name in ALL_OPS:
             raise ValueError(f"op {name!r} is already registered")
@@ -135,6 +136,10 @@ class Op:
         # operands give the default floating dtype (true division)
         self.promotion = promotion
         self.to_float = to_float
+        # Does ``next_functions`` show a Python number argument as an input, ``(None, 0)``? Torch's
+        # ``+ - * /`` and ``where`` wrap it as a tensor; its other ops keep it as an attribute of the
+        # node (``x ** 2``, ``clamp(x, 0, 1)``). A function of the node where it depends on the call.
+        self.number_inputs = number_inputs
         self.plain = differentiable and not multi_output and not view  # (dispatch's common case)
         self.ufunc_out = UFUNC_ARRAY_OUT and isinstance(impl, np.ufunc)  # impl(..., out=...) gives arrays
         # None, or the Python operator that computes ``impl`` on 0-d real floating arrays' scalars
@@ -701,14 +706,16 @@ def name_by_operands(names: dict) -> Callable[[Any], str]:
     return grad_name_for
 
 
-def overload(op: Op, name: str, grad_name: str, grad_name_for: Callable[[Any], str] | None = None) -> Op:
+def overload(op: Op, name: str, grad_name: str, grad_name_for: Callable[[Any], str] | None = None,
+             number_inputs: bool | Callable[[Any], bool] | None = None) -> Op:
     """Another entry for ``op``, named ``name``: the same impl, rules and flags, its nodes named
     ``grad_name`` (or by ``grad_name_for``). For the calls that torch records as another op than ``op`` with the same
     result (``t`` and ``transpose`` are ``permute`` here, TBackward0 and TransposeBackward0 there);
-    declared after ``op``'s batching rule, which it shares."""
+    declared after ``op``'s batching rule, which it shares. ``number_inputs`` (see ``Op``) defaults to ``op``'s."""
     twin = Op(name, op.impl, vjp=op.vjp, jvp=op.jvp, batch=op.batch, family=op.family,
               save_inputs=op.save_inputs, save_out=op.save_out, differentiable=op.differentiable,
               grad_name=grad_name, grad_name_for=grad_name_for, multi_output=op.multi_output,
-              arg_names=op.arg_names, view=op.view, promotion=op.promotion, to_float=op.to_float)
+              arg_names=op.arg_names, view=op.view, promotion=op.promotion, to_float=op.to_float,
+              number_inputs=op.number_inputs if number_inputs is None else number_inputs)
     twin.jvp_reads, twin.scatter_index = op.jvp_reads, op.scatter_index
     return twin

@@ -11,9 +11,12 @@ for the backward rule, and hooks. Leaves that require grad are edges to the leaf
 from __future__ import annotations
 
 import itertools
+import numbers
 import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
+
+import numpy as np
 
 from .. import tensor as tensor_module
 from .._hooks import RemovableHandle, add_hook
@@ -92,15 +95,27 @@ class Node(metaclass=_NodeType):
 
     @property
     def next_functions(self) -> tuple:
-        """``((node or None, output_nr), ...)``, one pair per input of the op that it can differentiate
-        (as torch's: not ``where``'s condition, nor ``gather``'s index; ``(None, 0)`` for an input that
-        could take a gradient but does not require one).
+        """``((node or None, output_nr), ...)``, one pair per input of the op that it can differentiate,
+        ``(None, 0)`` for one that does not require grad. As torch's: not ``where``'s condition, nor
+        ``gather``'s index, nor a Python number that torch keeps as an attribute of the node
+        (``x ** 2``, ``clamp(x, 0, 1)``, ``2 - x``); the number operand of ``+ - * /`` and ``where``
+        is an input (torch wraps it as a tensor).
+
+        >>> import dualgrad as dg
+        >>> x = dg.tensor([1., 2.], requires_grad=True)
+        >>> (x ** 2).grad_fn.next_functions, (2 * x).grad_fn.next_functions
+        (((<AccumulateGrad>, 0),), ((<AccumulateGrad>, 0), (None, 0)))
         """
         edges = self.edges
-        rules = getattr(self.op, "vjp", None)  # (None for an input the op never differentiates)
-        if type(rules) is tuple and len(rules) == len(edges) and None in rules:
-            edges = [edge for edge, rule in zip(edges, rules, strict=True) if rule is not None]
-        return tuple((_as_node(target), nr) for target, nr in edges)
+        op = self.op
+        rules = getattr(op, "vjp", None)  # (None for an input the op never differentiates)
+        shown = [True] * len(edges)
+        if type(rules) is tuple and len(rules) == len(edges):
+            shown = [rule is not None for rule in rules]
+        numbers = getattr(op, "number_inputs", True)  # (ops of the table declare it)
+        if not (numbers if type(numbers) is bool else numbers(self)):
+            shown = [keep and not _is_number(kept) for keep, kept in zip(shown, self.inputs, strict=True)]
+        return tuple((_as_node(target), nr) for (target, nr), keep in zip(edges, shown, strict=True) if keep)
 
     @property
     def requires_grad(self) -> bool:
@@ -155,6 +170,11 @@ class Node(metaclass=_NodeType):
             )
         grads = self.op.backward(self, list(grad_outputs))
         return grads[0] if len(grads) == 1 else tuple(grads)
+
+
+def _is_number(kept: Any) -> bool:
+    """True if what a node keeps of an argument is a Python (or NumPy) number, or None."""
+    return kept is None or isinstance(kept, (numbers.Number, np.generic))
 
 
 def new_node(op: Any, edges: tuple, saved: tuple = (), params: Any = None, inputs: tuple = (),
