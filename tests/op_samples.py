@@ -106,6 +106,22 @@ _binary("atan2", dg.atan2, lo=0.2, hi=2.0)
 _binary("hypot", dg.hypot, lo=0.2, hi=2.0)
 _binary("logaddexp", dg.logaddexp)
 _binary("remainder", dg.remainder, lo=0.1, hi=0.9, lo2=1.0, hi2=1.5)
+_binary("add_scaled", lambda x, y: dg.add(x, y, alpha=-1.5))
+_binary("sub_scaled", lambda x, y: dg.sub(x, y, alpha=2.5))
+
+
+def _ternary(name: str, fn: Callable, lo3: float = -2.0, hi3: float = 2.0) -> None:
+    """Samples of a three-operand elementwise op (mutually broadcastable, the last in [lo3, hi3])."""
+    def draw_sample(draw: Any) -> Sample:
+        s1, s2, s3 = broadcastable(draw, 3)
+        return Sample(fn, (array(draw, s1), array(draw, s2), array(draw, s3, lo3, hi3)))
+
+    SAMPLES[name] = st.composite(draw_sample)()
+
+
+_ternary("lerp", dg.lerp, -1.0, 2.0)  # (weights on both sides of 1/2, where the formula changes)
+_ternary("addcmul", lambda x, a, b: dg.addcmul(x, a, b, value=-0.5))
+_ternary("addcdiv", lambda x, a, b: dg.addcdiv(x, a, b, value=1.5), 0.5, 2.0)
 _unary("neg", dg.neg)
 _unary("reciprocal", dg.reciprocal, 0.3, 2.0)
 _unary("square", dg.square)

@@ -29,6 +29,12 @@ def _env() -> dict:
 
 # (expression, torch 2.13's name of the result's grad_fn); the first output of a tuple
 NAMES = [
+    ('m.lerp(x, y, 0.5)', 'LerpBackward0'),
+    ('m.lerp(x, y, s)', 'LerpBackward1'),
+    ('m.addcmul(x, y, x, value=2)', 'AddcmulBackward0'),
+    ('m.addcdiv(x, y, x + 1, value=2)', 'AddcdivBackward0'),
+    ('m.add(x, y, alpha=2)', 'AddBackward0'),
+    ('m.sub(x, y, alpha=2)', 'SubBackward0'),
     ('x + y', 'AddBackward0'),
     ('x + 1', 'AddBackward0'),
     ('1 + x', 'AddBackward0'),
@@ -285,6 +291,11 @@ NEXT_FUNCTIONS = [
     ("m.copysign(x, -1.0)", (_ACC,)), ("x // 2", (_ACC,)), ("x.clone().mul_(2)", ("CloneBackward0", None)),
     ("x.clone().pow_(2)", ("CloneBackward0",)), ("x.clone().clamp_(0, 1)", ("CloneBackward0",)),
     ("x.clone().masked_fill_(mask, 0.5)", ("CloneBackward0",)), ("m.hypot(x, y)", (_ACC, _ACC)),
+    # one node each, as torch's (they were composites: AddBackward0 of a MulBackward0)
+    ("m.lerp(x, y, 0.5)", (_ACC, _ACC)), ("m.lerp(x, y, s)", (_ACC, _ACC, _ACC)),
+    ("m.addcmul(x, y, x, value=2)", (_ACC, _ACC, _ACC)),
+    ("m.addcdiv(x, y, x + 1, value=2)", (_ACC, _ACC, "AddBackward0")),
+    ("m.add(x, y, alpha=2)", (_ACC, _ACC)), ("m.sub(x, y, alpha=2)", (_ACC, _ACC)),
 ]
 
 

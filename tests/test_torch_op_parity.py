@@ -121,6 +121,18 @@ def test_new_elementwise_ops():
     assert dg.addcdiv(dg.ones(1), dg.tensor([2.0]), dg.tensor([4.0])).tolist() == [1.5]
 
 
+def test_lerp_is_exact_at_both_ends_as_torch():
+    """torch computes ``end - (end - start) (1 - weight)`` for weights of at least 1/2: weight 1 is ``end``
+    (``start + 1 * (end - start)`` is not always: -7.364540870016669 + (-1.6290994799305278 + 7.364540870016669)
+    gives -1.6290994799305283)."""
+    start, end = dg.tensor([-7.364540870016669, 1e-300, 3.3]), dg.tensor([-1.6290994799305278, -2.2, 1e300])
+    assert dg.lerp(start, end, 1.0).tolist() == end.tolist()
+    assert dg.lerp(start, end, 0.0).tolist() == start.tolist()
+    assert dg.lerp(start, end, dg.tensor([1.0, 0.0, 1.0])).tolist() == [-1.6290994799305278, 1e-300, 1e300]
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    assert dg.lerp(x, dg.tensor([3.0, 5.0]), 0.75).grad_fn._saved_weight == 0.75  # torch 2.13: 0.75
+
+
 # -- reductions ---------------------------------------------------------------------------------
 def test_cumulative_and_softmax_of_a_0d_tensor_are_0d():
     x = dg.tensor(2.0, requires_grad=True)

@@ -269,6 +269,11 @@ SUB = elementwise("sub", np.subtract, (1, -1), grad_name_for=name_by_operands({(
                   number_inputs=lambda node: is_tensor_operand(node.inputs[0]))
 MUL = elementwise("mul", np.multiply, (lambda out, x, y: y, lambda out, x, y: x),
                   save_inputs=lambda needs: (needs[1], needs[0]), number_inputs=True)
+# ``x + alpha * y`` and ``x - alpha * y`` (alpha a number): one node, as torch's (alpha is its attribute)
+ADD_SCALED = elementwise("add_scaled", lambda x, y, alpha: x + alpha * y, (1, lambda out, x, y, alpha: alpha),
+                         save_inputs=False, number_inputs=True, grad_name="AddBackward0")
+SUB_SCALED = elementwise("sub_scaled", lambda x, y, alpha: x - alpha * y, (1, lambda out, x, y, alpha: -alpha),
+                         save_inputs=False, number_inputs=True, grad_name="SubBackward0")
 DIV = elementwise("div", np.true_divide, (lambda out, x, y: 1 / y, lambda out, x, y: -out / y),
                   save_inputs=lambda needs: (False, True), save_out=lambda needs: needs[1], to_float=True,
                   number_inputs=True)
@@ -441,7 +446,7 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002 - to
     >>> dg.add(dg.tensor([1., 2.]), 1.0, alpha=2)
     tensor([3., 4.])
     """
-    return apply(ADD, input, other if alpha == 1 else apply(MUL, other, alpha))
+    return apply(ADD, input, other) if alpha == 1 else apply(ADD_SCALED, input, other, alpha=alpha)
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002 - torch's names
@@ -451,7 +456,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002 - to
     >>> dg.sub(dg.tensor([1., 2.]), 1.0)
     tensor([0., 1.])
     """
-    return apply(SUB, input, other if alpha == 1 else apply(MUL, other, alpha))
+    return apply(SUB, input, other) if alpha == 1 else apply(SUB_SCALED, input, other, alpha=alpha)
 
 
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:  # noqa: A002 - torch's names

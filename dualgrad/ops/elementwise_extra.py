@@ -181,14 +181,34 @@ erfinv = _unary(ERFINV, "The inverse of ``erf`` on ``[-1, 1]`` (+-inf at +-1, Na
                 "tensor([0.0000, 0.4769,    inf])")
 
 
+def _lerp_impl(x: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
+    """torch's lerp: ``x + weight (end - x)`` for ``|weight| < 1/2``, else ``end - (end - x) (1 - weight)``
+    (exact at both ends: ``end`` itself for weight 1)."""
+    diff = np.subtract(end, x)
+    return np.where(np.abs(weight) < 0.5, x + weight * diff, end - diff * (1 - weight))
+
+
+LERP = elementwise("lerp", _lerp_impl, (lambda out, x, end, weight: 1 - weight, lambda out, x, end, weight: weight,
+                                        lambda out, x, end, weight: end - x),
+                   arg_names=("self", "end", "weight"),
+                   grad_name_for=name_by_operands({(True, True, True): "LerpBackward1"}))
+ADDCMUL = elementwise("addcmul", lambda x, a, b, value=1: x + value * a * b,
+                      (1, lambda out, x, a, b, value=1: value * b, lambda out, x, a, b, value=1: value * a),
+                      arg_names=("self", "tensor1", "tensor2"))
+ADDCDIV = elementwise("addcdiv", lambda x, a, b, value=1: x + value * a / b,
+                      (1, lambda out, x, a, b, value=1: value / b, lambda out, x, a, b, value=1: -value * a / (b * b)),
+                      arg_names=("self", "tensor1", "tensor2"), to_float=True)
+
+
 def lerp(input: Any, end: Any, weight: Any) -> Tensor:  # noqa: A002 - torch's name
-    """``input + weight * (end - input)`` (``weight`` a number or a tensor).
+    """``input + weight * (end - input)`` (``weight`` a number or a tensor), computed as torch computes
+    it: ``end - (end - input) * (1 - weight)`` for ``|weight| >= 1/2``, so that weight 1 gives ``end``.
 
     >>> import dualgrad as dg
     >>> dg.lerp(dg.tensor([0., 1.]), dg.tensor([10., 3.]), 0.5)
     tensor([5., 2.])
     """
-    return input + weight * (end - input)
+    return apply(LERP, input, end, weight)
 
 
 def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:  # noqa: A002
@@ -198,7 +218,8 @@ def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor
     >>> dg.addcmul(dg.tensor([1.]), dg.tensor([2.]), dg.tensor([3.]), value=0.5)
     tensor([4.])
     """
-    return input + value * tensor_arg(tensor1, "addcmul") * tensor_arg(tensor2, "addcmul")
+    tensors = (tensor_arg(tensor1, "addcmul"), tensor_arg(tensor2, "addcmul"))
+    return apply(ADDCMUL, input, *tensors) if value == 1 else apply(ADDCMUL, input, *tensors, value=value)
 
 
 def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:  # noqa: A002
@@ -208,7 +229,8 @@ def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor
     >>> dg.addcdiv(dg.tensor([1.]), dg.tensor([2.]), dg.tensor([4.]), value=2)
     tensor([2.])
     """
-    return input + value * tensor_arg(tensor1, "addcdiv") / tensor_arg(tensor2, "addcdiv")
+    tensors = (tensor_arg(tensor1, "addcdiv"), tensor_arg(tensor2, "addcdiv"))
+    return apply(ADDCDIV, input, *tensors) if value == 1 else apply(ADDCDIV, input, *tensors, value=value)
 
 
 def clamp_min(input: Any, min: Any) -> Tensor:  # noqa: A001, A002 - torch's names
