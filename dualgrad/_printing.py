@@ -20,6 +20,7 @@ import numpy as np
 
 from ._state import STATE
 from .forward_ad.engine import tangent_at
+from .reverse.node import short_name
 from .tensor import DEFAULT_DTYPES
 
 
@@ -184,7 +185,7 @@ def format_tensor(t: Any) -> str:
             suffixes.append(f"dtype={data.dtype}")
     node = t._node()
     if node is not None:
-        suffixes.append(f"grad_fn=<{node.name()}>")
+        suffixes.append(f"grad_fn=<{short_name(node)}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     tangent = tangent_at(t, STATE.dual_levels[-1]) if STATE.dual_levels else None

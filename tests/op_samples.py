@@ -506,6 +506,17 @@ def _copy(draw: Any) -> Sample:
     return Sample(call, (x, src))
 
 
+@sample("fill")
+def _fill(draw: Any) -> Sample:
+    x = array(draw, draw(shapes(min_dims=1, max_dims=2)))
+    return Sample(lambda t, v: (t * v).fill_(v * v) * t, (x, array(draw, ())))
+
+
+@sample("zero")
+def _zero(draw: Any) -> Sample:
+    return Sample(lambda t: (t * t).zero_() + t, (array(draw, draw(shapes(min_dims=1, max_dims=2))),))
+
+
 @sample("copy_slices")
 def _copy_slices(draw: Any) -> Sample:
     x = array(draw, draw(shapes(min_dims=1, max_dims=2, min_side=2)))

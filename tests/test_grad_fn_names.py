@@ -29,6 +29,11 @@ def _env() -> dict:
 
 # (expression, torch 2.13's name of the result's grad_fn); the first output of a tuple
 NAMES = [
+    ('x.clone().zero_()', 'ZeroBackward0'),
+    ('x.clone().fill_(0.5)', 'FillBackward2'),
+    ('x.clone().fill_(s)', 'FillBackward3'),
+    ('x.masked_fill(mask, s)', 'MaskedFillBackward1'),
+    ('x.clone().masked_fill_(mask, s)', 'MaskedFillBackward1'),
     ('m.lerp(x, y, 0.5)', 'LerpBackward0'),
     ('m.lerp(x, y, s)', 'LerpBackward1'),
     ('m.addcmul(x, y, x, value=2)', 'AddcmulBackward0'),
@@ -296,6 +301,8 @@ NEXT_FUNCTIONS = [
     ("m.addcmul(x, y, x, value=2)", (_ACC, _ACC, _ACC)),
     ("m.addcdiv(x, y, x + 1, value=2)", (_ACC, _ACC, "AddBackward0")),
     ("m.add(x, y, alpha=2)", (_ACC, _ACC)), ("m.sub(x, y, alpha=2)", (_ACC, _ACC)),
+    ("x.masked_fill(mask, s)", (_ACC, _ACC)), ("x.clone().fill_(s)", ("CloneBackward0", _ACC)),
+    ("x.clone().fill_(0.5)", ("CloneBackward0",)), ("x.clone().zero_()", ("CloneBackward0",)),
 ]
 
 
@@ -303,3 +310,12 @@ NEXT_FUNCTIONS = [
 def test_next_functions_show_number_operands_as_torch(expression, expected):
     node = eval(expression, _env()).grad_fn
     assert tuple(None if f is None else f.name() for f, _ in node.next_functions) == expected
+
+
+def test_copy_node_has_torchs_namespaced_name():
+    """torch 2.13: ``name()`` 'torch::autograd::CopyBackwards'; its class and repr say CopyBackwards."""
+    x = dg.tensor([0.3, 0.6], requires_grad=True)
+    out = x.clone().copy_(x * 2)
+    assert out.grad_fn.name() == "torch::autograd::CopyBackwards"
+    assert type(out.grad_fn).__name__ == "CopyBackwards" and repr(out.grad_fn) == "<CopyBackwards object>"
+    assert repr(out) == "tensor([0.6000, 1.2000], grad_fn=<CopyBackwards>)"

@@ -70,7 +70,7 @@ from .indexing import (
     values_at,
 )
 from .more import masked_fill
-from .registry import linear
+from .registry import linear, name_by_operands, overload
 from .shape import IN_PLACE_TWINS
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -156,8 +156,11 @@ def _copy_slices_batch(args: list, bdims: list, chain: tuple) -> tuple:
 COPY = linear(
     "copy", lambda x, src: np.broadcast_to(src, np.shape(x)).astype(x.dtype),
     (lambda g, out, x, src: zeros_like(g), lambda g, out, x, src: g),
-    batch=_copy_batch, family="elementwise", grad_name="CopyBackwards",
+    batch=_copy_batch, family="elementwise", grad_name="torch::autograd::CopyBackwards",  # (torch's name())
 )
+# ``fill_`` and ``zero_``: copies of a number or 0-d tensor, their nodes named as torch's
+FILL = overload(COPY, "fill", "FillBackward2", grad_name_for=name_by_operands({(True, True): "FillBackward3"}))
+ZERO = overload(COPY, "zero", "ZeroBackward0")
 COPY_SLICES = linear(
     "copy_slices", _copy_slices_impl,
     (lambda g, out, base, src, chain: apply(COPY_SLICES, g, 0.0, chain=chain),
@@ -495,8 +498,8 @@ def _inplace(name: str, compute: Callable, doc: str) -> Callable:
     return method
 
 
-def _fill(x: Tensor, value: Any) -> Tensor:
-    return apply(COPY, x, value)
+def _fill(x: Tensor, value: Any, op: Any = COPY) -> Tensor:
+    return apply(op, x, value)
 
 
 def _method(name: str) -> Callable:
@@ -539,15 +542,16 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         raise TypeError(f"fill_() received an invalid combination of arguments - got ({type(value).__name__}), "
                         "but expected one of: (Tensor value), (Number value)")
     check_number_fits(value, self.dtype)
-    return _fill_(self, value, "fill_")
+    return _fill_(self, value, "fill_", FILL)
 
 
 
-def _fill_(t: Tensor, value: Any, what: str) -> Tensor:
-    """``t`` set to ``value`` everywhere, expanded tensors included when no graph is recorded (as torch)."""
+def _fill_(t: Tensor, value: Any, what: str, op: Any) -> Tensor:
+    """``t`` set to ``value`` everywhere by ``op`` (FILL or ZERO), expanded tensors included when no graph is
+    recorded (as torch)."""
     if type(t) is not BatchedTensor:
         _check_writable(t, what, fills=not _records_graph(t, (value,), {}))
-    return update_(t, _fill, what, value, checked=True)
+    return update_(t, _fill, what, value, op, checked=True)
 
 
 def uniform_(self: Tensor, low: float = 0.0, high: float = 1.0) -> Tensor:
@@ -584,7 +588,7 @@ def zero_(self: Tensor) -> Tensor:
     >>> dg.ones(2).zero_()
     tensor([0., 0.])
     """
-    return _fill_(self, 0, "zero_")
+    return _fill_(self, 0, "zero_", ZERO)
 
 
 def setitem(self: Tensor, index: Any, value: Any) -> None:

@@ -23,9 +23,9 @@ from ..tensor import Tensor, check_number_fits, is_number, torch_dtype_name
 from ._axes import normalize_axis
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg
-from .elementwise import WHERE, conj, sub, to_dtype
+from .elementwise import _where, conj, sub, to_dtype
 from .indexing import index_add, index_select
-from .registry import linear, nondifferentiable, overload, sum_to_shape
+from .registry import elementwise, linear, name_by_operands, nondifferentiable, sum_to_shape
 from .shape import expand, hstack, moveaxis, narrow, reshape, tensor_split, transpose, vstack
 
 
@@ -533,11 +533,25 @@ def masked_fill(input: Any, mask: Any, value: Any) -> Tensor:  # noqa: A002 - to
     """
     input = tensor_arg(input, "masked_fill")  # noqa: A001
     _check_masked_fill(input, mask, value)
-    return to_dtype(apply(MASKED_FILL, mask, value, input), input.dtype)
+    return to_dtype(apply(MASKED_FILL, input, mask, value), input.dtype)
 
 
-# ``where(mask, value, input)``, recorded as torch records masked_fill (a number value is an attribute)
-MASKED_FILL = overload(WHERE, "masked_fill", "MaskedFillBackward0", number_inputs=False)
+def _masked_fill_jvp(tangents: tuple, out: Any, x: Any, mask: Any, value: Any) -> Tensor:
+    """The tangent of ``x`` with that of ``value`` where ``mask`` is True (selected, not multiplied)."""
+    tx, _, tv = tangents
+    return _where(mask, 0.0 if tv is None else tv, 0.0 if tx is None else tx)
+
+
+# ``where(mask, value, input)`` with torch's inputs and names: MaskedFillBackward0 for a number value
+# (an attribute of the node), MaskedFillBackward1 for a tensor value
+MASKED_FILL = elementwise(
+    "masked_fill", lambda x, mask, value: np.where(mask, value, x),
+    (lambda out, x, mask, value: ~mask, None, lambda out, x, mask, value: mask),
+    vjp=(lambda g, out, x, mask, value: _where(mask, 0.0, g), None,
+         lambda g, out, x, mask, value: _where(mask, g, 0.0)),
+    jvp=_masked_fill_jvp, save_inputs=lambda needs: (False, True, False), arg_names=("self", "mask", "value"),
+    grad_name_for=name_by_operands({(True, True, True): "MaskedFillBackward1"}),
+)
 
 
 def _check_masked_fill(input: Tensor, mask: Any, value: Any) -> None:  # noqa: A002 - torch's name

@@ -84,7 +84,7 @@ class Node(metaclass=_NodeType):
         return op.grad_name if grad_name_for is None else grad_name_for(self)
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object>"
+        return f"<{short_name(self)} object>"
 
     @property
     def metadata(self) -> dict:
@@ -170,6 +170,12 @@ class Node(metaclass=_NodeType):
             )
         grads = self.op.backward(self, list(grad_outputs))
         return grads[0] if len(grads) == 1 else tuple(grads)
+
+
+def short_name(node: Any) -> str:
+    """The node's name without torch's namespace, as its class and repr show it (``name()``
+    ``'torch::autograd::CopyBackwards'``, class ``CopyBackwards``)."""
+    return node.name().rsplit("::", 1)[-1]
 
 
 def _is_number(kept: Any) -> bool:
@@ -290,7 +296,8 @@ def named(node: Any) -> Any:
         name = node.name()
         cls = _NAMED_CLASSES.get(name)
         if cls is None:
-            cls = _NAMED_CLASSES[name] = _NodeType(name, (Node,), {"__slots__": (), "__module__": "builtins"})
+            namespace = {"__slots__": (), "__module__": "builtins"}
+            cls = _NAMED_CLASSES[name] = _NodeType(short_name(node), (Node,), namespace)
         node.__class__ = cls
     return node
 
