@@ -819,3 +819,21 @@ def test_logcumsumexp_is_stable_and_differentiable():
         dg.logcumsumexp(dg.ones(2))
     with pytest.raises(IndexError, match="Dimension out of range"):
         dg.logcumsumexp(dg.ones(2), 1)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: dg.tensor([5]) // 0, lambda: dg.tensor([5]) % 0, lambda: dg.fmod(dg.tensor([5]), 0),
+    lambda: dg.div(dg.tensor([5]), 0, rounding_mode="trunc"), lambda: dg.div(dg.tensor([5]), 0, rounding_mode="floor"),
+    lambda: dg.tensor([5, 2]) // dg.tensor([1, 0]), lambda: dg.remainder(dg.tensor([5], dtype=dg.uint8), 0),
+])
+def test_integer_division_by_zero_raises_as_torch(call):
+    """torch 2.13 raises RuntimeError('ZeroDivisionError'); NumPy would give 0 with a warning."""
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        call()
+
+
+def test_float_division_by_zero_still_gives_inf_and_nan():
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert (dg.tensor([5.0]) // 0).tolist() == [math.inf]
+        assert math.isnan((dg.tensor([5.0]) % 0).item())
+        assert (dg.tensor([7]) // 2).tolist() == [3] and (dg.tensor([-7]) % 3).tolist() == [2]

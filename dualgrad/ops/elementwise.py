@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -229,6 +230,18 @@ def _zero(out: Any, *inputs: Any, **params: Any) -> float:
     return 0.0
 
 
+def _integer_division(fn: Callable) -> Callable:
+    """``fn(x, y)``, but an integer division by zero raises torch's error (NumPy gives 0 and warns)."""
+
+    def impl(x: Any, y: Any) -> Any:
+        if np.result_type(x, y).kind in "iu" and not np.all(y):
+            raise RuntimeError("ZeroDivisionError")
+        return fn(x, y)
+
+    impl.__name__ = fn.__name__
+    return impl
+
+
 def _div_trunc_impl(x: Any, y: Any) -> Any:
     """``x / y`` rounded toward zero; integers stay integers (as torch's ``rounding_mode='trunc'``)."""
     if np.result_type(x, y).kind in "iub":
@@ -294,11 +307,11 @@ RSQRT = elementwise("rsqrt", lambda x: 1 / np.sqrt(x), (lambda out, x: -0.5 * ou
 ABS = Op("abs", np.abs, vjp=(_abs_vjp,), jvp=_abs_jvp, family="elementwise")
 SGN = Op("sgn", _sgn_impl, vjp=(_sgn_vjp,), jvp=_sgn_jvp, family="elementwise", save_out=True)
 SIGN = _zero_gradient("sign", _sign_impl)
-REMAINDER = elementwise("remainder", np.remainder, (1, lambda out, x, y: -floor_divide(x, y)),
+REMAINDER = elementwise("remainder", _integer_division(np.remainder), (1, lambda out, x, y: -floor_divide(x, y)),
                         grad_name_for=name_by_operands({(True, True): "RemainderBackward1"}))
 # (torch's div with a rounding mode; its floor_divide has no derivative)
-FLOOR_DIVIDE = _zero_gradient("floor_divide", np.floor_divide, grad_name="DivBackward2")
-DIV_TRUNC = _zero_gradient("div_trunc", _div_trunc_impl, grad_name="DivBackward2")
+FLOOR_DIVIDE = _zero_gradient("floor_divide", _integer_division(np.floor_divide), grad_name="DivBackward2")
+DIV_TRUNC = _zero_gradient("div_trunc", _integer_division(_div_trunc_impl), grad_name="DivBackward2")
 FLOOR = _zero_gradient("floor", np.floor)
 CEIL = _zero_gradient("ceil", np.ceil)
 TRUNC = _zero_gradient("trunc", np.trunc)

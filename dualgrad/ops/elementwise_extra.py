@@ -24,6 +24,7 @@ from .elementwise import (
     CLAMP_MAX,
     CLAMP_MIN,
     _binary,
+    _integer_division,
     _unary,
     _where,
     checked_clamp,
@@ -99,7 +100,7 @@ COPYSIGN = elementwise("copysign", np.copysign, (
     lambda out, x, y: _unit_sign(x) * _unit_sign(y),
     lambda out, x, y: y * 0.0,
 ), to_float=True, grad_name_for=name_by_operands({(True, False): "CopysignBackward1"}))
-FMOD = elementwise("fmod", np.fmod, (1, lambda out, x, y: -trunc(x / y)),
+FMOD = elementwise("fmod", _integer_division(np.fmod), (1, lambda out, x, y: -trunc(x / y)),
                    grad_name_for=name_by_operands({(True, True): "FmodBackward1"}))
 HEAVISIDE = elementwise("heaviside", np.heaviside, (
     lambda out, x, h0: out * 0.0,
