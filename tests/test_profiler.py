@@ -485,3 +485,12 @@ def test_export_chrome_trace_metadata(tmp_path):
     prof.export_chrome_trace(str(path), metadata={"run": "a"}, use_python_export=True)
     trace = json.loads(path.read_text())
     assert trace["run"] == "a" and [e["name"] for e in trace["traceEvents"]] == ["mul"]
+
+
+@pytest.mark.parametrize(("name", "args", "what", "kind"), [(3, None, "name", "int"), ("r", 4.5, "args", "float")])
+def test_record_function_refuses_names_that_are_not_strings(name, args, what, kind):
+    """torch 2.13: RuntimeError "Expected a value of type 'str' for argument 'name' but instead found type 'int'"
+    on entering the range."""
+    with pytest.raises(RuntimeError, match=f"'str' for argument '{what}' but instead found type '{kind}'"):
+        with dg.profiler.record_function(name, args):
+            pass

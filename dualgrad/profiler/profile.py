@@ -292,6 +292,10 @@ class record_function:  # noqa: N801 - torch's name
         self._ranges: list = []
 
     def __enter__(self) -> record_function:
+        for value, what in ((self.name, "name"), (self.args, "args")):
+            if not isinstance(value, str) and not (what == "args" and value is None):
+                raise RuntimeError(f"record_function: expected a value of type 'str' for argument '{what}' but "
+                                   f"instead found type '{type(value).__name__}'.")
         opened = [(obs, obs.push_range(self.name)) for obs in STATE.observers
                   if hasattr(obs, "push_range")]
         self._ranges.append(opened)
