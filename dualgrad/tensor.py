@@ -951,6 +951,26 @@ def check_tensor(fn: str, arg: str, value: Any) -> None:
         raise TypeError(f"{fn}(): argument '{arg}' must be Tensor, not {type(value).__name__}")
 
 
+def int_arg(value: Any, fn: str, arg: str, position: int) -> int:
+    """``value`` as an int: an integer or a one-element integer Tensor, not a bool or a float (torch's
+    TypeError, naming the argument).
+
+    >>> from dualgrad.tensor import int_arg
+    >>> int_arg(3, "rot90", "k", 2)
+    3
+    >>> int_arg(1.5, "rot90", "k", 2)
+    Traceback (most recent call last):
+      ...
+    TypeError: rot90(): argument 'k' (position 2) must be int, not float
+    """
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(f"{fn}(): argument '{arg}' (position {position}) must be int, not {type(value).__name__}")
+
+
 def _close(fn: str, x: Tensor, y: Any, rtol: float, atol: float, equal_nan: bool) -> np.ndarray:
     """``isclose`` on the data, after torch's errors: a non-Tensor, other dtypes, shapes not broadcasting, a
     negative tolerance."""

@@ -159,7 +159,10 @@ def _abs_jvp(tangents: tuple, out: Tensor, x: Tensor) -> Tensor:
 
 
 def _sign_impl(x: np.ndarray) -> np.ndarray:
-    """``np.sign``, except that NaN has sign 0 (as torch's ``sign``; ``abs``'s gradient there is 0)."""
+    """``np.sign``, except that NaN has sign 0 (as torch's ``sign``; ``abs``'s gradient there is 0), and
+    bools are their own sign (NumPy has no bool ``sign``)."""
+    if x.dtype.kind == "b":
+        return x.copy()
     signs = np.sign(x)
     if signs.dtype.kind == "f" and np.isnan(signs).any():
         return np.where(np.isnan(signs), signs.dtype.type(0), signs)
@@ -251,7 +254,9 @@ def _imag_impl(x: np.ndarray) -> np.ndarray:
 
 
 def _sigmoid_impl(x: np.ndarray) -> np.ndarray:
-    """1 / (1 + exp(-x)), without overflow for large |x|."""
+    """1 / (1 + exp(-x)), without overflow for large |x| (bools as 0 and 1, as in torch)."""
+    if x.dtype.kind == "b":
+        x = x.astype(np.float64)
     if x.dtype.kind == "c":
         return 1 / (1 + np.exp(-x))
     e = np.exp(-np.abs(x))

@@ -444,8 +444,16 @@ def _ndim(x: Any) -> int:
 
 
 def _reduce_args(x: Any, dim: Any, axis: Any, keepdim: Any, keepdims: Any, name: str) -> dict:
+    """The op's ``axis`` and ``keepdims``. An empty ``dim`` (torch's spelling) reduces every axis, as in
+    torch, except for ``all``/``any``; an empty ``axis`` (NumPy's) reduces none, as in NumPy."""
+    if dim is not None and _is_empty_sequence(dim) and name not in ("all", "any"):
+        dim = None
     return {"axis": normalize_axes(pick_axis(dim, axis), _ndim(x), name),
             "keepdims": pick_keepdims(keepdim, keepdims)}
+
+
+def _is_empty_sequence(dim: Any) -> bool:
+    return isinstance(dim, (tuple, list)) and not dim
 
 
 def _nonempty(name: str, x: Any, axis: tuple | int | None) -> Any:
