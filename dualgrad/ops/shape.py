@@ -26,11 +26,19 @@ from .dispatch import apply, make_view, tensor_arg
 from .registry import Op, linear, overload, sum_to_shape
 
 
-def _shape_arg(shape: tuple) -> tuple:
-    """Accept ``f(2, 3)`` and ``f((2, 3))``."""
+def _shape_arg(shape: tuple, fn: str, arg: str) -> tuple:
+    """Accept ``f(2, 3)`` and ``f((2, 3))``: ints (or one-element integer Tensors), else torch's TypeError."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+    return tuple(_size_index(s, i, fn, arg) for i, s in enumerate(shape))
+
+
+def _size_index(size: Any, position: int, fn: str, arg: str) -> int:
+    try:
+        return operator.index(size)
+    except TypeError:
+        raise TypeError(f"{fn}(): argument '{arg}' must be tuple of ints, but found element of type "
+                        f"{type(size).__name__} at pos {position}") from None
 
 
 def _tensor(x: Any) -> Tensor:
@@ -373,12 +381,19 @@ def view(x: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
     (3, 2)
     """
     x = tensor_arg(x, "view")
-    return apply(RESHAPE, x, shape=_target_shape(x, sizes, shape))
+    target = _target_shape(x, sizes, shape)
+    if _reshape_op(x, target) is RESHAPE_COPY:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return apply(RESHAPE, x, shape=target)
 
 
 def _target_shape(x: Tensor, sizes: tuple, shape: Any) -> tuple:
     """The shape ``reshape(x, *sizes)`` (or ``shape=``) asks for, -1 resolved (RuntimeError for another size)."""
-    shape = _shape_arg(sizes if shape is None else (shape,))
+    shape = _shape_arg(sizes if shape is None else (shape,), "reshape", "shape")
+    for i, size in enumerate(shape):
+        if size < -1:
+            raise RuntimeError(f"invalid shape dimension {size} at index {i} of shape {list(shape)}")
     data_shape = x.shape if isinstance(x, Tensor) else np.shape(x)
     try:
         target = np.empty(data_shape, dtype=np.bool_).reshape(shape).shape
@@ -427,7 +442,7 @@ def expand(x: Tensor, *sizes: Any, size: Any = None) -> Tensor:
             [1., 2.]])
     """
     x = tensor_arg(x, "expand")
-    shape = _shape_arg(sizes if size is None else (size,))
+    shape = _shape_arg(sizes if size is None else (size,), "expand", "size")
     lead = len(shape) - x.ndim
     if lead < 0:
         raise RuntimeError(
@@ -462,7 +477,7 @@ def permute(x: Tensor, *axes: Any, dims: Any = None) -> Tensor:
     (4, 2, 3)
     """
     x = tensor_arg(x, "permute")
-    axes = _shape_arg(axes if dims is None else (dims,))
+    axes = _shape_arg(axes if dims is None else (dims,), "permute", "dims")
     normalized = tuple(normalize_axis(a, x.ndim, "permute") for a in axes)
     if sorted(normalized) != list(range(x.ndim)):
         raise RuntimeError(f"permute: {axes} is not a permutation of the {x.ndim} dimensions")
@@ -843,7 +858,7 @@ def repeat(x: Tensor, *sizes: Any) -> Tensor:
             [1., 2., 1., 2.]])
     """
     x = tensor_arg(x, "repeat")
-    reps = _shape_arg(sizes)
+    reps = _shape_arg(sizes, "repeat", "repeats")
     if len(reps) < x.ndim:
         raise RuntimeError(
             "repeat: Number of dimensions of repeat dims can not be smaller than number of dimensions "
