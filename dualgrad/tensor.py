@@ -219,8 +219,8 @@ class Tensor:
     )
     __array_priority__ = 1000
 
-    def __init__(self, data: Any = None, *, requires_grad: bool = False):
-        self._data = data if isinstance(data, np.ndarray) else np.asarray(data if data is not None else [])
+    def __init__(self, data: Any = (), *, requires_grad: bool = False):
+        self._data = data if isinstance(data, np.ndarray) else _constructor_data(data)
         self._requires_grad = False
         self._grad_fn = None
         self._output_nr = 0
@@ -414,6 +414,8 @@ class Tensor:
         if isinstance(data, Tensor):
             warnings.warn(COPY_CONSTRUCT_WARNING.format(fn="tensor.new_tensor"), UserWarning, stacklevel=2)
             data = data._data
+        elif not isinstance(data, np.ndarray):
+            data = _constructor_data(data)
         return new_leaf(np.array(data, dtype=dtype or self.dtype, copy=True), requires_grad)
 
     def item(self) -> Any:
@@ -944,6 +946,17 @@ def normalize_dim(dim: int, ndim: int, op: str | None = None, *, scalar: bool = 
         raise IndexError(f"{prefix}Dimension out of range (expected to be in range of [{-limit}, "
                          f"{limit - 1}], but got {dim})")
     return dim % limit
+
+
+def _constructor_data(data: Any) -> np.ndarray:
+    """``Tensor(data)``'s array for data that is not an ndarray: numbers or sequences of them (torch's
+    TypeError for ``None`` and strings)."""
+    if data is None:
+        raise TypeError("new(): data must be a sequence (got NoneType)")
+    array = np.asarray(data)
+    if array.dtype.kind not in "biufc":
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    return array
 
 
 def check_tensor(fn: str, arg: str, value: Any) -> None:

@@ -513,6 +513,8 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     >>> dg.zeros(2).copy_(dg.tensor([1., 2.]))
     tensor([1., 2.])
     """
+    if not isinstance(src, Tensor) and np.asarray(src).dtype.kind not in "biufc":
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
     shape = src.shape if isinstance(src, Tensor) else np.shape(src)
     try:
         broadcast = np.broadcast_shapes(shape, self.shape)

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, int_arg
 from ._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg
@@ -456,10 +456,11 @@ def _is_empty_sequence(dim: Any) -> bool:
     return isinstance(dim, (tuple, list)) and not dim
 
 
-def _nonempty(name: str, x: Any, axis: tuple | int | None) -> Any:
-    """``x`` unless it is empty along ``axis`` (all axes when None): torch's errors, as max/min have no identity."""
+def _nonempty(name: str, x: Any, axis: tuple | int | None, error: type = RuntimeError) -> Any:
+    """``x`` unless it is empty along ``axis`` (all axes when None): torch's errors, as max/min have no identity
+    (``error`` for all axes: torch's argmax and argmin raise IndexError there)."""
     if axis is None and 0 in x.shape:
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+        raise error(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
                            f"the reduction dim with the 'dim' argument.")
     for a in (axis,) if isinstance(axis, int) else axis or ():
         if x.shape[a] == 0:
@@ -888,9 +889,10 @@ def _arg_extreme(op: Op, name: str, x: Any, dim: Any, keepdim: bool, axis: Any, 
     d = pick_axis(dim, axis)
     if d is None:
         ndim = _ndim(x)
-        index = apply(op, reshape(x, -1), axis=0, keepdims=False)
+        index = apply(op, reshape(_nonempty(name, x, None, IndexError), -1), axis=0, keepdims=False)
         return reshape(index, (1,) * ndim) if keep else index
-    return apply(op, x, axis=normalize_axis(int(d), _ndim(x), name), keepdims=keep)
+    axis = normalize_axis(int_arg(d, name, "dim", 2), _ndim(x), name)
+    return apply(op, _nonempty(name, x, axis if _ndim(x) else ()), axis=axis, keepdims=keep)
 
 
 def argmax(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,

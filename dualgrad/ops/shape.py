@@ -560,8 +560,20 @@ def _check_join(name: str, tensors: Sequence) -> list:
     if isinstance(tensors, Tensor):
         raise TypeError(f"{name}: expected a sequence of Tensors, got a Tensor")
     if not len(tensors):
+        if name == "cat":  # (torch's cat raises ValueError here, its other joins RuntimeError)
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
         raise RuntimeError(f"{name}: expected a non-empty sequence of Tensors")
-    return [_tensor(t) for t in tensors]
+    return [_join_operand(t, i) for i, t in enumerate(tensors)]
+
+
+def _join_operand(x: Any, position: int) -> Tensor:
+    """A Tensor, or an array or number as one; anything else (None, a string) is torch's TypeError."""
+    if isinstance(x, Tensor):
+        return x
+    array = np.asarray(x)
+    if array.dtype.kind not in "biufc":
+        raise TypeError(f"expected Tensor as element {position} in argument 0, but got {type(x).__name__}")
+    return _wrap(array)
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
