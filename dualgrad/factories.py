@@ -32,6 +32,7 @@ from .tensor import (
     check_number_fits,
     is_number,
     new_leaf,
+    numeric_array,
     torch_dtype_name,
 )
 
@@ -596,9 +597,10 @@ def _like(factory: Any, name: str, random: bool = False) -> Any:
             if type(x) is BatchedTensor:  # one result per batch member, batched like ``x``
                 value = like(x.value, *args, dtype=dtype or x.dtype, requires_grad=requires_grad)
                 return make_batched(value, x.bdim, x.level)
-        shape = x.shape if isinstance(x, Tensor) else np.shape(x)
-        dtype = dtype or (x.dtype if isinstance(x, Tensor) else np.asarray(x).dtype)
-        return factory(shape, *args, dtype=dtype, requires_grad=requires_grad)
+        data = x if isinstance(x, Tensor) else numeric_array(x)
+        if data is None:
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+        return factory(data.shape, *args, dtype=dtype or data.dtype, requires_grad=requires_grad)
 
     like.__name__ = like.__qualname__ = name
     inside = "drawn as the vmap's ``randomness`` says" if random else "batched wherever ``x`` is"

@@ -948,13 +948,41 @@ def normalize_dim(dim: int, ndim: int, op: str | None = None, *, scalar: bool = 
     return dim % limit
 
 
+def numeric_array(value: Any) -> np.ndarray | None:
+    """``value`` as an array if it holds bools or numbers; None for ``None``, strings and other objects
+    (NumPy makes object or string arrays of them, which no op takes).
+
+    >>> from dualgrad.tensor import numeric_array
+    >>> numeric_array([1, 2]), numeric_array("a")
+    (array([1, 2]), None)
+    """
+    array = np.asarray(value)
+    return array if array.dtype.kind in "biufc" else None
+
+
+def as_operand(x: Any) -> Tensor:
+    """``x`` as a Tensor: a Tensor as it is, an array or numbers wrapped without a copy; anything else
+    (``None``, a string) is a TypeError.
+
+    >>> from dualgrad.tensor import as_operand
+    >>> as_operand([1.0, 2.0])
+    tensor([1., 2.])
+    """
+    if isinstance(x, Tensor):
+        return x
+    array = numeric_array(x)
+    if array is None:
+        raise TypeError(f"expected a Tensor, an array or a number, not {type(x).__name__}")
+    return _wrap(array)
+
+
 def _constructor_data(data: Any) -> np.ndarray:
     """``Tensor(data)``'s array for data that is not an ndarray: numbers or sequences of them (torch's
     TypeError for ``None`` and strings)."""
     if data is None:
         raise TypeError("new(): data must be a sequence (got NoneType)")
-    array = np.asarray(data)
-    if array.dtype.kind not in "biufc":
+    array = numeric_array(data)
+    if array is None:
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     return array
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor, torch_dtype_name
+from ..tensor import Tensor, numeric_array, torch_dtype_name
 from .dispatch import apply, tensor_arg
 from .elementwise import (
     CLAMP_MAX,
@@ -47,9 +47,9 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 def numeric_arrays(name: str, values: tuple) -> list:
     """``values`` as arrays, or a TypeError naming the first that is not a number or an array of numbers
     (``None``, a string: NumPy would make an object or string array of it)."""
-    arrays = [np.asarray(v) for v in values]
+    arrays = [numeric_array(v) for v in values]
     for position, (value, array) in enumerate(zip(values, arrays), 1):
-        if array.dtype.kind not in "biufc":
+        if array is None:
             raise TypeError(f"{name}(): argument (position {position}) must be Tensor or a number, not "
                             f"{type(value).__name__}")
     return arrays

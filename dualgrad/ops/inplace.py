@@ -52,6 +52,7 @@ from ..tensor import (
     check_number_fits,
     custom_function_view_error,
     is_number,
+    numeric_array,
     torch_dtype_name,
 )
 from . import elementwise as ew
@@ -513,7 +514,7 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     >>> dg.zeros(2).copy_(dg.tensor([1., 2.]))
     tensor([1., 2.])
     """
-    if not isinstance(src, Tensor) and np.asarray(src).dtype.kind not in "biufc":
+    if not isinstance(src, Tensor) and numeric_array(src) is None:
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
     shape = src.shape if isinstance(src, Tensor) else np.shape(src)
     try:

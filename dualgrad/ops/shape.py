@@ -20,7 +20,7 @@ import numpy as np
 
 from .._state import STATE
 from ..batching import BatchedTensor
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, as_operand, numeric_array
 from ._axes import normalize_axes, normalize_axis
 from .dispatch import apply, make_view, tensor_arg
 from .registry import Op, linear, overload, sum_to_shape
@@ -39,10 +39,6 @@ def _size_index(size: Any, position: int, fn: str, arg: str) -> int:
     except TypeError:
         raise TypeError(f"{fn}(): argument '{arg}' must be tuple of ints, but found element of type "
                         f"{type(size).__name__} at pos {position}") from None
-
-
-def _tensor(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
 
 
 def _dims(dims: Any) -> tuple:
@@ -68,7 +64,7 @@ def _fronted(args: Sequence, bdims: Sequence) -> list:
     size = next(a.shape[b] for a, b in zip(args, bdims, strict=True) if b is not None)
     return [
         _front(a, b) if b is not None
-        else apply(EXPAND, apply(UNSQUEEZE, _tensor(a), axis=0), shape=(size,) + np.shape(a))
+        else apply(EXPAND, apply(UNSQUEEZE, as_operand(a), axis=0), shape=(size,) + np.shape(a))
         for a, b in zip(args, bdims, strict=True)
     ]
 
@@ -570,8 +566,8 @@ def _join_operand(x: Any, position: int) -> Tensor:
     """A Tensor, or an array or number as one; anything else (None, a string) is torch's TypeError."""
     if isinstance(x, Tensor):
         return x
-    array = np.asarray(x)
-    if array.dtype.kind not in "biufc":
+    array = numeric_array(x)
+    if array is None:
         raise TypeError(f"expected Tensor as element {position} in argument 0, but got {type(x).__name__}")
     return _wrap(array)
 
@@ -667,7 +663,7 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     x = tensor_arg(x, "chunk")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    x = _at_least_1d(_tensor(x), "chunk expects")
+    x = _at_least_1d(as_operand(x), "chunk expects")
     n = x.shape[normalize_axis(dim, x.ndim, "chunk")]
     if n == 0:
         return split(x, [0] * chunks, dim)
@@ -785,7 +781,7 @@ def unflatten(x: Tensor, dim: int, sizes: Any) -> Tensor:
 def with_rank_at_least(x: Any, ndim: int) -> Tensor:
     """``x`` with dims added as NumPy's ``atleast_1d`` / ``_2d`` / ``_3d`` (``(n,)`` -> ``(1, n)``,
     ``(1, n, 1)``; ``(m, n)`` -> ``(m, n, 1)``)."""
-    x = _tensor(x)
+    x = as_operand(x)
     if x.ndim >= ndim:
         return x
     if x.ndim == 0:
@@ -964,7 +960,7 @@ def diag(x: Tensor, diagonal: int = 0) -> Tensor:
 
 
 def _triangle(op: Op, x: Any, diagonal: int) -> Tensor:
-    x = _tensor(x)
+    x = as_operand(x)
     if x.ndim < 2:
         raise RuntimeError(f"{op.name}: input tensor must have at least 2 dimensions, got {x.shape}")
     return apply(op, x, k=int(diagonal))
