@@ -269,3 +269,45 @@ def test_sigmoid_of_bools_is_floating():
     result = dg.special.expit(dg.tensor([True, False]))  # torch 2.13: tensor([0.7311, 0.5000])
     assert result.dtype == dg.get_default_dtype()
     np.testing.assert_allclose(result.tolist(), [0.7310585786300049, 0.5], rtol=1e-12)
+
+
+# -- empty tensors ---------------------------------------------------------------------------------------
+def test_sort_topk_and_mode_of_an_empty_stack_give_empty_results():
+    # torch 2.13: empty results; dualgrad read element 0 of an empty index ("index 0 is out of bounds")
+    e = dg.zeros(0, 3, requires_grad=True)
+    values, indices = e.sort()
+    assert values.shape == indices.shape == (0, 3) and indices.dtype == np.int64
+    assert e.topk(0).values.shape == (0, 0)
+    assert e.mode().values.shape == e.mode().indices.shape == (0,)
+    values.sum().backward()
+    assert e.grad.shape == (0, 3)
+
+
+@pytest.mark.parametrize("call", [lambda e: e.mode(0), lambda e: e.kthvalue(1, 0)])
+def test_mode_and_kthvalue_along_an_empty_dim_are_torchs_index_error(call):
+    # torch 2.13: IndexError: mode(): Expected reduction dim 0 to have non-zero size.
+    with pytest.raises(IndexError, match=r"\(\): Expected reduction dim 0 to have non-zero size"):
+        call(dg.zeros(0, 3))
+
+
+def test_median_of_an_empty_tensor_is_nan():
+    x = dg.zeros(0, requires_grad=True)
+    m = dg.median(x)  # torch 2.13: tensor(nan) (dualgrad: NumPy's IndexError)
+    assert np.isnan(m.item())
+    m.backward()
+    assert x.grad.shape == (0,)
+
+
+def test_unique_consecutive_of_empty_and_0d_tensors():
+    # torch 2.13: tensor([]), a (0, 3) tensor, tensor([1.]) (dualgrad: NumPy's reshape errors)
+    assert dg.unique_consecutive(dg.zeros(0, 3)).shape == (0,)
+    assert dg.unique_consecutive(dg.zeros(0, 3), dim=0).shape == (0, 3)
+    assert dg.unique_consecutive(dg.tensor(1.0)).tolist() == [1.0]
+
+
+def test_in_place_shape_changes_take_keyword_dims():
+    # torch 2.13 takes x.squeeze_(dim=0); dualgrad raised "unexpected keyword argument 'dim'"
+    x = dg.zeros(1, 3)
+    assert x.squeeze_(dim=0).shape == (3,)
+    assert x.unsqueeze_(dim=0).shape == (1, 3)
+    assert x.transpose_(dim0=0, dim1=1).shape == (3, 1)

@@ -423,8 +423,14 @@ MIN.batch = lambda args, bdims, **params: _select_batch(MIN, args, bdims, **para
 # (NaN-aware ties, unlike amax/amin: a NaN result's gradient goes to the NaNs, as torch's)
 MAX_ALL = _reduction("max_all", AMAX.impl, _nan_tie_weight, save_out=True, grad_name="MaxBackward1")
 MIN_ALL = _reduction("min_all", AMIN.impl, _nan_tie_weight, save_out=True, grad_name="MinBackward1")
-MEDIAN = _reduction("median", lambda x, axis, keepdims: np.quantile(x, 0.5, axis=axis, keepdims=keepdims,
-                                                                   method="lower"), _nan_tie_weight, save_out=True)
+def _lower_median(x: np.ndarray, axis: Any, keepdims: bool) -> np.ndarray:
+    """The lower middle value (NaN for an empty ``x``, as torch's ``median()``)."""
+    if not x.size:
+        return np.full((1,) * x.ndim if keepdims else (), np.nan, x.dtype)
+    return np.quantile(x, 0.5, axis=axis, keepdims=keepdims, method="lower")
+
+
+MEDIAN = _reduction("median", _lower_median, _nan_tie_weight, save_out=True)
 MEDIAN_DIM = Op("median_dim", _select_impl(_median_index), vjp=(_select_vjp,), jvp=_select_jvp,
                 family="reduction", save_inputs=False, save_out=True, multi_output=True, grad_name="MedianBackward1")
 MEDIAN_DIM.batch = lambda args, bdims, **params: _select_batch(MEDIAN_DIM, args, bdims, **params)
