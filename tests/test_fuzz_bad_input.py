@@ -311,3 +311,22 @@ def test_in_place_shape_changes_take_keyword_dims():
     assert x.squeeze_(dim=0).shape == (3,)
     assert x.unsqueeze_(dim=0).shape == (1, 3)
     assert x.transpose_(dim0=0, dim1=1).shape == (3, 1)
+
+
+def test_comparisons_and_logic_with_none_are_a_type_error_and_change_nothing():
+    x = dg.ones(3)
+    # torch 2.13: TypeError: eq() received an invalid combination of arguments - got (Tensor, NoneType)
+    # (dualgrad compared with None elementwise: all False, and x.eq_(None) wrote zeros into x)
+    for call in (lambda: dg.eq(x, None), lambda: x.ne(None), lambda: x.eq_(None), lambda: x.logical_and(None),
+                 lambda: dg.logical_or(x, None)):
+        with pytest.raises(TypeError, match=r"\(\): argument 'other' \(position 2\) must be Tensor, not NoneType"):
+            call()
+    assert x.tolist() == [1.0, 1.0, 1.0] and x._version == 0
+    assert (x == None) is False  # noqa: E711 - Python's identity comparison, as torch's
+
+
+@pytest.mark.parametrize("bad", [None, "abc", {}])
+def test_clone_of_none_or_a_string_is_a_type_error(bad):
+    # torch 2.13: TypeError: clone(): argument 'input' (position 1) must be Tensor, not NoneType
+    with pytest.raises(TypeError, match="expected a Tensor, an array or a number, not"):
+        dg.clone(bad)  # was a tensor of dtype object or <U3

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor, is_differentiable_dtype, torch_dtype_name
+from ..tensor import Tensor, as_operand, is_differentiable_dtype, torch_dtype_name
 from .dispatch import apply, tensor_arg
 from .registry import (
     ENGINE_ONLY,
@@ -674,7 +674,17 @@ def conj(x: Any) -> Tensor:
 angle = _unary(ANGLE, "Argument of complex numbers (for reals: pi where x < 0, else 0, -0.0 "
                "included; zero gradient).",
                "[-1.]", "tensor([3.1416])")
-clone = _unary(CLONE, "A copy that stays in the graph.", "[1.]", "tensor([1.])")
+
+
+def clone(input: Any) -> Tensor:  # noqa: A002 - torch's name
+    """A copy that stays in the graph (of a Tensor, an array or numbers; ``None`` or a string is a TypeError,
+    not an object tensor).
+
+    >>> import dualgrad as dg
+    >>> dg.clone(dg.tensor([1.]))
+    tensor([1.])
+    """
+    return apply(CLONE, as_operand(input))
 
 
 def _reflected(fn: Any) -> Any:
@@ -771,6 +781,8 @@ def _logic(name: str, summary: str, args: str, result: str, unary: bool = False)
             return apply(op, tensor_arg(x, name))
     else:
         def fn(x: Any, other: Any) -> Tensor:
+            if other is None:  # (NumPy would compare with it, or make an object array)
+                raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not NoneType")
             return apply(op, tensor_arg(x, name), other)
 
     fn.__name__ = fn.__qualname__ = name
@@ -885,7 +897,7 @@ METHODS: dict[str, Any] = {
     "greater": gt, "greater_equal": ge, "less": lt, "less_equal": le, "not_equal": ne,
     "multiply": mul, "divide": div, "subtract": sub, "negative": neg, "absolute": abs,
     "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
-    "eq": _compare("eq"), "ne": _compare("ne"), "lt": _compare("lt"), "le": _compare("le"),
+    "eq": eq, "ne": ne, "lt": _compare("lt"), "le": _compare("le"),
     "gt": _compare("gt"), "ge": _compare("ge"),
     "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor, "logical_not": logical_not,
     "bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
