@@ -17,18 +17,19 @@ def normalize_axes(axis: Any, ndim: int, op: str = "op") -> tuple | None:
         axis = (axis,)
     elif isinstance(axis, (str, bytes, dict, set, frozenset)) or not hasattr(axis, "__iter__"):
         raise TypeError(f"{op}(): argument 'dim' must be tuple of ints, not {type(axis).__name__}")
-    axes = [normalize_axis(_dim_index(a, i, op), ndim, op) for i, a in enumerate(axis)]
+    axes = [normalize_axis(tuple_int(a, i, op, "dim"), ndim, op) for i, a in enumerate(axis)]
     _check_distinct(axes)
     return tuple(sorted(axes)) if ndim else ()
 
 
-def _dim_index(dim: Any, position: int, op: str) -> int:
-    """``dim`` as an int (an integer or a one-element integer Tensor), else torch's TypeError."""
+def tuple_int(value: Any, position: int, op: str, arg: str) -> int:
+    """Element ``position`` of ``op``'s tuple argument ``arg`` as an int (an integer or a one-element
+    integer Tensor), else torch's TypeError."""
     try:
-        return operator.index(dim)
+        return operator.index(value)
     except TypeError:
-        raise TypeError(f"{op}(): argument 'dim' must be tuple of ints, but found element of type "
-                        f"{type(dim).__name__} at pos {position}") from None
+        raise TypeError(f"{op}(): argument '{arg}' must be tuple of ints, but found element of type "
+                        f"{type(value).__name__} at pos {position}") from None
 
 
 def _check_distinct(axes: list) -> None:

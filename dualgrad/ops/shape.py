@@ -20,8 +20,8 @@ import numpy as np
 
 from .._state import STATE
 from ..batching import BatchedTensor
-from ..tensor import Tensor, _wrap, as_operand, numeric_array
-from ._axes import normalize_axes, normalize_axis
+from ..tensor import Tensor, as_operand
+from ._axes import normalize_axes, normalize_axis, tuple_int
 from .dispatch import apply, make_view, tensor_arg
 from .registry import Op, linear, overload, sum_to_shape
 
@@ -30,15 +30,7 @@ def _shape_arg(shape: tuple, fn: str, arg: str) -> tuple:
     """Accept ``f(2, 3)`` and ``f((2, 3))``: ints (or one-element integer Tensors), else torch's TypeError."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(_size_index(s, i, fn, arg) for i, s in enumerate(shape))
-
-
-def _size_index(size: Any, position: int, fn: str, arg: str) -> int:
-    try:
-        return operator.index(size)
-    except TypeError:
-        raise TypeError(f"{fn}(): argument '{arg}' must be tuple of ints, but found element of type "
-                        f"{type(size).__name__} at pos {position}") from None
+    return tuple(tuple_int(s, i, fn, arg) for i, s in enumerate(shape))
 
 
 def _dims(dims: Any) -> tuple:
@@ -564,12 +556,10 @@ def _check_join(name: str, tensors: Sequence) -> list:
 
 def _join_operand(x: Any, position: int) -> Tensor:
     """A Tensor, or an array or number as one; anything else (None, a string) is torch's TypeError."""
-    if isinstance(x, Tensor):
-        return x
-    array = numeric_array(x)
-    if array is None:
-        raise TypeError(f"expected Tensor as element {position} in argument 0, but got {type(x).__name__}")
-    return _wrap(array)
+    try:
+        return as_operand(x)
+    except TypeError:
+        raise TypeError(f"expected Tensor as element {position} in argument 0, but got {type(x).__name__}") from None
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
