@@ -32,6 +32,7 @@ from .tensor import (
     check_number_fits,
     is_number,
     new_leaf,
+    numeric_array,
     torch_dtype_name,
 )
 
@@ -323,6 +324,8 @@ def _not_fitting(error: Exception, dtype: Any) -> Exception:
 def _no_dtype(data: Any, nested: Any) -> Exception:
     """torch's error for ``data`` holding strings (TypeError), integers beyond NumPy's (ValueError) or other
     values of no dtype (RuntimeError)."""
+    if isinstance(data, np.ndarray):
+        return _unsupported_array(data)
     odd = [leaf for leaf in _leaves(nested) if not (is_number(leaf) or isinstance(leaf, np.ndarray))][:1]
     if not odd:
         return ValueError("Overflow when unpacking long long")
@@ -336,7 +339,11 @@ def as_tensor(data: Any, dtype: Any = None, **_device: Any) -> Tensor:
     """``data`` as a Tensor, sharing memory with an ndarray or Tensor when the dtype allows."""
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == np.dtype(dtype) else data.to(dtype)
-    return _wrap(_inferred(np.asarray(_nested_to_array(data), dtype=_dtype(dtype)), data, dtype))
+    nested = _nested_to_array(data)
+    array = np.asarray(nested, dtype=_dtype(dtype))
+    if array.dtype.kind in "OSU":  # objects and strings, as in ``tensor``
+        raise _no_dtype(data, nested)
+    return _wrap(_inferred(array, data, dtype))
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -353,10 +360,15 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     if array.dtype.kind not in "biufc":
-        raise TypeError(f"can't convert np.ndarray of type {array.dtype.type.__module__}."
-                        f"{array.dtype.type.__name__}. The only supported types are: float64, float32, float16, "
-                        "complex64, complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool.")
+        raise _unsupported_array(array)
     return _wrap(array)
+
+
+def _unsupported_array(array: np.ndarray) -> TypeError:
+    """torch's error for an ndarray of objects or strings."""
+    return TypeError(f"can't convert np.ndarray of type {array.dtype.type.__module__}.{array.dtype.type.__name__}. "
+                     "The only supported types are: float64, float32, float16, complex64, complex128, int64, int32, "
+                     "int16, int8, uint64, uint32, uint16, uint8, and bool.")
 
 
 def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False, **kwargs: Any) -> Tensor:
@@ -585,9 +597,10 @@ def _like(factory: Any, name: str, random: bool = False) -> Any:
             if type(x) is BatchedTensor:  # one result per batch member, batched like ``x``
                 value = like(x.value, *args, dtype=dtype or x.dtype, requires_grad=requires_grad)
                 return make_batched(value, x.bdim, x.level)
-        shape = x.shape if isinstance(x, Tensor) else np.shape(x)
-        dtype = dtype or (x.dtype if isinstance(x, Tensor) else np.asarray(x).dtype)
-        return factory(shape, *args, dtype=dtype, requires_grad=requires_grad)
+        data = x if isinstance(x, Tensor) else numeric_array(x)
+        if data is None:
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+        return factory(data.shape, *args, dtype=dtype or data.dtype, requires_grad=requires_grad)
 
     like.__name__ = like.__qualname__ = name
     inside = "drawn as the vmap's ``randomness`` says" if random else "batched wherever ``x`` is"

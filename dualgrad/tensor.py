@@ -220,8 +220,8 @@ class Tensor:
     )
     __array_priority__ = 1000
 
-    def __init__(self, data: Any = None, *, requires_grad: bool = False):
-        self._data = data if isinstance(data, np.ndarray) else np.asarray(data if data is not None else [])
+    def __init__(self, data: Any = (), *, requires_grad: bool = False):
+        self._data = data if isinstance(data, np.ndarray) else _constructor_data(data)
         self._requires_grad = False
         self._grad_fn = None
         self._output_nr = 0
@@ -415,6 +415,8 @@ class Tensor:
         if isinstance(data, Tensor):
             warnings.warn(COPY_CONSTRUCT_WARNING.format(fn="tensor.new_tensor"), UserWarning, stacklevel=2)
             data = data._data
+        elif not isinstance(data, np.ndarray):
+            data = _constructor_data(data)
         return new_leaf(np.array(data, dtype=dtype or self.dtype, copy=True), requires_grad)
 
     def item(self) -> Any:
@@ -947,9 +949,68 @@ def normalize_dim(dim: int, ndim: int, op: str | None = None, *, scalar: bool = 
     return dim % limit
 
 
+def numeric_array(value: Any) -> np.ndarray | None:
+    """``value`` as an array if it holds bools or numbers; None for ``None``, strings and other objects
+    (NumPy makes object or string arrays of them, which no op takes).
+
+    >>> from dualgrad.tensor import numeric_array
+    >>> numeric_array([1, 2]), numeric_array("a")
+    (array([1, 2]), None)
+    """
+    array = np.asarray(value)
+    return array if array.dtype.kind in "biufc" else None
+
+
+def as_operand(x: Any) -> Tensor:
+    """``x`` as a Tensor: a Tensor as it is, an array or numbers wrapped without a copy; anything else
+    (``None``, a string) is a TypeError.
+
+    >>> from dualgrad.tensor import as_operand
+    >>> as_operand([1.0, 2.0])
+    tensor([1., 2.])
+    """
+    if isinstance(x, Tensor):
+        return x
+    array = numeric_array(x)
+    if array is None:
+        raise TypeError(f"expected a Tensor, an array or a number, not {type(x).__name__}")
+    return _wrap(array)
+
+
+def _constructor_data(data: Any) -> np.ndarray:
+    """``Tensor(data)``'s array for data that is not an ndarray: numbers or sequences of them (torch's
+    TypeError for ``None`` and strings)."""
+    if data is None:
+        raise TypeError("new(): data must be a sequence (got NoneType)")
+    array = numeric_array(data)
+    if array is None:
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    return array
+
+
 def check_tensor(fn: str, arg: str, value: Any) -> None:
     if not isinstance(value, Tensor):
         raise TypeError(f"{fn}(): argument '{arg}' must be Tensor, not {type(value).__name__}")
+
+
+def int_arg(value: Any, fn: str, arg: str, position: int) -> int:
+    """``value`` as an int: an integer or a one-element integer Tensor, not a bool or a float (torch's
+    TypeError, naming the argument).
+
+    >>> from dualgrad.tensor import int_arg
+    >>> int_arg(3, "rot90", "k", 2)
+    3
+    >>> int_arg(1.5, "rot90", "k", 2)
+    Traceback (most recent call last):
+      ...
+    TypeError: rot90(): argument 'k' (position 2) must be int, not float
+    """
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(f"{fn}(): argument '{arg}' (position {position}) must be int, not {type(value).__name__}")
 
 
 def _close(fn: str, x: Tensor, y: Any, rtol: float, atol: float, equal_nan: bool) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from ..tensor import normalize_dim as normalize_axis  # the one range check, shared with Tensor.size
@@ -13,9 +14,31 @@ def normalize_axes(axis: Any, ndim: int, op: str = "op") -> tuple | None:
     if axis is None:
         return None
     if isinstance(axis, int) or hasattr(axis, "__index__"):
-        axis = (int(axis),)
-    axes = tuple(sorted({normalize_axis(int(a), ndim, op) for a in axis}))
-    return axes if ndim else ()
+        axis = (axis,)
+    elif isinstance(axis, (str, bytes, dict, set, frozenset)) or not hasattr(axis, "__iter__"):
+        raise TypeError(f"{op}(): argument 'dim' must be tuple of ints, not {type(axis).__name__}")
+    axes = [normalize_axis(tuple_int(a, i, op, "dim"), ndim, op) for i, a in enumerate(axis)]
+    _check_distinct(axes)
+    return tuple(sorted(axes)) if ndim else ()
+
+
+def tuple_int(value: Any, position: int, op: str, arg: str) -> int:
+    """Element ``position`` of ``op``'s tuple argument ``arg`` as an int (an integer or a one-element
+    integer Tensor), else torch's TypeError."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}(): argument '{arg}' must be tuple of ints, but found element of type "
+                        f"{type(value).__name__} at pos {position}") from None
+
+
+def _check_distinct(axes: list) -> None:
+    """torch's RuntimeError when a dimension is named twice (after wrapping negative ones)."""
+    seen = set()
+    for axis in axes:
+        if axis in seen:
+            raise RuntimeError(f"dim {axis} appears multiple times in the list of dims")
+        seen.add(axis)
 
 
 def pick_axis(dim: Any, axis: Any) -> Any:

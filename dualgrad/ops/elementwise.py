@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor, is_differentiable_dtype, torch_dtype_name
+from ..tensor import Tensor, as_operand, is_differentiable_dtype, torch_dtype_name
 from .dispatch import apply, tensor_arg
 from .registry import (
     ENGINE_ONLY,
@@ -160,7 +160,10 @@ def _abs_jvp(tangents: tuple, out: Tensor, x: Tensor) -> Tensor:
 
 
 def _sign_impl(x: np.ndarray) -> np.ndarray:
-    """``np.sign``, except that NaN has sign 0 (as torch's ``sign``; ``abs``'s gradient there is 0)."""
+    """``np.sign``, except that NaN has sign 0 (as torch's ``sign``; ``abs``'s gradient there is 0), and
+    bools are their own sign (NumPy has no bool ``sign``)."""
+    if x.dtype.kind == "b":
+        return x.copy()
     signs = np.sign(x)
     if signs.dtype.kind == "f" and np.isnan(signs).any():
         return np.where(np.isnan(signs), signs.dtype.type(0), signs)
@@ -264,7 +267,9 @@ def _imag_impl(x: np.ndarray) -> np.ndarray:
 
 
 def _sigmoid_impl(x: np.ndarray) -> np.ndarray:
-    """1 / (1 + exp(-x)), without overflow for large |x|."""
+    """1 / (1 + exp(-x)), without overflow for large |x| (bools as 0 and 1, as in torch)."""
+    if x.dtype.kind == "b":
+        x = x.astype(np.float64)
     if x.dtype.kind == "c":
         return 1 / (1 + np.exp(-x))
     e = np.exp(-np.abs(x))
@@ -690,7 +695,17 @@ def conj(x: Any) -> Tensor:
 angle = _unary(ANGLE, "Argument of complex numbers (for reals: pi where x < 0, else 0, -0.0 "
                "included; zero gradient).",
                "[-1.]", "tensor([3.1416])")
-clone = _unary(CLONE, "A copy that stays in the graph.", "[1.]", "tensor([1.])")
+
+
+def clone(input: Any) -> Tensor:  # noqa: A002 - torch's name
+    """A copy that stays in the graph (of a Tensor, an array or numbers; ``None`` or a string is a TypeError,
+    not an object tensor).
+
+    >>> import dualgrad as dg
+    >>> dg.clone(dg.tensor([1.]))
+    tensor([1.])
+    """
+    return apply(CLONE, as_operand(input))
 
 
 def _reflected(fn: Any) -> Any:
@@ -787,6 +802,8 @@ def _logic(name: str, summary: str, args: str, result: str, unary: bool = False)
             return apply(op, tensor_arg(x, name))
     else:
         def fn(x: Any, other: Any) -> Tensor:
+            if other is None:  # (NumPy would compare with it, or make an object array)
+                raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not NoneType")
             return apply(op, tensor_arg(x, name), other)
 
     fn.__name__ = fn.__qualname__ = name
@@ -902,7 +919,7 @@ METHODS: dict[str, Any] = {
     "greater": gt, "greater_equal": ge, "less": lt, "less_equal": le, "not_equal": ne,
     "multiply": mul, "divide": div, "subtract": sub, "negative": neg, "absolute": abs,
     "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
-    "eq": _compare("eq"), "ne": _compare("ne"), "lt": _compare("lt"), "le": _compare("le"),
+    "eq": eq, "ne": ne, "lt": _compare("lt"), "le": _compare("le"),
     "gt": _compare("gt"), "ge": _compare("ge"),
     "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor, "logical_not": logical_not,
     "bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,

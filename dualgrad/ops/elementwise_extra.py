@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor, torch_dtype_name
+from ..tensor import Tensor, numeric_array, torch_dtype_name
 from .dispatch import apply, tensor_arg
 from .elementwise import (
     CLAMP_MAX,
@@ -45,11 +45,22 @@ _DEG = math.pi / 180.0
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
+def numeric_arrays(name: str, values: tuple) -> list:
+    """``values`` as arrays, or a TypeError naming the first that is not a number or an array of numbers
+    (``None``, a string: NumPy would make an object or string array of it)."""
+    arrays = [numeric_array(v) for v in values]
+    for position, (value, array) in enumerate(zip(values, arrays), 1):
+        if array is None:
+            raise TypeError(f"{name}(): argument (position {position}) must be Tensor or a number, not "
+                            f"{type(value).__name__}")
+    return arrays
+
+
 def _real_impl(name: str, fn: Callable) -> Callable:
     """``fn`` on a float64 copy of a real array, its result in the input's float dtype (float64 for integers)."""
 
     def impl(x: Any) -> np.ndarray:
-        x = np.asarray(x)
+        (x,) = numeric_arrays(name, (x,))
         if x.dtype.kind == "c":
             raise NotImplementedError(f"{name}: complex inputs are not supported (as in torch)")
         return np.asarray(fn(x.astype(np.float64)), x.dtype if x.dtype.kind == "f" else np.float64)

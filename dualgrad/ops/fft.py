@@ -25,17 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, as_operand
 from .batch_rules import to_front
 from .dispatch import apply
 from .registry import linear
 from .shape import PAD, roll
 
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
-
-
-def _tensor(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
 
 
 def _resize(g: Tensor, shape: tuple, axes: tuple) -> Tensor:
@@ -159,14 +155,14 @@ def _one_axis(n: int | None, axis: int) -> tuple:
 
 def _c2c(op: Any, name: str, a: Any, s: Any, axes: Any, norm: str | None, out: Any) -> Tensor:
     _no_out(name, out)
-    a = _tensor(a)
+    a = as_operand(a)
     s, axes = _plan(name, a, s, axes)
     return apply(op, a, s=s, axes=axes, norm=_norm(norm))
 
 
 def _r2c(name: str, a: Any, s: Any, axes: Any, norm: str | None, out: Any) -> Tensor:
     _no_out(name, out)
-    a = _tensor(a)
+    a = as_operand(a)
     if a.dtype.kind == "c":
         raise TypeError(f"{name}: the input must be real, got dtype {a.dtype} (use fft/fftn for complex "
                         "input)")
@@ -176,7 +172,7 @@ def _r2c(name: str, a: Any, s: Any, axes: Any, norm: str | None, out: Any) -> Te
 
 def _c2r(name: str, a: Any, s: Any, axes: Any, norm: str | None, out: Any) -> Tensor:
     _no_out(name, out)
-    a = _tensor(a)
+    a = as_operand(a)
     s, axes = _plan(name, a, s, axes, half_input=True)
     return apply(IRFFTN, a, s=s, axes=axes, norm=_norm(norm))
 
@@ -307,7 +303,7 @@ def irfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None,
 
 
 def _shift(x: Any, axes: Any, sign: int) -> Tensor:
-    x = _tensor(x)
+    x = as_operand(x)
     axes = tuple(range(x.ndim)) if axes is None else ((axes,) if np.ndim(axes) == 0 else tuple(axes))
     return roll(x, tuple(sign * (x.shape[a] // 2) for a in axes), axes)
 

@@ -447,7 +447,10 @@ def _gather_index(index: np.ndarray, dim: int) -> tuple:
 
 
 def _along_axis(index: np.ndarray, dim: int, shape: tuple) -> np.ndarray | None:
-    """The vector ``v`` when ``index`` is ``v`` broadcast along ``dim`` over all of ``shape``."""
+    """The vector ``v`` when ``index`` is ``v`` broadcast along ``dim`` over all of ``shape`` (None when
+    it is not, or is empty: its vector cannot be read)."""
+    if not index.size:
+        return None
     if any(s != 0 and d != dim and index.shape[d] != 1 for d, s in enumerate(index.strides)):
         return None
     if any(n != shape[d] for d, n in enumerate(index.shape) if d != dim):
@@ -704,8 +707,17 @@ def _scatter_checked(input: Any, dim: int, index: Any, src: Any, op: str) -> tup
     if src.ndim and not (index.ndim == input.ndim == src.ndim):
         raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as self tensor")
     dim = normalize_axis(dim, input.ndim, op)
+    if not isinstance(index, BatchedTensor):
+        check_scatter_bounds(index, dim, input.shape[dim] if input.ndim else 1)
     src = src[tuple(slice(0, n) for n in index.shape)] if src.ndim else src.expand(index.shape)
     return input, dim, index, src
+
+
+def check_scatter_bounds(index: Tensor, dim: int, size: int) -> None:
+    """torch's RuntimeError for a scatter ``index`` entry outside ``[0, size)`` (no negative indices)."""
+    bad = (index._data < 0) | (index._data >= size)
+    if bad.any():
+        raise RuntimeError(f"index {index._data[bad][0]} is out of bounds for dimension {dim} with size {size}")
 
 
 def scatter_add(input: Tensor, dim: int, index: Any, src: Any) -> Tensor:  # noqa: A002 - torch's name

@@ -52,6 +52,7 @@ from ..tensor import (
     check_number_fits,
     custom_function_view_error,
     is_number,
+    numeric_array,
     torch_dtype_name,
 )
 from . import elementwise as ew
@@ -399,8 +400,8 @@ def _rebase(base: Tensor, result: Tensor, chain: tuple) -> None:
 
 
 # -- in-place changes of the shape (the data stays where it is) ----------------------------
-def restride_(t: Tensor, view: Callable, what: str, *args: Any) -> Tensor:
-    """Give ``t`` the shape and strides of ``view(t, *args)`` (a view op), and that view's graph.
+def restride_(t: Tensor, view: Callable, what: str, *args: Any, **kwargs: Any) -> Tensor:
+    """Give ``t`` the shape and strides of ``view(t, *args, **kwargs)`` (a view op), and that view's graph.
 
     As in torch: the version is bumped (a tensor saved for backward may not change
     shape); ``t`` stays a view exactly when it was one (of the same base, one step
@@ -413,7 +414,7 @@ def restride_(t: Tensor, view: Callable, what: str, *args: Any) -> Tensor:
     _check_mutable(t)
     if STATE.dual_levels:
         flush_deferred()
-    result = view(t, *args)
+    result = view(t, *args, **kwargs)
     note_mutation(t)
     t._bump_version()
     if result is t:  # (nothing to change: t_ of a vector, squeeze_ without dimensions of size 1)
@@ -432,8 +433,8 @@ def restride_(t: Tensor, view: Callable, what: str, *args: Any) -> Tensor:
 
 
 def _restriding(name: str, view: str, doc: str) -> Callable:
-    def method(self: Tensor, *args: Any) -> Tensor:
-        return restride_(self, _method(view), name, *args)
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return restride_(self, _method(view), name, *args, **kwargs)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = doc
@@ -516,6 +517,8 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     >>> dg.zeros(2).copy_(dg.tensor([1., 2.]))
     tensor([1., 2.])
     """
+    if not isinstance(src, Tensor) and numeric_array(src) is None:
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
     shape = src.shape if isinstance(src, Tensor) else np.shape(src)
     try:
         broadcast = np.broadcast_shapes(shape, self.shape)

@@ -15,18 +15,13 @@ import numpy as np
 
 from .._basis import identity_block_start
 from ..factories import eye
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, as_operand
 from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, aligned_at_front, to_front
 from .dispatch import apply, tensor_arg
 from .einsum import einsum
 from .registry import Op, overload
 from .shape import PAD, PERMUTE, RESHAPE, TRANSPOSE, broadcast_to, roll
-
-
-def _as_tensor(x: Any) -> Tensor:
-    """A constant operand (ndarray, list) as a Tensor, so rules can call Tensor methods on it."""
-    return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
 
 
 def _ndim(x: Any) -> int:
@@ -47,7 +42,7 @@ def matrix_transpose(x: Tensor) -> Tensor:
 
 def _matmul_vjp_x(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
     """dL/dx = g @ y^H, with NumPy's 1-D promotion rules undone."""
-    x, y = _as_tensor(x), _as_tensor(y)
+    x, y = as_operand(x), as_operand(y)
     yc = y.conj()
     if y.ndim == 1:
         return g * yc if x.ndim == 1 else g.unsqueeze(-1) * yc
@@ -58,7 +53,7 @@ def _matmul_vjp_x(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
 
 def _matmul_vjp_y(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
     """dL/dy = x^H @ g, with NumPy's 1-D promotion rules undone."""
-    x, y = _as_tensor(x), _as_tensor(y)
+    x, y = as_operand(x), as_operand(y)
     xc = x.conj()
     if x.ndim == 1:
         return g * xc if y.ndim == 1 else xc.unsqueeze(-1) * g.unsqueeze(-2)
@@ -104,7 +99,7 @@ def _matrix_form(x: Any, bdim: int | None, vector_axis: int, rank: int) -> Tenso
 
     A vector gets its missing matrix axis at ``vector_axis`` (-2 on the left, -1 on the right).
     """
-    x = to_front(_as_tensor(x), bdim)
+    x = to_front(as_operand(x), bdim)
     batched = bdim is not NOT_BATCHED
     shape = x.shape[1:] if batched else x.shape
     if len(shape) == 1:
@@ -133,7 +128,7 @@ def _identity_times(x: Tensor, start: int, y: Any) -> Tensor:
     n, lead, k = x.shape[0], x.shape[1:-1], x.shape[-1]
     rows, rest = math.prod(lead), _shape(y)[1:]
     spread = eye(rows, dtype=x.dtype).reshape((rows, 1, rows) + (1,) * len(rest))
-    members = apply(RESHAPE, _as_tensor(y), shape=(1, k, 1) + rest) * spread
+    members = apply(RESHAPE, as_operand(y), shape=(1, k, 1) + rest) * spread
     return _in_batch(apply(RESHAPE, members, shape=(rows * k,) + lead + rest), n, start)
 
 
@@ -145,7 +140,7 @@ def _times_identity(x: Any, y: Tensor, start: int) -> Tensor:
     ``x.mT[i] * eye(m)[j, j']``, built by one broadcasting multiply (a copy of
     ``x``, which never aliases it, in the product's dtype).
     """
-    x = _as_tensor(x)
+    x = as_operand(x)
     n, k, columns = y.shape[0], y.shape[1], y.shape[2:]
     m, front = (columns[0] if columns else 1), tuple(x.shape[:-1])
     spread = eye(m, dtype=y.dtype).reshape((1, m) + (1,) * len(front) + (m,))
@@ -180,7 +175,7 @@ def _fixed_times_batched(x: Any, y: Tensor, by: int) -> tuple:
         return _times_identity(x, y, start), 0
     y = to_front(y, by)
     if y.ndim == 2:
-        return matmul(y, matrix_transpose(_as_tensor(x)) if _ndim(x) == 2 else x), 0
+        return matmul(y, matrix_transpose(as_operand(x)) if _ndim(x) == 2 else x), 0
     size, k, m = y.shape
     columns = apply(RESHAPE, apply(PERMUTE, y, axes=(1, 0, 2)), shape=(k, size * m))
     out = matmul(x, columns)
@@ -236,8 +231,8 @@ def _vector_products_batch(args: tuple, bdims: tuple) -> tuple:
 
 # (the gradients are broadcast along the summed axis; the backward sums them to the inputs' shapes)
 VECTOR_PRODUCTS = Op("vector_products", _vector_products_impl,
-                     vjp=(lambda g, out, x, y: g.unsqueeze(-1) * _as_tensor(y).conj(),
-                          lambda g, out, x, y: _as_tensor(x).conj() * g.unsqueeze(-1)),
+                     vjp=(lambda g, out, x, y: g.unsqueeze(-1) * as_operand(y).conj(),
+                          lambda g, out, x, y: as_operand(x).conj() * g.unsqueeze(-1)),
                      jvp=_vector_products_jvp, batch=_vector_products_batch, family="linalg",
                      grad_name="DotBackward0", promotion=0)
 
@@ -284,7 +279,7 @@ def tensordot(a: Any, b: Any, dims: Any = 2, *, axes: Any = None) -> Tensor:
     >>> dg.tensordot(dg.ones(2, 3, 4), dg.ones(4, 3), dims=([1, 2], [1, 0]))
     tensor([12., 12.])
     """
-    a, b = _as_tensor(a), _as_tensor(b)
+    a, b = as_operand(a), as_operand(b)
     spec = dims if axes is None else axes
     if isinstance(spec, (int, np.integer)):
         if not 0 <= spec <= min(a.ndim, b.ndim):
@@ -318,7 +313,7 @@ def dot(x: Any, y: Any) -> Tensor:
     >>> dg.dot(dg.tensor([2., 3.]), dg.tensor([2., 1.]))
     tensor(7.)
     """
-    x, y = _as_tensor(x), _as_tensor(y)
+    x, y = as_operand(x), as_operand(y)
     if x.ndim == 0 or y.ndim == 0:
         return x * y
     if x.ndim == 1 and y.ndim == 1 and x.shape != y.shape:
@@ -338,7 +333,7 @@ def inner(x: Any, y: Any) -> Tensor:
     >>> dg.inner(dg.tensor([[1., 2.], [3., 4.]]), dg.tensor([1., 1.]))
     tensor([3., 7.])
     """
-    x, y = _as_tensor(x), _as_tensor(y)
+    x, y = as_operand(x), as_operand(y)
     if x.ndim == 0 or y.ndim == 0:
         return x * y
     if x.shape[-1] != y.shape[-1]:
@@ -355,7 +350,7 @@ def outer(x: Any, y: Any) -> Tensor:
     tensor([[  1.,  10., 100.],
             [  2.,  20., 200.]])
     """
-    x, y = _as_tensor(x), _as_tensor(y)
+    x, y = as_operand(x), as_operand(y)
     return x.reshape(-1, 1) * y.reshape(1, -1)
 
 
@@ -385,7 +380,7 @@ def kron(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     >>> dg.kron(dg.tensor([1., 10.]), dg.tensor([1., 2., 3.]))
     tensor([ 1.,  2.,  3., 10., 20., 30.])
     """
-    a, b = _as_tensor(input), _as_tensor(other)
+    a, b = as_operand(input), as_operand(other)
     ndim = max(a.ndim, b.ndim)
     shape_a, shape_b = (1,) * (ndim - a.ndim) + a.shape, (1,) * (ndim - b.ndim) + b.shape
     blocks = a.reshape(sum(((n, 1) for n in shape_a), ())) * b.reshape(sum(((1, n) for n in shape_b), ()))
@@ -397,7 +392,7 @@ def cross_along(x: Any, y: Any, dim: int) -> Tensor:
 
     ``x[i+1] y[i+2] - x[i+2] y[i+1]`` (indices mod 3), as two rolls of each operand.
     """
-    x, y = _as_tensor(x), _as_tensor(y)
+    x, y = as_operand(x), as_operand(y)
     if x.ndim != y.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     axis = normalize_axis(dim, x.ndim, "cross")
@@ -417,7 +412,7 @@ def cross(input: Any, other: Any, dim: int | None = None) -> Tensor:  # noqa: A0
     >>> dg.cross(dg.tensor([1., 0., 0.]), dg.tensor([0., 1., 0.]))
     tensor([0., 0., 1.])
     """
-    x = _as_tensor(input)
+    x = as_operand(input)
     if dim is None:
         dim = next((axis for axis, n in enumerate(x.shape) if n == 3), None)
         if dim is None:
@@ -439,7 +434,7 @@ def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) ->
         if _ndim(m) != 2:
             raise RuntimeError(f"{name} must be a matrix, got {_ndim(m)}-D tensor")
     product = alpha * matmul(mat1, mat2)
-    shift = broadcast_to(_as_tensor(input), product.shape)
+    shift = broadcast_to(as_operand(input), product.shape)
     return product if beta == 0 else beta * shift + product
 
 
@@ -450,7 +445,7 @@ def trace(x: Any) -> Tensor:
     >>> dg.trace(dg.tensor([[1., 2.], [3., 4.]]))
     tensor(5.)
     """
-    x = _as_tensor(x)
+    x = as_operand(x)
     if x.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim} (shape {x.shape})")
     diagonal = np.arange(min(x.shape))

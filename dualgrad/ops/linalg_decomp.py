@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..batching import physical_value
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, as_operand
 from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply
 from .elementwise import where
@@ -96,10 +96,6 @@ def _cholesky_impl(a: np.ndarray) -> np.ndarray:
 
 
 # -- helpers used by the rules -------------------------------------------------------------------
-def _tensor(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
-
-
 def _is_complex(x: Any) -> bool:
     return x.dtype.kind == "c"
 
@@ -189,7 +185,7 @@ def inv(a: Any) -> Tensor:
     tensor([[0.5000, 0.0000],
             [0.0000, 0.2500]])
     """
-    a = _tensor(a)
+    a = as_operand(a)
     _check_square("inv", a)
     return apply(INV, a)
 
@@ -227,7 +223,7 @@ def _pad_stack(x: Tensor, bdim: Any, rank: int) -> Tensor:
 
 def _solve_batch(args: tuple, bdims: tuple) -> tuple:
     """Batch axes first, stacks aligned."""
-    (a, b), (ba, bb) = [_tensor(x) for x in args], bdims
+    (a, b), (ba, bb) = [as_operand(x) for x in args], bdims
     a, b = to_front(a, ba), to_front(b, bb)
     rank = max(a.ndim - (ba is not NOT_BATCHED), b.ndim - (bb is not NOT_BATCHED))
     return apply(SOLVE, _pad_stack(a, ba, rank), _pad_stack(b, bb, rank)), 0
@@ -278,7 +274,7 @@ def solve(A: Any, B: Any, *, left: bool = True) -> Tensor:  # noqa: N803 - torch
     >>> dg.linalg.solve(A.expand(3, 2, 2), dg.ones(3, 2)).shape  # a batch of 3 vectors
     (3, 2)
     """
-    a, b = _tensor(A), _tensor(B)
+    a, b = as_operand(A), as_operand(B)
     _check_square("solve", a)
     vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
     return solve_system(a, b, vector, left)
@@ -348,7 +344,7 @@ def det(a: Any) -> Tensor:
     >>> dg.linalg.det(dg.tensor([[2., 0.], [0., 3.]]))
     tensor(6.)
     """
-    a = _tensor(a)
+    a = as_operand(a)
     _check_square("det", a)
     return apply(DET, a)
 
@@ -399,7 +395,7 @@ def slogdet(a: Any) -> SlogdetResult:
     >>> sign, logabsdet.exp()
     (tensor(-1.), tensor(6.))
     """
-    a = _tensor(a)
+    a = as_operand(a)
     _check_square("slogdet", a)
     return SlogdetResult(*apply(SLOGDET, a))
 
@@ -440,7 +436,7 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Tensor:
     tensor([[2., 0.],
             [1., 2.]])
     """
-    a = _tensor(a)
+    a = as_operand(a)
     _check_square("cholesky", a)
     lower = apply(CHOLESKY, a)
     return _h(lower) if upper else lower
@@ -500,7 +496,7 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's argumen
     >>> values
     tensor([1., 2.])
     """
-    a = _tensor(a)
+    a = as_operand(a)
     _check_square("eigh", a)
     return EighResult(*apply(EIGH, a, UPLO=_check_uplo(UPLO)))
 
@@ -642,7 +638,7 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
     >>> S
     tensor([3., 2.])
     """
-    a = _tensor(a)
+    a = as_operand(a)
     _check_matrix("svd", a)
     if not compute_uv:
         return svdvals(a)
@@ -656,7 +652,7 @@ def svdvals(x: Any, /) -> Tensor:
     >>> dg.linalg.svdvals(dg.tensor([[0., 2.], [1., 0.]]))
     tensor([2., 1.])
     """
-    x = _tensor(x)
+    x = as_operand(x)
     _check_matrix("svdvals", x)
     return apply(SVD, x, full_matrices=False)[1]
 
@@ -737,7 +733,7 @@ def qr(a: Any, mode: str = "reduced") -> QRResult:
     tensor([[-5.0000, -0.8000],
             [ 0.0000,  0.6000]])
     """
-    a = _tensor(a)
+    a = as_operand(a)
     _check_matrix("qr", a)
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"qr: unrecognized mode {mode!r} (dualgrad supports 'reduced', 'complete' and 'r')")

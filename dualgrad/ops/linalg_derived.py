@@ -12,12 +12,12 @@ from typing import Any, NamedTuple
 import numpy as np
 import opt_einsum
 
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, as_operand
 from ._axes import normalize_axis, pick_axis, pick_keepdims
 from .einsum import einsum
 from .elementwise import where
 from .linalg import cross_along, matmul
-from .linalg_decomp import LinAlgError, _check_matrix, _check_square, _h, _tensor, inv, svd, svdvals
+from .linalg_decomp import LinAlgError, _check_matrix, _check_square, _h, inv, svd, svdvals
 from .reductions import amax, amin
 from .reductions import norm as _vector_p_norm
 from .shape import moveaxis
@@ -41,7 +41,7 @@ def vector_norm(x: Any, /, ord: Any = 2, dim: Any = None, keepdim: bool = False,
     if isinstance(ord, str):
         raise ValueError(f"vector_norm: invalid norm order {ord!r} for vectors")
     keep = pick_keepdims(keepdim, keepdims)
-    return _vector_p_norm(_tensor(x), p=ord, dim=pick_axis(dim, axis), keepdim=keep)
+    return _vector_p_norm(as_operand(x), p=ord, dim=pick_axis(dim, axis), keepdim=keep)
 
 
 def _keep(result: Tensor, axes: tuple) -> Tensor:
@@ -79,7 +79,7 @@ def matrix_norm(x: Any, /, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
     >>> dg.linalg.matrix_norm(dg.tensor([[1., -2.], [3., 4.]]), ord=1)
     tensor(6.)
     """
-    x = _tensor(x)
+    x = as_operand(x)
     _check_matrix("matrix_norm", x)
     row, col = (normalize_axis(int(d), x.ndim, "matrix_norm") for d in dim)
     return _matrix_norm(x, ord, row, col, pick_keepdims(keepdim, keepdims))
@@ -97,7 +97,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> T
     >>> dg.linalg.norm(dg.tensor([[3., 0.], [0., 4.]]), ord=2)
     tensor(4.)
     """
-    x = _tensor(x)
+    x = as_operand(x)
     if axis is None:
         if ord is None:
             result = _vector_p_norm(x, p=2)
@@ -142,7 +142,7 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NO_
     tensor([[0.5000, 0.0000],
             [0.0000, 0.0000]])
     """
-    a = _tensor(a)
+    a = as_operand(a)
     _check_matrix("pinv", a)
     if rcond is not None and rtol is not _NO_VALUE:
         raise ValueError("pinv: pass either rcond or rtol, not both")
@@ -185,7 +185,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
     >>> round(dg.linalg.lstsq(dg.tensor([[1.], [1.]]), dg.tensor([1., 3.])).solution.item(), 12)
     2.0
     """
-    a, b = _tensor(a), _tensor(b)
+    a, b = as_operand(a), as_operand(b)
     if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
         raise LinAlgError(f"lstsq: a must be a matrix and b a vector or matrix with as many rows; got shapes "
                           f"{a.shape} and {b.shape}")
@@ -214,7 +214,7 @@ def matrix_power(a: Any, n: int) -> Tensor:
     tensor([[1., 3.],
             [0., 1.]])
     """
-    a = _tensor(a)
+    a = as_operand(a)
     _check_square("matrix_power", a)
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"matrix_power: exponent must be an integer, got {n!r}")
@@ -244,7 +244,7 @@ def multi_dot(arrays: Any, *, out: Any = None) -> Tensor:
     """
     if out is not None:
         raise TypeError("multi_dot: out= is not supported for dualgrad Tensors")
-    arrays = [_tensor(x) for x in arrays]
+    arrays = [as_operand(x) for x in arrays]
     if len(arrays) < 2:
         raise ValueError(f"multi_dot: expecting at least two arrays, got {len(arrays)}")
     last = len(arrays) - 1
@@ -285,7 +285,7 @@ def matrix_transpose(x: Any, /) -> Tensor:
     >>> dg.linalg.matrix_transpose(dg.ones(2, 3)).shape
     (3, 2)
     """
-    x = _tensor(x)
+    x = as_operand(x)
     _check_matrix("matrix_transpose", x)
     return x.mT
 
@@ -297,7 +297,7 @@ def diagonal(x: Any, /, *, offset: int = 0) -> Tensor:
     >>> dg.linalg.diagonal(dg.tensor([[1., 2.], [3., 4.]]))
     tensor([1., 4.])
     """
-    x = _tensor(x)
+    x = as_operand(x)
     _check_matrix("diagonal", x)
     return x.diagonal(offset, -2, -1)
 

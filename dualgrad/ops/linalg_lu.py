@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, as_operand
 from .dispatch import apply
 from .elementwise import where
 from .linalg import matmul, matrix_transpose
@@ -29,7 +29,6 @@ from .linalg_decomp import (
     _cholesky_vjp,
     _front_batch,
     _h,
-    _tensor,
     check_system,
     cholesky,
     inv,
@@ -144,7 +143,7 @@ class LUFactorExResult(NamedTuple):
 
 
 def _factor(name: str, A: Any, pivot: bool) -> tuple:  # noqa: N803
-    a = _tensor(A)
+    a = as_operand(A)
     _check_matrix(name, a)
     _check_inexact(f"linalg.{name}", a)
     if not pivot:
@@ -210,7 +209,7 @@ def lu_unpack(LU_data: Any, LU_pivots: Any, unpack_data: bool = True,  # noqa: N
     tensor([[0., 1.],
             [1., 0.]])
     """
-    lu, pivots = _tensor(LU_data), _tensor(LU_pivots)
+    lu, pivots = as_operand(LU_data), as_operand(LU_pivots)
     _check_matrix("lu_unpack", lu)
     if pivots.dtype.kind not in "iu":
         raise RuntimeError(f"lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype, "
@@ -253,7 +252,7 @@ def linalg_lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True, adjoint:
     tensor([[1.],
             [2.]])
     """
-    lu_, piv, b = _tensor(LU), _tensor(pivots), _tensor(B)
+    lu_, piv, b = as_operand(LU), as_operand(pivots), as_operand(B)
     _check_square("lu_solve", lu_)
     if b.ndim < 2:
         raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
@@ -290,7 +289,7 @@ def inv_ex(A: Any, *, check_errors: bool = False) -> InvExResult:  # noqa: N803 
     >>> dg.linalg.inv_ex(dg.tensor([[[2., 0.], [0., 4.]], [[1., 1.], [1., 1.]]])).info
     tensor([0, 2], dtype=int32)
     """
-    a = _tensor(A)
+    a = as_operand(A)
     _check_square("inv_ex", a)
     if check_errors:
         return InvExResult(inv(a), _no_failures(a))
@@ -312,7 +311,7 @@ def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False) -
     >>> dg.linalg.solve_ex(dg.tensor([[2., 0.], [0., 4.]]), dg.tensor([2., 4.]))
     SolveExResult(result=tensor([1., 1.]), info=tensor(0, dtype=int32))
     """
-    a, b = _tensor(A), _tensor(B)
+    a, b = as_operand(A), as_operand(B)
     _check_square("solve_ex", a)
     if check_errors:
         return SolveExResult(solve(a, b, left=left), _no_failures(a))
@@ -379,7 +378,7 @@ def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> C
     >>> dg.linalg.cholesky_ex(dg.tensor([[[4., 2.], [2., 5.]], [[1., 2.], [2., 1.]]])).info
     tensor([0, 2], dtype=int32)
     """
-    a = _tensor(A)
+    a = as_operand(A)
     _check_square("cholesky_ex", a)
     if check_errors:
         return CholeskyExResult(cholesky(a, upper=upper), _no_failures(a))
@@ -398,7 +397,7 @@ def cond(A: Any, p: Any = None) -> Tensor:  # noqa: N803 - torch's name
     >>> dg.linalg.cond(dg.tensor([[4., 0.], [0., 2.]]))
     tensor(2.)
     """
-    a = _tensor(A)
+    a = as_operand(A)
     _check_matrix("cond", a)
     if p in (None, 2, -2):
         values = svd(a, compute_uv=False)

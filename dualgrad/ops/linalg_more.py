@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, as_operand
 from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply
 from .elementwise import maximum
@@ -38,7 +38,6 @@ from .linalg_decomp import (
     _front_batch,
     _h,
     _pad_stack,
-    _tensor,
     check_system,
     slogdet,
 )
@@ -141,7 +140,7 @@ def matrix_exp(A: Any) -> Tensor:  # noqa: N803 - torch's argument name
     tensor([[ 0.5403,  0.8415],
             [-0.8415,  0.5403]])
     """
-    a = _tensor(A)
+    a = as_operand(A)
     _check_square("matrix_exp", a)
     _check_inexact("linalg.matrix_exp", a)
     return apply(MATRIX_EXP, a)
@@ -176,7 +175,7 @@ def _solve_tri(a: Any, b: Any, upper: bool, unitriangular: bool) -> Tensor:
 
 def _solve_triangular_vjp(g: Tensor, out: Tensor, a: Any, b: Any, *, upper: bool, unitriangular: bool) -> list:
     """``gB = T^{-H} g``; ``gA = -gB X^H`` on the triangle read."""
-    gb = _solve_tri(_h(_tensor(a)), g, not upper, unitriangular)
+    gb = _solve_tri(_h(as_operand(a)), g, not upper, unitriangular)
     if not (isinstance(a, Tensor) and a.requires_grad):
         return [None, gb]
     return [_read_part(-gb @ _h(out), upper, unitriangular), gb]
@@ -195,7 +194,7 @@ def _solve_triangular_jvp(tangents: tuple, out: Tensor, a: Tensor, b: Any, *, up
 
 def _solve_triangular_batch(args: tuple, bdims: tuple, **params: Any) -> tuple:
     """Batch axes first, stacks aligned."""
-    (a, b), (ba, bb) = [_tensor(x) for x in args], bdims
+    (a, b), (ba, bb) = [as_operand(x) for x in args], bdims
     a, b = to_front(a, ba), to_front(b, bb)
     rank = max(a.ndim - (ba is not NOT_BATCHED), b.ndim - (bb is not NOT_BATCHED))
     return apply(SOLVE_TRIANGULAR, _pad_stack(a, ba, rank), _pad_stack(b, bb, rank), **params), 0
@@ -222,7 +221,7 @@ def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,  # noqa:
     tensor([[1.],
             [2.]])
     """
-    a, b = _tensor(A), _tensor(B)
+    a, b = as_operand(A), as_operand(B)
     _check_square("solve_triangular", a)
     if b.ndim < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
@@ -252,7 +251,7 @@ def triangular_solve(b: Any, A: Any, upper: bool = True, transpose: bool = False
     tensor([[1.],
             [1.]])
     """
-    a = _tensor(A)
+    a = as_operand(A)
     _check_matrix("triangular_solve", a)
     t = matrix_transpose(a) if transpose else a
     x = solve_triangular(t, b, upper=bool(upper) != bool(transpose), unitriangular=unitriangular)
@@ -263,7 +262,7 @@ def triangular_solve(b: Any, A: Any, upper: bool = True, transpose: bool = False
 def _add_scaled(name: str, input: Any, product: Tensor, beta: Any, alpha: Any) -> Tensor:  # noqa: A002
     """``beta * input + alpha * product`` (``input`` broadcast to the product; ignored when ``beta == 0``)."""
     product = product if alpha == 1 else alpha * product
-    shift = _tensor(input)
+    shift = as_operand(input)
     try:
         shift = broadcast_to(shift, product.shape)
     except (ValueError, RuntimeError):
@@ -278,7 +277,7 @@ def _of_ranks(name: str, **operands: tuple) -> list:
     """The operands (``argument=(value, rank)``) as Tensors, after checking their ranks in torch's words."""
     tensors = []
     for arg, (x, ndim) in operands.items():
-        x = _tensor(x)
+        x = as_operand(x)
         if x.ndim != ndim:
             raise RuntimeError(f"{name}: Expected {ndim}-D argument {arg}, but got {x.ndim}-D")
         tensors.append(x)
@@ -334,7 +333,7 @@ def vecdot(x: Any, y: Any, /, *, dim: int = -1) -> Tensor:
     >>> dg.linalg.vecdot(dg.tensor([[1., 2.], [3., 4.]]), dg.tensor([1., 1.]))
     tensor([3., 7.])
     """
-    x, y = _tensor(x), _tensor(y)
+    x, y = as_operand(x), as_operand(y)
     _check_inexact("linalg.vecdot", x, y)
     return (x.conj() * y).sum(axis=dim)
 
@@ -358,7 +357,7 @@ def linalg_vander(x: Any, *, N: int | None = None) -> Tensor:  # noqa: N803 - to
             [1., 2., 4.],
             [1., 3., 9.]])
     """
-    x = _tensor(x)
+    x = as_operand(x)
     if x.ndim < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension.")
     n = x.shape[-1] if N is None else int(N)
@@ -375,7 +374,7 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Tensor:  #
     tensor([[4., 2., 1.],
             [9., 3., 1.]])
     """
-    x = _tensor(x)
+    x = as_operand(x)
     if x.ndim != 1:
         raise RuntimeError(f"x must be a one-dimensional tensor, got shape {x.shape}")
     n = x.shape[0] if N is None else int(N)
@@ -395,7 +394,7 @@ def diagflat(input: Any, offset: int = 0) -> Tensor:  # noqa: A002 - torch's nam
     tensor([[1., 0.],
             [0., 2.]])
     """
-    return diag(_tensor(input).reshape(-1), offset)
+    return diag(as_operand(input).reshape(-1), offset)
 
 
 def matrix_power(input: Any, n: int) -> Tensor:  # noqa: A002 - torch's name
@@ -417,7 +416,7 @@ def chain_matmul(*matrices: Any) -> Tensor:
     tensor([[12.],
             [12.]])
     """
-    tensors = [_tensor(m) for m in matrices]
+    tensors = [as_operand(m) for m in matrices]
     if not tensors:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     for i, t in enumerate(tensors):
@@ -438,7 +437,7 @@ def cholesky_solve(B: Any, L: Any, upper: bool = False) -> Tensor:  # noqa: N803
     tensor([[1.],
             [1.]])
     """
-    factor = _tensor(L)
+    factor = as_operand(L)
     _check_square("cholesky_solve", factor)
     lower = _h(factor) if upper else factor
     y = solve_triangular(lower, B, upper=False)
@@ -458,7 +457,7 @@ def cholesky_inverse(L: Any, upper: bool = False) -> Tensor:  # noqa: N803 - tor
     tensor([[0.2500, 0.0000],
             [0.0000, 1.0000]])
     """
-    factor = _tensor(L)
+    factor = as_operand(L)
     _check_square("cholesky_inverse", factor)
     return cholesky_solve(identities(factor), factor, upper)
 
@@ -492,7 +491,7 @@ def svd(input: Any, some: bool = True, compute_uv: bool = True) -> LegacySVDResu
     >>> S
     tensor([3., 2.])
     """
-    a = _tensor(input)
+    a = as_operand(input)
     _check_matrix("svd", a)
     if not compute_uv:
         m, n = a.shape[-2:]
@@ -538,7 +537,7 @@ def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool =
     >>> dg.linalg.matrix_rank(dg.tensor([[1., 2.], [2., 4.]]))
     tensor(1)
     """
-    a = _tensor(A)
+    a = as_operand(A)
     _check_matrix("matrix_rank", a)
     if tol is not None:
         if atol is not None:
@@ -548,7 +547,8 @@ def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool =
     if rtol is None:
         rtol = 0.0 if atol is not None else np.finfo(values.dtype).eps * max(a.shape[-2:])
     largest = values[..., :1] if values.shape[-1] else values.sum(axis=-1, keepdims=True)
-    threshold = maximum(_tensor(0.0 if atol is None else atol).unsqueeze(-1), _tensor(rtol).unsqueeze(-1) * largest)
+    floor = as_operand(0.0 if atol is None else atol).unsqueeze(-1)
+    threshold = maximum(floor, as_operand(rtol).unsqueeze(-1) * largest)
     return (values > threshold).sum(axis=-1).to(np.int64)
 
 
@@ -561,7 +561,7 @@ def tensorinv(A: Any, ind: int = 2) -> Tensor:  # noqa: N803 - torch's name
     >>> dg.linalg.tensorinv(dg.eye(4).reshape(4, 2, 2), ind=1).shape
     (2, 2, 4)
     """
-    a = _tensor(A)
+    a = as_operand(A)
     if int(ind) <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
     left, right = math.prod(a.shape[:ind]), math.prod(a.shape[ind:])
@@ -578,7 +578,7 @@ def tensorsolve(A: Any, B: Any, dims: Any = None) -> Tensor:  # noqa: N803 - tor
     >>> dg.linalg.tensorsolve(dg.eye(6).reshape(2, 3, 6) * 2, dg.ones(2, 3)).shape
     (6,)
     """
-    a, b = _tensor(A), _tensor(B)
+    a, b = as_operand(A), as_operand(B)
     if dims is not None:
         dims = [d % a.ndim for d in dims]
         a = a.permute(*[d for d in range(a.ndim) if d not in dims], *dims)
@@ -651,7 +651,7 @@ def eig(A: Any) -> EigResult:  # noqa: N803 - torch's name
     >>> dg.linalg.eig(dg.tensor([[2., 0.], [0., -1.]])).eigenvalues
     tensor([ 2.+0.j, -1.+0.j])
     """
-    a = _tensor(A)
+    a = as_operand(A)
     _check_square("eig", a)
     _check_inexact("linalg.eig", a)
     return EigResult(*apply(EIG, a))

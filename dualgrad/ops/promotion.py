@@ -37,6 +37,7 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # by dtype kind; others (b
 _INT64 = np.dtype(np.int64)
 _BOOL = np.dtype(np.bool_)
 _NUMBERS = (bool, int, float, complex, np.generic)
+_NOT_OPERANDS = (str, bytes, dict, set, frozenset)  # (NumPy would make arrays of them)
 
 
 def _category(dtype: np.dtype) -> int:
@@ -82,7 +83,8 @@ def _number_dtype(x: Any) -> np.dtype:
 
 
 def result_type(*operands: Any) -> np.dtype | None:
-    """The dtype torch gives an op on ``operands`` (arrays and numbers; anything else is ignored).
+    """The dtype torch gives an op on ``operands`` (arrays and numbers; sequences and ``None``, an
+    absent bound of ``clamp``, are ignored; strings, dicts and sets are a TypeError).
 
     None when no operand is an array or a number.
     """
@@ -95,6 +97,8 @@ def result_type(*operands: Any) -> np.dtype | None:
                 zeros = _promote_types(zeros, x.dtype)
         elif isinstance(x, _NUMBERS):
             numbers = _promote_types(numbers, _number_dtype(x))
+        elif isinstance(x, _NOT_OPERANDS):
+            raise TypeError(f"expected a Tensor or a number as an operand, not {type(x).__name__}")
     return _combine(dims, _combine(zeros, numbers))
 
 
@@ -110,7 +114,10 @@ def promote(op: Any, operands: tuple | list) -> tuple | list:
     if start is None:
         return operands
     promoted = operands[start:]
-    dtype = result_type(*promoted)
+    try:
+        dtype = result_type(*promoted)
+    except TypeError as error:
+        raise TypeError(f"{op.name}(): {error}") from None
     if dtype is None:
         return operands
     if op.to_float and _category(dtype) < 2:

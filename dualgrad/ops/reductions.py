@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, int_arg
 from ._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg
@@ -423,8 +423,14 @@ MIN.batch = lambda args, bdims, **params: _select_batch(MIN, args, bdims, **para
 # (NaN-aware ties, unlike amax/amin: a NaN result's gradient goes to the NaNs, as torch's)
 MAX_ALL = _reduction("max_all", AMAX.impl, _nan_tie_weight, save_out=True, grad_name="MaxBackward1")
 MIN_ALL = _reduction("min_all", AMIN.impl, _nan_tie_weight, save_out=True, grad_name="MinBackward1")
-MEDIAN = _reduction("median", lambda x, axis, keepdims: np.quantile(x, 0.5, axis=axis, keepdims=keepdims,
-                                                                   method="lower"), _nan_tie_weight, save_out=True)
+def _lower_median(x: np.ndarray, axis: Any, keepdims: bool) -> np.ndarray:
+    """The lower middle value (NaN for an empty ``x``, as torch's ``median()``)."""
+    if not x.size:
+        return np.full((1,) * x.ndim if keepdims else (), np.nan, x.dtype)
+    return np.quantile(x, 0.5, axis=axis, keepdims=keepdims, method="lower")
+
+
+MEDIAN = _reduction("median", _lower_median, _nan_tie_weight, save_out=True)
 MEDIAN_DIM = Op("median_dim", _select_impl(_median_index), vjp=(_select_vjp,), jvp=_select_jvp,
                 family="reduction", save_inputs=False, save_out=True, multi_output=True, grad_name="MedianBackward1")
 MEDIAN_DIM.batch = lambda args, bdims, **params: _select_batch(MEDIAN_DIM, args, bdims, **params)
@@ -444,14 +450,23 @@ def _ndim(x: Any) -> int:
 
 
 def _reduce_args(x: Any, dim: Any, axis: Any, keepdim: Any, keepdims: Any, name: str) -> dict:
+    """The op's ``axis`` and ``keepdims``. An empty ``dim`` (torch's spelling) reduces every axis, as in
+    torch, except for ``all``/``any``; an empty ``axis`` (NumPy's) reduces none, as in NumPy."""
+    if dim is not None and _is_empty_sequence(dim) and name not in ("all", "any"):
+        dim = None
     return {"axis": normalize_axes(pick_axis(dim, axis), _ndim(x), name),
             "keepdims": pick_keepdims(keepdim, keepdims)}
 
 
-def _nonempty(name: str, x: Any, axis: tuple | int | None) -> Any:
-    """``x`` unless it is empty along ``axis`` (all axes when None): torch's errors, as max/min have no identity."""
+def _is_empty_sequence(dim: Any) -> bool:
+    return isinstance(dim, (tuple, list)) and not dim
+
+
+def _nonempty(name: str, x: Any, axis: tuple | int | None, error: type = RuntimeError) -> Any:
+    """``x`` unless it is empty along ``axis`` (all axes when None): torch's errors, as max/min have no identity
+    (``error`` for all axes: torch's argmax and argmin raise IndexError there)."""
     if axis is None and 0 in x.shape:
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+        raise error(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
                            f"the reduction dim with the 'dim' argument.")
     for a in (axis,) if isinstance(axis, int) else axis or ():
         if x.shape[a] == 0:
@@ -880,9 +895,10 @@ def _arg_extreme(op: Op, name: str, x: Any, dim: Any, keepdim: bool, axis: Any, 
     d = pick_axis(dim, axis)
     if d is None:
         ndim = _ndim(x)
-        index = apply(op, reshape(x, -1), axis=0, keepdims=False)
+        index = apply(op, reshape(_nonempty(name, x, None, IndexError), -1), axis=0, keepdims=False)
         return reshape(index, (1,) * ndim) if keep else index
-    return apply(op, x, axis=normalize_axis(int(d), _ndim(x), name), keepdims=keep)
+    axis = normalize_axis(int_arg(d, name, "dim", 2), _ndim(x), name)
+    return apply(op, _nonempty(name, x, axis if _ndim(x) else ()), axis=axis, keepdims=keep)
 
 
 def argmax(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,

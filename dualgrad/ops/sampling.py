@@ -25,7 +25,7 @@ from .._state import STATE
 from ..batching import RANDOM_ERROR, physical_value
 from ..factories import _generator, _random, rand, rand_like, randn
 from ..reverse import no_grad
-from ..tensor import Tensor, torch_dtype_name
+from ..tensor import Tensor, int_arg, torch_dtype_name
 from . import elementwise as ew
 from .dispatch import _check_broadcast, apply, tensor_arg
 from .inplace import _fill, update_
@@ -195,8 +195,7 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, requires_grad:
     >>> sorted(dg.randperm(4).tolist())
     [0, 1, 2, 3]
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+    n = int_arg(n, "randperm", "n", 1)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dtype = np.dtype(np.int64) if dtype is None else np.dtype(dtype)

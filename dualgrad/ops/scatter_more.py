@@ -23,7 +23,17 @@ from ..tensor import Tensor
 from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
 from .elementwise import floor_divide, where
-from .indexing import INDEX_PUT_TENSOR, TENSOR, _as_index, _gather_index, _put_along, _source_along, _spread, index_put
+from .indexing import (
+    INDEX_PUT_TENSOR,
+    TENSOR,
+    _as_index,
+    _gather_index,
+    _put_along,
+    _source_along,
+    _spread,
+    check_scatter_bounds,
+    index_put,
+)
 from .inplace import _inplace
 from .shape import cat, diagonal, moveaxis
 
@@ -65,9 +75,7 @@ def _check_scatter(x: Tensor, dim: int, index: Tensor, src: Tensor, op: str) -> 
             any(n > m for n, m in zip(index.shape, src.shape)):
         raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self {list(x.shape)} apart from "
                            f"dimension {dim} and to be no larger size than src {list(src.shape)}")
-    bad = (index._data < 0) | (index._data >= x.shape[dim])
-    if bad.any():
-        raise RuntimeError(f"index {index._data[bad][0]} is out of bounds for dimension {dim} with size {x.shape[dim]}")
+    check_scatter_bounds(index, dim, x.shape[dim])
 
 
 def _reduce_into(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, include_self: bool) -> Tensor:

@@ -20,21 +20,17 @@ import numpy as np
 
 from .._state import STATE
 from ..batching import BatchedTensor
-from ..tensor import Tensor, _wrap
-from ._axes import normalize_axes, normalize_axis
+from ..tensor import Tensor, as_operand
+from ._axes import normalize_axes, normalize_axis, tuple_int
 from .dispatch import apply, make_view, tensor_arg
 from .registry import Op, linear, overload, sum_to_shape
 
 
-def _shape_arg(shape: tuple) -> tuple:
-    """Accept ``f(2, 3)`` and ``f((2, 3))``."""
+def _shape_arg(shape: tuple, fn: str, arg: str) -> tuple:
+    """Accept ``f(2, 3)`` and ``f((2, 3))``: ints (or one-element integer Tensors), else torch's TypeError."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
-
-
-def _tensor(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
+    return tuple(tuple_int(s, i, fn, arg) for i, s in enumerate(shape))
 
 
 def _dims(dims: Any) -> tuple:
@@ -60,7 +56,7 @@ def _fronted(args: Sequence, bdims: Sequence) -> list:
     size = next(a.shape[b] for a, b in zip(args, bdims, strict=True) if b is not None)
     return [
         _front(a, b) if b is not None
-        else apply(EXPAND, apply(UNSQUEEZE, _tensor(a), axis=0), shape=(size,) + np.shape(a))
+        else apply(EXPAND, apply(UNSQUEEZE, as_operand(a), axis=0), shape=(size,) + np.shape(a))
         for a, b in zip(args, bdims, strict=True)
     ]
 
@@ -373,12 +369,19 @@ def view(x: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
     (3, 2)
     """
     x = tensor_arg(x, "view")
-    return apply(RESHAPE, x, shape=_target_shape(x, sizes, shape))
+    target = _target_shape(x, sizes, shape)
+    if _reshape_op(x, target) is RESHAPE_COPY:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return apply(RESHAPE, x, shape=target)
 
 
 def _target_shape(x: Tensor, sizes: tuple, shape: Any) -> tuple:
     """The shape ``reshape(x, *sizes)`` (or ``shape=``) asks for, -1 resolved (RuntimeError for another size)."""
-    shape = _shape_arg(sizes if shape is None else (shape,))
+    shape = _shape_arg(sizes if shape is None else (shape,), "reshape", "shape")
+    for i, size in enumerate(shape):
+        if size < -1:
+            raise RuntimeError(f"invalid shape dimension {size} at index {i} of shape {list(shape)}")
     data_shape = x.shape if isinstance(x, Tensor) else np.shape(x)
     try:
         target = np.empty(data_shape, dtype=np.bool_).reshape(shape).shape
@@ -427,7 +430,7 @@ def expand(x: Tensor, *sizes: Any, size: Any = None) -> Tensor:
             [1., 2.]])
     """
     x = tensor_arg(x, "expand")
-    shape = _shape_arg(sizes if size is None else (size,))
+    shape = _shape_arg(sizes if size is None else (size,), "expand", "size")
     lead = len(shape) - x.ndim
     if lead < 0:
         raise RuntimeError(
@@ -462,7 +465,7 @@ def permute(x: Tensor, *axes: Any, dims: Any = None) -> Tensor:
     (4, 2, 3)
     """
     x = tensor_arg(x, "permute")
-    axes = _shape_arg(axes if dims is None else (dims,))
+    axes = _shape_arg(axes if dims is None else (dims,), "permute", "dims")
     normalized = tuple(normalize_axis(a, x.ndim, "permute") for a in axes)
     if sorted(normalized) != list(range(x.ndim)):
         raise RuntimeError(f"permute: {axes} is not a permutation of the {x.ndim} dimensions")
@@ -545,8 +548,18 @@ def _check_join(name: str, tensors: Sequence) -> list:
     if isinstance(tensors, Tensor):
         raise TypeError(f"{name}: expected a sequence of Tensors, got a Tensor")
     if not len(tensors):
+        if name == "cat":  # (torch's cat raises ValueError here, its other joins RuntimeError)
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
         raise RuntimeError(f"{name}: expected a non-empty sequence of Tensors")
-    return [_tensor(t) for t in tensors]
+    return [_join_operand(t, i) for i, t in enumerate(tensors)]
+
+
+def _join_operand(x: Any, position: int) -> Tensor:
+    """A Tensor, or an array or number as one; anything else (None, a string) is torch's TypeError."""
+    try:
+        return as_operand(x)
+    except TypeError:
+        raise TypeError(f"expected Tensor as element {position} in argument 0, but got {type(x).__name__}") from None
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
@@ -640,7 +653,7 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     x = tensor_arg(x, "chunk")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    x = _at_least_1d(_tensor(x), "chunk expects")
+    x = _at_least_1d(as_operand(x), "chunk expects")
     n = x.shape[normalize_axis(dim, x.ndim, "chunk")]
     if n == 0:
         return split(x, [0] * chunks, dim)
@@ -758,7 +771,7 @@ def unflatten(x: Tensor, dim: int, sizes: Any) -> Tensor:
 def with_rank_at_least(x: Any, ndim: int) -> Tensor:
     """``x`` with dims added as NumPy's ``atleast_1d`` / ``_2d`` / ``_3d`` (``(n,)`` -> ``(1, n)``,
     ``(1, n, 1)``; ``(m, n)`` -> ``(m, n, 1)``)."""
-    x = _tensor(x)
+    x = as_operand(x)
     if x.ndim >= ndim:
         return x
     if x.ndim == 0:
@@ -843,7 +856,7 @@ def repeat(x: Tensor, *sizes: Any) -> Tensor:
             [1., 2., 1., 2.]])
     """
     x = tensor_arg(x, "repeat")
-    reps = _shape_arg(sizes)
+    reps = _shape_arg(sizes, "repeat", "repeats")
     if len(reps) < x.ndim:
         raise RuntimeError(
             "repeat: Number of dimensions of repeat dims can not be smaller than number of dimensions "
@@ -937,7 +950,7 @@ def diag(x: Tensor, diagonal: int = 0) -> Tensor:
 
 
 def _triangle(op: Op, x: Any, diagonal: int) -> Tensor:
-    x = _tensor(x)
+    x = as_operand(x)
     if x.ndim < 2:
         raise RuntimeError(f"{op.name}: input tensor must have at least 2 dimensions, got {x.shape}")
     return apply(op, x, k=int(diagonal))

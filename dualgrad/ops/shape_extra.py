@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..factories import zeros
-from ..tensor import Tensor, check_tensor
+from ..tensor import Tensor, check_tensor, int_arg
 from ._axes import normalize_axis
 from .dispatch import tensor_arg
 from .elementwise import logical_xor
@@ -183,6 +183,7 @@ def rot90(input: Any, k: int = 1, dims: Any = (0, 1)) -> Tensor:  # noqa: A002 -
             [0., 3.]])
     """
     x = tensor_arg(input, "rot90")
+    k = int_arg(k, "rot90", "k", 2)
     dims = list(dims)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")

@@ -148,6 +148,8 @@ def kthvalue(input: Any, k: int, dim: int = -1, keepdim: bool = False) -> Values
     x = tensor_arg(input, "kthvalue")
     axis = normalize_axis(dim, x.ndim, "kthvalue")
     size = x.shape[axis] if x.ndim else 1
+    if not size:
+        raise IndexError(f"kthvalue(): Expected reduction dim {axis} to have non-zero size.")
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
     values, indices = _first_of_sorted(x, k, dim, False, "kthvalue")

@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 
 from ..factories import arange, get_default_dtype
-from ..tensor import Tensor
+from ..tensor import Tensor, int_arg
 from . import _special_math as sm
 from .dispatch import apply, tensor_arg
 from .elementwise import _where, exp, log, log1p, sign
-from .elementwise_extra import _ERFC, _erfinv_impl, xlogy
+from .elementwise_extra import _ERFC, _erfinv_impl, numeric_arrays, xlogy
 from .inplace import _inplace
 from .registry import elementwise
 
@@ -39,8 +39,8 @@ def _float64_impl(name: str, fn: Callable) -> Callable:
     """``fn`` on float64 copies of real arrays, its result in their floating dtype (the default
     dtype for integers and bools); complex inputs raise NotImplementedError, as in torch."""
 
-    def impl(*arrays: Any, **params: Any) -> np.ndarray:
-        arrays = [np.asarray(a) for a in arrays]
+    def impl(*values: Any, **params: Any) -> np.ndarray:
+        arrays = numeric_arrays(name, values)
         if any(a.dtype.kind == "c" for a in arrays):
             raise NotImplementedError(f"{name}: complex inputs are not supported (as in torch)")
         floating = [a.dtype for a in arrays if a.dtype.kind == "f"]
@@ -273,11 +273,10 @@ def polygamma(n: int, input: Any) -> Tensor:  # noqa: A002 - torch's names
     >>> dg.polygamma(1, dg.tensor([1., 0.5])), dg.polygamma(2, dg.tensor([1.]))
     (tensor([1.6449, 4.9348]), tensor([-2.4041]))
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+    n = int_arg(n, "polygamma", "n", 1)
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
-    return apply(POLYGAMMA, input, n=int(n))
+    return apply(POLYGAMMA, input, n=n)
 
 
 def mvlgamma(input: Any, p: int) -> Tensor:  # noqa: A002 - torch's names
@@ -288,8 +287,7 @@ def mvlgamma(input: Any, p: int) -> Tensor:  # noqa: A002 - torch's names
     >>> dg.mvlgamma(dg.tensor([3.5, 2.]), 3)
     tensor([3.8959, 1.5963])
     """
-    if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
-        raise TypeError(f"mvlgamma(): argument 'p' (position 2) must be int, not {type(p).__name__}")
+    p = int_arg(p, "mvlgamma", "p", 2)
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     x = tensor_arg(input, "mvlgamma")

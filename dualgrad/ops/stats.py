@@ -475,6 +475,8 @@ def mode(input: Any, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # 
     """
     x = tensor_arg(input, "mode")
     axis = normalize_axis(dim, max(x.ndim, 1), "mode")
+    if x.ndim and not x.shape[axis]:
+        raise IndexError(f"mode(): Expected reduction dim {axis} to have non-zero size.")
     data = np.moveaxis(x.detach().numpy(), axis, -1) if x.ndim else x.detach().numpy().reshape(1)
     order = np.argsort(data, axis=-1, kind="stable")
     s = np.take_along_axis(data, order, -1)

@@ -151,7 +151,8 @@ def unique_consecutive(input: Any, return_inverse: bool = False,  # noqa: A002 -
     axis = 0 if dim is None else normalize_axis(dim, x.ndim, "unique_consecutive")
     rows = np.moveaxis(x.reshape(-1) if dim is None else x, axis, 0)
     starts = np.ones(len(rows), dtype=bool)
-    starts[1:] = (rows[1:] != rows[:-1]).reshape(len(rows) - 1, -1).any(axis=1)
+    if len(rows) > 1:  # (NumPy cannot reshape an empty comparison to (0, -1))
+        starts[1:] = (rows[1:] != rows[:-1]).reshape(len(rows) - 1, -1).any(axis=1)
     inverse = np.cumsum(starts) - 1
     counts = np.diff(np.append(np.flatnonzero(starts), len(rows)))
     values = np.moveaxis(rows[starts], 0, axis)
