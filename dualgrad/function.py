@@ -683,25 +683,27 @@ class Function:
 
     @staticmethod
     def _check_dirty(ctx: FunctionCtx, args: tuple, outputs: tuple, recording: bool) -> None:
-        """Torch's checks of ``mark_dirty``: a non-input is only warned about (and then a plain output);
-        each dirty input's version counter is bumped."""
-        if not all(_contains(args, t) for t in ctx._dirty):
-            warnings.warn(
-                "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that "
-                "have been mutated should be passed to ctx.mark_dirty().", UserWarning, stacklevel=4)
-            ctx._dirty = tuple(t for t in ctx._dirty if _contains(args, t))
+        """Torch's checks of ``mark_dirty``, in torch's order: every dirty tensor must be returned;
+        each one's version counter is then bumped; a non-input is only warned about (and then a
+        plain output); a dirty leaf that requires grad is refused (after its bump, as in torch)."""
         for t in ctx._dirty:
             if not _contains(outputs, t):
                 raise RuntimeError(
                     "Some elements marked as dirty during the forward method were not returned as "
                     "output. The inputs that are modified inplace must all be outputs of the Function."
                 )
+        for t in ctx._dirty:  # as torch: a dirty tensor counts as modified in place (even if forward
+            t._bump_version()  # wrote through NumPy), so graphs that saved its old value see the change
+        if not all(_contains(args, t) for t in ctx._dirty):
+            warnings.warn(
+                "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that "
+                "have been mutated should be passed to ctx.mark_dirty().", UserWarning, stacklevel=4)
+            ctx._dirty = tuple(t for t in ctx._dirty if _contains(args, t))
+        for t in ctx._dirty:
             if t._requires_grad and t._node() is None and recording:
                 raise RuntimeError(
                     "a leaf Variable that requires grad has been used in an in-place operation."
                 )
-        for t in ctx._dirty:  # as torch: a dirty input counts as modified in place (even if forward
-            t._bump_version()  # wrote through NumPy), so graphs that saved its old value see the change
 
     @classmethod
     def _record(cls, op: FunctionOp, edges: tuple, outputs: list) -> None:

@@ -167,6 +167,12 @@ class ViewInfo:
         self.grad_mode = grad_mode
 
 
+def version_value(t: Tensor) -> int:
+    """``t._version`` for dualgrad's own checks, which also read inference tensors' counters."""
+    counter = t._counter
+    return 0 if counter is None else counter.value
+
+
 def custom_function_view_error(owner: str, base_changed: bool) -> RuntimeError:
     """Torch's error for an in-place change of a custom Function's view output (``owner``) or of its base."""
     what = "its base or another view of its base has been modified" if base_changed else "is being modified"
@@ -528,9 +534,23 @@ class Tensor:
     # -- versions -----------------------------------------------------------
     @property
     def _version(self) -> int:
-        """How many in-place operations changed this tensor (or its base, or its views)."""
-        counter = self._counter
-        return 0 if counter is None else counter.value
+        """How many in-place operations changed this tensor (or its base, or its views).
+
+        An inference tensor has none to report, as in torch.
+
+        >>> import dualgrad as dg
+        >>> x = dg.ones(2)
+        >>> x.add_(1)._version
+        1
+        >>> with dg.inference_mode():
+        ...     y = dg.ones(2)
+        >>> y._version
+        Traceback (most recent call last):
+        RuntimeError: Inference tensors do not track version counter.
+        """
+        if self._extra is not None and "inference" in self._extra:
+            raise RuntimeError("Inference tensors do not track version counter.")
+        return version_value(self)
 
     def _version_counter(self) -> VersionCounter:
         """The shared counter, created on first need."""
