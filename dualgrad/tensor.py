@@ -173,9 +173,24 @@ def version_value(t: Tensor) -> int:
     return 0 if counter is None else counter.value
 
 
+class MultiOutputView(str):
+    """``ViewInfo.grad_mode`` of a piece of ``split``/``chunk``/``unbind`` made with grad mode on: its
+    name (``"Output 1 of Split"``). As in torch, such a piece may not be modified in place (their one
+    node cannot be rebuilt for one piece), see ``custom_function_view_error``."""
+
+    __slots__ = ()
+
+
 def custom_function_view_error(owner: str, base_changed: bool) -> RuntimeError:
-    """Torch's error for an in-place change of a custom Function's view output (``owner``) or of its base."""
+    """Torch's error for an in-place change of a view (``owner``) whose node cannot be rebuilt, or of its
+    base: a custom Function's view output, or a piece of a multi-output view op (``MultiOutputView``)."""
     what = "its base or another view of its base has been modified" if base_changed else "is being modified"
+    if isinstance(owner, MultiOutputView):
+        return RuntimeError(
+            f"{owner} is a view and {what} inplace. This view is the output of a function that returns "
+            "multiple views. Such functions do not allow the output views to be modified inplace. You "
+            "should replace the inplace operation by an out-of-place one."
+        )
     return RuntimeError(
         f"{owner} is a view and {what} inplace. This view was created inside a custom Function (or "
         "because an input was returned as-is) and the autograd logic to handle view+inplace would "

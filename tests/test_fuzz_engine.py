@@ -98,3 +98,70 @@ def test_inference_tensors_have_no_version_counter():
         with pytest.raises(RuntimeError, match="^Inference tensors do not track version counter.$"):
             t._version  # noqa: B018
     assert view._version == 0
+
+
+def test_unbind_of_a_vector_gives_views_that_write_into_it():
+    # torch 2.13: b == [5., 2., 3.] and b._version == 1 (dualgrad's pieces were copied scalars)
+    b = dg.tensor([1., 2., 3.])
+    b.unbind(0)[0].mul_(5)
+    assert b.tolist() == [5., 2., 3.] and b._version == 1
+
+
+MULTI_OUTPUT_MESSAGE = ("This view is the output of a function that returns multiple views. Such functions do "
+                        "not allow the output views to be modified inplace. You should replace the inplace "
+                        "operation by an out-of-place one.")
+
+
+@pytest.mark.parametrize(("pieces", "name"), [
+    (lambda y: y.split(1), "Split"), (lambda y: y.chunk(2), "Split"),
+    (lambda y: y.split([1, 3]), "SplitWithSizes"), (lambda y: y.unbind(), "Unbind"),
+])
+def test_a_piece_of_a_multi_output_view_op_is_not_modified_in_place(pieces, name):
+    y = dg.ones(4, requires_grad=True) * 1
+    with pytest.raises(RuntimeError) as info:
+        pieces(y)[1].mul_(2)
+    assert str(info.value) == f"Output 1 of {name} is a view and is being modified inplace. " + MULTI_OUTPUT_MESSAGE
+
+
+def test_a_piece_changed_under_no_grad_or_through_its_base_refuses_its_grad_fn():
+    # torch 2.13: the write happens; the piece's grad_fn (is_leaf, a backward through it) then raises
+    y = dg.tensor([1., 2., 3.], requires_grad=True) * 1
+    piece = y.split(1)[0]
+    with dg.no_grad():
+        piece.zero_()
+    assert y.tolist() == [0., 2., 3.]
+    message = ("Output 0 of Split is a view and its base or another view of its base has been modified "
+               "inplace. " + MULTI_OUTPUT_MESSAGE)
+    with pytest.raises(RuntimeError) as info:
+        piece.grad_fn  # noqa: B018
+    assert str(info.value) == message
+    other = y.unbind()[1]
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="^Output 1 of Unbind is a view and its base or another view"):
+        other.is_leaf  # noqa: B018
+
+
+def test_pieces_of_a_tensor_that_does_not_require_grad_may_change_in_place():
+    b = dg.ones(4)
+    b.split(1)[0].mul_(2)
+    with dg.no_grad():
+        piece = (dg.ones(4, requires_grad=True) * 1).split(2)[0]
+    assert b.tolist() == [2., 1., 1., 1.] and piece.grad_fn is None
+
+
+def test_a_custom_function_view_output_changed_under_no_grad_refuses_its_grad_fn():
+    class FirstTwo(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[0:2]
+
+        @staticmethod
+        def backward(ctx, g):
+            return dg.cat([g, dg.zeros(2)])
+
+    view = FirstTwo.apply(dg.ones(4, requires_grad=True) * 1)
+    with dg.no_grad():
+        view.mul_(2)
+    # torch 2.13 raises here; dualgrad gave the stale FirstTwoBackward
+    with pytest.raises(RuntimeError, match="^Output 0 of FirstTwo is a view and its base or another view of its base"):
+        view.grad_fn  # noqa: B018

@@ -224,7 +224,7 @@ def _check_mutable(t: Tensor, leaf_message: str = LEAF_MESSAGE) -> None:
         if info is not None and info.base._requires_grad:
             mode = info.grad_mode
             if mode is not True:
-                if type(mode) is str:
+                if isinstance(mode, str):
                     raise custom_function_view_error(mode, base_changed=False)
                 raise RuntimeError(NO_GRAD_VIEW_MESSAGE if mode is False else INFERENCE_VIEW_MESSAGE)
             if info.base._node() is None:
@@ -382,7 +382,9 @@ def take_graph(t: Tensor, result: Tensor) -> None:
             _rebase(info.base, result, info.chain)
             info.base._follow_retained_grad()
             regenerate_view(t)
-    if t._view is not None:
+    if t._view is not None and not isinstance(t._view.grad_mode, str):
+        # (a view whose node cannot be rebuilt, changed under no_grad, keeps a stale version: as in
+        # torch, reading its grad_fn then raises, see tensor.custom_function_view_error)
         t._view.version = t._counter.value
 
 

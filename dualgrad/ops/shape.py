@@ -20,7 +20,7 @@ import numpy as np
 
 from .._state import STATE
 from ..batching import BatchedTensor
-from ..tensor import Tensor, _wrap
+from ..tensor import MultiOutputView, Tensor, _wrap
 from ._axes import normalize_axes, normalize_axis
 from .dispatch import apply, make_view, tensor_arg
 from .registry import Op, linear, overload, sum_to_shape
@@ -133,6 +133,13 @@ def _split_impl(x: np.ndarray, *, sizes: tuple, axis: int) -> tuple:
     return tuple(np.split(x, np.cumsum(sizes[:-1]), axis=axis))
 
 
+def _unbind_impl(x: np.ndarray, *, axis: int) -> tuple:
+    """The pieces of ``x`` along ``axis`` as views of it (``[i, ...]``: a vector's pieces are 0-d views,
+    not copied scalars, so writing into one writes into ``x``)."""
+    moved = np.moveaxis(x, axis, 0)
+    return tuple(moved[i, ...] for i in range(moved.shape[0]))
+
+
 def _pad_impl(x: np.ndarray, *, widths: tuple, value: Any) -> np.ndarray:
     """Constant padding; negative widths crop (torch's ``pad``)."""
     if any(lo < 0 or hi < 0 for lo, hi in widths):
@@ -207,7 +214,7 @@ STACK = linear("stack", lambda *xs, axis: np.stack(xs, axis=axis),
                lambda g, out, *xs, axis: apply(UNBIND, g, axis=axis), family="shape", promotion=0)
 SPLIT = linear("split", _split_impl, (lambda g, out, x, sizes, axis: apply(CAT, *g, axis=axis),),
                family="shape", multi_output=True, grad_name="SplitWithSizesBackward0")
-UNBIND = linear("unbind", lambda x, axis: tuple(np.moveaxis(x, axis, 0)),
+UNBIND = linear("unbind", _unbind_impl,
                 (lambda g, out, x, axis: apply(STACK, *g, axis=axis),), family="shape", multi_output=True)
 FLIP = linear("flip", lambda x, axis: np.flip(x, axis),
               (lambda g, out, x, axis: apply(FLIP, g, axis=axis),), family="shape")
@@ -281,18 +288,24 @@ def _untile(g: Tensor, shape: tuple, reps: tuple) -> Tensor:
 
 
 # -- split and unbind: one node, pieces that are views ---------------------------------------------
-def _as_views(x: Tensor, pieces: tuple, steps: list) -> tuple:
+def _as_views(x: Tensor, pieces: tuple, steps: list, op: Op) -> tuple:
     """Make each piece a view of ``x``, rebuilt from its base by its view ``steps`` (one-output view ops).
 
-    The pieces share ``x``'s memory and version counter. Until an in-place change their
-    ``grad_fn`` is the one multi-output node (its backward is one ``cat``/``stack``); after
-    one, dispatch rebuilds them from the base, as for ``narrow`` (a batched ``x``'s
-    physical pieces were made views by the batching rule).
+    The pieces share ``x``'s memory and version counter; their ``grad_fn`` is the one
+    multi-output node (its backward is one ``cat``/``stack``). As in torch, a piece made
+    with grad mode on may not be modified in place, and after an in-place change of its
+    base (or of a piece, under ``no_grad``) reading its ``grad_fn`` raises
+    (``tensor.MultiOutputView``). A batched ``x``'s physical pieces were made views by the
+    batching rule.
     """
     if type(x) is BatchedTensor:
         return pieces
-    for piece, step in zip(pieces, steps, strict=True):
-        make_view(x, piece, step, STATE.grad_enabled)
+    grad_mode = STATE.grad_enabled
+    name = op.grad_name.removesuffix("Backward0")
+    for i, (piece, step) in enumerate(zip(pieces, steps, strict=True)):
+        make_view(x, piece, step, grad_mode)
+        if grad_mode:
+            piece._view.grad_mode = MultiOutputView(f"Output {i} of {name}")
     return pieces
 
 
@@ -303,14 +316,14 @@ def _split_views(x: Tensor, sizes: tuple, axis: int, op: Op = SPLIT) -> tuple:
     """
     starts = itertools.accumulate(sizes[:-1], initial=0)
     steps = [((NARROW, {"axis": axis, "start": start, "length": n}),) for start, n in zip(starts, sizes)]
-    return _as_views(x, apply(op, x, sizes=sizes, axis=axis), steps)
+    return _as_views(x, apply(op, x, sizes=sizes, axis=axis), steps, op)
 
 
 def _unbind_views(x: Tensor, axis: int) -> tuple:
     """``unbind`` along ``axis``; piece i is ``narrow(x, axis, i, 1)`` with that axis squeezed."""
     squeeze = (SQUEEZE, {"axis": (axis,)})  # read-only params, shared by the pieces
     steps = [((NARROW, {"axis": axis, "start": i, "length": 1}), squeeze) for i in range(x.shape[axis])]
-    return _as_views(x, apply(UNBIND, x, axis=axis), steps)
+    return _as_views(x, apply(UNBIND, x, axis=axis), steps, UNBIND)
 
 
 def _split_batch(x: Tensor, bdim: int | None, sizes: tuple, axis: int) -> tuple:
