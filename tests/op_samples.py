@@ -784,6 +784,8 @@ COVERED_BY.update({
     # (the in-place shape changes, tested in test_inplace_parity.py)
     "t_": "permute", "transpose_": "permute", "squeeze_": "squeeze", "squeeze_dim_": "squeeze",
     "squeeze_dims_": "squeeze", "unsqueeze_": "unsqueeze",
+    # (the in-place fills, tested in test_inplace.py and test_fuzz_engine.py)
+    "fill": "copy", "fill_tensor": "copy", "zero": "copy", "uniform_fill": "copy", "normal_fill": "copy",
 })
 
 import op_samples_linalg_more  # noqa: E402, F401 - registers the samples of dualgrad.ops.linalg_more

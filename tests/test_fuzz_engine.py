@@ -165,3 +165,23 @@ def test_a_custom_function_view_output_changed_under_no_grad_refuses_its_grad_fn
     # torch 2.13 raises here; dualgrad gave the stale FirstTwoBackward
     with pytest.raises(RuntimeError, match="^Output 0 of FirstTwo is a view and its base or another view of its base"):
         view.grad_fn  # noqa: B018
+
+
+@pytest.mark.parametrize(("fill", "name"), [
+    (lambda t: t.fill_(0.5), "FillBackward2"), (lambda t: t.fill_(dg.tensor(2.)), "FillBackward3"),
+    (lambda t: t.zero_(), "ZeroBackward0"), (lambda t: t.uniform_(), "UniformBackward0"),
+    (lambda t: t.normal_(), "NormalBackward0"), (lambda t: t.copy_(dg.zeros(3)), "CopyBackwards"),
+])
+def test_in_place_fills_are_named_as_torch_names_them(fill, name):
+    # torch 2.13's grad_fn.name() (copy_: "torch::autograd::CopyBackwards"); dualgrad said CopyBackwards for all
+    y = dg.ones(3, requires_grad=True) * 1
+    assert fill(y).grad_fn.name() == name
+
+
+def test_fill_with_a_tensor_sends_the_sum_of_the_gradient_to_it():
+    value = dg.tensor(2., requires_grad=True)
+    x = dg.ones(3, requires_grad=True)
+    y = x * 1
+    y.fill_(value)
+    (y * dg.tensor([1., 2., 3.])).sum().backward()
+    assert value.grad.item() == 6. and x.grad.tolist() == [0., 0., 0.]

@@ -70,7 +70,7 @@ from .indexing import (
     values_at,
 )
 from .more import masked_fill
-from .registry import linear
+from .registry import Op, linear, overload
 from .shape import IN_PLACE_TWINS
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -158,6 +158,12 @@ COPY = linear(
     (lambda g, out, x, src: zeros_like(g), lambda g, out, x, src: g),
     batch=_copy_batch, family="elementwise", grad_name="CopyBackwards",
 )
+# ``copy`` recorded under torch's names of the in-place fills (their rules are copy's)
+FILL_NUMBER = overload(COPY, "fill", "FillBackward2")
+FILL_TENSOR = overload(COPY, "fill_tensor", "FillBackward3")
+ZERO = overload(COPY, "zero", "ZeroBackward0")
+UNIFORM = overload(COPY, "uniform_fill", "UniformBackward0")
+NORMAL = overload(COPY, "normal_fill", "NormalBackward0")
 COPY_SLICES = linear(
     "copy_slices", _copy_slices_impl,
     (lambda g, out, base, src, chain: apply(COPY_SLICES, g, 0.0, chain=chain),
@@ -497,8 +503,9 @@ def _inplace(name: str, compute: Callable, doc: str) -> Callable:
     return method
 
 
-def _fill(x: Tensor, value: Any) -> Tensor:
-    return apply(COPY, x, value)
+def _fill(x: Tensor, value: Any, op: Op = COPY) -> Tensor:
+    """``x``'s new value ``value`` (broadcast), recorded as ``op`` (``COPY`` or one of its overloads)."""
+    return apply(op, x, value)
 
 
 def _method(name: str) -> Callable:
@@ -541,15 +548,15 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         raise TypeError(f"fill_() received an invalid combination of arguments - got ({type(value).__name__}), "
                         "but expected one of: (Tensor value), (Number value)")
     check_number_fits(value, self.dtype)
-    return _fill_(self, value, "fill_")
+    return _fill_(self, value, "fill_", FILL_TENSOR if isinstance(value, Tensor) else FILL_NUMBER)
 
 
 
-def _fill_(t: Tensor, value: Any, what: str) -> Tensor:
+def _fill_(t: Tensor, value: Any, what: str, op: Op) -> Tensor:
     """``t`` set to ``value`` everywhere, expanded tensors included when no graph is recorded (as torch)."""
     if type(t) is not BatchedTensor:
         _check_writable(t, what, fills=not _records_graph(t, (value,), {}))
-    return update_(t, _fill, what, value, checked=True)
+    return update_(t, _fill, what, value, op, checked=True)
 
 
 def uniform_(self: Tensor, low: float = 0.0, high: float = 1.0) -> Tensor:
@@ -563,7 +570,7 @@ def uniform_(self: Tensor, low: float = 0.0, high: float = 1.0) -> Tensor:
     """
     if low > high:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={low:g} > to={high:g}")
-    return update_(self, _fill, "uniform_", rand(self.shape, dtype=self.dtype) * (high - low) + low)
+    return update_(self, _fill, "uniform_", rand(self.shape, dtype=self.dtype) * (high - low) + low, UNIFORM)
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
@@ -576,7 +583,7 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
     """
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    return update_(self, _fill, "normal_", randn(self.shape, dtype=self.dtype) * std + mean)
+    return update_(self, _fill, "normal_", randn(self.shape, dtype=self.dtype) * std + mean, NORMAL)
 
 
 def zero_(self: Tensor) -> Tensor:
@@ -586,7 +593,7 @@ def zero_(self: Tensor) -> Tensor:
     >>> dg.ones(2).zero_()
     tensor([0., 0.])
     """
-    return _fill_(self, 0, "zero_")
+    return _fill_(self, 0, "zero_", ZERO)
 
 
 def setitem(self: Tensor, index: Any, value: Any) -> None:
