@@ -185,3 +185,37 @@ def test_fill_with_a_tensor_sends_the_sum_of_the_gradient_to_it():
     y.fill_(value)
     (y * dg.tensor([1., 2., 3.])).sum().backward()
     assert value.grad.item() == 6. and x.grad.tolist() == [0., 0., 0.]
+
+
+NO_GRAD_VIEW = "^A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+
+
+def test_a_piece_of_a_tensor_without_grad_refuses_a_value_that_requires_grad_before_writing():
+    # torch 2.13 raises torch's no_grad-view error and leaves b as it was; dualgrad wrote 2.5,
+    # then raised from the rebuilt graph
+    b = dg.tensor([1., 2.])
+    with pytest.raises(RuntimeError, match=NO_GRAD_VIEW):
+        b.split(1)[0].add_(dg.tensor(1.5, requires_grad=True))
+    assert b.tolist() == [1., 2.] and not b.requires_grad
+
+
+@pytest.mark.parametrize("write", [
+    lambda v, w: v.add_(w), lambda v, w: v.copy_(w), lambda v, w: v.fill_(w), lambda v, w: v.__setitem__(0, w),
+])
+def test_a_view_made_under_no_grad_refuses_a_value_that_requires_grad(write):
+    # torch 2.13: refused even though the base does not require grad (dualgrad recorded a CopySlices)
+    b = dg.tensor([1., 2.])
+    with dg.no_grad():
+        view = b[0:1]
+    with pytest.raises(RuntimeError, match=NO_GRAD_VIEW):
+        write(view, dg.tensor(1.5, requires_grad=True))
+    assert b.tolist() == [1., 2.] and b.grad_fn is None
+
+
+def test_a_view_made_in_inference_mode_refuses_a_value_that_requires_grad():
+    b = dg.tensor([1., 2.])
+    with dg.inference_mode():
+        view = b[0:1]
+    with pytest.raises(RuntimeError, match="^A view was created in inference mode and is being modified inplace"):
+        view.add_(dg.tensor(1.5, requires_grad=True))
+    assert b.tolist() == [1., 2.]

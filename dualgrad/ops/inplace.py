@@ -46,6 +46,7 @@ from ..forward_ad.engine import commit_tangents, flush_deferred, set_tangent, ta
 from ..reverse.mutation import note_mutation
 from ..tensor import (
     INFERENCE_INPLACE_MESSAGE,
+    MultiOutputView,
     Tensor,
     _wrap,
     as_size,
@@ -179,7 +180,7 @@ INDEX_PUT = linear(
 
 
 # -- the in-place machinery --------------------------------------------------------------
-def _check_writable(t: Tensor, what: str, fills: bool = False) -> None:
+def _check_writable(t: Tensor, what: str, fills: bool = False, operands: tuple = ()) -> None:
     """Refuse before anything changes: leaves that require grad, bad views, read-only memory, and
     (unless the update ``fills`` one value everywhere, as ``fill_`` and ``zero_`` without a graph,
     which torch allows) elements that share memory, as an ``expand``ed tensor's.
@@ -188,7 +189,7 @@ def _check_writable(t: Tensor, what: str, fills: bool = False) -> None:
     """
     if type(t) is BatchedTensor:
         return
-    _check_mutable(t)
+    _check_mutable(t, operands=operands)
     data = t._data
     if not data.flags.writeable:
         if data.size > 1 and 0 in data.strides and not fills:
@@ -219,22 +220,34 @@ def _alias_in(owner: np.ndarray, data: np.ndarray) -> np.ndarray:
     return np.ndarray(data.shape, data.dtype, buffer=owner, offset=offset, strides=data.strides)
 
 
-def _check_mutable(t: Tensor, leaf_message: str = LEAF_MESSAGE) -> None:
-    """The autograd checks of an in-place change: inference tensors, leaves that require grad, bad views."""
+def _check_mutable(t: Tensor, leaf_message: str = LEAF_MESSAGE, operands: tuple = ()) -> None:
+    """The autograd checks of an in-place change: inference tensors, leaves that require grad, bad views.
+
+    As in torch, a view whose node cannot be rebuilt (made under ``no_grad`` or ``inference_mode``,
+    a piece of ``split``, a custom Function's output) is refused when the change is recorded: its
+    base requires grad, or one of the ``operands`` written into it does.
+    """
     if not STATE.inference_mode and t.is_inference():
         raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
     if STATE.grad_enabled:
         if t._requires_grad and t._node() is None and t._view is None:
             raise RuntimeError(leaf_message)
         info = t._view
-        if info is not None and info.base._requires_grad:
-            mode = info.grad_mode
-            if mode is not True:
-                if isinstance(mode, str):
-                    raise custom_function_view_error(mode, base_changed=False)
-                raise RuntimeError(NO_GRAD_VIEW_MESSAGE if mode is False else INFERENCE_VIEW_MESSAGE)
-            if info.base._node() is None:
-                raise RuntimeError(VIEW_OF_LEAF_MESSAGE)
+        if info is None:
+            return
+        base_requires_grad = info.base._requires_grad
+        mode = info.grad_mode
+        if mode is not True and (base_requires_grad or _any_requires_grad(operands)):
+            if isinstance(mode, str) and (base_requires_grad or not isinstance(mode, MultiOutputView)):
+                raise custom_function_view_error(mode, base_changed=False)
+            # (torch gives the no_grad message for a piece of a tensor that does not require grad)
+            raise RuntimeError(INFERENCE_VIEW_MESSAGE if mode is None else NO_GRAD_VIEW_MESSAGE)
+        if base_requires_grad and info.base._node() is None:
+            raise RuntimeError(VIEW_OF_LEAF_MESSAGE)
+
+
+def _any_requires_grad(values: tuple) -> bool:
+    return any(isinstance(v, Tensor) and v._requires_grad for v in values)
 
 
 def _snapshot(t: Tensor) -> Tensor:
@@ -268,7 +281,7 @@ def _records_graph(t: Tensor, args: tuple, kwargs: dict) -> bool:
         return False
     if t._requires_grad:
         return True
-    return any(isinstance(a, Tensor) and a._requires_grad for a in (*args, *kwargs.values()))
+    return _any_requires_grad((*args, *kwargs.values()))
 
 
 def update_(t: Tensor, compute: Callable, what: str, *args: Any, checked: bool = False, **kwargs: Any) -> Tensor:
@@ -277,7 +290,7 @@ def update_(t: Tensor, compute: Callable, what: str, *args: Any, checked: bool =
     if STATE.vmap_depth and any(type(a) is BatchedTensor for a in (t, *args, *kwargs.values())):
         return _update_batched(t, compute, what, args, kwargs)
     if not checked:
-        _check_writable(t, what)
+        _check_writable(t, what, operands=(*args, *kwargs.values()))
     if STATE.dual_levels:
         flush_deferred()  # a deferred tangent may read what the write changes
     view = t._view
@@ -555,7 +568,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
 def _fill_(t: Tensor, value: Any, what: str, op: Op) -> Tensor:
     """``t`` set to ``value`` everywhere, expanded tensors included when no graph is recorded (as torch)."""
     if type(t) is not BatchedTensor:
-        _check_writable(t, what, fills=not _records_graph(t, (value,), {}))
+        _check_writable(t, what, fills=not _records_graph(t, (value,), {}), operands=(value,))
     return update_(t, _fill, what, value, op, checked=True)
 
 
@@ -623,7 +636,7 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
             index = index + (Ellipsis,)
         if type(self) is not BatchedTensor:
             # (the memory is checked in the region written, a view: ``x.expand(3)[0] = v`` is allowed)
-            _check_mutable(self, VIEW_OF_LEAF_MESSAGE)
+            _check_mutable(self, VIEW_OF_LEAF_MESSAGE, operands=(value,))
         copy_(apply(GETITEM, self, index=index), _without_leading_ones(value))
     else:
         update_(self, lambda x, v: apply(INDEX_PUT, x, v, index=index), "__setitem__", value)
