@@ -167,30 +167,9 @@ class ViewInfo:
         self.grad_mode = grad_mode
 
 
-def version_value(t: Tensor) -> int:
-    """``t._version`` for dualgrad's own checks, which also read inference tensors' counters."""
-    counter = t._counter
-    return 0 if counter is None else counter.value
-
-
-class MultiOutputView(str):
-    """``ViewInfo.grad_mode`` of a piece of ``split``/``chunk``/``unbind`` made with grad mode on: its
-    name (``"Output 1 of Split"``). As in torch, such a piece may not be modified in place (their one
-    node cannot be rebuilt for one piece), see ``custom_function_view_error``."""
-
-    __slots__ = ()
-
-
 def custom_function_view_error(owner: str, base_changed: bool) -> RuntimeError:
-    """Torch's error for an in-place change of a view (``owner``) whose node cannot be rebuilt, or of its
-    base: a custom Function's view output, or a piece of a multi-output view op (``MultiOutputView``)."""
+    """Torch's error for an in-place change of a custom Function's view output (``owner``) or of its base."""
     what = "its base or another view of its base has been modified" if base_changed else "is being modified"
-    if isinstance(owner, MultiOutputView):
-        return RuntimeError(
-            f"{owner} is a view and {what} inplace. This view is the output of a function that returns "
-            "multiple views. Such functions do not allow the output views to be modified inplace. You "
-            "should replace the inplace operation by an out-of-place one."
-        )
     return RuntimeError(
         f"{owner} is a view and {what} inplace. This view was created inside a custom Function (or "
         "because an input was returned as-is) and the autograd logic to handle view+inplace would "
@@ -549,23 +528,9 @@ class Tensor:
     # -- versions -----------------------------------------------------------
     @property
     def _version(self) -> int:
-        """How many in-place operations changed this tensor (or its base, or its views).
-
-        An inference tensor has none to report, as in torch.
-
-        >>> import dualgrad as dg
-        >>> x = dg.ones(2)
-        >>> x.add_(1)._version
-        1
-        >>> with dg.inference_mode():
-        ...     y = dg.ones(2)
-        >>> y._version
-        Traceback (most recent call last):
-        RuntimeError: Inference tensors do not track version counter.
-        """
-        if self._extra is not None and "inference" in self._extra:
-            raise RuntimeError("Inference tensors do not track version counter.")
-        return version_value(self)
+        """How many in-place operations changed this tensor (or its base, or its views)."""
+        counter = self._counter
+        return 0 if counter is None else counter.value
 
     def _version_counter(self) -> VersionCounter:
         """The shared counter, created on first need."""

@@ -27,7 +27,7 @@ import numpy as np
 
 from .._state import STATE
 from ..reverse.saved import modified_error
-from ..tensor import Tensor, TensorMeta, _wrap, meta_of, version_value
+from ..tensor import Tensor, TensorMeta, _wrap, meta_of
 
 _MISSING = object()
 
@@ -442,8 +442,7 @@ class TangentRecipe:
         self.op = op
         self.args = args  # None: the tangents had no graph and are kept in ``outputs``
         self.params = params
-        self.versions = None if args is None else tuple(
-            version_value(a) if isinstance(a, Tensor) else None for a in args)
+        self.versions = None if args is None else tuple(a._version if isinstance(a, Tensor) else None for a in args)
         self.multi = type(out) is tuple
         self.outputs = tuple(self._entry(o, node) for o in (out if self.multi else (out,)))
 
@@ -456,7 +455,7 @@ class TangentRecipe:
         """
         source = weakref.ref(o) if self.args is not None else None if o._fw is None else dict(o._fw)
         return (o._output_nr if o._grad_fn is node else None, o._data if self.multi else None,
-                o._version_counter(), version_value(o), source)
+                o._version_counter(), o._version, source)
 
     def attach(self, out: Tensor, node: Any, output_nr: int) -> None:
         """Give ``out``, output ``output_nr`` of ``node`` unpacked, its tangents at the active levels."""
@@ -490,8 +489,8 @@ class TangentRecipe:
     def _check_versions(self, node: Any, index: int) -> None:
         """Before recomputing: raise torch's in-place error if an argument or another output changed."""
         for a, expected in zip(self.args, self.versions, strict=True):
-            if expected is not None and version_value(a) != expected:
-                raise modified_error(f"{a.dtype} {tuple(a.shape)}", node, version_value(a), expected)
+            if expected is not None and a._version != expected:
+                raise modified_error(f"{a.dtype} {tuple(a.shape)}", node, a._version, expected)
         for i, (_, data, counter, expected, _) in enumerate(self.outputs):
             if i != index and counter.value != expected:
                 raise modified_error(f"{data.dtype} {data.shape}", node, counter.value, expected)

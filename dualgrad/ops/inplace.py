@@ -46,7 +46,6 @@ from ..forward_ad.engine import commit_tangents, flush_deferred, set_tangent, ta
 from ..reverse.mutation import note_mutation
 from ..tensor import (
     INFERENCE_INPLACE_MESSAGE,
-    MultiOutputView,
     Tensor,
     _wrap,
     as_size,
@@ -224,8 +223,8 @@ def _check_mutable(t: Tensor, leaf_message: str = LEAF_MESSAGE, operands: tuple 
     """The autograd checks of an in-place change: inference tensors, leaves that require grad, bad views.
 
     As in torch, a view whose node cannot be rebuilt (made under ``no_grad`` or ``inference_mode``,
-    a piece of ``split``, a custom Function's output) is refused when the change is recorded: its
-    base requires grad, or one of the ``operands`` written into it does.
+    a custom Function's output) is refused when the change is recorded: its base requires grad,
+    or one of the ``operands`` written into it does.
     """
     if not STATE.inference_mode and t.is_inference():
         raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
@@ -238,9 +237,8 @@ def _check_mutable(t: Tensor, leaf_message: str = LEAF_MESSAGE, operands: tuple 
         base_requires_grad = info.base._requires_grad
         mode = info.grad_mode
         if mode is not True and (base_requires_grad or _any_requires_grad(operands)):
-            if isinstance(mode, str) and (base_requires_grad or not isinstance(mode, MultiOutputView)):
+            if type(mode) is str:
                 raise custom_function_view_error(mode, base_changed=False)
-            # (torch gives the no_grad message for a piece of a tensor that does not require grad)
             raise RuntimeError(INFERENCE_VIEW_MESSAGE if mode is None else NO_GRAD_VIEW_MESSAGE)
         if base_requires_grad and info.base._node() is None:
             raise RuntimeError(VIEW_OF_LEAF_MESSAGE)
@@ -401,8 +399,8 @@ def take_graph(t: Tensor, result: Tensor) -> None:
             _rebase(info.base, result, info.chain)
             info.base._follow_retained_grad()
             regenerate_view(t)
-    if t._view is not None and not isinstance(t._view.grad_mode, str):
-        # (a view whose node cannot be rebuilt, changed under no_grad, keeps a stale version: as in
+    if t._view is not None and type(t._view.grad_mode) is not str:
+        # (a custom Function's view output changed under no_grad keeps a stale version: as in
         # torch, reading its grad_fn then raises, see tensor.custom_function_view_error)
         t._view.version = t._counter.value
 

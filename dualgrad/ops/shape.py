@@ -20,7 +20,7 @@ import numpy as np
 
 from .._state import STATE
 from ..batching import BatchedTensor
-from ..tensor import MultiOutputView, Tensor, _wrap
+from ..tensor import Tensor, _wrap
 from ._axes import normalize_axes, normalize_axis
 from .dispatch import apply, make_view, tensor_arg
 from .registry import Op, linear, overload, sum_to_shape
@@ -288,24 +288,18 @@ def _untile(g: Tensor, shape: tuple, reps: tuple) -> Tensor:
 
 
 # -- split and unbind: one node, pieces that are views ---------------------------------------------
-def _as_views(x: Tensor, pieces: tuple, steps: list, op: Op) -> tuple:
+def _as_views(x: Tensor, pieces: tuple, steps: list) -> tuple:
     """Make each piece a view of ``x``, rebuilt from its base by its view ``steps`` (one-output view ops).
 
-    The pieces share ``x``'s memory and version counter; their ``grad_fn`` is the one
-    multi-output node (its backward is one ``cat``/``stack``). As in torch, a piece made
-    with grad mode on may not be modified in place, and after an in-place change of its
-    base (or of a piece, under ``no_grad``) reading its ``grad_fn`` raises
-    (``tensor.MultiOutputView``). A batched ``x``'s physical pieces were made views by the
-    batching rule.
+    The pieces share ``x``'s memory and version counter. Until an in-place change their
+    ``grad_fn`` is the one multi-output node (its backward is one ``cat``/``stack``); after
+    one, dispatch rebuilds them from the base, as for ``narrow`` (a batched ``x``'s
+    physical pieces were made views by the batching rule).
     """
     if type(x) is BatchedTensor:
         return pieces
-    grad_mode = STATE.grad_enabled
-    name = op.grad_name.removesuffix("Backward0")
-    for i, (piece, step) in enumerate(zip(pieces, steps, strict=True)):
-        make_view(x, piece, step, grad_mode)
-        if grad_mode:
-            piece._view.grad_mode = MultiOutputView(f"Output {i} of {name}")
+    for piece, step in zip(pieces, steps, strict=True):
+        make_view(x, piece, step, STATE.grad_enabled)
     return pieces
 
 
@@ -316,14 +310,14 @@ def _split_views(x: Tensor, sizes: tuple, axis: int, op: Op = SPLIT) -> tuple:
     """
     starts = itertools.accumulate(sizes[:-1], initial=0)
     steps = [((NARROW, {"axis": axis, "start": start, "length": n}),) for start, n in zip(starts, sizes)]
-    return _as_views(x, apply(op, x, sizes=sizes, axis=axis), steps, op)
+    return _as_views(x, apply(op, x, sizes=sizes, axis=axis), steps)
 
 
 def _unbind_views(x: Tensor, axis: int) -> tuple:
     """``unbind`` along ``axis``; piece i is ``narrow(x, axis, i, 1)`` with that axis squeezed."""
     squeeze = (SQUEEZE, {"axis": (axis,)})  # read-only params, shared by the pieces
     steps = [((NARROW, {"axis": axis, "start": i, "length": 1}), squeeze) for i in range(x.shape[axis])]
-    return _as_views(x, apply(UNBIND, x, axis=axis), steps, UNBIND)
+    return _as_views(x, apply(UNBIND, x, axis=axis), steps)
 
 
 def _split_batch(x: Tensor, bdim: int | None, sizes: tuple, axis: int) -> tuple:
