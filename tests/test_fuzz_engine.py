@@ -33,6 +33,22 @@ def test_mark_dirty_bumps_the_version_before_refusing_a_leaf_that_requires_grad(
     assert x._version == 2
 
 
+def test_mark_dirty_on_a_view_of_a_leaf_that_requires_grad_raises_and_leaves_the_leaf_a_leaf():
+    # torch 2.13 raises; dualgrad gave the leaf a CopySlices node (it was no longer a leaf)
+    x = dg.tensor([1., 2.], requires_grad=True)
+    with pytest.raises(RuntimeError, match="^a view of a leaf Variable that requires grad is being used in"):
+        DoubleInPlace.apply(x[0:1])
+    assert x.is_leaf and x.grad_fn is None and x._version == 2 and x.detach().tolist() == [2., 2.]
+
+
+def test_mark_dirty_on_a_view_of_a_non_leaf_rebases_it():
+    x = dg.tensor([1., 2.], requires_grad=True)
+    y = x * 1
+    DoubleInPlace.apply(y[0:1])
+    y.sum().backward()
+    assert y.grad_fn.name() == "CopySlices" and x.grad.tolist() == [2., 1.]
+
+
 def test_mark_dirty_bumps_a_returned_non_input():
     other = dg.zeros(2)
 
