@@ -49,43 +49,37 @@ def test_mark_dirty_on_a_view_of_a_non_leaf_rebases_it():
     assert y.grad_fn.name() == "CopySlices" and x.grad.tolist() == [2., 1.]
 
 
-def test_mark_dirty_bumps_a_returned_non_input():
-    other = dg.zeros(2)
+def _dirty_non_input(other, returned: bool) -> type:
+    """A Function that marks ``other`` (not an input) dirty and returns it if ``returned``."""
 
     class DirtyNonInput(Function):
         @staticmethod
         def forward(ctx, x):
             ctx.mark_dirty(other)
-            return x * 2, other
+            return (x * 2, other) if returned else x * 2
 
         @staticmethod
-        def backward(ctx, g, g_other):
+        def backward(ctx, g, *g_other):
             return 2 * g
 
+    return DirtyNonInput
+
+
+def test_mark_dirty_bumps_a_returned_non_input():
+    other = dg.zeros(2)
     # torch 2.13: warns, returns `other` itself (requiring grad) with its version bumped to 1
     with pytest.warns(UserWarning, match="received a tensor that was not an input"):
-        _, out = DirtyNonInput.apply(dg.ones(2, requires_grad=True))
+        _, out = _dirty_non_input(other, returned=True).apply(dg.ones(2, requires_grad=True))
     assert out is other and out.requires_grad and other._version == 1
 
 
 def test_mark_dirty_on_a_non_input_that_is_not_returned_raises():
     other = dg.zeros(2)
-
-    class DirtyNonInput(Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.mark_dirty(other)
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return 2 * g
-
-    # torch 2.13 raises (it warned and returned before)
+    # torch 2.13 raises (dualgrad warned and returned)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(RuntimeError, match="^Some elements marked as dirty during the forward method were not"):
-            DirtyNonInput.apply(dg.ones(2, requires_grad=True))
+            _dirty_non_input(other, returned=False).apply(dg.ones(2, requires_grad=True))
     assert other._version == 0
 
 
