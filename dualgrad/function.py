@@ -46,7 +46,7 @@ from .batching import BatchedTensor, VmapLevel, is_batched_at, level_to_front, m
 from .forward_ad.engine import propagate_tangents, tangent_at
 from .ops import dispatch
 from .ops.dispatch import make_view, regenerate_view
-from .ops.inplace import take_graph
+from .ops.inplace import VIEW_OF_LEAF_MESSAGE, take_graph
 from .ops.registry import fit_gradient
 from .reverse.anomaly import remember_forward_stack
 from .reverse.grad_mode import no_grad
@@ -683,25 +683,25 @@ class Function:
 
     @staticmethod
     def _check_dirty(ctx: FunctionCtx, args: tuple, outputs: tuple, recording: bool) -> None:
-        """Torch's checks of ``mark_dirty``: a non-input is only warned about (and then a plain output);
-        each dirty input's version counter is bumped."""
-        if not all(_contains(args, t) for t in ctx._dirty):
-            warnings.warn(
-                "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that "
-                "have been mutated should be passed to ctx.mark_dirty().", UserWarning, stacklevel=4)
-            ctx._dirty = tuple(t for t in ctx._dirty if _contains(args, t))
+        """Torch's checks of ``mark_dirty``, in torch's order: every dirty tensor must be returned;
+        each one's version counter is then bumped; a non-input is only warned about (and then a
+        plain output); a dirty leaf that requires grad is refused (after its bump, as in torch)."""
         for t in ctx._dirty:
             if not _contains(outputs, t):
                 raise RuntimeError(
                     "Some elements marked as dirty during the forward method were not returned as "
                     "output. The inputs that are modified inplace must all be outputs of the Function."
                 )
-            if t._requires_grad and t._node() is None and recording:
-                raise RuntimeError(
-                    "a leaf Variable that requires grad has been used in an in-place operation."
-                )
-        for t in ctx._dirty:  # as torch: a dirty input counts as modified in place (even if forward
+        for t in ctx._dirty:  # as torch: a dirty tensor counts as modified in place (even if forward
             t._bump_version()  # wrote through NumPy), so graphs that saved its old value see the change
+        if not all(_contains(args, t) for t in ctx._dirty):
+            warnings.warn(
+                "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that "
+                "have been mutated should be passed to ctx.mark_dirty().", UserWarning, stacklevel=4)
+            ctx._dirty = tuple(t for t in ctx._dirty if _contains(args, t))
+        if recording:
+            for t in ctx._dirty:
+                _refuse_dirty_leaf(t)
 
     @classmethod
     def _record(cls, op: FunctionOp, edges: tuple, outputs: list) -> None:
@@ -929,6 +929,16 @@ class _LevelCtx:
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
         self._ctx.mark_non_differentiable(*self._physical(tensors, "mark_non_differentiable")[0])
+
+
+def _refuse_dirty_leaf(t: Tensor) -> None:
+    """Torch's errors for a dirty input of a recorded call that is a leaf requiring grad, or a view of one."""
+    info = t._view
+    if info is not None and info.grad_mode is True and info.base._requires_grad:
+        if info.base._node() is None:
+            raise RuntimeError(VIEW_OF_LEAF_MESSAGE)
+    elif t._requires_grad and t._node() is None:
+        raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
 
 
 def once_differentiable(fn: Callable) -> Callable:

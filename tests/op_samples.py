@@ -506,17 +506,6 @@ def _copy(draw: Any) -> Sample:
     return Sample(call, (x, src))
 
 
-@sample("fill")
-def _fill(draw: Any) -> Sample:
-    x = array(draw, draw(shapes(min_dims=1, max_dims=2)))
-    return Sample(lambda t, v: (t * v).fill_(v * v) * t, (x, array(draw, ())))
-
-
-@sample("zero")
-def _zero(draw: Any) -> Sample:
-    return Sample(lambda t: (t * t).zero_() + t, (array(draw, draw(shapes(min_dims=1, max_dims=2))),))
-
-
 @sample("copy_slices")
 def _copy_slices(draw: Any) -> Sample:
     x = array(draw, draw(shapes(min_dims=1, max_dims=2, min_side=2)))
@@ -811,6 +800,8 @@ COVERED_BY.update({
     # (the in-place shape changes, tested in test_inplace_parity.py)
     "t_": "permute", "transpose_": "permute", "squeeze_": "squeeze", "squeeze_dim_": "squeeze",
     "squeeze_dims_": "squeeze", "unsqueeze_": "unsqueeze",
+    # (the in-place fills, tested in test_inplace.py and test_fuzz_engine.py)
+    "fill": "copy", "fill_tensor": "copy", "zero": "copy", "uniform_fill": "copy", "normal_fill": "copy",
 })
 
 import op_samples_linalg_more  # noqa: E402, F401 - registers the samples of dualgrad.ops.linalg_more

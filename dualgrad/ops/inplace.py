@@ -71,7 +71,7 @@ from .indexing import (
     values_at,
 )
 from .more import masked_fill
-from .registry import linear, name_by_operands, overload
+from .registry import Op, linear, overload
 from .shape import IN_PLACE_TWINS
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -159,9 +159,12 @@ COPY = linear(
     (lambda g, out, x, src: zeros_like(g), lambda g, out, x, src: g),
     batch=_copy_batch, family="elementwise", grad_name="torch::autograd::CopyBackwards",  # (torch's name())
 )
-# ``fill_`` and ``zero_``: copies of a number or 0-d tensor, their nodes named as torch's
-FILL = overload(COPY, "fill", "FillBackward2", grad_name_for=name_by_operands({(True, True): "FillBackward3"}))
+# ``copy`` recorded under torch's names of the in-place fills (their rules are copy's)
+FILL_NUMBER = overload(COPY, "fill", "FillBackward2")
+FILL_TENSOR = overload(COPY, "fill_tensor", "FillBackward3")
 ZERO = overload(COPY, "zero", "ZeroBackward0")
+UNIFORM = overload(COPY, "uniform_fill", "UniformBackward0")
+NORMAL = overload(COPY, "normal_fill", "NormalBackward0")
 COPY_SLICES = linear(
     "copy_slices", _copy_slices_impl,
     (lambda g, out, base, src, chain: apply(COPY_SLICES, g, 0.0, chain=chain),
@@ -177,7 +180,7 @@ INDEX_PUT = linear(
 
 
 # -- the in-place machinery --------------------------------------------------------------
-def _check_writable(t: Tensor, what: str, fills: bool = False) -> None:
+def _check_writable(t: Tensor, what: str, fills: bool = False, operands: tuple = ()) -> None:
     """Refuse before anything changes: leaves that require grad, bad views, read-only memory, and
     (unless the update ``fills`` one value everywhere, as ``fill_`` and ``zero_`` without a graph,
     which torch allows) elements that share memory, as an ``expand``ed tensor's.
@@ -186,7 +189,7 @@ def _check_writable(t: Tensor, what: str, fills: bool = False) -> None:
     """
     if type(t) is BatchedTensor:
         return
-    _check_mutable(t)
+    _check_mutable(t, operands=operands)
     data = t._data
     if not data.flags.writeable:
         if data.size > 1 and 0 in data.strides and not fills:
@@ -217,22 +220,33 @@ def _alias_in(owner: np.ndarray, data: np.ndarray) -> np.ndarray:
     return np.ndarray(data.shape, data.dtype, buffer=owner, offset=offset, strides=data.strides)
 
 
-def _check_mutable(t: Tensor, leaf_message: str = LEAF_MESSAGE) -> None:
-    """The autograd checks of an in-place change: inference tensors, leaves that require grad, bad views."""
+def _check_mutable(t: Tensor, leaf_message: str = LEAF_MESSAGE, operands: tuple = ()) -> None:
+    """The autograd checks of an in-place change: inference tensors, leaves that require grad, bad views.
+
+    As in torch, a view whose node cannot be rebuilt (made under ``no_grad`` or ``inference_mode``,
+    a custom Function's output) is refused when the change is recorded: its base requires grad,
+    or one of the ``operands`` written into it does.
+    """
     if not STATE.inference_mode and t.is_inference():
         raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
     if STATE.grad_enabled:
         if t._requires_grad and t._node() is None and t._view is None:
             raise RuntimeError(leaf_message)
         info = t._view
-        if info is not None and info.base._requires_grad:
-            mode = info.grad_mode
-            if mode is not True:
-                if type(mode) is str:
-                    raise custom_function_view_error(mode, base_changed=False)
-                raise RuntimeError(NO_GRAD_VIEW_MESSAGE if mode is False else INFERENCE_VIEW_MESSAGE)
-            if info.base._node() is None:
-                raise RuntimeError(VIEW_OF_LEAF_MESSAGE)
+        if info is None:
+            return
+        base_requires_grad = info.base._requires_grad
+        mode = info.grad_mode
+        if mode is not True and (base_requires_grad or _any_requires_grad(operands)):
+            if type(mode) is str:
+                raise custom_function_view_error(mode, base_changed=False)
+            raise RuntimeError(INFERENCE_VIEW_MESSAGE if mode is None else NO_GRAD_VIEW_MESSAGE)
+        if base_requires_grad and info.base._node() is None:
+            raise RuntimeError(VIEW_OF_LEAF_MESSAGE)
+
+
+def _any_requires_grad(values: tuple) -> bool:
+    return any(isinstance(v, Tensor) and v._requires_grad for v in values)
 
 
 def _snapshot(t: Tensor) -> Tensor:
@@ -266,7 +280,7 @@ def _records_graph(t: Tensor, args: tuple, kwargs: dict) -> bool:
         return False
     if t._requires_grad:
         return True
-    return any(isinstance(a, Tensor) and a._requires_grad for a in (*args, *kwargs.values()))
+    return _any_requires_grad((*args, *kwargs.values()))
 
 
 def update_(t: Tensor, compute: Callable, what: str, *args: Any, checked: bool = False, **kwargs: Any) -> Tensor:
@@ -275,7 +289,7 @@ def update_(t: Tensor, compute: Callable, what: str, *args: Any, checked: bool =
     if STATE.vmap_depth and any(type(a) is BatchedTensor for a in (t, *args, *kwargs.values())):
         return _update_batched(t, compute, what, args, kwargs)
     if not checked:
-        _check_writable(t, what)
+        _check_writable(t, what, operands=(*args, *kwargs.values()))
     if STATE.dual_levels:
         flush_deferred()  # a deferred tangent may read what the write changes
     view = t._view
@@ -386,7 +400,9 @@ def take_graph(t: Tensor, result: Tensor) -> None:
             _rebase(info.base, result, info.chain)
             info.base._follow_retained_grad()
             regenerate_view(t)
-    if t._view is not None:
+    if t._view is not None and type(t._view.grad_mode) is not str:
+        # (a custom Function's view output changed under no_grad keeps a stale version: as in
+        # torch, reading its grad_fn then raises, see tensor.custom_function_view_error)
         t._view.version = t._counter.value
 
 
@@ -499,7 +515,8 @@ def _inplace(name: str, compute: Callable, doc: str) -> Callable:
     return method
 
 
-def _fill(x: Tensor, value: Any, op: Any = COPY) -> Tensor:
+def _fill(x: Tensor, value: Any, op: Op = COPY) -> Tensor:
+    """``x``'s new value ``value`` (broadcast), recorded as ``op`` (``COPY`` or one of its overloads)."""
     return apply(op, x, value)
 
 
@@ -545,15 +562,14 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         raise TypeError(f"fill_() received an invalid combination of arguments - got ({type(value).__name__}), "
                         "but expected one of: (Tensor value), (Number value)")
     check_number_fits(value, self.dtype)
-    return _fill_(self, value, "fill_", FILL)
+    return _fill_(self, value, "fill_", FILL_TENSOR if isinstance(value, Tensor) else FILL_NUMBER)
 
 
 
-def _fill_(t: Tensor, value: Any, what: str, op: Any) -> Tensor:
-    """``t`` set to ``value`` everywhere by ``op`` (FILL or ZERO), expanded tensors included when no graph is
-    recorded (as torch)."""
+def _fill_(t: Tensor, value: Any, what: str, op: Op) -> Tensor:
+    """``t`` set to ``value`` everywhere, expanded tensors included when no graph is recorded (as torch)."""
     if type(t) is not BatchedTensor:
-        _check_writable(t, what, fills=not _records_graph(t, (value,), {}))
+        _check_writable(t, what, fills=not _records_graph(t, (value,), {}), operands=(value,))
     return update_(t, _fill, what, value, op, checked=True)
 
 
@@ -568,7 +584,7 @@ def uniform_(self: Tensor, low: float = 0.0, high: float = 1.0) -> Tensor:
     """
     if low > high:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={low:g} > to={high:g}")
-    return update_(self, _fill, "uniform_", rand(self.shape, dtype=self.dtype) * (high - low) + low)
+    return update_(self, _fill, "uniform_", rand(self.shape, dtype=self.dtype) * (high - low) + low, UNIFORM)
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
@@ -581,7 +597,7 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
     """
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    return update_(self, _fill, "normal_", randn(self.shape, dtype=self.dtype) * std + mean)
+    return update_(self, _fill, "normal_", randn(self.shape, dtype=self.dtype) * std + mean, NORMAL)
 
 
 def zero_(self: Tensor) -> Tensor:
@@ -621,7 +637,7 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
             index = index + (Ellipsis,)
         if type(self) is not BatchedTensor:
             # (the memory is checked in the region written, a view: ``x.expand(3)[0] = v`` is allowed)
-            _check_mutable(self, VIEW_OF_LEAF_MESSAGE)
+            _check_mutable(self, VIEW_OF_LEAF_MESSAGE, operands=(value,))
         copy_(apply(GETITEM, self, index=index), _without_leading_ones(value))
     else:
         update_(self, lambda x, v: apply(INDEX_PUT, x, v, index=index), "__setitem__", value)

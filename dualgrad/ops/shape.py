@@ -129,6 +129,13 @@ def _split_impl(x: np.ndarray, *, sizes: tuple, axis: int) -> tuple:
     return tuple(np.split(x, np.cumsum(sizes[:-1]), axis=axis))
 
 
+def _unbind_impl(x: np.ndarray, *, axis: int) -> tuple:
+    """The pieces of ``x`` along ``axis`` as views of it (``[i, ...]``: a vector's pieces are 0-d views,
+    not copied scalars, so writing into one writes into ``x``)."""
+    moved = np.moveaxis(x, axis, 0)
+    return tuple(moved[i, ...] for i in range(moved.shape[0]))
+
+
 def _pad_impl(x: np.ndarray, *, widths: tuple, value: Any) -> np.ndarray:
     """Constant padding; negative widths crop (torch's ``pad``)."""
     if any(lo < 0 or hi < 0 for lo, hi in widths):
@@ -203,7 +210,7 @@ STACK = linear("stack", lambda *xs, axis: np.stack(xs, axis=axis),
                lambda g, out, *xs, axis: apply(UNBIND, g, axis=axis), family="shape", promotion=0)
 SPLIT = linear("split", _split_impl, (lambda g, out, x, sizes, axis: apply(CAT, *g, axis=axis),),
                family="shape", multi_output=True, grad_name="SplitWithSizesBackward0")
-UNBIND = linear("unbind", lambda x, axis: tuple(np.moveaxis(x, axis, 0)),
+UNBIND = linear("unbind", _unbind_impl,
                 (lambda g, out, x, axis: apply(STACK, *g, axis=axis),), family="shape", multi_output=True)
 FLIP = linear("flip", lambda x, axis: np.flip(x, axis),
               (lambda g, out, x, axis: apply(FLIP, g, axis=axis),), family="shape")

@@ -286,11 +286,11 @@ def grad(
             "gradient for other parts of the graph, please use dualgrad.autograd.backward.",
             FutureWarning, stacklevel=2,
         )
-    for t in tensors:
-        if not t.requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
     _check_outputs(outputs)
     grads = _make_grads(outputs, grad_outputs, batched=is_grads_batched)
+    for t in tensors:  # (after the outputs' checks, as torch)
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
     if is_grads_batched:
