@@ -261,3 +261,23 @@ def test_float32_gradients_stay_float32():
     assert p.grad.dtype == np.float32
     (g,) = dg.grad((p * 2.0).sum(), p)
     assert g.dtype == np.float32
+
+
+def test_backward_from_several_leaves_compares_them_by_identity():
+    """torch 2.13: backward([a, b], [ga, gb]) of leaves gives a.grad == ga, b.grad == gb (the ready
+    list compared Tensors with ==, which raised for a non-scalar one)."""
+    a, b = dg.tensor(1.0, requires_grad=True), dg.ones(3, requires_grad=True)
+    dg.autograd.backward([a, b], [dg.tensor(2.0), dg.ones(3)])
+    assert a.grad.item() == 2.0 and b.grad.tolist() == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("turn_off", [lambda x: x.requires_grad_(False), lambda x: x.detach_()])
+def test_leaf_that_stopped_requiring_grad_gets_no_grad(turn_off):
+    """torch 2.13: its AccumulateGrad does nothing (the leaf's tensor hooks still run)."""
+    x = dg.ones(2, requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(g.tolist()))
+    y = (x * 2).sum()
+    turn_off(x)
+    y.backward()
+    assert x.grad is None and seen == [[2.0, 2.0]]

@@ -257,7 +257,7 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             continue
         if type(target) is Tensor:
             buffers[target] = _add(buffers.get(target), grad)
-            if deps.get(target, 0) == 0 and target not in ready_leaves:
+            if deps.get(target, 0) == 0 and not any(leaf is target for leaf in ready_leaves):  # (not ==)
                 ready_leaves.append(target)
         else:
             buf = buffers.get(target)
@@ -291,7 +291,8 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             if key in captures:
                 for i in captures[key]:
                     captured[i] = grad
-            elif to_grad and (grad is not None or leaf._extra):
+            elif to_grad and (grad is not None or leaf._extra) and leaf._requires_grad:
+                # (a leaf whose requires_grad was turned off after the graph was made gets no .grad, as in torch)
                 staged.append((leaf, grad))
             continue
         if only_ready is not None:
