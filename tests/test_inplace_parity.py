@@ -186,3 +186,15 @@ def test_is_view():
     x = dg.zeros(2, 3)
     assert not x._is_view() and x[0]._is_view() and x.t()._is_view() and x.expand(4, 2, 3)._is_view()
     assert not x.detach()._is_view() and not (x + 1)._is_view()
+
+
+def test_output_of_a_division_may_change_in_place_before_backward():
+    """torch 2.13's DivBackward0 saves self and other, not the result: ``y = a / b; y.add_(1)`` then
+    backward works (gradients 1/b and -a/b**2). dualgrad saved the result and raised a version error."""
+    a, b = dg.tensor([1.0, 2.0], requires_grad=True), dg.tensor([3.0, 4.0], requires_grad=True)
+    y = a / b
+    assert y.grad_fn._saved_self is not None and y.grad_fn._saved_other is not None
+    y.add_(1)
+    y.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [1 / 3, 1 / 4], rtol=1e-15)
+    np.testing.assert_allclose(b.grad.numpy(), [-1 / 9, -2 / 16], rtol=1e-15)

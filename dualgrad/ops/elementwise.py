@@ -292,9 +292,10 @@ ADD_SCALED = elementwise("add_scaled", lambda x, y, alpha: x + alpha * y, (1, la
                          save_inputs=False, number_inputs=True, grad_name="AddBackward0")
 SUB_SCALED = elementwise("sub_scaled", lambda x, y, alpha: x - alpha * y, (1, lambda out, x, y, alpha: -alpha),
                          save_inputs=False, number_inputs=True, grad_name="SubBackward0")
-DIV = elementwise("div", np.true_divide, (lambda out, x, y: 1 / y, lambda out, x, y: -out / y),
-                  save_inputs=lambda needs: (False, True), save_out=lambda needs: needs[1], to_float=True,
-                  number_inputs=True)
+# (torch's saves and formulas: x only for y's rule, y always, ``-(x / y) / y``; not the output, which
+# code changes in place after a division, as in ``y = x / n; y += 1``)
+DIV = elementwise("div", np.true_divide, (lambda out, x, y: 1 / y, lambda out, x, y: -(x / y) / y),
+                  save_inputs=lambda needs: (needs[1], True), to_float=True, number_inputs=True)
 NEG = elementwise("neg", np.negative, (-1,))
 _pow_base_vjp_derived = vjp_from_partial(_pow_base_partial)
 POW = elementwise("pow", _pow_impl, (_pow_base_partial, _pow_exponent_partial),
