@@ -447,7 +447,10 @@ def _gather_index(index: np.ndarray, dim: int) -> tuple:
 
 
 def _along_axis(index: np.ndarray, dim: int, shape: tuple) -> np.ndarray | None:
-    """The vector ``v`` when ``index`` is ``v`` broadcast along ``dim`` over all of ``shape``."""
+    """The vector ``v`` when ``index`` is ``v`` broadcast along ``dim`` over all of ``shape`` (None when
+    it is not, or is empty: its vector cannot be read)."""
+    if not index.size:
+        return None
     if any(s != 0 and d != dim and index.shape[d] != 1 for d, s in enumerate(index.strides)):
         return None
     if any(n != shape[d] for d, n in enumerate(index.shape) if d != dim):
