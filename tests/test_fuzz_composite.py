@@ -24,9 +24,12 @@ def _grads(f, *values, cotangent=NAN):
 
 
 def _tangent(f, value, tangent=NAN):
+    return _tangent_along(f, value, np.full(np.shape(value), tangent))
+
+
+def _tangent_along(f, value, tangent):
     with fwd.dual_level():
-        x = dg.tensor(value)
-        return fwd.unpack_dual(f(fwd.make_dual(x, dg.full(x.shape, tangent)))).tangent.tolist()
+        return fwd.unpack_dual(f(fwd.make_dual(dg.tensor(value), dg.tensor(tangent)))).tangent.tolist()
 
 
 def _same(actual, expected):
@@ -83,6 +86,28 @@ def test_selections_select_tangents_too():
     _same(_tangent(lambda x: dg.linalg.vector_norm(x, 0), [1.0, 0.0, 2.0]), 0.0)
     # (torch's fmax tangent here is NaN everywhere: it writes it as t_y + mask * (t_x - t_y))
     _same(_tangent(lambda x: dg.fmax(x, dg.tensor([0.0, 0.0, 5.0])), [-1.0, 0.0, 4.0]), [0.0, NAN, 0.0])
+
+
+def test_reductions_that_select_tangents_or_gradients():
+    # torch 2.13: amax's and amin's tangents are selected (a NaN off the maximum does not reach it)
+    _same(_tangent_along(dg.amax, [1.0, 3.0, 2.0], [NAN, 1.0, NAN]), 1.0)
+    _same(_tangent_along(lambda x: dg.amax(x, 1), [[1.0, 3.0, 3.0], [0.0, -1.0, 5.0]],
+                         [[NAN, 1.0, INF], [1.0, 1.0, -2.0]]), [INF, -2.0])
+    _same(_tangent_along(dg.amin, [1.0, 3.0, 2.0], [INF, 1.0, NAN]), INF)
+    # std where it is 0: tangent and gradient 0, also for an inf one (torch: [0, 0] and [[0, 0], [-1, 1]])
+    _same(_tangent_along(lambda x: dg.std(x, 1), [[0.5, 0.5], [1.0, 2.0]], [[INF, 1.0], [1.0, 1.0]]), [0.0, 0.0])
+    x = dg.tensor([[0.5, 0.5], [1.0, 2.0]], requires_grad=True)
+    np.testing.assert_allclose(dg.grad(dg.log(dg.std(x, 1)).sum(), x)[0].tolist(), [[0.0, 0.0], [-1.0, 1.0]],
+                               rtol=1e-12)
+
+
+def test_logcumsumexp_tangent_keeps_nan():
+    # torch 2.13: [0, nan, nan] (dualgrad dropped the NaN: [0, 0, 0]); without NaN torch gives
+    # [0.999999999999261, 1.7310585786296608, 2.5752103826042703] (its 1e-13 guard), dualgrad the exact values
+    _same(_tangent_along(lambda x: dg.logcumsumexp(x, 0), [0.0, 1.0, 2.0], [0.0, NAN, 0.0]), [0.0, NAN, NAN])
+    exact = [1.0, (1 + 2 * math.e) / (1 + math.e), (1 + 2 * math.e + 3 * math.e ** 2) / (1 + math.e + math.e ** 2)]
+    np.testing.assert_allclose(_tangent_along(lambda x: dg.logcumsumexp(x, 0), [0.0, 1.0, 2.0], [1.0, 2.0, 3.0]),
+                               exact, rtol=1e-12)
 
 
 def test_selections_keep_their_gradients_and_second_order():
