@@ -8,13 +8,16 @@ The ``elementwise`` family turns each partial ``d`` into the reverse rule
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from ..factories import zeros_like
 from ..tensor import Tensor, as_operand, is_differentiable_dtype, torch_dtype_name
 from .dispatch import apply, tensor_arg
 from .registry import (
@@ -65,7 +68,11 @@ def _doubled_times(g: Any, x: Any, owned: bool) -> Tensor | None:
 
 
 def _pow_base_vjp(g: Any, out: Any, x: Any, y: Any) -> Any:
-    """g * conj(d(x**y)/dx) (see ``_pow_base_partial``)."""
+    """g * conj(d(x**y)/dx) (see ``_pow_base_partial``); 0 where y == 0 even for an inf or NaN g, as torch's."""
+    if type(y) in (int, float) and y == 0:
+        return zeros_like(g)
+    if isinstance(y, Tensor):
+        return _where(y == 0, 0.0, _pow_base_vjp_derived(g, out, x, y))
     if type(y) in (int, float) and y == 2:
         owned = sys.getrefcount(g) == ENGINE_ONLY  # (before g is pushed as an argument)
         product = _doubled_times(g, x, owned)
@@ -135,15 +142,48 @@ def _clamp_impl(x: np.ndarray, lo: Any, hi: Any) -> np.ndarray:
     return x
 
 
-def _in_range(x: Any, lo: Any, hi: Any) -> Any:
-    """1 where lo <= x <= hi (bounds of None are open), else 0."""
-    inside = None
-    if lo is not None:
-        inside = x >= lo
-    if hi is not None:
-        upper = x <= hi
-        inside = upper if inside is None else inside & upper
-    return inside.to(x.dtype) if inside is not None else 1.0
+def _in_range(out: Any, x: Any, lo: Any, hi: Any) -> Any:
+    """True where lo <= x <= hi (a bound of None is open; clamp needs one bound at least)."""
+    if lo is None:
+        return x <= hi
+    return x >= lo if hi is None else (x >= lo) & (x <= hi)
+
+
+def _selected(mask: Callable, tie: Callable | None = None) -> Callable:
+    """The vjp ``where(mask, g, 0)`` (``g / 2`` where ``tie`` holds), for a derivative that is 1 or 0.
+
+    Selecting the gradient, as torch does, rather than multiplying it by the 0/1 derivative
+    gives 0 where the input has no effect even when the gradient there is inf or NaN
+    (``sqrt(relu(x))`` at ``x < 0``).
+    """
+
+    def vjp(g: Tensor, out: Any, *inputs: Any, **params: Any) -> Tensor:
+        kept = g if tie is None else _where(tie(out, *inputs), g * 0.5, g)
+        return _where(mask(out, *inputs, **params), kept, 0.0)
+
+    return vjp
+
+
+def _selected_tangents(vjps: tuple) -> Callable:
+    """The jvp of an op whose vjps select the gradient (``_selected``): the same selection of each tangent."""
+
+    def jvp(tangents: tuple, out: Any, *inputs: Any, **params: Any) -> Tensor:
+        terms = [rule(t, out, *inputs, **params) for rule, t in zip(vjps, tangents, strict=True) if t is not None]
+        return functools.reduce(operator.add, terms)
+
+    return jvp
+
+
+def selecting(name: str, impl: Any, masks: tuple, ties: tuple | None = None, **kwargs: Any) -> Op:
+    """An elementwise op whose derivative in input i is 1 where ``masks[i](out, *inputs)`` holds, else 0
+    (1/2 where ``ties[i]`` holds), with rules that select gradients and tangents (``_selected``).
+
+    The masks read what the rules read (they stand for the partials in ``elementwise``).
+    """
+    vjps = tuple(_selected(mask, tie) for mask, tie in zip(masks, ties or (None,) * len(masks), strict=True))
+    op = elementwise(name, impl, masks, vjp=vjps, **kwargs)
+    op.jvp = _selected_tangents(vjps)
+    return op
 
 
 def _abs_vjp(g: Tensor, out: Tensor, x: Tensor) -> Tensor:
@@ -214,9 +254,20 @@ def _sgn_jvp(tangents: tuple, out: Tensor, x: Tensor) -> Tensor:
 
 def _zero_gradient(name: str, impl: Any, **kwargs: Any) -> Op:
     """An elementwise op whose derivative is 0 wherever it exists (rounding, sign), as torch's:
-    its output requires grad and its gradient is zeros."""
-    return elementwise(name, impl, (_zero,) * (2 if name in ("floor_divide", "div_trunc") else 1),
-                       save_inputs=False, **kwargs)
+    its output requires grad and its gradient and tangent are zeros (also for an inf or NaN gradient)."""
+    arity = 2 if name in ("floor_divide", "div_trunc") else 1
+    op = elementwise(name, impl, (_zero,) * arity, vjp=(zero_vjp,) * arity, save_inputs=False, **kwargs)
+    op.jvp = _zero_jvp
+    return op
+
+
+def zero_vjp(g: Tensor, out: Any, *inputs: Any, **params: Any) -> Tensor:
+    """Zeros like the gradient: the vjp of a derivative that is 0 (not ``g * 0``, NaN for an inf ``g``)."""
+    return zeros_like(g)
+
+
+def _zero_jvp(tangents: tuple, out: Any, *inputs: Any, **params: Any) -> Tensor:
+    return zeros_like(next(t for t in tangents if t is not None))
 
 
 def _round_name(node: Any) -> str:
@@ -359,21 +410,17 @@ HYPOT = elementwise("hypot", np.hypot, (lambda out, x, y: x / out, lambda out, x
 SIGMOID = elementwise("sigmoid", _sigmoid_impl, (lambda out, x: out * (1 - out),),
                       save_inputs=False, save_out=True)
 SOFTPLUS = elementwise("softplus", _softplus_impl, (_softplus_partial,))
-RELU = elementwise("relu", lambda x: np.maximum(x, 0), (lambda out, x: (~(out <= 0)).to(out.dtype),),
-                   save_inputs=False, save_out=True)
-# (a NaN in either input gives both inputs the whole gradient, as torch: "not smaller", not "larger")
-MAXIMUM = elementwise("maximum", np.maximum, (
-    lambda out, x, y: _where(x == y, 0.5, (~(x < y)).to(x.dtype)),
-    lambda out, x, y: _where(x == y, 0.5, (~(y < x)).to(y.dtype)),
-))
-MINIMUM = elementwise("minimum", np.minimum, (
-    lambda out, x, y: _where(x == y, 0.5, (~(x > y)).to(x.dtype)),
-    lambda out, x, y: _where(x == y, 0.5, (~(y > x)).to(y.dtype)),
-))
-CLAMP = elementwise("clamp", _clamp_impl, (
-    lambda out, x, lo, hi: _in_range(x, lo, hi),
-    lambda out, x, lo, hi: (x < lo).to(lo.dtype),
-    lambda out, x, lo, hi: (x > hi).to(hi.dtype),
+RELU = selecting("relu", lambda x: np.maximum(x, 0), (lambda out, x: ~(out <= 0),),
+                 save_inputs=False, save_out=True)
+# (a NaN in either input gives both inputs the whole gradient, as torch: "not smaller", not "larger";
+# ties share it)
+_TIES = (lambda out, x, y: x == y,) * 2
+MAXIMUM = selecting("maximum", np.maximum, (lambda out, x, y: ~(x < y), lambda out, x, y: ~(y < x)), _TIES)
+MINIMUM = selecting("minimum", np.minimum, (lambda out, x, y: ~(x > y), lambda out, x, y: ~(y > x)), _TIES)
+CLAMP = selecting("clamp", _clamp_impl, (
+    _in_range,
+    lambda out, x, lo, hi: x < lo,
+    lambda out, x, lo, hi: x > hi,
 ), arg_names=("self", "min", "max"), grad_name_for=_clamp_name)
 # torch's clamp_min and clamp_max: clamp's rules, nodes of their own names (...Backward1 for a Tensor bound)
 CLAMP_MIN = overload(CLAMP, "clamp_min", "ClampMinBackward0",

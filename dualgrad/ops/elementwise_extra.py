@@ -34,11 +34,13 @@ from .elementwise import (
     isfinite,
     isnan,
     log,
+    selecting,
     sigmoid,
     sin,
     trunc,
+    zero_vjp,
 )
-from .registry import elementwise, name_by_operands
+from .registry import elementwise, name_by_operands, vjp_from_partial
 
 _LN2 = math.log(2.0)
 _DEG = math.pi / 180.0
@@ -107,10 +109,10 @@ DEG2RAD = elementwise("deg2rad", np.deg2rad, (lambda out, x: _DEG,), save_inputs
                       grad_name="Deg2RadBackward0")
 RAD2DEG = elementwise("rad2deg", np.rad2deg, (lambda out, x: 1 / _DEG,), save_inputs=False,
                       grad_name="Rad2DegBackward0")
-COPYSIGN = elementwise("copysign", np.copysign, (
-    lambda out, x, y: _unit_sign(x) * _unit_sign(y),
-    lambda out, x, y: y * 0.0,
-), to_float=True, grad_name_for=name_by_operands({(True, False): "CopysignBackward1"}))
+_COPYSIGN_PARTIALS = (lambda out, x, y: _unit_sign(x) * _unit_sign(y), lambda out, x, y: y * 0.0)
+COPYSIGN = elementwise("copysign", np.copysign, _COPYSIGN_PARTIALS,
+                       vjp=(vjp_from_partial(_COPYSIGN_PARTIALS[0]), zero_vjp), to_float=True,
+                       grad_name_for=name_by_operands({(True, False): "CopysignBackward1"}))
 FMOD = elementwise("fmod", _integer_division(np.fmod), (1, lambda out, x, y: -trunc(x / y)),
                    grad_name_for=name_by_operands({(True, True): "FmodBackward1"}))
 HEAVISIDE = elementwise("heaviside", np.heaviside, (
@@ -118,14 +120,14 @@ HEAVISIDE = elementwise("heaviside", np.heaviside, (
     lambda out, x, h0: (x == 0).to(out.dtype),
 ), save_out=True)
 
-FMAX = elementwise("fmax", np.fmax, (
-    lambda out, x, y: ((x >= y) | y.isnan()).to(out.dtype),
-    lambda out, x, y: (~((x >= y) | y.isnan())).to(out.dtype),
-), save_out=True)
-FMIN = elementwise("fmin", np.fmin, (
-    lambda out, x, y: ((x <= y) | y.isnan()).to(out.dtype),
-    lambda out, x, y: (~((x <= y) | y.isnan())).to(out.dtype),
-), save_out=True)
+FMAX = selecting("fmax", np.fmax, (
+    lambda out, x, y: (x >= y) | y.isnan(),
+    lambda out, x, y: ~((x >= y) | y.isnan()),
+))
+FMIN = selecting("fmin", np.fmin, (
+    lambda out, x, y: (x <= y) | y.isnan(),
+    lambda out, x, y: ~((x <= y) | y.isnan()),
+))
 
 
 def _xlogy_impl(x: Any, y: Any) -> Any:

@@ -51,17 +51,24 @@ def _keep(result: Tensor, axes: tuple) -> Tensor:
     return result
 
 
+def _largest(values: Tensor, axis: int, keepdims: bool = False) -> Tensor:
+    """``amax`` of non-negative ``values`` over ``axis``: 0 when that axis is empty, as torch's norms give."""
+    if values.shape[axis] == 0:
+        return values.sum(axis=axis, keepdims=keepdims)
+    return amax(values, axis=axis, keepdims=keepdims)
+
+
 def _matrix_norm(x: Tensor, ord: Any, row: int, col: int, keepdims: bool) -> Tensor:  # noqa: A002
     """NumPy's matrix norms over the axes ``row``, ``col`` (non-negative, distinct)."""
     if ord in (None, "fro"):
         result = _vector_p_norm(x, p=2, dim=(row, col))
     elif ord == "nuc" or ord in (2, -2):
         values = svdvals(moveaxis(x, (row, col), (-2, -1)))
-        result = values.sum(axis=-1) if ord == "nuc" else (amax if ord == 2 else amin)(values, axis=-1)
+        result = values.sum(axis=-1) if ord == "nuc" else (_largest if ord == 2 else amin)(values, axis=-1)
     elif ord in (1, -1, np.inf, -np.inf):
         summed, other = (row, col) if ord in (1, -1) else (col, row)
         sums = x.abs().sum(axis=summed)
-        result = (amax if ord > 0 else amin)(sums, axis=other - (other > summed))
+        result = (_largest if ord > 0 else amin)(sums, axis=other - (other > summed))
     else:
         raise ValueError(f"norm: invalid norm order {ord!r} for matrices (use 'fro', 'nuc', 1, -1, 2, -2, "
                          "inf or -inf)")
@@ -120,7 +127,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> T
 # -- pseudo-inverse and least squares -------------------------------------------------------------------
 def _cutoff(values: Tensor, rcond: Any) -> Tensor:
     """``rcond * largest singular value`` per matrix (a constant: no gradient flows through it)."""
-    largest = values.detach().amax(axis=-1, keepdims=True)
+    largest = _largest(values.detach(), -1, keepdims=True)
     return largest * _wrap(np.asarray(rcond, dtype=largest.dtype))[..., None]
 
 

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..factories import zeros_like
 from ..tensor import Tensor, _wrap, int_arg
 from ._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
 from .batch_rules import to_front
@@ -70,20 +71,38 @@ def _flip_last(t: Tensor) -> Tensor:
     return apply(FLIP, t, axis=(t.ndim - 1,))
 
 
-def _weighted(weight: Callable, holomorphic: bool = False) -> tuple:
-    """The (vjp, jvp) of a reduction from its weight ``weight(out_kept, x, axis=, **params)``."""
+def _weighted(weight: Callable, holomorphic: bool = False, vjp_mask: Callable | None = None,
+              jvp_mask: Callable | None = None) -> tuple:
+    """The (vjp, jvp) of a reduction from its weight ``weight(out_kept, x, axis=, **params)``.
+
+    A weight of None is a derivative of 0: zeros, even for an inf or NaN gradient or tangent
+    (torch gives no gradient). With ``vjp_mask`` (``jvp_mask``), a boolean ``mask(out_kept, x)``,
+    the gradient (tangent) passes only where the mask holds and is an exact 0 elsewhere, also where
+    it is inf or NaN, as torch's rules that select rather than multiply: the gradients of ``max()``,
+    ``min()`` and ``median()``, the tangents of ``amax`` and ``amin``, both of ``std`` where it is 0.
+    """
 
     def vjp(g: Tensor, out: Any, x: Any, *, axis: Any, keepdims: bool, **params: Any) -> Tensor:
-        w = weight(keep_dims(out, x.ndim, axis, keepdims), x, axis=axis, **params)
-        return keep_dims(g, x.ndim, axis, keepdims) * (_conj(w) if holomorphic else w)
+        kept = keep_dims(out, x.ndim, axis, keepdims)
+        w = weight(kept, x, axis=axis, **params)
+        g = keep_dims(g, x.ndim, axis, keepdims)
+        if w is None:
+            return zeros_like(g.expand(x.shape))
+        product = g * (_conj(w) if holomorphic else w)
+        return product if vjp_mask is None else where(vjp_mask(kept, x), product, 0.0)
 
     def jvp(tangents: tuple, out: Any, x: Tensor, *, axis: Any, keepdims: bool, **params: Any) -> Tensor:
-        w = weight(keep_dims(out, x.ndim, axis, keepdims), x, axis=axis, **params)
+        kept = keep_dims(out, x.ndim, axis, keepdims)
+        w = weight(kept, x, axis=axis, **params)
         t = tangents[0]
-        if holomorphic:
-            return _sum(t * w, axis, keepdims)
-        product = _conj(w) * t
-        return _sum(product.real if product.dtype.kind == "c" else product, axis, keepdims)
+        if w is None:
+            return _sum(zeros_like(t.real if t.dtype.kind == "c" else t), axis, keepdims)
+        product = t * w if holomorphic else _conj(w) * t
+        if not holomorphic and product.dtype.kind == "c":
+            product = product.real
+        if jvp_mask is not None:
+            product = where(jvp_mask(kept, x), product, 0.0)
+        return _sum(product, axis, keepdims)
 
     return (vjp,), jvp
 
@@ -98,8 +117,9 @@ def _name_by_dim(base: str) -> Callable:
     return grad_name_for
 
 
-def _reduction(name: str, impl: Callable, weight: Callable, holomorphic: bool = False, **kwargs: Any) -> Op:
-    vjp, jvp = _weighted(weight, holomorphic)
+def _reduction(name: str, impl: Callable, weight: Callable, holomorphic: bool = False,
+               vjp_mask: Callable | None = None, jvp_mask: Callable | None = None, **kwargs: Any) -> Op:
+    vjp, jvp = _weighted(weight, holomorphic, vjp_mask, jvp_mask)
     return Op(name, impl, vjp=vjp, jvp=jvp, family="reduction", **kwargs)
 
 
@@ -134,16 +154,30 @@ def _prod_weight(out: Any, x: Tensor, *, axis: tuple | None) -> Tensor:
     return restore(_exclusive_cumprod(lines) * right)
 
 
+def _ties(out: Tensor, x: Tensor) -> Tensor:
+    """True on the elements equal to the extreme value ``out``."""
+    return x == out
+
+
+def _nan_ties(out: Tensor, x: Tensor) -> Tensor:
+    """``_ties``, and the NaNs a NaN result came from."""
+    return (x == out) | ((x != x) & (out != out))
+
+
+def _nonzero_result(out: Tensor, x: Tensor) -> Tensor:
+    return out != 0
+
+
 def _tie_weight(out: Tensor, x: Tensor, *, axis: tuple | None) -> Tensor:
     """1/k on the k elements equal to the extreme value, 0 elsewhere (torch's amax/amin rule)."""
-    mask = (x == out).to(x.dtype)
+    mask = _ties(out, x).to(x.dtype)
     return mask / apply(SUM, mask, axis=axis, keepdims=True)
 
 
 def _nan_tie_weight(out: Tensor, x: Tensor, *, axis: tuple | None) -> Tensor:
     """``_tie_weight``, where a NaN result is shared by the NaNs it came from (torch's max(), min()
     and median() over all elements; its amax and amin give NaN gradients instead)."""
-    mask = ((x == out) | ((x != x) & (out != out))).to(x.dtype)
+    mask = _nan_ties(out, x).to(x.dtype)
     return mask / apply(SUM, mask, axis=axis, keepdims=True)
 
 
@@ -154,8 +188,8 @@ def _var_weight(out: Any, x: Tensor, *, axis: tuple | None, correction: float) -
 
 
 def _std_weight(out: Tensor, x: Tensor, *, axis: tuple | None, correction: float) -> Tensor:
-    """``var``'s weight over ``2 std`` (0 where std == 0, as in torch)."""
-    return where(out == 0, 0.0, _var_weight(None, x, axis=axis, correction=correction) / (2 * _nonzero(out)))
+    """``var``'s weight over ``2 std`` (STD's masks make it 0 where std == 0, as in torch)."""
+    return _var_weight(None, x, axis=axis, correction=correction) / (2 * _nonzero(out))
 
 
 def _logsumexp_weight(out: Tensor, x: Tensor, *, axis: tuple | None) -> Tensor:
@@ -178,8 +212,8 @@ def _unit(x: Tensor) -> Any:
 def _norm_weight(out: Tensor, x: Tensor, *, axis: tuple | None, p: float) -> Tensor:
     """``sgn(x) |x|^(p-1) / norm^(p-1)``, 0 where ``x`` is 0 (even for p < 1) and where the norm is 0
     (for p < 0 a zero element makes the norm 0 whatever the others are); ties share for p = +-inf."""
-    if p == 0:
-        return x.real * 0.0
+    if p == 0:  # (a count of non-zero elements)
+        return None
     if math.isinf(p):
         return _unit(x) * _tie_weight(out, x.abs(), axis=axis)
     if p == 1:
@@ -334,9 +368,13 @@ def _logcumsumexp_vjp(g: Tensor, out: Tensor, x: Tensor, *, axis: int) -> Tensor
 
 
 def _logcumsumexp_jvp(tangents: tuple, out: Tensor, x: Tensor, *, axis: int) -> Tensor:
-    """``sum_{k <= i} t_k exp(x_k - out_i)``, in log space as the reverse rule."""
-    positive, negative = _signed_log_cumsums(tangents[0], x, axis, reverse=False)
-    return (positive - out).exp() - (negative - out).exp()
+    """``sum_{k <= i} t_k exp(x_k - out_i)``, in log space as the reverse rule; NaN from a NaN ``t_k`` on
+    (the log-space parts hold positive and negative values only: torch's tangent keeps NaN, its
+    gradient drops a NaN ``g_i``, as this reverse rule does)."""
+    t = tangents[0]
+    positive, negative = _signed_log_cumsums(t, x, axis, reverse=False)
+    nans = apply(CUMSUM, where(t != t, math.nan, 0.0), axis=axis)
+    return (positive - out).exp() - (negative - out).exp() + nans
 
 
 def _softmax_vjp(g: Tensor, out: Tensor, x: Any, *, axis: int) -> Tensor:
@@ -366,12 +404,13 @@ def _one_hot(indices: Tensor, shape: tuple, axis: int, keepdims: bool) -> Tensor
 
 
 def _select_vjp(g: tuple, out: tuple, x: Any, *, axis: int, keepdims: bool) -> Tensor:
-    """The values' gradient goes to the selected index only (torch's ``max(dim)``)."""
-    return keep_dims(g[0], x.ndim, (axis,), keepdims) * _one_hot(out[1], x.shape, axis, keepdims)
+    """The values' gradient goes to the selected index only (torch's ``max(dim)``; 0 elsewhere, also
+    for an inf or NaN gradient)."""
+    return where(_one_hot(out[1], x.shape, axis, keepdims), keep_dims(g[0], x.ndim, (axis,), keepdims), 0.0)
 
 
 def _select_jvp(tangents: tuple, out: tuple, x: Tensor, *, axis: int, keepdims: bool) -> tuple:
-    chosen = tangents[0] * _one_hot(out[1], x.shape, axis, keepdims)
+    chosen = where(_one_hot(out[1], x.shape, axis, keepdims), tangents[0], 0.0)
     return _sum(chosen, (axis,), keepdims), None
 
 
@@ -390,14 +429,14 @@ MEAN = linear("mean", lambda x, axis, keepdims: np.mean(x, axis=axis, keepdims=k
 PROD = _reduction("prod", lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
                   _prod_weight, holomorphic=True, grad_name_for=_name_by_dim("Prod"))
 AMAX = _reduction("amax", lambda x, axis, keepdims: np.amax(x, axis=axis, keepdims=keepdims),
-                  _tie_weight, save_out=True)
+                  _tie_weight, jvp_mask=_ties, save_out=True)
 AMIN = _reduction("amin", lambda x, axis, keepdims: np.amin(x, axis=axis, keepdims=keepdims),
-                  _tie_weight, save_out=True)
+                  _tie_weight, jvp_mask=_ties, save_out=True)
 VAR = _reduction("var", _half_in_float32(lambda x, axis, keepdims, correction:
                                           np.var(x, axis=axis, ddof=correction, keepdims=keepdims)), _var_weight)
 STD = _reduction("std", _half_in_float32(lambda x, axis, keepdims, correction:
                                           np.std(x, axis=axis, ddof=correction, keepdims=keepdims)),
-                 _std_weight, save_out=True)
+                 _std_weight, vjp_mask=_nonzero_result, jvp_mask=_nonzero_result, save_out=True)
 LOGSUMEXP = _reduction("logsumexp", _half_in_float32(_logsumexp_impl), _logsumexp_weight, holomorphic=True,
                        save_out=True)
 NORM = _reduction("norm", _half_in_float32(lambda x, axis, keepdims, p:
@@ -421,16 +460,19 @@ MAX.batch = lambda args, bdims, **params: _select_batch(MAX, args, bdims, **para
 MIN.batch = lambda args, bdims, **params: _select_batch(MIN, args, bdims, **params)
 # torch's max(x) and min(x), over all elements: amax's and amin's rules, torch's names of their nodes
 # (NaN-aware ties, unlike amax/amin: a NaN result's gradient goes to the NaNs, as torch's)
-MAX_ALL = _reduction("max_all", AMAX.impl, _nan_tie_weight, save_out=True, grad_name="MaxBackward1")
-MIN_ALL = _reduction("min_all", AMIN.impl, _nan_tie_weight, save_out=True, grad_name="MinBackward1")
+MAX_ALL = _reduction("max_all", AMAX.impl, _nan_tie_weight, vjp_mask=_nan_ties, save_out=True,
+                     grad_name="MaxBackward1")
+MIN_ALL = _reduction("min_all", AMIN.impl, _nan_tie_weight, vjp_mask=_nan_ties, save_out=True,
+                     grad_name="MinBackward1")
 def _lower_median(x: np.ndarray, axis: Any, keepdims: bool) -> np.ndarray:
-    """The lower middle value (NaN for an empty ``x``, as torch's ``median()``)."""
-    if not x.size:
-        return np.full((1,) * x.ndim if keepdims else (), np.nan, x.dtype)
+    """The lower middle value over ``axis`` (NaN for an empty ``x``, as torch's ``median()``; under vmap
+    ``axis`` leaves out the batch axis)."""
+    if not x.size and x.dtype.kind in "fc":
+        return np.full(np.sum(x, axis=axis, keepdims=keepdims).shape, np.nan, x.dtype)
     return np.quantile(x, 0.5, axis=axis, keepdims=keepdims, method="lower")
 
 
-MEDIAN = _reduction("median", _lower_median, _nan_tie_weight, save_out=True)
+MEDIAN = _reduction("median", _lower_median, _nan_tie_weight, vjp_mask=_nan_ties, save_out=True)
 MEDIAN_DIM = Op("median_dim", _select_impl(_median_index), vjp=(_select_vjp,), jvp=_select_jvp,
                 family="reduction", save_inputs=False, save_out=True, multi_output=True, grad_name="MedianBackward1")
 MEDIAN_DIM.batch = lambda args, bdims, **params: _select_batch(MEDIAN_DIM, args, bdims, **params)

@@ -631,7 +631,7 @@ def split(x: Tensor, split_size_or_sections: Any = None, dim: int = 0, *, split_
         size = int(split_size_or_sections)
         if size < 0 or (size == 0 and n):
             raise RuntimeError(f"split: split_size must be positive, but got split_size={size}")
-        sizes = (size,) * (n // size) + ((n % size,) if n % size else ()) if size else (0,)
+        sizes = (size,) * (n // size) + ((n % size,) if n % size else ()) if n else (0,)
         return _split_views(x, sizes, axis, SPLIT_EVEN)
     else:
         sizes = tuple(int(s) for s in split_size_or_sections)
