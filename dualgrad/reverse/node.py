@@ -112,8 +112,8 @@ class Node(metaclass=_NodeType):
         shown = [True] * len(edges)
         if type(rules) is tuple and len(rules) == len(edges):
             shown = [rule is not None for rule in rules]
-        numbers = getattr(op, "number_inputs", True)  # (ops of the table declare it)
-        if not (numbers if type(numbers) is bool else numbers(self)):
+        number_inputs = getattr(op, "number_inputs", True)  # (ops of the table declare it)
+        if not (number_inputs if type(number_inputs) is bool else number_inputs(self)):
             shown = [keep and not _is_number(kept) for keep, kept in zip(shown, self.inputs, strict=True)]
         return tuple((_as_node(target), nr) for (target, nr), keep in zip(edges, shown, strict=True) if keep)
 
