@@ -30,7 +30,7 @@ from .indexing import GETITEM
 from .inplace import COPY, _inplace, _method, update_
 from .linalg_derived import matrix_norm
 from .reductions import NORM, _reduce_args
-from .registry import elementwise, overload
+from .registry import ALL_OPS, elementwise, overload
 from .shape import SPLIT, SPLIT_EVEN, cat, split
 from .stats import float_power
 
@@ -211,22 +211,24 @@ def _not_a_view(op: Any, name: str, grad_name_for: Callable) -> Any:
     return twin
 
 
-_COPY_TWINS: dict = {}
 _UNSAFE_TWINS = {SPLIT: _not_a_view(SPLIT, "unsafe_split_with_sizes", lambda node: "UnsafeSplitWithSizesBackward0"),
                  SPLIT_EVEN: _not_a_view(SPLIT_EVEN, "unsafe_split", lambda node: "UnsafeSplitBackward0")}
 
 
-def _copy_twin(op: Any) -> Any:
-    """``op`` as a ``*_copy`` op, for view ops (None for others)."""
-    if not (op.view or op.multi_output):
-        return None
-    if op not in _COPY_TWINS:
-        _COPY_TWINS[op] = _not_a_view(op, f"copy_of_{op.name}", lambda node: f"{_name_as(op, node)}_copy")
-    return _COPY_TWINS[op]
-
-
 def _name_as(op: Any, node: Any) -> str:
     return op.grad_name if op.grad_name_for is None else op.grad_name_for(node)
+
+
+def _copy_twin(op: Any) -> Any:
+    """The ``copy_of_<op>`` op: the view op ``op``'s result as new memory, its node named ``<op's>_copy``."""
+    return _not_a_view(op, f"copy_of_{op.name}", lambda node: f"{_name_as(op, node)}_copy")
+
+
+# the view ops that the ``*_copy`` functions call (``view`` is ``reshape``; ``select`` and ``slice_copy``
+# index, ``split_copy`` is ``split_even``)
+_COPY_TWINS = {ALL_OPS[name]: _copy_twin(ALL_OPS[name]) for name in (
+    "reshape", "permute", "t", "transpose", "expand", "diagonal", "getitem", "squeeze", "squeeze_dim",
+    "squeeze_dims", "unsqueeze", "unbind", "split_even", "split", "unfold", "view_as_real", "view_as_complex")}
 
 
 def _again_as(result: Any, input: Tensor, twin_of: Callable) -> Any:  # noqa: A002
@@ -241,8 +243,10 @@ def _again_as(result: Any, input: Tensor, twin_of: Callable) -> Any:  # noqa: A0
 
 
 def _fresh(t: Tensor) -> Tensor:
-    """A C-contiguous copy of ``t`` (under vmap, a copy of its physical value)."""
-    return t.contiguous() if type(t) is Tensor and not t._data.flags.c_contiguous else t.clone()
+    """A C-contiguous copy of ``t`` that is not a view (under vmap, a copy of its physical value)."""
+    if type(t) is Tensor and not t._data.flags.c_contiguous:
+        return empty(t.shape, dtype=t.dtype).copy_(t)
+    return t.clone()
 
 
 def _copy_of(name: str, view: Callable, spec: str) -> Callable:
@@ -252,7 +256,7 @@ def _copy_of(name: str, view: Callable, spec: str) -> Callable:
     def function(*args: Any, **kwargs: Any) -> Any:
         bound = _bind(name, signature, args, kwargs)
         input = tensor_arg(bound.arguments["input"], name)  # noqa: A001 - torch's name
-        return _again_as(view(input, *bound.args[1:], **bound.kwargs), input, _copy_twin)
+        return _again_as(view(input, *bound.args[1:], **bound.kwargs), input, _COPY_TWINS.get)
 
     function.__name__ = function.__qualname__ = name
     function.__signature__ = signature
