@@ -155,6 +155,8 @@ def test_generated_functions_have_torchs_signatures(name, signature):
     (lambda: dg.abs_(3.0), TypeError, "abs_(): argument 'input' (position 1) must be Tensor, not float"),
     (lambda: dg.abs_(dg.ones(2), 2), TypeError, "abs_() takes 1 positional argument but 2 were given"),
     (lambda: dg.abs_(dg.ones(2, requires_grad=True)), RuntimeError, "a leaf Variable that requires grad"),
+    (lambda: dg.clamp_max_(dg.ones(2)), TypeError, "clamp_max_(): missing a required argument: 'max'"),
+    (lambda: dg.clamp_(dg.ones(2), low=1), TypeError, "clamp_(): got an unexpected keyword argument 'low'"),
     (lambda: dg.threshold_(dg.ones(2, requires_grad=True), 1.0, 0.0), RuntimeError, "a leaf Variable"),
     (lambda: dg.tensor([2.0], dtype=dg.float32).float_power_(2), RuntimeError,
      "the base given to float_power_ has dtype Float but the operation's result requires dtype Double"),

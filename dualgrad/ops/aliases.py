@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import ast
 import builtins
 import inspect
 import warnings
@@ -22,13 +23,14 @@ from typing import Any
 import numpy as np
 
 from ..factories import _default_float, as_tensor, empty
-from ..tensor import Tensor, _wrap, torch_dtype_name
+from ..tensor import Tensor, torch_dtype_name
 from . import special
 from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
 from .indexing import GETITEM
 from .inplace import COPY, _inplace, _method, update_
 from .linalg_derived import matrix_norm
+from .more import view_as_complex, view_as_real
 from .reductions import NORM, _reduce_args
 from .registry import ALL_OPS, elementwise, overload
 from .shape import SPLIT, SPLIT_EVEN, cat, split
@@ -46,7 +48,7 @@ def _signature(spec: str) -> inspect.Signature:
             continue
         name, _, default = item.partition("=")
         params.append(inspect.Parameter(name, kind or inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                        default=eval(default) if default else inspect.Parameter.empty))
+                                        default=ast.literal_eval(default) if default else inspect.Parameter.empty))
     return inspect.Signature(params)
 
 
@@ -54,12 +56,12 @@ def _bind(name: str, signature: inspect.Signature, args: tuple, kwargs: dict) ->
     """``args`` and ``kwargs`` bound to ``signature``, or Python's TypeError for a call of ``name``."""
     try:
         return signature.bind(*args, **kwargs)
-    except TypeError:
+    except TypeError as error:
         positional = sum(p.kind is p.POSITIONAL_OR_KEYWORD for p in signature.parameters.values())
         if len(args) > positional:
-            error = TypeError(f"{name}() takes {positional} positional argument{'s' * (positional != 1)} but "
-                              f"{len(args)} were given")
-        raise error from None
+            raise TypeError(f"{name}() takes {positional} positional argument{'s' * (positional != 1)} but "
+                            f"{len(args)} were given") from None
+        raise TypeError(f"{name}(): {error}") from None
 
 
 def _of_method(name: str, spec: str) -> Callable:
@@ -162,8 +164,8 @@ def float_power_(self: Tensor, exponent: Any) -> Tensor:
     >>> dg.tensor([2., 3.]).float_power_(2)
     tensor([4., 9.])
     """
-    wanted = float_power(_wrap(np.zeros((), self.dtype)), exponent if not isinstance(exponent, Tensor)
-                         else _wrap(np.zeros((), exponent.dtype))).dtype
+    complex_exponent = exponent.is_complex() if isinstance(exponent, Tensor) else isinstance(exponent, complex)
+    wanted = np.dtype(np.complex128 if self.is_complex() or complex_exponent else np.float64)
     if self.dtype != wanted:
         raise RuntimeError(f"the base given to float_power_ has dtype {torch_dtype_name(self.dtype)} but the "
                            f"operation's result requires dtype {torch_dtype_name(wanted)}")
@@ -270,7 +272,8 @@ def _copy_of(name: str, view: Callable, spec: str) -> Callable:
 
 
 def _slice(input: Tensor, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Tensor:  # noqa: A002
-    return apply(GETITEM, input, index=(slice(None),) * (dim % max(input.ndim, 1)) + (slice(start, end, step),))
+    dim = normalize_axis(dim, input.ndim, "slice_copy")
+    return apply(GETITEM, input, index=(slice(None),) * dim + (slice(start, end, step),))
 
 
 def split_with_sizes(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple:  # noqa: A002 - torch's names
@@ -286,23 +289,18 @@ def split_with_sizes(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple:  #
     return split(input, list(split_sizes), dim)
 
 
-def _method_of(name: str) -> Callable:
-    return lambda x, *args, **kwargs: getattr(tensor_arg(x, name), name)(*args, **kwargs)
-
-
 _COPIES = {
-    "view_copy": (_method_of("view"), "size"), "permute_copy": (_method_of("permute"), "dims"),
-    "t_copy": (_method_of("t"), ""), "transpose_copy": (_method_of("transpose"), "dim0, dim1"),
-    "expand_copy": (lambda x, size, implicit=False: _method_of("expand")(x, size), "size, *, implicit=False"),
-    "diagonal_copy": (_method_of("diagonal"), "offset=0, dim1=0, dim2=1"),
-    "select_copy": (_method_of("select"), "dim, index"), "slice_copy": (_slice, "dim=0, start=None, end=None, step=1"),
-    "squeeze_copy": (_method_of("squeeze"), "dim=None"), "unsqueeze_copy": (_method_of("unsqueeze"), "dim"),
-    "unbind_copy": (_method_of("unbind"), "dim=0"), "split_copy": (_method_of("split"), "split_size, dim=0"),
+    "view_copy": (_method("view"), "size"), "permute_copy": (_method("permute"), "dims"),
+    "t_copy": (_method("t"), ""), "transpose_copy": (_method("transpose"), "dim0, dim1"),
+    "expand_copy": (lambda x, size, implicit=False: _method("expand")(x, size), "size, *, implicit=False"),
+    "diagonal_copy": (_method("diagonal"), "offset=0, dim1=0, dim2=1"),
+    "select_copy": (_method("select"), "dim, index"), "slice_copy": (_slice, "dim=0, start=None, end=None, step=1"),
+    "squeeze_copy": (_method("squeeze"), "dim=None"), "unsqueeze_copy": (_method("unsqueeze"), "dim"),
+    "unbind_copy": (_method("unbind"), "dim=0"), "split_copy": (_method("split"), "split_size, dim=0"),
     "split_with_sizes_copy": (split_with_sizes, "split_sizes, dim=0"),
-    "unfold_copy": (_method_of("unfold"), "dimension, size, step"),
-    "detach_copy": (_method_of("detach"), ""),
-    "view_as_real_copy": (lambda x: __import__("dualgrad").view_as_real(x), ""),
-    "view_as_complex_copy": (lambda x: __import__("dualgrad").view_as_complex(x), ""),
+    "unfold_copy": (_method("unfold"), "dimension, size, step"),
+    "detach_copy": (_method("detach"), ""),
+    "view_as_real_copy": (view_as_real, ""), "view_as_complex_copy": (view_as_complex, ""),
 }
 COPIES = {name: _copy_of(name, view, spec) for name, (view, spec) in _COPIES.items()}
 globals().update(COPIES)
