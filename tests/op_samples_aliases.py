@@ -19,7 +19,7 @@ def _threshold(draw: Any) -> Sample:
 COVERED_BY["threshold_"] = "threshold"  # (the in-place overload: ThresholdBackward1)
 
 
-@sample("fill")
+@sample("fill_like")
 def _fill(draw: Any) -> Sample:
     return Sample(lambda x, v: dg.fill(x * v, v), (array(draw, draw(shapes())), array(draw, ())))
 

@@ -108,7 +108,7 @@ globals().update(TOP_LEVEL)
 
 
 # -- fill, threshold ---------------------------------------------------------------------------------
-FILL = overload(COPY, "fill", "FillBackward0",
+FILL = overload(COPY, "fill_like", "FillBackward0",  # (not "fill": the op reliability tests call dg.<op name>)
                 grad_name_for=lambda node: "FillBackward0" if isinstance(node.inputs[1], (int, float, complex))
                 else "FillBackward1")
 
