@@ -58,6 +58,7 @@ from .factories import (
 )
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .ops.aliases import *  # noqa: F403
 from .ops.einsum import *  # noqa: F403 - the public op functions
 from .ops.elementwise import *  # noqa: F403
 from .ops.elementwise_extra import *  # noqa: F403

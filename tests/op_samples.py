@@ -804,6 +804,7 @@ COVERED_BY.update({
     "fill": "copy", "fill_tensor": "copy", "zero": "copy", "uniform_fill": "copy", "normal_fill": "copy",
 })
 
+import op_samples_aliases  # noqa: E402, F401 - the samples of dualgrad/ops/aliases.py
 import op_samples_linalg_more  # noqa: E402, F401 - registers the samples of dualgrad.ops.linalg_more
 import op_samples_more  # noqa: E402, F401 - registers the samples of dualgrad/ops/more.py
 import op_samples_special  # noqa: E402, F401 - the samples of dualgrad.special (registers into SAMPLES)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from . import (
+    aliases,
     einsum,
     elementwise,
     elementwise_extra,
@@ -35,7 +36,7 @@ from . import (
 
 MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace, elementwise_extra, sorting,
            linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling, linalg_more, linalg_lu, more,
-           scatter_more, stats, special, memory)
+           scatter_more, stats, special, memory, aliases)
 
 
 def install() -> None:
