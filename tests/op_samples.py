@@ -801,7 +801,7 @@ COVERED_BY.update({
     "t_": "permute", "transpose_": "permute", "squeeze_": "squeeze", "squeeze_dim_": "squeeze",
     "squeeze_dims_": "squeeze", "unsqueeze_": "unsqueeze",
     # (the in-place fills, tested in test_inplace.py and test_fuzz_engine.py)
-    "fill": "copy", "fill_tensor": "copy", "zero": "copy", "uniform_fill": "copy", "normal_fill": "copy",
+    "fill_number": "copy", "fill_tensor": "copy", "zero": "copy", "uniform_fill": "copy", "normal_fill": "copy",
 })
 
 import op_samples_aliases  # noqa: E402, F401 - the samples of dualgrad/ops/aliases.py

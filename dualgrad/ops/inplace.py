@@ -160,7 +160,7 @@ COPY = linear(
     batch=_copy_batch, family="elementwise", grad_name="torch::autograd::CopyBackwards",  # (torch's name())
 )
 # ``copy`` recorded under torch's names of the in-place fills (their rules are copy's)
-FILL_NUMBER = overload(COPY, "fill", "FillBackward2")
+FILL_NUMBER = overload(COPY, "fill_number", "FillBackward2")
 FILL_TENSOR = overload(COPY, "fill_tensor", "FillBackward3")
 ZERO = overload(COPY, "zero", "ZeroBackward0")
 UNIFORM = overload(COPY, "uniform_fill", "UniformBackward0")
