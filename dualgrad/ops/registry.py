@@ -507,8 +507,10 @@ def _jvp_from_partials(partials: tuple) -> Callable:
                 term = t
             else:
                 term, sign = partial(out, *inputs, **params) if params else partial(out, *inputs), 1
-                # references to term: this name and getrefcount's argument
-                if sys.getrefcount(term) == 2 and not STATE.observed and _is_scratch(term, t):
+                # references to term: this name and getrefcount's argument. In place unless term is one
+                # value: then NumPy's scalar product (in _unseen_product) costs less than a ufunc call.
+                if (type(term) is Tensor and term._data.ndim and sys.getrefcount(term) == 2
+                        and not STATE.observed and _is_scratch(term, t)):
                     np.multiply(term._data, t._data, out=term._data)
                 else:
                     product = _unseen_product(t, term, False)  # (a number, as mul's 1.01 in x * 1.01)
