@@ -124,7 +124,7 @@ class Op:
         # from what the node keeps (``params``, ``inputs``), so recording pays nothing for it
         self.grad_name_for = grad_name_for
         self.multi_output = multi_output
-        # backward(node, grads) -> the gradients of the inputs (a version without a loop for one input)
+        # backward(node, grads) -> the gradients of the inputs (versions without a loop for one and two inputs)
         if type(vjp) is not tuple or multi_output:
             self.backward = self._backward_general
         else:
