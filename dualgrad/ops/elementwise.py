@@ -181,9 +181,7 @@ def selecting(name: str, impl: Any, masks: tuple, ties: tuple | None = None, **k
     The masks read what the rules read (they stand for the partials in ``elementwise``).
     """
     vjps = tuple(_selected(mask, tie) for mask, tie in zip(masks, ties or (None,) * len(masks), strict=True))
-    op = elementwise(name, impl, masks, vjp=vjps, **kwargs)
-    op.jvp = _selected_tangents(vjps)
-    return op
+    return elementwise(name, impl, masks, vjp=vjps, jvp=_selected_tangents(vjps), **kwargs)
 
 
 def _abs_vjp(g: Tensor, out: Tensor, x: Tensor) -> Tensor:
@@ -256,9 +254,8 @@ def _zero_gradient(name: str, impl: Any, **kwargs: Any) -> Op:
     """An elementwise op whose derivative is 0 wherever it exists (rounding, sign), as torch's:
     its output requires grad and its gradient and tangent are zeros (also for an inf or NaN gradient)."""
     arity = 2 if name in ("floor_divide", "div_trunc") else 1
-    op = elementwise(name, impl, (_zero,) * arity, vjp=(zero_vjp,) * arity, save_inputs=False, **kwargs)
-    op.jvp = _zero_jvp
-    return op
+    return elementwise(name, impl, (_zero,) * arity, vjp=(zero_vjp,) * arity, jvp=_zero_jvp, save_inputs=False,
+                       **kwargs)
 
 
 def zero_vjp(g: Tensor, out: Any, *inputs: Any, **params: Any) -> Tensor:
@@ -427,19 +424,16 @@ CLAMP_MIN = overload(CLAMP, "clamp_min", "ClampMinBackward0",
                      name_by_operands({(True, True, False): "ClampMinBackward1"}))
 CLAMP_MAX = overload(CLAMP, "clamp_max", "ClampMaxBackward0",
                      name_by_operands({(True, False, True): "ClampMaxBackward1"}))
-# (the gradient is selected, not multiplied by the mask: a NaN gradient where the branch was not taken
-# gives 0, as torch's)
-WHERE = elementwise("where", np.where, (None, lambda out, c, x, y: c, lambda out, c, x, y: ~c), number_inputs=True,
-                    vjp=(None, lambda g, out, c, x, y: _where(c, g, 0.0), lambda g, out, c, x, y: _where(c, 0.0, g)),
-                    arg_names=("condition", "self", "other"), promotion=1)
-
-
 def _where_jvp(tangents: tuple, out: Any, c: Any, x: Any, y: Any) -> Tensor:
     _, tx, ty = tangents
     return _where(c, 0.0 if tx is None else tx, 0.0 if ty is None else ty)
 
 
-WHERE.jvp = _where_jvp  # (reads what the partials read: the condition)
+# (the gradient is selected, not multiplied by the mask: a NaN gradient where the branch was not taken
+# gives 0, as torch's)
+WHERE = elementwise("where", np.where, (None, lambda out, c, x, y: c, lambda out, c, x, y: ~c), number_inputs=True,
+                    vjp=(None, lambda g, out, c, x, y: _where(c, g, 0.0), lambda g, out, c, x, y: _where(c, 0.0, g)),
+                    jvp=_where_jvp, arg_names=("condition", "self", "other"), promotion=1)
 
 # -- complex parts ---------------------------------------------------------------------------
 REAL = Op("real", _real_impl, vjp=(lambda g, out, x: g,), jvp=lambda ts, out, x: ts[0].real,

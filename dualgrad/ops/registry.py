@@ -624,16 +624,15 @@ def elementwise(name: str, impl: Callable, partials: tuple, **kwargs: Any) -> Op
     """An elementwise (broadcasting) op from its holomorphic partial derivatives.
 
     Each partial is ``d(out, *inputs, **params)``, the constant 1 or -1, or None for an input that is
-    never differentiated (``where``'s condition).
+    never differentiated (``where``'s condition). A ``vjp`` or ``jvp`` given instead of the derived one
+    must read what the partials read (``save_inputs`` / ``save_out``): forward mode may defer the jvp.
     """
-    derived = "jvp" not in kwargs  # (a vjp given instead of derived must read what the partials read)
     kwargs.setdefault("vjp", tuple(None if p is None else vjp_from_partial(p) for p in partials))
     kwargs.setdefault("jvp", _jvp_from_partials(partials))
     kwargs.setdefault("save_inputs", any(callable(p) for p in partials))
     kwargs.setdefault("promotion", 0 if len(partials) > 1 else None)
     op = Op(name, impl, family="elementwise", **kwargs)
-    if derived:
-        op.jvp_reads = _reads_of_partials(op.save_inputs, op.save_out)
+    op.jvp_reads = _reads_of_partials(op.save_inputs, op.save_out)
     return op
 
 
