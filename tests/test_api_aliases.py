@@ -4,6 +4,7 @@ pinned from torch 2.13 (float64 default dtype)."""
 from __future__ import annotations
 
 import inspect
+import math
 import warnings
 
 import numpy as np
@@ -250,6 +251,14 @@ def test_threshold_passes_the_gradient_where_input_exceeds_the_threshold():
     assert dg.threshold_(z, 1.0, 7.0) is z and z._version == 1 and z.grad_fn.name() == "ThresholdBackward1"
     close(z, [7.0, 7.0, 7.0, 2.0])
     assert dg.threshold(dg.tensor([1, 2, 3]), 2, 0).tolist() == [0, 0, 3]
+
+
+def test_threshold_selects_the_gradient():
+    """torch 2.13: grad [0, 1, inf] for a gradient [nan, 1, inf] at x = [0.5, 2, 3], threshold 1 (a gradient
+    multiplied by the 0/1 derivative gave nan where the input does not pass)."""
+    x = dg.tensor([0.5, 2.0, 3.0], requires_grad=True)
+    (g,) = dg.grad(dg.threshold(x, 1.0, -1.0), x, dg.tensor([math.nan, 1.0, math.inf]))
+    assert g.tolist() == [0.0, 1.0, math.inf]
 
 
 def test_fill_is_out_of_place_and_sends_the_gradient_to_the_value():

@@ -27,12 +27,13 @@ from ..tensor import Tensor, torch_dtype_name
 from . import special
 from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
+from .elementwise import selecting
 from .indexing import GETITEM
 from .inplace import COPY, _inplace, _method, update_
 from .linalg_derived import matrix_norm
 from .more import view_as_complex, view_as_real
 from .reductions import NORM, _reduce_args
-from .registry import ALL_OPS, elementwise, overload
+from .registry import ALL_OPS, name_by_operands, overload
 from .shape import SPLIT, SPLIT_EVEN, cat, split
 from .stats import float_power
 
@@ -109,8 +110,7 @@ globals().update(TOP_LEVEL)
 
 # -- fill, threshold ---------------------------------------------------------------------------------
 FILL = overload(COPY, "fill_like", "FillBackward0",  # (not "fill": the op reliability tests call dg.<op name>)
-                grad_name_for=lambda node: "FillBackward0" if isinstance(node.inputs[1], (int, float, complex))
-                else "FillBackward1")
+                grad_name_for=name_by_operands({(True, True): "FillBackward1"}))
 
 
 def fill(input: Tensor, value: Any) -> Tensor:  # noqa: A002 - torch's names
@@ -127,9 +127,10 @@ def fill(input: Tensor, value: Any) -> Tensor:  # noqa: A002 - torch's names
     return apply(FILL, input, value)
 
 
-THRESHOLD = elementwise(
+# (the gradient is selected where ``x > threshold``, as torch's: 0 elsewhere even where it is inf or NaN)
+THRESHOLD = selecting(
     "threshold", lambda x, threshold, value: np.where(x > threshold, x, np.asarray(value).astype(x.dtype)),
-    (lambda out, x, threshold, value: (x > threshold).to(x.dtype),), save_inputs=True, save_out=False)
+    (lambda out, x, threshold, value: x > threshold,), save_inputs=True)
 THRESHOLD_ = overload(THRESHOLD, "threshold_", "ThresholdBackward1")
 
 
