@@ -565,7 +565,6 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     return _fill_(self, value, "fill_", FILL_TENSOR if isinstance(value, Tensor) else FILL_NUMBER)
 
 
-
 def _fill_(t: Tensor, value: Any, what: str, op: Op) -> Tensor:
     """``t`` set to ``value`` everywhere, expanded tensors included when no graph is recorded (as torch)."""
     if type(t) is not BatchedTensor:

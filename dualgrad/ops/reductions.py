@@ -464,6 +464,8 @@ MAX_ALL = _reduction("max_all", AMAX.impl, _nan_tie_weight, vjp_mask=_nan_ties, 
                      grad_name="MaxBackward1")
 MIN_ALL = _reduction("min_all", AMIN.impl, _nan_tie_weight, vjp_mask=_nan_ties, save_out=True,
                      grad_name="MinBackward1")
+
+
 def _lower_median(x: np.ndarray, axis: Any, keepdims: bool) -> np.ndarray:
     """The lower middle value over ``axis`` (NaN for an empty ``x``, as torch's ``median()``; under vmap
     ``axis`` leaves out the batch axis)."""
