@@ -22,6 +22,7 @@ from hypothesis.extra import numpy as hnp
 import dualgrad as dg
 from dualgrad.ops import ALL_OPS
 from dualgrad.ops.dispatch import apply
+from dualgrad.ops.elementwise import sigmoid_backward, tanh_backward
 
 SAMPLES: dict[str, st.SearchStrategy] = {}
 # Ops that exist only as internal helpers of other ops' rules and are covered
@@ -108,6 +109,9 @@ _binary("logaddexp", dg.logaddexp)
 _binary("remainder", dg.remainder, lo=0.1, hi=0.9, lo2=1.0, hi2=1.5)
 _binary("add_scaled", lambda x, y: dg.add(x, y, alpha=-1.5))
 _binary("sub_scaled", lambda x, y: dg.sub(x, y, alpha=2.5))
+# (the ops of tanh's and sigmoid's rules: a gradient and an output of the function)
+_binary("tanh_backward", tanh_backward, lo2=-1.0, hi2=1.0)
+_binary("sigmoid_backward", sigmoid_backward, lo2=0.0, hi2=1.0)
 
 
 def _ternary(name: str, fn: Callable, lo3: float = -2.0, hi3: float = 2.0) -> None:

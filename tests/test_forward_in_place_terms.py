@@ -102,16 +102,16 @@ def test_tangent_that_requires_grad_keeps_its_graph(scratch_decisions):
 def test_reverse_rule_products_in_place_only_when_untracked(scratch_decisions):
     """The same reuse in the derived vjp (``g * d``): not when building a graph of the gradient."""
     x = dg.tensor([0.5, 1.5], requires_grad=True)
-    (plain,) = dg.grad(x.tanh().sum(), x)
+    (plain,) = dg.grad(x.sin().sum(), x)
     assert scratch_decisions == [True]
     scratch_decisions.clear()
-    (tracked,) = dg.grad(x.tanh().sum(), x, create_graph=True)
+    (tracked,) = dg.grad(x.sin().sum(), x, create_graph=True)
     assert scratch_decisions == [False]
-    expected = 1 - np.tanh([0.5, 1.5]) ** 2
+    expected = np.cos([0.5, 1.5])
     np.testing.assert_allclose(plain.numpy(), expected, rtol=1e-14)
     np.testing.assert_allclose(tracked.detach().numpy(), expected, rtol=1e-14)
     (second,) = dg.grad(tracked.sum(), x)
-    np.testing.assert_allclose(second.numpy(), -2 * np.tanh([0.5, 1.5]) * expected, rtol=1e-12)
+    np.testing.assert_allclose(second.numpy(), -np.sin([0.5, 1.5]), rtol=1e-12)
 
 
 @pytest.fixture

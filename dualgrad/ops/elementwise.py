@@ -324,6 +324,31 @@ def _sigmoid_impl(x: np.ndarray) -> np.ndarray:
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
+def _tanh_backward_impl(g: Any, y: np.ndarray) -> np.ndarray:
+    """``g * (1 - y*y)`` in one new array: NumPy's expression would make two or three."""
+    slope = np.multiply(y, y)
+    if type(slope) is not np.ndarray:  # (one value: NumPy gives a scalar, which has no memory to reuse)
+        return g * (1 - slope)
+    np.subtract(1, slope, out=slope)
+    return _times_into(slope, g)
+
+
+def _sigmoid_backward_impl(g: Any, y: np.ndarray) -> np.ndarray:
+    """``g * (y * (1 - y))`` in one new array."""
+    slope = np.subtract(1, y)
+    if type(slope) is not np.ndarray:
+        return g * (slope * y)
+    np.multiply(slope, y, out=slope)
+    return _times_into(slope, g)
+
+
+def _times_into(slope: np.ndarray, g: Any) -> np.ndarray:
+    """``slope * g``, into ``slope`` (a new array) when the product has its shape and dtype."""
+    if type(g) is np.ndarray and g.shape == slope.shape and g.dtype == slope.dtype:
+        return np.multiply(slope, g, out=slope)
+    return np.multiply(slope, g)
+
+
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
@@ -394,7 +419,18 @@ ATAN2 = elementwise("atan2", np.arctan2, (lambda out, y, x: x / _radius_squared(
                                           lambda out, y, x: -y / _radius_squared(y, x)), to_float=True)
 SINH = elementwise("sinh", np.sinh, (lambda out, x: cosh(x),))
 COSH = elementwise("cosh", np.cosh, (lambda out, x: sinh(x),))
-TANH = elementwise("tanh", np.tanh, (lambda out, x: 1 - out * out,), save_inputs=False, save_out=True)
+# (tanh's and sigmoid's rules run their ``*_backward`` ops, as torch's: one new array per product,
+# and a graph of second order shows TanhBackwardBackward0; the tangent t * (1 - out**2) is
+# tanh_backward(t, conj(out)), whose conj(1 - conj(out)**2) is 1 - out**2)
+TANH = elementwise("tanh", np.tanh, (lambda out, x: 1 - out * out,), save_inputs=False, save_out=True,
+                   vjp=(lambda g, out, x: tanh_backward(g, out),),
+                   jvp=lambda tangents, out, x: tanh_backward(tangents[0], conj(out)))
+# (real floating dtypes only: ``tanh_backward`` takes complex ones to its formula written out)
+TANH_BACKWARD = elementwise("tanh_backward", _tanh_backward_impl,
+                            (lambda out, g, y: 1 - y * y, lambda out, g, y: -2 * (g * y)),
+                            vjp=(lambda g2, out, g, y: tanh_backward(g2, y),
+                                 vjp_from_partial(lambda out, g, y: -2 * (g * y))),
+                            arg_names=("grad_output", "output"))
 ASINH = elementwise("asinh", np.arcsinh, (lambda out, x: rsqrt(x * x + 1),))
 # (1/sqrt(x-1)/sqrt(x+1), not 1/sqrt(x*x-1): the same for real x, but for complex x with Re x < 0
 # only the first follows the branch of arccosh)
@@ -405,7 +441,13 @@ HYPOT = elementwise("hypot", np.hypot, (lambda out, x, y: x / out, lambda out, x
 
 # -- activations and selections -------------------------------------------------------------
 SIGMOID = elementwise("sigmoid", _sigmoid_impl, (lambda out, x: out * (1 - out),),
-                      save_inputs=False, save_out=True)
+                      save_inputs=False, save_out=True, vjp=(lambda g, out, x: sigmoid_backward(g, out),),
+                      jvp=lambda tangents, out, x: sigmoid_backward(tangents[0], conj(out)))
+SIGMOID_BACKWARD = elementwise("sigmoid_backward", _sigmoid_backward_impl,
+                               (lambda out, g, y: y * (1 - y), lambda out, g, y: g * (1 - 2 * y)),
+                               vjp=(lambda g2, out, g, y: sigmoid_backward(g2, y),
+                                    vjp_from_partial(lambda out, g, y: g * (1 - 2 * y))),
+                               arg_names=("grad_output", "output"))
 SOFTPLUS = elementwise("softplus", _softplus_impl, (_softplus_partial,))
 RELU = selecting("relu", lambda x: np.maximum(x, 0), (lambda out, x: ~(out <= 0),),
                  save_inputs=False, save_out=True)
@@ -720,6 +762,37 @@ relu = _unary(RELU, "``max(x, 0)``; its derivative at 0 is 0 and at NaN 1 (torch
             "convention).", "[-1., 2.]", "tensor([0., 2.])")
 real = _unary(REAL, "Real part (the tensor itself for real dtypes).", "[1.+2.j]", "tensor([1.])")
 imag = _unary(IMAG, "Imaginary part (zeros for real dtypes).", "[1.+2.j]", "tensor([2.])")
+
+
+def tanh_backward(grad_output: Any, output: Any) -> Tensor:
+    """tanh's gradient from its output, ``grad_output * conj(1 - output**2)`` (torch's ``aten.tanh_backward``).
+
+    >>> import dualgrad as dg
+    >>> from dualgrad.ops.elementwise import tanh_backward
+    >>> tanh_backward(dg.tensor([2.0]), dg.tensor([0.5]))
+    tensor([1.5000])
+    """
+    if _is_complex(grad_output) or _is_complex(output):
+        return grad_output * conj(1 - output * output)
+    return apply(TANH_BACKWARD, grad_output, output)
+
+
+def sigmoid_backward(grad_output: Any, output: Any) -> Tensor:
+    """sigmoid's gradient from its output, ``grad_output * conj(output * (1 - output))`` (torch's
+    ``aten.sigmoid_backward``).
+
+    >>> import dualgrad as dg
+    >>> from dualgrad.ops.elementwise import sigmoid_backward
+    >>> sigmoid_backward(dg.tensor([2.0]), dg.tensor([0.5]))
+    tensor([0.5000])
+    """
+    if _is_complex(grad_output) or _is_complex(output):
+        return grad_output * conj(output * (1 - output))
+    return apply(SIGMOID_BACKWARD, grad_output, output)
+
+
+def _is_complex(x: Any) -> bool:
+    return isinstance(x, Tensor) and x.dtype.kind == "c"
 
 
 def conj(x: Any) -> Tensor:

@@ -15,12 +15,12 @@ import numpy as np
 
 from .._basis import identity_block_start
 from ..factories import eye
-from ..tensor import Tensor, as_operand
+from ..tensor import Tensor, _wrap, as_operand
 from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, aligned_at_front, to_front
 from .dispatch import apply, tensor_arg
 from .einsum import einsum
-from .registry import Op, overload
+from .registry import Op, overload, unseen_pair
 from .shape import PAD, PERMUTE, RESHAPE, TRANSPOSE, broadcast_to, roll
 
 
@@ -42,6 +42,9 @@ def matrix_transpose(x: Tensor) -> Tensor:
 
 def _matmul_vjp_x(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
     """dL/dx = g @ y^H, with NumPy's 1-D promotion rules undone."""
+    product = _unseen_matrix_product(g, y, False, True)
+    if product is not None:
+        return product
     x, y = as_operand(x), as_operand(y)
     yc = y.conj()
     if y.ndim == 1:
@@ -53,6 +56,9 @@ def _matmul_vjp_x(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
 
 def _matmul_vjp_y(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
     """dL/dy = x^H @ g, with NumPy's 1-D promotion rules undone."""
+    product = _unseen_matrix_product(x, g, True, False)
+    if product is not None:
+        return product
     x, y = as_operand(x), as_operand(y)
     xc = x.conj()
     if x.ndim == 1:
@@ -60,6 +66,18 @@ def _matmul_vjp_y(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
     if y.ndim == 1:
         return (matrix_transpose(xc) @ g.unsqueeze(-1)).squeeze(-1)
     return matrix_transpose(xc) @ g
+
+
+def _unseen_matrix_product(a: Any, b: Any, transpose_a: bool, transpose_b: bool) -> Tensor | None:
+    """``a @ b`` (either transposed first) by NumPy directly, for real matrices of one dtype that no
+    mode can see (``unseen_pair``), else None: the rule's transpose and matmul would only wrap NumPy's
+    (a backward without ``create_graph``, as W2's)."""
+    if not unseen_pair(a, b):
+        return None
+    a, b = a._data, b._data
+    if a.ndim != 2 or b.ndim != 2 or a.dtype is not b.dtype or a.dtype.kind != "f":
+        return None
+    return _wrap(_matmul_impl(a.T if transpose_a else a, b.T if transpose_b else b))
 
 
 def _matmul_jvp(tangents: tuple, out: Any, x: Tensor, y: Tensor) -> Tensor:
@@ -73,6 +91,8 @@ def _matmul_jvp(tangents: tuple, out: Any, x: Tensor, y: Tensor) -> Tensor:
 
 
 def _matmul_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if type(x) is np.ndarray and type(y) is np.ndarray and x.ndim == 2 == y.ndim and x.shape[1] == y.shape[0] != 1:
+        return np.matmul(x, y)  # (two matrices, no outer product: the common case, with the fewest tests)
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         raise RuntimeError(
             f"matmul: both arguments need at least 1 dimension, got shapes {np.shape(x)} and {np.shape(y)}"

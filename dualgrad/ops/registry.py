@@ -477,6 +477,19 @@ def _broadcast_of_product(data: np.ndarray, c: Any) -> Tensor:
     return _wrap(np.broadcast_to(np.multiply(element, c), data.shape))
 
 
+def unseen_pair(a: Any, b: Any) -> bool:
+    """True if an op on ``a`` and ``b`` (plain Tensors) would only compute: no mode can see it.
+
+    That is no observer, no inference mode, no node to record (grad mode off, or neither
+    requires grad) and no tangent to propagate. A rule may then call NumPy directly and
+    wrap the result, as dispatch would (``linalg``'s matmul rules).
+    """
+    flags = STATE.__dict__
+    return (type(a) is Tensor and type(b) is Tensor and not flags["observed"] and not flags["inference_mode"]
+            and not (flags["grad_enabled"] and (a._requires_grad or b._requires_grad))
+            and not (flags["dual_levels"] and (_may_have_tangent(a) or _may_have_tangent(b))))
+
+
 def _may_have_tangent(x: Tensor) -> bool:
     """True if ``x`` has tangents, its own or (a view) its base's."""
     return bool(x._fw) or (x._view is not None and bool(x._view.base._fw))
