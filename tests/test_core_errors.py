@@ -115,17 +115,34 @@ def test_assigning_grad_of_wrong_shape_or_dtype(leaves):
     assert_grads_unchanged(x, w)
 
 
-def test_failed_backward_leaves_every_grad_and_the_graph_unchanged(leaves):
+def test_failed_backward_leaves_every_grad_unchanged_and_frees_as_torch(leaves):
+    """``.grad`` is committed only after a whole pass; saved tensors are freed as each node runs
+    (torch's peak memory), so a failed pass leaves its graph partly freed, as torch's does."""
     x, w = leaves
     u = x * 2  # runs last: the failure comes after w's gradient is known
-    v = w.exp()
+    v = w.exp()  # its node ran (and freed its saved output) before the failure
     handle = u.register_hook(lambda g: 1 / 0)
     y = (u + v).sum()
     with pytest.raises(ZeroDivisionError):
         y.backward()
     assert_grads_unchanged(x, w)
     handle.remove()
-    y.backward()  # the graph was not freed by the failed pass
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+    assert_grads_unchanged(x, w)
+
+
+def test_failed_backward_with_retain_graph_can_be_retried(leaves):
+    x, w = leaves
+    u = x * 2
+    v = w.exp()
+    handle = u.register_hook(lambda g: 1 / 0)
+    y = (u + v).sum()
+    with pytest.raises(ZeroDivisionError):
+        y.backward(retain_graph=True)
+    assert_grads_unchanged(x, w)
+    handle.remove()
+    y.backward()
     np.testing.assert_allclose(x.grad.numpy(), [12.0, 22.0])
     np.testing.assert_allclose(w.grad.numpy(), [30.0, 40.0] + np.exp([3.0, 4.0]))
 

@@ -3,7 +3,7 @@
 * ops save only what the rules of the inputs needing a gradient read (``mul``,
   ``div``, ``pow``), as torch does;
 * ``hvp``/``jvp`` without ``create_graph`` run their tangent rules untaped;
-* ``run_backward(free_as_used=True)`` frees each node's saved tensors once it ran.
+* a backward without ``retain_graph`` frees each node's saved tensors once it ran (torch's).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 import dualgrad as dg
 from dualgrad import forward_ad as fwAD
-from dualgrad.reverse.engine import run_backward
 
 BINARY = {"mul": lambda x, y: x * y, "div": lambda x, y: x / y, "pow": lambda x, y: x ** y}
 
@@ -126,33 +125,20 @@ def test_tangent_rules_are_taped_only_with_create_graph(name):
     assert _tangent_taped(fn, True)
 
 
-def test_free_as_used_releases_saved_tensors_during_the_pass():
+@pytest.mark.parametrize("retain_graph", [False, True])
+def test_saved_tensors_are_released_as_soon_as_their_node_ran(retain_graph):
     x = dg.tensor([0.5, 1.0], requires_grad=True)
     y = x.sin()  # its node runs after exp's
     z = y.exp()
     exp_node = z.grad_fn
     released_when_sin_ran = []
-
-    def pre_hook(grads):
-        released_when_sin_ran.append(exp_node._released)
-
-    y.grad_fn.register_prehook(pre_hook)
-    (g,) = run_backward([z.sum()], [dg.tensor(1.0)], retain_graph=False, create_graph=False,
-                        inputs=[x], accumulate=False, free_as_used=True)
-    assert released_when_sin_ran == [True]
+    y.grad_fn.register_prehook(lambda grads: released_when_sin_ran.append(exp_node._released))
+    (g,) = dg.grad(z.sum(), x, retain_graph=retain_graph)
+    assert released_when_sin_ran == [not retain_graph]
     x0 = x.detach().numpy()
     np.testing.assert_allclose(g.numpy(), np.exp(np.sin(x0)) * np.cos(x0))
-    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+    if retain_graph:
         z.sum().backward()
-
-
-def test_without_free_as_used_saved_tensors_live_until_the_pass_ends():
-    x = dg.tensor([0.5, 1.0], requires_grad=True)
-    y = x.sin()
-    z = y.exp()
-    exp_node = z.grad_fn
-    released_when_sin_ran = []
-    y.grad_fn.register_prehook(lambda grads: released_when_sin_ran.append(exp_node._released))
-    z.sum().backward()
-    assert released_when_sin_ran == [False]
-    assert exp_node._released
+    else:
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            z.sum().backward()

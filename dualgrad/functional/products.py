@@ -55,15 +55,14 @@ def _pullback(outputs: tuple, inputs: tuple, vs: tuple, create_graph: bool) -> t
 
 
 def _gradient(out: Any, inputs: tuple, create_graph: bool) -> tuple:
-    """``d out / d inputs`` for a scalar ``out``; without ``create_graph`` the graph, private
-    to the caller, has its saved tensors freed as the backward pass uses them (a lower peak)."""
+    """``d out / d inputs`` for a scalar ``out``."""
     if not out.requires_grad:
         return (None,) * len(inputs)
     seed = implicit_grad(out)  # (torch's error for a complex ``out``)
     if create_graph:
         return _pullback((out,), inputs, (seed,), create_graph)
     return tuple(run_backward((out,), (seed,), retain_graph=False, create_graph=False,
-                              inputs=inputs, accumulate=False, free_as_used=True))
+                              inputs=inputs, accumulate=False))
 
 
 def _tangents(vs: tuple, inputs: tuple) -> tuple:

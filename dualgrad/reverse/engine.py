@@ -30,16 +30,15 @@ def run_backward(
     create_graph: bool,
     inputs: Sequence[Tensor] | None = None,
     accumulate: bool = True,
-    free_as_used: bool = False,
 ) -> list:
     """Back-propagate ``root_grads`` from ``roots``.
 
     With ``accumulate=True`` leaf gradients go to ``.grad`` (of ``inputs`` only,
     when given). With ``accumulate=False`` nothing is written and the gradients
     reaching ``inputs`` are returned, ``None`` for inputs the graph never reached.
-    ``free_as_used=True`` (for a graph private to the caller, such as ``hvp``'s)
-    frees each node's saved tensors as soon as it ran, which lowers the peak
-    memory, at the price of a graph that a failed pass leaves unusable.
+    Without ``retain_graph`` each node's saved tensors are freed as soon as it ran
+    (torch's peak memory): a pass that fails leaves ``.grad`` as it was, but its
+    graph partly freed, as torch's; ``retain_graph=True`` keeps it for a retry.
     """
     start = []
     for root, grad in zip(roots, root_grads):
@@ -59,7 +58,7 @@ def run_backward(
     STATE.graph_task = GraphTask(deps, needed, [s[0] for s in start])
     try:
         captured, staged = _execute(start, deps, needed, captures, retain_graph,
-                                    accumulate, len(inputs) if inputs is not None else 0, free_as_used)
+                                    accumulate, len(inputs) if inputs is not None else 0)
         if accumulate and inputs is not None:  # (non-leaf inputs retain their grad: backward made them)
             staged = [(t, g) for t, g in zip(inputs, captured) if g is not None and t._grad_fn is None]
         _commit(staged, create_graph)
@@ -247,7 +246,7 @@ def _only_level(x: Tensor, level: Any) -> bool:
     return x._view is None or not x._view.base._fw
 
 
-def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, free_as_used) -> list:
+def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> list:
     """Run the ready queue; ``to_grad`` is True for ``backward`` (leaf gradients go to ``.grad``)."""
     buffers: dict = {}
     ready_nodes: list = []
@@ -270,7 +269,6 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
 
     captured: list = [None] * n_inputs
     staged: list = []  # (leaf, grad) to commit into .grad after success
-    ran: list = []  # nodes whose saved tensors are released after success
     captured_nodes = {target for target, _ in captures}
     observed = STATE.observed
     if observed:
@@ -317,11 +315,8 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
             grad_inputs = node.op.backward(node, grads)
         if hooks is not None and hooks.post:
             grad_inputs = _run_post_hooks(node, grad_inputs, grads)
-        if node.saved:  # (a node without saved tensors has nothing to release)
-            if free_as_used:
-                node.release()
-            else:
-                ran.append(node)
+        if node.saved and not retain_graph:  # (a node without saved tensors has nothing to release)
+            node.release()
         i = -1  # (an index rather than zip: a zip object per node costs more than this loop's work)
         for target, nr in node.edges:
             i += 1
@@ -361,10 +356,6 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs, fre
                     only_ready = None
                 heappush(ready_nodes, (-target.seq, target, buf))  # (sequence numbers are unique)
         grads = grad_inputs = grad = buf = None  # (used: large gradients must not live on into the next node)
-
-    if not retain_graph:  # only now: a pass that fails leaves the graph usable
-        for node in ran:
-            node.release()
     return captured, staged
 
 
