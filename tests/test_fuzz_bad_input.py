@@ -330,3 +330,10 @@ def test_clone_of_none_or_a_string_is_a_type_error(bad):
     # torch 2.13: TypeError: clone(): argument 'input' (position 1) must be Tensor, not NoneType
     with pytest.raises(TypeError, match="expected a Tensor, an array or a number, not"):
         dg.clone(bad)  # was a tensor of dtype object or <U3
+
+
+@pytest.mark.parametrize("fn", [dg.cov, dg.corrcoef])
+def test_an_int_beyond_numpys_is_an_overflow_error_as_in_tensor(fn):
+    """(It became an object array, and ``cov`` divided a Python int by zero.)"""
+    with pytest.raises(ValueError, match="Overflow when unpacking long long"):
+        fn(2 ** 70)

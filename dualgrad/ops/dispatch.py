@@ -50,7 +50,10 @@ def tensor_arg(x: Any, fn: str) -> Tensor:
     if isinstance(x, Tensor):
         return x
     if isinstance(x, (np.ndarray, np.generic, int, float, complex)):
-        return _wrap(np.asarray(x))
+        array = np.asarray(x)
+        if array.dtype.kind == "O" and isinstance(x, int):  # (beyond NumPy's integers, as dualgrad.tensor)
+            raise ValueError("Overflow when unpacking long long")
+        return _wrap(array)
     raise TypeError(f"{fn}(): argument 'input' must be a Tensor, not {type(x).__name__}")
 
 
