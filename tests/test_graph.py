@@ -116,10 +116,21 @@ def test_unknown_attribute_is_attribute_error():
     b = dg.ones(2, requires_grad=True) * 2
     with pytest.raises(AttributeError, match="no attribute '_saved_nothing'"):
         _ = b.grad_fn._saved_nothing
-    with pytest.raises(AttributeError, match="'MulBackward0' object has no attribute '_saved_self'"):
-        _ = b.grad_fn._saved_self  # a name nodes have, but times a constant keeps only the shape of self
     with pytest.raises(AttributeError, match="no attribute 'foo'"):
         _ = b.grad_fn.foo
+    with pytest.raises(AttributeError, match="'AddBackward0' object has no attribute '_saved_self'"):
+        _ = (b + 1).grad_fn._saved_self  # add saves nothing
+
+
+def test_an_input_saved_only_for_another_inputs_gradient_reads_none_as_in_torch():
+    """``mul`` and ``div`` save ``self`` only when ``other`` needs a gradient; torch's node then
+    still has ``_saved_self``, as None."""
+    a, c = dg.tensor([1., 2.], requires_grad=True), dg.tensor([3., 4.])
+    for node in ((a * 2).grad_fn, (a * c).grad_fn, (a / c).grad_fn):
+        assert node._saved_self is None
+        assert "_saved_self" in dir(node)
+    assert (a * c).grad_fn._saved_other.tolist() == [3., 4.]
+    assert (c / a).grad_fn._saved_self.tolist() == [3., 4.]
 
 
 def test_calling_a_node_applies_its_backward_rule():

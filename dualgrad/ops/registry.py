@@ -28,6 +28,7 @@ gives one holomorphic partial derivative per input, and both its vjp
 from __future__ import annotations
 
 import inspect
+import itertools
 import operator
 import re
 import sys
@@ -284,17 +285,27 @@ class Op:
             raise AttributeError(f"'{self.grad_name}' object has no attribute '{name}'")
         if type(saved) is not SavedTensor:
             if isinstance(saved, TensorMeta):
+                if not raw and self._may_save(self.arg_names.index(key), len(node.inputs)):
+                    return None  # (saved only for some inputs' gradients, not in this call: torch's None)
                 raise AttributeError(f"'{self.grad_name}' object has no attribute '{name}'")
             return saved
         return saved if raw else saved.unpack(node)
 
+    def _may_save(self, position: int, n_inputs: int) -> bool:
+        """True if some call saves input ``position`` (``mul`` saves ``self`` when ``other`` needs
+        a gradient), so that torch's node declares it."""
+        save = self.save_inputs
+        if not callable(save):
+            return bool(save)
+        return any(save(needs)[position] for needs in itertools.product((False, True), repeat=n_inputs))
+
     def saved_attribute_names(self, node: Any) -> list:
         """The ``_saved_*`` names ``dir(node)`` lists: saved tensors, constant arguments, params (torch's names)."""
         names = []
-        for arg, x in zip(self.arg_names, node.inputs):
+        for i, (arg, x) in enumerate(zip(self.arg_names, node.inputs)):
             if type(x) is SavedTensor:
                 names += [f"_saved_{arg}", f"_raw_saved_{arg}"]
-            elif not isinstance(x, TensorMeta):  # a number, such as pow's exponent
+            elif not isinstance(x, TensorMeta) or self._may_save(i, len(node.inputs)):  # (a number: pow's exponent)
                 names.append(f"_saved_{arg}")
         if type(node.out) is SavedTensor:
             names += ["_saved_result", "_raw_saved_result"]
