@@ -118,8 +118,7 @@ IN_PLACE = [
 ]
 # torch 2.13 records these in-place methods under their own nodes; dualgrad's existing methods record the ops
 # they are made of (its in-place inverse hyperbolic functions are differentiable, torch's *Backward1 raise)
-OWN_NODE_NAMES = {"acosh_", "arccosh_", "arcsinh_", "arctanh_", "asinh_", "atanh_", "frac_", "zero_", "fill_",
-                  "nan_to_num_", "ldexp_"}
+OWN_NODE_NAMES = {"acosh_", "arccosh_", "arcsinh_", "arctanh_", "asinh_", "atanh_", "ldexp_"}
 
 
 def _arguments(args: tuple) -> tuple:

@@ -127,3 +127,4 @@ def test_matmul_rules_with_mixed_dtypes_and_tangents():
     _, hvp = dg.func.jvp(dg.func.grad(loss), (w,), (v,))
     fd = (dg.func.grad(loss)(w + step * v) - dg.func.grad(loss)(w - step * v)) / (2 * step)
     np.testing.assert_allclose(hvp.numpy(), fd.numpy(), rtol=1e-5, atol=1e-7)
+

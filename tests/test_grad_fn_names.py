@@ -71,6 +71,8 @@ NAMES = [
     ('x.tanh()', 'TanhBackward0'),
     ('x.sigmoid()', 'SigmoidBackward0'),
     ('x.relu()', 'ReluBackward0'),
+    ('x.frac()', 'FracBackward0'),
+    ('m.nan_to_num(x)', 'NanToNumBackward0'),
     ('x % 0.7', 'RemainderBackward0'),
     ('m.remainder(x, y)', 'RemainderBackward1'),
     ('m.fmod(x, 0.7)', 'FmodBackward0'),

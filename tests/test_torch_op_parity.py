@@ -492,6 +492,17 @@ def test_nan_to_num_replaces_and_gives_a_zero_gradient_there():
     assert w.tolist() == [-1.0, 3.0]
 
 
+def test_nan_to_num_selects_the_gradient_where_the_input_is_finite():
+    """torch's NanToNumBackward0: 0 where a value was replaced, even for an inf or NaN gradient."""
+    x = dg.tensor([float("nan"), float("inf"), -float("inf"), 1.5], requires_grad=True)
+    y = dg.nan_to_num(x, posinf=9.0, neginf=-9.0)
+    np.testing.assert_array_equal(y.detach().numpy(), [0.0, 9.0, -9.0, 1.5])
+    (g,) = dg.grad(y, x, dg.tensor([np.inf, np.nan, 1.0, 2.0]))
+    np.testing.assert_array_equal(g.numpy(), [0.0, 0.0, 0.0, 2.0])
+    _, tangent = dg.func.jvp(lambda x: dg.nan_to_num(x), (x.detach(),), (dg.ones(4),))
+    np.testing.assert_array_equal(tangent.numpy(), [0.0, 0.0, 0.0, 1.0])
+
+
 def test_complex_and_polar_are_differentiable_and_check_dtypes():
     z = dg.complex(dg.tensor([1.0, 2.0], dtype=dg.float32), dg.tensor([3.0, -4.0], dtype=dg.float32))
     assert z.dtype == np.complex64 and z.tolist() == [1 + 3j, 2 - 4j]

@@ -395,6 +395,7 @@ FLOOR = _zero_gradient("floor", np.floor)
 CEIL = _zero_gradient("ceil", np.ceil)
 TRUNC = _zero_gradient("trunc", np.trunc)
 ROUND = _zero_gradient("round", _round_impl, grad_name_for=_round_name)
+FRAC = elementwise("frac", lambda x: np.subtract(x, np.trunc(x)), (1,))
 
 # -- exponentials and logarithms ----------------------------------------------------
 EXP = elementwise("exp", np.exp, (lambda out, x: out,), save_inputs=False, save_out=True)
@@ -737,7 +738,7 @@ def frac(input: Any) -> Tensor:  # noqa: A002 - torch's name
     >>> dg.frac(dg.tensor([-1.25, 2.5]))
     tensor([-0.2500,  0.5000])
     """
-    return apply(SUB, input, apply(TRUNC, input))
+    return apply(FRAC, input)
 exp = _unary(EXP, "Exponential.", "[0.]", "tensor([1.])")
 expm1 = _unary(EXPM1, "``exp(x) - 1``, accurate near 0.", "[0.]", "tensor([0.])")
 log = _unary(LOG, "Natural logarithm.", "[1.]", "tensor([0.])")

@@ -32,7 +32,6 @@ from .elementwise import (
     cos,
     exp,
     isfinite,
-    isnan,
     log,
     selecting,
     sigmoid,
@@ -120,6 +119,10 @@ HEAVISIDE = elementwise("heaviside", np.heaviside, (
     lambda out, x, h0: (x == 0).to(out.dtype),
 ), save_out=True)
 
+# (the gradient is selected where the input is finite, 0 where a value was replaced: torch's NanToNumBackward0)
+NAN_TO_NUM = selecting("nan_to_num", lambda x, nan, posinf, neginf: np.nan_to_num(x, nan=nan, posinf=posinf,
+                                                                                 neginf=neginf),
+                       (lambda out, x, **params: isfinite(x),))
 FMAX = selecting("fmax", np.fmax, (
     lambda out, x, y: (x >= y) | y.isnan(),
     lambda out, x, y: ~((x >= y) | y.isnan()),
@@ -299,11 +302,7 @@ def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None,  # noq
         return clone(x)
     if x.dtype.kind == "c":
         return complex(nan_to_num(x.real, nan, posinf, neginf), nan_to_num(x.imag, nan, posinf, neginf))
-    finfo = np.finfo(x.dtype)
-    posinf = float(finfo.max) if posinf is None else posinf
-    neginf = float(finfo.min) if neginf is None else neginf
-    replacement = _where(isnan(x), nan, _where(x > 0, posinf, neginf)).to(x.dtype)
-    return _where(isfinite(x), x, replacement)
+    return apply(NAN_TO_NUM, x, nan=nan, posinf=posinf, neginf=neginf)
 
 
 def complex(real: Any, imag: Any) -> Tensor:  # noqa: A001 - torch's name
