@@ -501,6 +501,7 @@ def test_nan_to_num_selects_the_gradient_where_the_input_is_finite():
     np.testing.assert_array_equal(g.numpy(), [0.0, 0.0, 0.0, 2.0])
     _, tangent = dg.func.jvp(lambda x: dg.nan_to_num(x), (x.detach(),), (dg.ones(4),))
     np.testing.assert_array_equal(tangent.numpy(), [0.0, 0.0, 0.0, 1.0])
+    assert dg.nan_to_num(x.detach(), nan=None).tolist()[0] == 0.0  # (None is torch's default 0)
 
 
 def test_complex_and_polar_are_differentiable_and_check_dtypes():

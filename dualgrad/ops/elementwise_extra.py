@@ -302,7 +302,7 @@ def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None,  # noq
         return clone(x)
     if x.dtype.kind == "c":
         return complex(nan_to_num(x.real, nan, posinf, neginf), nan_to_num(x.imag, nan, posinf, neginf))
-    return apply(NAN_TO_NUM, x, nan=nan, posinf=posinf, neginf=neginf)
+    return apply(NAN_TO_NUM, x, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
 
 
 def complex(real: Any, imag: Any) -> Tensor:  # noqa: A001 - torch's name
