@@ -1,9 +1,9 @@
 """The ops of tanh's and sigmoid's reverse rules, and matmul's rules without a graph.
 
 ``tanh_backward`` and ``sigmoid_backward`` (torch's ``aten`` ops of the same names) take
-the product of a gradient and the function's slope with one new array; a graph of
-second order shows them as TanhBackwardBackward0 and SigmoidBackwardBackward0, as
-torch's. matmul's rules, when no mode can see them (no graph, tangent or observer),
+the product of a gradient and the conjugate of the function's slope with one new array;
+a graph of second order shows them as TanhBackwardBackward0 and SigmoidBackwardBackward0,
+as torch's, for real and complex dtypes. matmul's rules, when no mode can see them (no graph, tangent or observer),
 call NumPy on the transposed arrays directly. The values here are torch 2.13's.
 """
 
@@ -52,6 +52,7 @@ def test_second_order_graph_is_torchs(fn, first, second, name):
 def test_complex_gradients_keep_the_conjugate(fn, first, second):
     z = dg.tensor(Z, requires_grad=True)
     (g,) = dg.grad(fn(z).abs().sum(), z, create_graph=True)
+    assert g.grad_fn.name() == f"{fn.__name__.capitalize()}BackwardBackward0"
     np.testing.assert_allclose(g.detach().numpy(), first, rtol=1e-14)
     np.testing.assert_allclose(dg.grad(g.abs().sum(), z)[0].numpy(), second, rtol=1e-13)
 
@@ -79,6 +80,21 @@ def test_kernels_equal_their_formula_and_leave_their_inputs(op, slope, g_shape, 
     np.testing.assert_array_equal(got.numpy(), slope(y) * g)
     np.testing.assert_array_equal(g, g_copy)
     np.testing.assert_array_equal(y, y_copy)
+
+
+@pytest.mark.parametrize("op", [tanh_backward, sigmoid_backward])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_kernels_rules_pass_gradcheck_in_both_modes(op, dtype):
+    """The ops' own rules (real and complex: the product is antiholomorphic in the output)."""
+    rng = np.random.default_rng(3)
+
+    def leaf():
+        values = rng.standard_normal(3) + (1j * rng.standard_normal(3) if dtype is np.complex128 else 0)
+        return dg.tensor((0.5 * values).astype(dtype), requires_grad=True)
+
+    inputs = (leaf(), leaf())
+    assert dg.autograd.gradcheck(op, inputs, check_forward_ad=True)
+    assert dg.autograd.gradgradcheck(op, inputs)
 
 
 @pytest.mark.parametrize("op", [tanh_backward, sigmoid_backward])

@@ -325,28 +325,58 @@ def _sigmoid_impl(x: np.ndarray) -> np.ndarray:
 
 
 def _tanh_backward_impl(g: Any, y: np.ndarray) -> np.ndarray:
-    """``g * (1 - y*y)`` in one new array: NumPy's expression would make two or three."""
+    """``g * conj(1 - y*y)`` in one new array: NumPy's expression would make two or three."""
     slope = np.multiply(y, y)
     if type(slope) is not np.ndarray:  # (one value: NumPy gives a scalar, which has no memory to reuse)
-        return g * (1 - slope)
+        return g * np.conj(1 - slope)
     np.subtract(1, slope, out=slope)
-    return _times_into(slope, g)
+    return _conj_times_into(slope, g)
 
 
 def _sigmoid_backward_impl(g: Any, y: np.ndarray) -> np.ndarray:
-    """``g * (y * (1 - y))`` in one new array."""
+    """``g * conj(y * (1 - y))`` in one new array."""
     slope = np.subtract(1, y)
     if type(slope) is not np.ndarray:
-        return g * (slope * y)
+        return g * np.conj(slope * y)
     np.multiply(slope, y, out=slope)
-    return _times_into(slope, g)
+    return _conj_times_into(slope, g)
 
 
-def _times_into(slope: np.ndarray, g: Any) -> np.ndarray:
-    """``slope * g``, into ``slope`` (a new array) when the product has its shape and dtype."""
+def _conj_times_into(slope: np.ndarray, g: Any) -> np.ndarray:
+    """``conj(slope) * g``, into ``slope`` (a new array) when the product has its shape and dtype."""
+    if slope.dtype.kind == "c":
+        np.conjugate(slope, out=slope)
     if type(g) is np.ndarray and g.shape == slope.shape and g.dtype == slope.dtype:
         return np.multiply(slope, g, out=slope)
     return np.multiply(slope, g)
+
+
+# The rules of tanh_backward(g, y) = g * conj(s(y)) and sigmoid_backward, with s(y) = 1 - y**2 or
+# y * (1 - y): linear in g, antiholomorphic in y (d/d conj(y) of g * s(conj(y)) is g * s'(conj(y))).
+def _tanh_backward_vjp_y(g2: Tensor, out: Any, g: Tensor, y: Tensor) -> Tensor:
+    return conj(g2) * (-2 * (g * conj(y)))
+
+
+def _tanh_backward_jvp(tangents: tuple, out: Any, g: Tensor, y: Tensor) -> Tensor:
+    t_g, t_y = tangents
+    term = None if t_g is None else tanh_backward(t_g, y)
+    if t_y is not None:
+        other = (-2 * (g * conj(y))) * conj(t_y)
+        term = other if term is None else term + other
+    return term
+
+
+def _sigmoid_backward_vjp_y(g2: Tensor, out: Any, g: Tensor, y: Tensor) -> Tensor:
+    return conj(g2) * (g * (1 - 2 * conj(y)))
+
+
+def _sigmoid_backward_jvp(tangents: tuple, out: Any, g: Tensor, y: Tensor) -> Tensor:
+    t_g, t_y = tangents
+    term = None if t_g is None else sigmoid_backward(t_g, y)
+    if t_y is not None:
+        other = (g * (1 - 2 * conj(y))) * conj(t_y)
+        term = other if term is None else term + other
+    return term
 
 
 _LN2 = math.log(2.0)
@@ -426,12 +456,11 @@ COSH = elementwise("cosh", np.cosh, (lambda out, x: sinh(x),))
 TANH = elementwise("tanh", np.tanh, (lambda out, x: 1 - out * out,), save_inputs=False, save_out=True,
                    vjp=(lambda g, out, x: tanh_backward(g, out),),
                    jvp=lambda tangents, out, x: tanh_backward(tangents[0], conj(out)))
-# (real floating dtypes only: ``tanh_backward`` takes complex ones to its formula written out)
+# (the partials, for real dtypes, stand for what the rules read; the rules are the complex ones)
 TANH_BACKWARD = elementwise("tanh_backward", _tanh_backward_impl,
                             (lambda out, g, y: 1 - y * y, lambda out, g, y: -2 * (g * y)),
-                            vjp=(lambda g2, out, g, y: tanh_backward(g2, y),
-                                 vjp_from_partial(lambda out, g, y: -2 * (g * y))),
-                            arg_names=("grad_output", "output"))
+                            vjp=(lambda g2, out, g, y: tanh_backward(g2, conj(y)), _tanh_backward_vjp_y),
+                            jvp=_tanh_backward_jvp, arg_names=("grad_output", "output"))
 ASINH = elementwise("asinh", np.arcsinh, (lambda out, x: rsqrt(x * x + 1),))
 # (1/sqrt(x-1)/sqrt(x+1), not 1/sqrt(x*x-1): the same for real x, but for complex x with Re x < 0
 # only the first follows the branch of arccosh)
@@ -446,9 +475,8 @@ SIGMOID = elementwise("sigmoid", _sigmoid_impl, (lambda out, x: out * (1 - out),
                       jvp=lambda tangents, out, x: sigmoid_backward(tangents[0], conj(out)))
 SIGMOID_BACKWARD = elementwise("sigmoid_backward", _sigmoid_backward_impl,
                                (lambda out, g, y: y * (1 - y), lambda out, g, y: g * (1 - 2 * y)),
-                               vjp=(lambda g2, out, g, y: sigmoid_backward(g2, y),
-                                    vjp_from_partial(lambda out, g, y: g * (1 - 2 * y))),
-                               arg_names=("grad_output", "output"))
+                               vjp=(lambda g2, out, g, y: sigmoid_backward(g2, conj(y)), _sigmoid_backward_vjp_y),
+                               jvp=_sigmoid_backward_jvp, arg_names=("grad_output", "output"))
 SOFTPLUS = elementwise("softplus", _softplus_impl, (_softplus_partial,))
 RELU = selecting("relu", lambda x: np.maximum(x, 0), (lambda out, x: ~(out <= 0),),
                  save_inputs=False, save_out=True)
@@ -773,8 +801,6 @@ def tanh_backward(grad_output: Any, output: Any) -> Tensor:
     >>> tanh_backward(dg.tensor([2.0]), dg.tensor([0.5]))
     tensor([1.5000])
     """
-    if _is_complex(grad_output) or _is_complex(output):
-        return grad_output * conj(1 - output * output)
     return apply(TANH_BACKWARD, grad_output, output)
 
 
@@ -787,13 +813,7 @@ def sigmoid_backward(grad_output: Any, output: Any) -> Tensor:
     >>> sigmoid_backward(dg.tensor([2.0]), dg.tensor([0.5]))
     tensor([0.5000])
     """
-    if _is_complex(grad_output) or _is_complex(output):
-        return grad_output * conj(output * (1 - output))
     return apply(SIGMOID_BACKWARD, grad_output, output)
-
-
-def _is_complex(x: Any) -> bool:
-    return isinstance(x, Tensor) and x.dtype.kind == "c"
 
 
 def conj(x: Any) -> Tensor:
