@@ -849,3 +849,18 @@ def test_float_division_by_zero_still_gives_inf_and_nan():
         assert (dg.tensor([5.0]) // 0).tolist() == [math.inf]
         assert math.isnan((dg.tensor([5.0]) % 0).item())
         assert (dg.tensor([7]) // 2).tolist() == [3] and (dg.tensor([-7]) % 3).tolist() == [2]
+
+
+def test_a_number_divided_by_a_tensor_is_torchs_reciprocal_times_the_number():
+    """torch computes ``3 / x`` as ``x.reciprocal() * 3``: its graph and its float32 bits (NumPy's
+    one division gives 0.4285714328 for 3 / 7)."""
+    x = dg.tensor([7.0, 0.1, 3.3], dtype=dg.float32, requires_grad=True)
+    y = 3 / x
+    assert y.grad_fn.name() == "MulBackward0"
+    assert y.grad_fn.next_functions[0][0].name() == "ReciprocalBackward0"
+    assert y.grad_fn.next_functions[1] == (None, 0)
+    assert y.tolist() == [0.4285714626312256, 30.0, 0.9090909361839294]
+    y.sum().backward()
+    assert x.grad.tolist() == [-0.06122449412941933, -300.0, -0.2754821181297302]
+    assert (dg.tensor([2.0]) / dg.tensor([4.0])).grad_fn is None  # (two tensors: div, as before)
+    assert (dg.tensor([2.0], requires_grad=True) / x[:1]).grad_fn.name() == "DivBackward0"

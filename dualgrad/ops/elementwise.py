@@ -8,6 +8,7 @@ The ``elementwise`` family turns each partial ``d`` into the reverse rule
 
 from __future__ import annotations
 
+import builtins
 import functools
 import math
 import operator
@@ -848,6 +849,14 @@ def _reflected(fn: Any) -> Any:
     return lambda self, other: fn(other, self)
 
 
+def _reflected_division(self: Tensor, other: Any) -> Tensor:
+    """``number / self`` as torch computes it, ``reciprocal(self) * number`` (its graph: MulBackward0
+    of ReciprocalBackward0); the quotient of two tensors or arrays is ``div``'s."""
+    if type(other) in (int, float, builtins.complex, bool):
+        return apply(MUL, apply(RECIPROCAL, self), other)
+    return div(other, self)
+
+
 def _to(self: Tensor, *args: Any, dtype: Any = None, copy: bool = False, **kwargs: Any) -> Tensor:
     """``t.to(dtype)``, ``t.to(other)`` (its dtype); ``self`` if nothing changes, unless ``copy=True``.
 
@@ -1022,7 +1031,7 @@ METHODS: dict[str, Any] = {
     "__add__": add, "__radd__": add,
     "__sub__": sub, "__rsub__": _reflected(sub),
     "__mul__": mul, "__rmul__": mul,
-    "__truediv__": div, "__rtruediv__": _reflected(div),
+    "__truediv__": div, "__rtruediv__": _reflected_division,
     "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide),
     "__mod__": remainder, "__rmod__": _reflected(remainder),
     "__pow__": pow, "__rpow__": _reflected(pow),
