@@ -8,7 +8,6 @@ The ``elementwise`` family turns each partial ``d`` into the reverse rule
 
 from __future__ import annotations
 
-import builtins
 import functools
 import math
 import operator
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..factories import zeros_like
-from ..tensor import Tensor, as_operand, is_differentiable_dtype, torch_dtype_name
+from ..tensor import Tensor, as_operand, is_differentiable_dtype, is_number, torch_dtype_name
 from .dispatch import apply, tensor_arg
 from .registry import (
     ENGINE_ONLY,
@@ -352,32 +351,29 @@ def _conj_times_into(slope: np.ndarray, g: Any) -> np.ndarray:
     return np.multiply(slope, g)
 
 
-# The rules of tanh_backward(g, y) = g * conj(s(y)) and sigmoid_backward, with s(y) = 1 - y**2 or
-# y * (1 - y): linear in g, antiholomorphic in y (d/d conj(y) of g * s(conj(y)) is g * s'(conj(y))).
-def _tanh_backward_vjp_y(g2: Tensor, out: Any, g: Tensor, y: Tensor) -> Tensor:
-    return conj(g2) * (-2 * (g * conj(y)))
+def _slope_product_rules(kernel: Callable, slope_of_conj: Callable) -> tuple:
+    """``(vjp, jvp)`` of ``kernel(g, y) = g * conj(s(y))`` (``tanh_backward``, ``sigmoid_backward``):
+    linear in ``g``, antiholomorphic in ``y``, whose derivative in ``conj(y)`` is
+    ``slope_of_conj(g, y) = g * conj(s'(y))``."""
+
+    def vjp_y(g2: Tensor, out: Any, g: Tensor, y: Tensor) -> Tensor:
+        return conj(g2) * slope_of_conj(g, y)
+
+    def jvp(tangents: tuple, out: Any, g: Tensor, y: Tensor) -> Tensor:
+        t_g, t_y = tangents
+        term = None if t_g is None else kernel(t_g, y)
+        if t_y is not None:
+            other = slope_of_conj(g, y) * conj(t_y)
+            term = other if term is None else term + other
+        return term
+
+    return (lambda g2, out, g, y: kernel(g2, conj(y)), vjp_y), jvp
 
 
-def _tanh_backward_jvp(tangents: tuple, out: Any, g: Tensor, y: Tensor) -> Tensor:
-    t_g, t_y = tangents
-    term = None if t_g is None else tanh_backward(t_g, y)
-    if t_y is not None:
-        other = (-2 * (g * conj(y))) * conj(t_y)
-        term = other if term is None else term + other
-    return term
-
-
-def _sigmoid_backward_vjp_y(g2: Tensor, out: Any, g: Tensor, y: Tensor) -> Tensor:
-    return conj(g2) * (g * (1 - 2 * conj(y)))
-
-
-def _sigmoid_backward_jvp(tangents: tuple, out: Any, g: Tensor, y: Tensor) -> Tensor:
-    t_g, t_y = tangents
-    term = None if t_g is None else sigmoid_backward(t_g, y)
-    if t_y is not None:
-        other = (g * (1 - 2 * conj(y))) * conj(t_y)
-        term = other if term is None else term + other
-    return term
+_TANH_BACKWARD_VJP, _TANH_BACKWARD_JVP = _slope_product_rules(lambda g, y: tanh_backward(g, y),
+                                                               lambda g, y: -2 * (g * conj(y)))
+_SIGMOID_BACKWARD_VJP, _SIGMOID_BACKWARD_JVP = _slope_product_rules(lambda g, y: sigmoid_backward(g, y),
+                                                                     lambda g, y: g * (1 - 2 * conj(y)))
 
 
 _LN2 = math.log(2.0)
@@ -460,8 +456,8 @@ TANH = elementwise("tanh", np.tanh, (lambda out, x: 1 - out * out,), save_inputs
 # (the partials, for real dtypes, stand for what the rules read; the rules are the complex ones)
 TANH_BACKWARD = elementwise("tanh_backward", _tanh_backward_impl,
                             (lambda out, g, y: 1 - y * y, lambda out, g, y: -2 * (g * y)),
-                            vjp=(lambda g2, out, g, y: tanh_backward(g2, conj(y)), _tanh_backward_vjp_y),
-                            jvp=_tanh_backward_jvp, arg_names=("grad_output", "output"))
+                            vjp=_TANH_BACKWARD_VJP, jvp=_TANH_BACKWARD_JVP,
+                            arg_names=("grad_output", "output"))
 ASINH = elementwise("asinh", np.arcsinh, (lambda out, x: rsqrt(x * x + 1),))
 # (1/sqrt(x-1)/sqrt(x+1), not 1/sqrt(x*x-1): the same for real x, but for complex x with Re x < 0
 # only the first follows the branch of arccosh)
@@ -476,8 +472,8 @@ SIGMOID = elementwise("sigmoid", _sigmoid_impl, (lambda out, x: out * (1 - out),
                       jvp=lambda tangents, out, x: sigmoid_backward(tangents[0], conj(out)))
 SIGMOID_BACKWARD = elementwise("sigmoid_backward", _sigmoid_backward_impl,
                                (lambda out, g, y: y * (1 - y), lambda out, g, y: g * (1 - 2 * y)),
-                               vjp=(lambda g2, out, g, y: sigmoid_backward(g2, conj(y)), _sigmoid_backward_vjp_y),
-                               jvp=_sigmoid_backward_jvp, arg_names=("grad_output", "output"))
+                               vjp=_SIGMOID_BACKWARD_VJP, jvp=_SIGMOID_BACKWARD_JVP,
+                               arg_names=("grad_output", "output"))
 SOFTPLUS = elementwise("softplus", _softplus_impl, (_softplus_partial,))
 RELU = selecting("relu", lambda x: np.maximum(x, 0), (lambda out, x: ~(out <= 0),),
                  save_inputs=False, save_out=True)
@@ -496,6 +492,8 @@ CLAMP_MIN = overload(CLAMP, "clamp_min", "ClampMinBackward0",
                      name_by_operands({(True, True, False): "ClampMinBackward1"}))
 CLAMP_MAX = overload(CLAMP, "clamp_max", "ClampMaxBackward0",
                      name_by_operands({(True, False, True): "ClampMaxBackward1"}))
+
+
 def _where_jvp(tangents: tuple, out: Any, c: Any, x: Any, y: Any) -> Tensor:
     _, tx, ty = tangents
     return _where(c, 0.0 if tx is None else tx, 0.0 if ty is None else ty)
@@ -852,7 +850,7 @@ def _reflected(fn: Any) -> Any:
 def _reflected_division(self: Tensor, other: Any) -> Tensor:
     """``number / self`` as torch computes it, ``reciprocal(self) * number`` (its graph: MulBackward0
     of ReciprocalBackward0); the quotient of two tensors or arrays is ``div``'s."""
-    if type(other) in (int, float, builtins.complex, bool):
+    if is_number(other):
         return apply(MUL, apply(RECIPROCAL, self), other)
     return div(other, self)
 
