@@ -1,11 +1,12 @@
-"""The ops of tanh's and sigmoid's reverse rules, and matmul's rules without a graph.
+"""The ops of tanh's and sigmoid's reverse rules, and rules that compute by NumPy directly.
 
 ``tanh_backward`` and ``sigmoid_backward`` (torch's ``aten`` ops of the same names) take
-the product of a gradient and the conjugate of the function's slope with one new array;
-a graph of second order shows them as TanhBackwardBackward0 and SigmoidBackwardBackward0,
-as torch's, for real and complex dtypes. matmul's rules, when no mode can see them (no graph, tangent or observer),
-call NumPy on the transposed arrays directly. The values here are torch 2.13's.
-"""
+the product of a gradient and the conjugate of the function's slope with one new array
+(none when the backward engine holds the only reference to the gradient: the product
+goes into its memory); a graph of second order shows them as TanhBackwardBackward0 and
+SigmoidBackwardBackward0, as torch's, for real and complex dtypes. matmul's, sum's and
+mean's rules, when no mode can see them (no graph, tangent or observer), call NumPy on the
+arrays directly. The values here are torch 2.13's."""
 
 from __future__ import annotations
 
@@ -144,3 +145,103 @@ def test_matmul_rules_with_mixed_dtypes_and_tangents():
     fd = (dg.func.grad(loss)(w + step * v) - dg.func.grad(loss)(w - step * v)) / (2 * step)
     np.testing.assert_allclose(hvp.numpy(), fd.numpy(), rtol=1e-5, atol=1e-7)
 
+
+
+@pytest.fixture
+def kernel_calls(monkeypatch):
+    """The calls of tanh_backward's and sigmoid_backward's kernels, by op name."""
+    from dualgrad.ops import elementwise
+
+    calls = []
+    for op in (elementwise.TANH_BACKWARD, elementwise.SIGMOID_BACKWARD):
+        def spy(g, y, impl=op.impl, name=op.name):
+            calls.append(name)
+            return impl(g, y)
+        monkeypatch.setattr(op, "impl", spy)
+    return calls
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_rules_write_into_a_gradient_only_the_engine_holds(kernel_calls, dtype):
+    """W2's layers: the gradient a product made takes tanh's and sigmoid's slope in its own
+    memory (no kernel call), with the kernel's bits; an observer sees the kernels."""
+    rng = np.random.default_rng(4)
+    x = dg.tensor(rng.standard_normal((5, 4)).astype(dtype))
+    ws = [dg.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True) for s in [(4, 3), (3, 2)]]
+
+    def grads():
+        return dg.grad(((x @ ws[0]).tanh() @ ws[1]).sigmoid().abs().sum(), ws)
+
+    fast = grads()
+    assert kernel_calls == []
+    with profile():
+        observed = grads()
+    assert sorted(kernel_calls) == ["sigmoid_backward", "tanh_backward"]
+    recorded = dg.grad(((x @ ws[0]).tanh() @ ws[1]).sigmoid().abs().sum(), ws, create_graph=True)
+    for a, b, c in zip(fast, observed, recorded, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        np.testing.assert_array_equal(a.numpy(), c.detach().numpy())
+
+
+@pytest.mark.parametrize("fn", [dg.tanh, dg.sigmoid])
+def test_rules_leave_gradients_others_hold(kernel_calls, fn):
+    """A gradient the user passed, a hook kept or a retained ``.grad`` is never written into."""
+    x = dg.tensor([0.3, -1.2, 2.0], requires_grad=True)
+    expected = dg.grad(fn(x), x, dg.tensor([1.0, 2.0, 3.0]))[0].numpy()
+    v = dg.tensor([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(dg.grad(fn(x), x, v)[0].numpy(), expected)
+    np.testing.assert_array_equal(v.numpy(), [1.0, 2.0, 3.0])
+
+    kept = []
+    y = fn(x)
+    y.register_hook(kept.append)
+    (y * dg.tensor([1.0, 2.0, 3.0])).sum().backward()
+    np.testing.assert_array_equal(kept[0].numpy(), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+    assert len(kernel_calls) == 3  # (each gradient above was held by a caller or a hook)
+
+    y = fn(x)
+    y.retain_grad()  # (a copy: the engine's gradient stays its own, and takes the slope in place)
+    (y * dg.tensor([1.0, 2.0, 3.0])).sum().backward()
+    np.testing.assert_array_equal(y.grad.numpy(), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * expected)
+    assert len(kernel_calls) == 3
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+@pytest.mark.parametrize(("shape", "dim", "keepdim"), [((), None, False), ((3, 4), None, False),
+                                                       ((3, 4), 1, False), ((3, 4), (0,), True),
+                                                       ((2, 1, 3), (0, 2), False), ((2, 3), 0, True)])
+def test_reduction_rules_without_a_graph_equal_the_recorded_ones(reduce, shape, dim, keepdim):
+    """sum's and mean's rules broadcast the gradient by NumPy directly when no mode can see it."""
+    x = dg.tensor(np.random.default_rng(5).standard_normal(shape), requires_grad=True)
+
+    def gradient(**kwargs):
+        y = getattr(x * 1.5, reduce)() if dim is None else getattr(x * 1.5, reduce)(dim, keepdim=keepdim)
+        return dg.grad((y * y).sum(), x, **kwargs)[0]
+
+    plain = gradient()
+    recorded = gradient(create_graph=True)
+    with profile():
+        observed = gradient()
+    assert plain.grad_fn is None and recorded.grad_fn is not None
+    assert plain._data.flags.writeable  # (dense, as torch returns it)
+    np.testing.assert_array_equal(plain.numpy(), recorded.detach().numpy())
+    np.testing.assert_array_equal(plain.numpy(), observed.numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+def test_square_of_a_reduced_gradient_equals_the_recorded_rule(dtype, reduce):
+    """``x ** 2`` under a sum or mean (W2's loss): 2g, one value, times x by NumPy directly."""
+    x = dg.tensor(np.random.default_rng(6).standard_normal((4, 3)).astype(dtype), requires_grad=True)
+
+    def gradient(**kwargs):
+        return dg.grad(getattr((x - 0.5) ** 2, reduce)(), x, **kwargs)[0]
+
+    plain, recorded = gradient(), gradient(create_graph=True)
+    assert plain.dtype == dtype and plain._data.flags.writeable
+    np.testing.assert_array_equal(plain.numpy(), recorded.detach().numpy())
+    scale = 2.0 if reduce == "sum" else 2.0 / 12
+    np.testing.assert_allclose(plain.numpy(), scale * (x.detach().numpy() - 0.5), rtol=1e-6)

@@ -15,15 +15,15 @@ from dualgrad.ops import registry
 
 @pytest.fixture
 def scratch_decisions(monkeypatch):
-    """Record each answer of ``_is_scratch`` (True: the jvp worked in place)."""
+    """Record each answer of ``is_scratch`` (True: the jvp worked in place)."""
     answers = []
-    original = registry._is_scratch
+    original = registry.is_scratch
 
     def spy(x, other):
         answers.append(original(x, other))
         return answers[-1]
 
-    monkeypatch.setattr(registry, "_is_scratch", spy)
+    monkeypatch.setattr(registry, "is_scratch", spy)
     return answers
 
 

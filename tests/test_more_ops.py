@@ -237,6 +237,13 @@ def test_triangle_indices():
         dg.triu_indices(1, -3)
     with pytest.raises(NotImplementedError, match="\"tril_indices\" not implemented for 'Float'"):
         dg.tril_indices(2, 2, dtype=dg.float32)
+    # sizes and offset are ints (an integer tensor of one value too), as torch's: a float of 1e6
+    # would otherwise ask NumPy for a 1e6 x 1e6 mask
+    _eq(dg.tril_indices(dg.tensor(2), np.int64(2)), [[0, 1, 1], [0, 0, 1]])
+    with pytest.raises(TypeError, match=r"tril_indices\(\): argument 'row' \(position 1\) must be int, not float"):
+        dg.tril_indices(1e6, 1e6)
+    with pytest.raises(TypeError, match=r"triu_indices\(\): argument 'offset' \(position 3\) must be int, not Tensor"):
+        dg.triu_indices(2, 2, dg.tensor(1.0))
 
 
 def test_combinations_values_and_gradient():

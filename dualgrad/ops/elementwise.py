@@ -17,14 +17,16 @@ from typing import Any
 
 import numpy as np
 
+from .._state import STATE
 from ..factories import zeros_like
-from ..tensor import Tensor, as_operand, is_differentiable_dtype, is_number, torch_dtype_name
+from ..tensor import Tensor, _wrap, as_operand, is_differentiable_dtype, is_number, torch_dtype_name
 from .dispatch import apply, tensor_arg
 from .registry import (
     ENGINE_ONLY,
     Op,
     broadcast_product,
     elementwise,
+    is_scratch,
     is_tensor_operand,
     linear,
     multiply_into,
@@ -32,6 +34,7 @@ from .registry import (
     nondifferentiable,
     overload,
     scale_into,
+    unseen_pair,
     vjp_from_partial,
 )
 
@@ -61,6 +64,8 @@ def _doubled_times(g: Any, x: Any, owned: bool) -> Tensor | None:
         return None
     twice = broadcast_product(g, 2)
     if twice is not None:
+        if unseen_pair(twice, x) and twice._data.dtype is x._data.dtype:  # (NumPy's product is mul's)
+            return _wrap(np.multiply(twice._data, x._data))
         return twice * x
     if owned and scale_into(g, 2.0):
         return g if multiply_into(g, x) else g * x
@@ -324,31 +329,63 @@ def _sigmoid_impl(x: np.ndarray) -> np.ndarray:
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
-def _tanh_backward_impl(g: Any, y: np.ndarray) -> np.ndarray:
-    """``g * conj(1 - y*y)`` in one new array: NumPy's expression would make two or three."""
+def _tanh_slope(y: np.ndarray) -> Any:
+    """``1 - y*y``: a new array (or, for one value, NumPy's scalar)."""
     slope = np.multiply(y, y)
     if type(slope) is not np.ndarray:  # (one value: NumPy gives a scalar, which has no memory to reuse)
-        return g * np.conj(1 - slope)
-    np.subtract(1, slope, out=slope)
-    return _conj_times_into(slope, g)
+        return 1 - slope
+    return np.subtract(1, slope, out=slope)
+
+
+def _sigmoid_slope(y: np.ndarray) -> Any:
+    """``y * (1 - y)``: a new array (or, for one value, NumPy's scalar)."""
+    slope = np.subtract(1, y)
+    if type(slope) is not np.ndarray:
+        return slope * y
+    return np.multiply(slope, y, out=slope)
+
+
+def _tanh_backward_impl(g: Any, y: np.ndarray) -> np.ndarray:
+    """``g * conj(1 - y*y)`` in one new array: NumPy's expression would make two or three."""
+    return _conj_times_into(_tanh_slope(y), g)
 
 
 def _sigmoid_backward_impl(g: Any, y: np.ndarray) -> np.ndarray:
     """``g * conj(y * (1 - y))`` in one new array."""
-    slope = np.subtract(1, y)
-    if type(slope) is not np.ndarray:
-        return g * np.conj(slope * y)
-    np.multiply(slope, y, out=slope)
-    return _conj_times_into(slope, g)
+    return _conj_times_into(_sigmoid_slope(y), g)
 
 
-def _conj_times_into(slope: np.ndarray, g: Any) -> np.ndarray:
+def _conj_times_into(slope: Any, g: Any) -> Any:
     """``conj(slope) * g``, into ``slope`` (a new array) when the product has its shape and dtype."""
+    if type(slope) is not np.ndarray:
+        return g * np.conj(slope)
     if slope.dtype.kind == "c":
         np.conjugate(slope, out=slope)
     if type(g) is np.ndarray and g.shape == slope.shape and g.dtype == slope.dtype:
         return np.multiply(slope, g, out=slope)
     return np.multiply(slope, g)
+
+
+def _output_slope_vjp(backward_op: Op, slope: Callable) -> Callable:
+    """The vjp ``backward_op(g, out)`` of tanh or sigmoid (``slope(out)`` their derivative).
+
+    When the backward engine holds the only reference to ``g`` and nothing can see the
+    product (``is_scratch``, no observer), ``g * conj(slope(out))`` goes into ``g``'s own
+    memory: the gradient that the previous node made, still in the caches, and no new
+    array (W2's tanh layers).
+    """
+
+    def vjp(g: Any, out: Any, x: Any) -> Any:
+        if sys.getrefcount(g) == ENGINE_ONLY and not STATE.observed and is_scratch(g, out):
+            product = slope(out._data)
+            if type(product) is np.ndarray:
+                if product.dtype.kind == "c":
+                    np.conjugate(product, out=product)
+                np.multiply(g._data, product, out=g._data)
+                return g
+        return apply(backward_op, g, out)
+
+    return vjp
 
 
 def _slope_product_rules(kernel: Callable, slope_of_conj: Callable) -> tuple:
@@ -447,17 +484,18 @@ ATAN2 = elementwise("atan2", np.arctan2, (lambda out, y, x: x / _radius_squared(
                                           lambda out, y, x: -y / _radius_squared(y, x)), to_float=True)
 SINH = elementwise("sinh", np.sinh, (lambda out, x: cosh(x),))
 COSH = elementwise("cosh", np.cosh, (lambda out, x: sinh(x),))
-# (tanh's and sigmoid's rules run their ``*_backward`` ops, as torch's: one new array per product,
-# and a graph of second order shows TanhBackwardBackward0; the tangent t * (1 - out**2) is
-# tanh_backward(t, conj(out)), whose conj(1 - conj(out)**2) is 1 - out**2)
-TANH = elementwise("tanh", np.tanh, (lambda out, x: 1 - out * out,), save_inputs=False, save_out=True,
-                   vjp=(lambda g, out, x: tanh_backward(g, out),),
-                   jvp=lambda tangents, out, x: tanh_backward(tangents[0], conj(out)))
-# (the partials, for real dtypes, stand for what the rules read; the rules are the complex ones)
+# (tanh's and sigmoid's rules run their ``*_backward`` ops, as torch's: one new array per product
+# (none when the gradient is the engine's alone: _output_slope_vjp), and a graph of second order
+# shows TanhBackwardBackward0; the tangent t * (1 - out**2) is tanh_backward(t, conj(out)), whose
+# conj(1 - conj(out)**2) is 1 - out**2. The partials, for real dtypes, stand for what the rules
+# read; the rules are the complex ones.)
 TANH_BACKWARD = elementwise("tanh_backward", _tanh_backward_impl,
                             (lambda out, g, y: 1 - y * y, lambda out, g, y: -2 * (g * y)),
                             vjp=_TANH_BACKWARD_VJP, jvp=_TANH_BACKWARD_JVP,
                             arg_names=("grad_output", "output"))
+TANH = elementwise("tanh", np.tanh, (lambda out, x: 1 - out * out,), save_inputs=False, save_out=True,
+                   vjp=(_output_slope_vjp(TANH_BACKWARD, _tanh_slope),),
+                   jvp=lambda tangents, out, x: tanh_backward(tangents[0], conj(out)))
 ASINH = elementwise("asinh", np.arcsinh, (lambda out, x: rsqrt(x * x + 1),))
 # (1/sqrt(x-1)/sqrt(x+1), not 1/sqrt(x*x-1): the same for real x, but for complex x with Re x < 0
 # only the first follows the branch of arccosh)
@@ -467,13 +505,13 @@ HYPOT = elementwise("hypot", np.hypot, (lambda out, x, y: x / out, lambda out, x
                     save_out=True, to_float=True)
 
 # -- activations and selections -------------------------------------------------------------
-SIGMOID = elementwise("sigmoid", _sigmoid_impl, (lambda out, x: out * (1 - out),),
-                      save_inputs=False, save_out=True, vjp=(lambda g, out, x: sigmoid_backward(g, out),),
-                      jvp=lambda tangents, out, x: sigmoid_backward(tangents[0], conj(out)))
 SIGMOID_BACKWARD = elementwise("sigmoid_backward", _sigmoid_backward_impl,
                                (lambda out, g, y: y * (1 - y), lambda out, g, y: g * (1 - 2 * y)),
                                vjp=_SIGMOID_BACKWARD_VJP, jvp=_SIGMOID_BACKWARD_JVP,
                                arg_names=("grad_output", "output"))
+SIGMOID = elementwise("sigmoid", _sigmoid_impl, (lambda out, x: out * (1 - out),),
+                      save_inputs=False, save_out=True, vjp=(_output_slope_vjp(SIGMOID_BACKWARD, _sigmoid_slope),),
+                      jvp=lambda tangents, out, x: sigmoid_backward(tangents[0], conj(out)))
 SOFTPLUS = elementwise("softplus", _softplus_impl, (_softplus_partial,))
 RELU = selecting("relu", lambda x: np.maximum(x, 0), (lambda out, x: ~(out <= 0),),
                  save_inputs=False, save_out=True)

@@ -12,6 +12,7 @@ dualgrad has no lazy conjugate or negative bits: ``conj`` computes (``conj_physi
 from __future__ import annotations
 
 import itertools
+import operator
 from typing import Any
 
 import numpy as np
@@ -369,7 +370,18 @@ def dsplit(input: Any, indices_or_sections: Any) -> tuple:  # noqa: A002 - torch
 
 
 # -- index construction ------------------------------------------------------------------------------
+def _int_argument(fn: str, name: str, position: int, value: Any) -> int:
+    """``value`` as a Python int (an integer tensor of one value too), or torch's TypeError."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be int, "
+                        f"not {type(value).__name__}") from None
+
+
 def _triangle_indices(fn: str, pick: Any, row: int, col: int, offset: int, dtype: Any) -> Tensor:
+    row, col, offset = (_int_argument(fn, name, position, n)
+                        for position, (name, n) in enumerate((("row", row), ("col", col), ("offset", offset)), 1))
     for name, n in (("row", row), ("col", col)):
         if n < 0:
             raise RuntimeError(f"{name} must be non-negative, got{n}")

@@ -27,7 +27,7 @@ from ._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg
 from .elementwise import maximum, minimum, sgn, where
-from .registry import Op, linear, nondifferentiable
+from .registry import Op, linear, nondifferentiable, unseen
 from .shape import FLIP, NARROW, PAD, PERMUTE, RESHAPE, reshape
 
 
@@ -43,15 +43,32 @@ def keep_dims(t: Any, ndim: int, axis: tuple | None, keepdims: bool) -> Any:
     """A reduced ``t`` reshaped with size-1 axes where ``axis`` was reduced (broadcasts to the input)."""
     if t is None or keepdims or ndim == 0:
         return t
-    shape = list(t.shape)
+    return apply(RESHAPE, t, shape=_kept_shape(t.shape, ndim, axis))
+
+
+def _kept_shape(reduced: tuple, ndim: int, axis: tuple | None) -> tuple:
+    """The ``reduced`` shape with a 1 at each reduced axis of an input of ``ndim`` axes."""
+    shape = list(reduced)
     for a in range(ndim) if axis is None else axis:
         shape.insert(a, 1)
-    return apply(RESHAPE, t, shape=tuple(shape))
+    return tuple(shape)
 
 
-def expand_reduced(g: Tensor, shape: tuple, axis: tuple | None, keepdims: bool) -> Tensor:
-    """Broadcast a reduced gradient ``g`` back to the input ``shape``."""
-    g = keep_dims(g, len(shape), axis, keepdims)
+def expand_reduced(g: Tensor, shape: tuple, axis: tuple | None, keepdims: bool, divisor: int | None = None) -> Tensor:
+    """Broadcast a reduced gradient ``g`` back to the input ``shape``, divided by ``divisor``
+    first if given (a mean's: fewer elements to divide).
+
+    When no mode can see it (``unseen``: a backward without ``create_graph``), NumPy
+    broadcasts directly: a read-only broadcast, as ``broadcast_product``'s, and no view to record.
+    """
+    if unseen(g):
+        data = g._data if divisor is None else np.asarray(np.true_divide(g._data, divisor))
+        if not keepdims and shape:
+            data = data.reshape(_kept_shape(data.shape, len(shape), axis))
+        if data.shape != shape:
+            data = np.broadcast_to(data, shape)
+        return g if data is g._data else _wrap(data)
+    g = keep_dims(g if divisor is None else g / divisor, len(shape), axis, keepdims)
     return g.expand(shape) if g.shape != shape else g
 
 
@@ -424,7 +441,7 @@ SUM = linear("sum", lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keep
              family="reduction", grad_name_for=_name_by_dim("Sum"))
 MEAN = linear("mean", lambda x, axis, keepdims: np.mean(x, axis=axis, keepdims=keepdims),
               (lambda g, out, x, axis, keepdims:  # (divided before it is expanded: fewer elements)
-               expand_reduced(g / builtins.max(_count(x.shape, axis), 1), x.shape, axis, keepdims),),
+               expand_reduced(g, x.shape, axis, keepdims, builtins.max(_count(x.shape, axis), 1)),),
               family="reduction", grad_name_for=_name_by_dim("Mean"))
 PROD = _reduction("prod", lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
                   _prod_weight, holomorphic=True, grad_name_for=_name_by_dim("Prod"))

@@ -488,6 +488,14 @@ def _broadcast_of_product(data: np.ndarray, c: Any) -> Tensor:
     return _wrap(np.broadcast_to(np.multiply(element, c), data.shape))
 
 
+def unseen(a: Any) -> bool:
+    """True if an op on ``a`` alone (a plain Tensor) would only compute: ``unseen_pair``'s test."""
+    flags = STATE.__dict__
+    return (type(a) is Tensor and not flags["observed"] and not flags["inference_mode"]
+            and not (flags["grad_enabled"] and a._requires_grad)
+            and not (flags["dual_levels"] and _may_have_tangent(a)))
+
+
 def unseen_pair(a: Any, b: Any) -> bool:
     """True if an op on ``a`` and ``b`` (plain Tensors) would only compute: no mode can see it.
 
@@ -509,7 +517,7 @@ def _may_have_tangent(x: Tensor) -> bool:
 def _jvp_from_partials(partials: tuple) -> Callable:
     """``sum_i t_i * d_i`` over the inputs that carry a tangent.
 
-    Temporaries that nothing else can see (``_is_scratch``) take the products and
+    Temporaries that nothing else can see (``is_scratch``) take the products and
     sums in place, which saves an allocation per term on large arrays.
     """
 
@@ -534,14 +542,14 @@ def _jvp_from_partials(partials: tuple) -> Callable:
                 # references to term: this name and getrefcount's argument. In place unless term is one
                 # value: then NumPy's scalar product (in _unseen_product) costs less than a ufunc call.
                 if (type(term) is Tensor and term._data.ndim and sys.getrefcount(term) == 2
-                        and not STATE.observed and _is_scratch(term, t)):
+                        and not STATE.observed and is_scratch(term, t)):
                     np.multiply(term._data, t._data, out=term._data)
                 else:
                     product = _unseen_product(t, term, False)  # (a number, as mul's 1.01 in x * 1.01)
                     term = t * term if product is None else product
             if total is None:
                 total = term if sign == 1 else -term
-            elif sys.getrefcount(total) == 2 and not STATE.observed and _is_scratch(total, term):
+            elif sys.getrefcount(total) == 2 and not STATE.observed and is_scratch(total, term):
                 (np.add if sign == 1 else np.subtract)(total._data, term._data, out=total._data)
             else:
                 total = total + term if sign == 1 else total - term
@@ -550,7 +558,7 @@ def _jvp_from_partials(partials: tuple) -> Callable:
     return jvp
 
 
-def _is_scratch(x: Any, other: Any) -> bool:
+def is_scratch(x: Any, other: Any) -> bool:
     """True if ``x`` is an untracked temporary that can take ``x <op> other`` in place.
 
     ``x`` must be a private temporary (``is_private_temporary``: outside any graph,
@@ -569,13 +577,13 @@ def _is_scratch(x: Any, other: Any) -> bool:
 def multiply_into(x: Tensor, other: Any) -> bool:
     """Write ``x * other`` into ``x``, a temporary its caller holds the only reference to; False if not done.
 
-    Done when ``x`` is scratch (``_is_scratch``) or a scratch dual temporary
+    Done when ``x`` is scratch (``is_scratch``) or a scratch dual temporary
     (``_scratch_dual_level``, forward over reverse): then ``x``'s tangent takes the
     product rule ``t_other * x + other * t_x``, as ``mul``'s jvp would compute it.
     An ``other`` that is a broadcast 1 without tangent (a ``sum``'s gradient seeded
     with 1) leaves ``x`` as it is: ``x * 1 == x`` exactly.
     """
-    if _is_scratch(x, other):
+    if is_scratch(x, other):
         if not _is_broadcast_one(other._data):
             np.multiply(x._data, other._data, out=x._data)
         return True
@@ -625,7 +633,7 @@ def _product_rule_into(x: np.ndarray, t_x: np.ndarray, y: np.ndarray, t_y: np.nd
 def _scratch_dual_level(x: Any, other: Any) -> Any:
     """The one active dual level if ``x`` is a dual temporary that can take ``x <op> other`` in place, else None.
 
-    As ``_is_scratch``, except that ``x`` has a tangent at that level (and no
+    As ``is_scratch``, except that ``x`` has a tangent at that level (and no
     other), itself a private temporary that only ``x`` holds, and that ``other``
     may have an untracked tangent there; no tangent may have tangents of its own.
     """

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -168,6 +168,8 @@ def test_fuzz_operators(name, first, args, reflected):
     args = [first, *args]
     if reflected and len(args) > 1:
         args[0], args[1] = args[1], args[0]
+        # (a dict looks the Tensor up as a key: its KeyError is the dict's, as for any missing key)
+        assume(not (name == "getitem" and isinstance(args[0], dict)))
     check_call(OPERATORS[name], args, {})
 
 
