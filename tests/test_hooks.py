@@ -109,6 +109,31 @@ def test_non_leaf_hook_under_grad_and_node_not_run():
     assert events == []  # y's node is not needed to reach y, so it does not run
 
 
+def test_node_of_a_non_leaf_input_of_backward_runs_as_torchs():
+    """``backward(inputs=[y])`` runs y's node (torch 2.13): its pre-hook sees y's gradient, its
+    post-hook None for the gradients nothing needs, and its saved tensors are used and freed."""
+    events = []
+    x = dg.tensor([1., 2.], requires_grad=True)
+    y = x * 2
+    y.grad_fn.register_prehook(lambda g: events.append(("pre", g[0].tolist())))
+    y.grad_fn.register_hook(lambda gi, go: events.append(("post", gi, go[0].tolist())))
+    (y * y).sum().backward(inputs=[y])
+    assert events == [("pre", [4., 8.]), ("post", (None, None), [4., 8.])]
+    assert y.grad.tolist() == [4., 8.] and x.grad is None
+
+    e = x.exp()
+    (e * e).sum().backward(inputs=[e])  # (exp's node ran and freed the result it saved)
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        (e * 1).sum().backward(inputs=[e])
+
+    events.clear()
+    w = y * 3  # (y's node runs under w's now: a post-hook sees the gradient x needs)
+    (w * w).sum().backward(inputs=[y, x])
+    (pre, (post, (to_x, to_number), seen)) = events
+    assert pre == ("pre", [36., 72.]) and post == "post" and seen == [36., 72.]
+    assert to_x.tolist() == [72., 144.] and to_number is None
+
+
 @given(st.lists(st.floats(-3, 3).filter(lambda s: abs(s) > 0.1), min_size=1, max_size=4))
 def test_chained_tensor_hooks_compose_in_registration_order(scales):
     """Each hook sees the previous one's result: the leaf gradient is the product of the scales

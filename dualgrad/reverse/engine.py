@@ -301,7 +301,7 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> 
         hooks = node._hooks
         # (one test for what most nodes lack: hooks, captured outputs, a pass that prunes nodes)
         if hooks is not None or needed is not None or node in captured_nodes:
-            grads = _before_node(node, grads, needed, captures, captured)
+            grads = _before_node(node, grads, needed, captures, captured, to_grad)
             if grads is None:
                 continue  # only captured: nothing below it is wanted
         if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)) and not node.op.runs_on_undefined:
@@ -359,16 +359,24 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> 
     return captured, staged
 
 
-def _before_node(node: Node, grads: list, needed: set | None, captures: dict, captured: list) -> list | None:
+def _before_node(node: Node, grads: list, needed: set | None, captures: dict, captured: list,
+                 to_grad: bool) -> list | None:
     """Tensor hooks, captures, the ``retain_grad`` update and pre-hooks before ``node`` runs, in
-    that order (torch's); the gradients to run it with, or None if nothing below it is needed."""
+    that order (torch's); the gradients to run it with, or None if it does not run.
+
+    It runs when something below it is needed, and (as torch's) when ``backward(inputs=...)``
+    names one of its outputs: then its hooks run and its saved tensors are used and released,
+    though no gradient it makes goes further.
+    """
     hooks = node._hooks
     if hooks is not None and hooks.tensor_pre:
         _run_tensor_hooks(node, grads)
+    input_of_backward = False
     for nr in range(node.n_outputs):
         for i in captures.get((node, nr), ()):
             captured[i] = grads[nr]
-    runs = needed is None or any(t in needed for t, _ in node.edges)
+            input_of_backward = to_grad
+    runs = needed is None or input_of_backward or any(t in needed for t, _ in node.edges)
     if hooks is not None:
         if hooks.retain:
             _update_retained(node, grads)
@@ -472,6 +480,11 @@ def _update_retained(node: Node, grads: list) -> None:
 
 
 def _run_post_hooks(node: Node, grad_inputs: Any, grad_outputs: list) -> Any:
+    """The node's post-hooks; as in torch, a gradient that the pass does not need shows as None."""
+    needed = STATE.graph_task.needed
+    if needed is not None:
+        grad_inputs = [None if target is None or target not in needed else g
+                       for g, (target, _) in zip(grad_inputs, node.edges, strict=True)]
     for hook in list(node._hooks.post.values()):
         grad_inputs = _checked_all(hook(tuple(grad_inputs), tuple(grad_outputs)), grad_inputs,
                                    hook, node.name())
