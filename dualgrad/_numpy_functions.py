@@ -21,6 +21,7 @@ import numpy as np
 import dualgrad as dg
 
 from .numpy_dispatch import FUNCTIONS, RAW_FUNCTIONS, implements, no_rule, routed, run_untracked, write_out
+from .ops.elementwise import imag_part, real_part
 from .ops.linalg_decomp import solve_system
 from .tensor import Tensor, _wrap
 
@@ -220,12 +221,12 @@ def _clip(a: Any, a_min: Any = _NO, a_max: Any = _NO, out: Any = None, *, min: A
 
 @implements(np.real)
 def _real(val: Any) -> Any:
-    return dg.real(_t(val))
+    return real_part(_t(val))
 
 
 @implements(np.imag)
 def _imag(val: Any) -> Any:
-    return dg.imag(_t(val))
+    return imag_part(_t(val))
 
 
 @implements(np.angle)

@@ -22,7 +22,7 @@ from hypothesis.extra import numpy as hnp
 import dualgrad as dg
 from dualgrad.ops import ALL_OPS
 from dualgrad.ops.dispatch import apply
-from dualgrad.ops.elementwise import sigmoid_backward, tanh_backward
+from dualgrad.ops.elementwise import imag_part, real_part, sigmoid_backward, tanh_backward
 
 SAMPLES: dict[str, st.SearchStrategy] = {}
 # Ops that exist only as internal helpers of other ops' rules and are covered
@@ -155,8 +155,10 @@ _unary("atanh", dg.atanh, -0.8, 0.8)
 _unary("sigmoid", dg.sigmoid)
 _unary("softplus", dg.softplus)
 _unary("relu", dg.relu, away_from=0.0)
-_unary("real", dg.real)
-_unary("imag", lambda x: dg.imag(x.to("complex128") * (1 + 2j)))
+# (the ops of NumPy's np.real / np.imag on tensors; dg.real and dg.imag are views through
+# view_as_real and select, whose samples are theirs)
+_unary("real", lambda x: real_part(x * (1 + 2j)))
+_unary("imag", lambda x: imag_part(x.to("complex128") * (1 + 2j)))
 # (conj returns a real input itself, so the op runs on a complex intermediate; the product
 # with a complex factor makes the sign of the imaginary part visible in the real output)
 _unary("conj", lambda x: (dg.conj(x * (1 + 2j)) * (x + 1j)).real)

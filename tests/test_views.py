@@ -189,3 +189,34 @@ def test_writing_into_a_full_integer_index_changes_the_base():
     np.testing.assert_allclose(base.detach().numpy(), [1.0, 2.0, 6.0])
     base.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [1.0, 4.0, 2.0])
+
+
+def test_real_and_imag_of_a_complex_tensor_are_views_as_torchs():
+    """torch 2.13: ``z.real`` is ``view_as_real(z).select(-1, 0)``; writes through it re-base z's
+    graph (CopySlices); a real tensor's ``real`` is the tensor itself, its ``imag`` an error."""
+    z = dg.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+    w = z * 1
+    r, i = w.real, w.imag
+    assert r._base is w and i._base is w
+    assert r.grad_fn.name() == "SelectBackward0"
+    assert i.grad_fn.next_functions[0][0].name() == "ViewAsRealBackward0"
+    r.mul_(2)
+    assert w.grad_fn.name() == "CopySlices"
+    assert w.tolist() == [2 + 2j, 6 - 1j]
+    (w.abs() ** 2).sum().backward()
+    assert z.grad.tolist() == [8 + 4j, 24 - 2j]
+
+    plain = dg.tensor([1 + 2j])
+    plain.real[0] = 7.0
+    plain.imag = dg.tensor([5.0])
+    assert plain.tolist() == [7 + 5j]
+    plain.real = 1
+    assert plain.tolist() == [1 + 5j]
+
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    assert x.real is x and dg.real(x) is x
+    with pytest.raises(RuntimeError, match="imag is not implemented for tensors with non-complex dtypes."):
+        _ = x.imag
+    with pytest.raises(RuntimeError, match="imag is not implemented for tensors with non-complex dtypes."):
+        dg.imag(x)
+    np.testing.assert_array_equal(np.imag(x.detach()).numpy(), [0.0, 0.0])  # (NumPy's np.imag: zeros)

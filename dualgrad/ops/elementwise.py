@@ -826,8 +826,28 @@ sigmoid = _unary(SIGMOID, "Logistic function ``1 / (1 + exp(-x))``, stable for l
                  "[0.]", "tensor([0.5000])")
 relu = _unary(RELU, "``max(x, 0)``; its derivative at 0 is 0 and at NaN 1 (torch's "
             "convention).", "[-1., 2.]", "tensor([0., 2.])")
-real = _unary(REAL, "Real part (the tensor itself for real dtypes).", "[1.+2.j]", "tensor([1.])")
-imag = _unary(IMAG, "Imaginary part (zeros for real dtypes).", "[1.+2.j]", "tensor([2.])")
+def real_part(input: Any) -> Tensor:  # noqa: A002 - torch's name
+    """The real part as NumPy's ``np.real`` gives it to ``__array_function__``: a new tensor
+    (``dualgrad.real`` and ``Tensor.real`` are torch's views).
+
+    >>> import dualgrad as dg
+    >>> from dualgrad.ops.elementwise import real_part
+    >>> real_part(dg.tensor([1. + 2.j]))
+    tensor([1.])
+    """
+    return apply(REAL, input)
+
+
+def imag_part(input: Any) -> Tensor:  # noqa: A002 - torch's name
+    """The imaginary part as NumPy's ``np.imag``: a new tensor, zeros for a real one (torch's
+    ``dualgrad.imag`` refuses real tensors).
+
+    >>> import dualgrad as dg
+    >>> from dualgrad.ops.elementwise import imag_part
+    >>> imag_part(dg.tensor([1., 2.]))
+    tensor([0., 0.])
+    """
+    return apply(IMAG, input)
 
 
 def tanh_backward(grad_output: Any, output: Any) -> Tensor:
@@ -1107,7 +1127,6 @@ METHODS: dict[str, Any] = {
     "to": _to, "astype": astype,
     **{name: _cast_method(dtype) for dtype, name in _CAST_METHODS.items()},
 }
-PROPERTIES: dict[str, Any] = {"real": real, "imag": imag}
 
 arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh = asin, acos, atan, atan2, asinh, acosh, atanh
 # torch's other aliases of the ops above
@@ -1119,9 +1138,9 @@ __all__ = [
     "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_left_shift",
     "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil", "clamp", "clip", "clone", "conj",
     "cos", "cosh", "div", "divide", "eq", "exp", "expm1", "fix", "floor", "floor_divide", "frac", "ge", "greater",
-    "greater_equal", "gt", "hypot", "imag", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isreal", "le",
+    "greater_equal", "gt", "hypot", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isreal", "le",
     "less", "less_equal", "log", "log10", "log1p", "log2", "logaddexp", "logical_and", "logical_not", "logical_or",
     "logical_xor", "lt", "maximum", "minimum", "mul", "multiply", "ne", "neg", "negative", "not_equal", "pow",
-    "real", "reciprocal", "relu", "remainder", "round", "rsqrt", "sgn", "sigmoid", "sign", "signbit", "sin", "sinh",
+    "reciprocal", "relu", "remainder", "round", "rsqrt", "sgn", "sigmoid", "sign", "signbit", "sin", "sinh",
     "softplus", "sqrt", "square", "sub", "subtract", "tan", "tanh", "to_dtype", "true_divide", "trunc", "where",
 ]

@@ -32,7 +32,7 @@ from ..batching import physical_value
 from ..tensor import Tensor, _wrap, as_operand
 from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply
-from .elementwise import where
+from .elementwise import imag_part, where
 from .linalg import matmul, matrix_transpose
 from .reductions import cumprod
 from .registry import Op
@@ -126,7 +126,7 @@ def _trace(x: Tensor) -> Tensor:
 
 def _im_diag(x: Tensor) -> Tensor:
     """``i Im(diag(x))`` as a diagonal matrix (zero for real ``x``)."""
-    return (_diag(x).imag * 1j).diag_embed()
+    return (imag_part(_diag(x)) * 1j).diag_embed()
 
 
 def _safe_reciprocal(d: Tensor) -> Tensor:

@@ -45,7 +45,7 @@ def install() -> None:
         for name, fn in getattr(module, "METHODS", {}).items():
             setattr(Tensor, name, fn)
         for name, fn in getattr(module, "PROPERTIES", {}).items():
-            setattr(Tensor, name, property(fn))
+            setattr(Tensor, name, fn if isinstance(fn, property) else property(fn))
     Tensor.__hash__ = object.__hash__
 
 

@@ -25,7 +25,7 @@ from ._axes import normalize_axis
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg
 from .elementwise import _where, conj, sub, to_dtype
-from .indexing import index_add, index_select
+from .indexing import index_add, index_select, select
 from .registry import elementwise, linear, name_by_operands, nondifferentiable, sum_to_shape
 from .shape import expand, hstack, moveaxis, narrow, reshape, tensor_split, transpose, vstack
 
@@ -77,6 +77,45 @@ def view_as_real(input: Any) -> Tensor:  # noqa: A002 - torch's name
     if z.dtype.kind != "c":
         raise RuntimeError("view_as_real is only supported for complex tensors")
     return apply(VIEW_AS_REAL, z)
+
+
+def real(input: Any) -> Tensor:  # noqa: A002 - torch's name
+    """The real part: of a complex tensor a view (torch's ``view_as_real(z).select(-1, 0)``, so an
+    in-place change of either shows in the other), a real tensor itself.
+
+    >>> import dualgrad as dg
+    >>> z = dg.tensor([1. + 2.j, 3. - 4.j])
+    >>> dg.real(z)
+    tensor([1., 3.])
+    >>> z.real = dg.tensor([5., 6.])
+    >>> z
+    tensor([5.+2.j, 6.-4.j])
+    """
+    x = tensor_arg(input, "real")
+    return select(view_as_real(x), -1, 0) if x.dtype.kind == "c" else x
+
+
+def imag(input: Any) -> Tensor:  # noqa: A002 - torch's name
+    """The imaginary part of a complex tensor, a view as ``real``'s; a real tensor has none.
+
+    >>> import dualgrad as dg
+    >>> z = dg.tensor([1. + 2.j, 3. - 4.j])
+    >>> z.imag[1] = 0.
+    >>> z
+    tensor([1.+2.j, 3.+0.j])
+    """
+    x = tensor_arg(input, "imag")
+    if x.dtype.kind != "c":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return select(view_as_real(x), -1, 1)
+
+
+def _set_real(self: Tensor, value: Any) -> None:
+    real(self).copy_(value)
+
+
+def _set_imag(self: Tensor, value: Any) -> None:
+    imag(self).copy_(value)
 
 
 def view_as_complex(input: Any) -> Tensor:  # noqa: A002 - torch's name
@@ -589,7 +628,8 @@ METHODS: dict[str, Any] = {
     "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit, "narrow_copy": narrow_copy, "conj_physical": conj_physical,
     "masked_fill": masked_fill,
 }
+PROPERTIES: dict[str, Any] = {"real": property(real, _set_real), "imag": property(imag, _set_imag)}
 __all__ = ["adjoint", "broadcast_shapes", "broadcast_tensors", "column_stack", "combinations", "conj_physical",
-           "dsplit", "hsplit", "is_conj", "is_neg", "isin", "masked_fill", "narrow_copy", "resolve_conj", "resolve_neg",
-           "row_stack", "rsub", "tril_indices", "triu_indices", "unravel_index", "view_as_complex", "view_as_real",
-           "vsplit"]
+           "dsplit", "hsplit", "imag", "is_conj", "is_neg", "isin", "masked_fill", "narrow_copy", "real",
+           "resolve_conj", "resolve_neg", "row_stack", "rsub", "tril_indices", "triu_indices", "unravel_index",
+           "view_as_complex", "view_as_real", "vsplit"]
