@@ -59,7 +59,8 @@ def _linalg_eig(draw: Any) -> Sample:
     # signs between nearby inputs): sample the phase-invariant functions of them.
     n = draw(st.integers(1, 4))
     lead = _stack_shape(draw)
-    q = _well_conditioned(draw, lead + (n, n)) + array(draw, lead + (n, n), -0.5, 0.5)
+    # (noise of at most 0.5 / n per entry keeps q diagonally dominant: invertible, well-conditioned)
+    q = _well_conditioned(draw, lead + (n, n)) + array(draw, lead + (n, n), -0.5 / n, 0.5 / n)
     a = (q * _spread(draw, lead, n, low=-1.0)[..., None, :]) @ np.linalg.inv(q)
 
     def call(t: dg.Tensor) -> tuple:

@@ -82,7 +82,7 @@ def test_inplace_on_view_matches_out_of_place_formulation(name):
     base = x * 1.0
     view = make(base)
     view.mul_(make(w))
-    assert base.grad_fn.name() == "CopySlices"
+    assert base.grad_fn.name() == "torch::autograd::CopySlices"
     m = marks
     expected = x * (1 - m) + x * w * m
     np.testing.assert_allclose(base.detach().numpy(), expected.detach().numpy())
@@ -137,7 +137,7 @@ def test_inplace_on_a_view_of_a_constant_base_makes_the_base_require_grad():
     base = dg.zeros(2, 2)
     row = base[0]
     row.add_(w)
-    assert base.requires_grad and base.grad_fn.name() == "CopySlices"
+    assert base.requires_grad and base.grad_fn.name() == "torch::autograd::CopySlices"
     assert row.requires_grad
     (base * dg.tensor([[1., 2.], [3., 4.]])).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), [1., 2.])
@@ -149,7 +149,7 @@ def test_view_grad_fn_after_inplace_names_the_view_op():
     view = base[1:]
     view.mul_(2)
     assert view.grad_fn.name() == "SliceBackward0"  # (torch's is AsStridedBackward0: it does not replay views)
-    assert base.grad_fn.name() == "CopySlices"
+    assert base.grad_fn.name() == "torch::autograd::CopySlices"
 
 
 def test_detach_shares_version_so_saved_values_are_protected():
@@ -166,7 +166,7 @@ def test_inplace_on_a_diagonal_view_writes_through_to_the_base():
     base.diagonal().mul_(2.0)
     expected = x.detach().numpy() * (1 + np.eye(3))
     np.testing.assert_allclose(base.detach().numpy(), expected)
-    assert base.grad_fn.name() == "CopySlices"
+    assert base.grad_fn.name() == "torch::autograd::CopySlices"
     base.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 1 + np.eye(3))
 
@@ -201,7 +201,7 @@ def test_real_and_imag_of_a_complex_tensor_are_views_as_torchs():
     assert r.grad_fn.name() == "SelectBackward0"
     assert i.grad_fn.next_functions[0][0].name() == "ViewAsRealBackward0"
     r.mul_(2)
-    assert w.grad_fn.name() == "CopySlices"
+    assert w.grad_fn.name() == "torch::autograd::CopySlices"
     assert w.tolist() == [2 + 2j, 6 - 1j]
     (w.abs() ** 2).sum().backward()
     assert z.grad.tolist() == [8 + 4j, 24 - 2j]
@@ -220,3 +220,16 @@ def test_real_and_imag_of_a_complex_tensor_are_views_as_torchs():
     with pytest.raises(RuntimeError, match="imag is not implemented for tensors with non-complex dtypes."):
         dg.imag(x)
     np.testing.assert_array_equal(np.imag(x.detach()).numpy(), [0.0, 0.0])  # (NumPy's np.imag: zeros)
+
+
+def test_an_empty_slice_is_a_view_as_torchs():
+    x = dg.ones(3, requires_grad=True)
+    y = x * 1
+    empty = y[2:2]
+    assert empty._base is y and empty.grad_fn.name() == "SliceBackward0"
+    empty.add_(1)  # (writes nothing, but re-bases y as torch's)
+    assert y.grad_fn.name() == "torch::autograd::CopySlices"
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+    assert dg.ones(0, 3).view(3, 0)._base is not None
+    assert dg.ones(0, 3).clone()._base is None

@@ -183,9 +183,23 @@ def _check_broadcast(op: Any, args: tuple) -> None:
 
 def _mark_view(x: Any, params: dict, out: Tensor, op: Any, grad_mode: bool) -> None:
     """Make ``out`` a view of ``x``'s base if the op returned memory shared with ``x``."""
-    if not isinstance(x, Tensor) or not np.may_share_memory(out._data, x._data):
+    if not isinstance(x, Tensor) or not is_view_of(out._data, x._data):
         return
     make_view(x, out, ((op, params),), grad_mode)
+
+
+def _owner(a: np.ndarray) -> Any:
+    while a.base is not None:
+        a = a.base
+    return a
+
+
+def is_view_of(out: np.ndarray, x: np.ndarray) -> bool:
+    """True if ``out`` is a view of ``x``'s memory. An empty one covers no bytes: it is a view
+    when NumPy made it from the array that owns ``x``'s memory (``x[2:2]``, as torch's)."""
+    if np.may_share_memory(out, x):
+        return True
+    return out.size == 0 and out.base is not None and _owner(out) is _owner(x)
 
 
 def make_view(x: Tensor, view: Tensor, steps: tuple, grad_mode: bool) -> None:

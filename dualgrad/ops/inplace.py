@@ -56,7 +56,7 @@ from ..tensor import (
     torch_dtype_name,
 )
 from . import elementwise as ew
-from .dispatch import _record, apply, check_view_geometry, regenerate_view
+from .dispatch import _record, apply, check_view_geometry, is_view_of, regenerate_view
 from .indexing import (
     GETITEM,
     INDEX_PUT_TENSOR,
@@ -113,7 +113,7 @@ def _copy_slices_impl(base: np.ndarray, src: Any, chain: tuple) -> np.ndarray:
     """``base`` with the region ``chain`` selects replaced by ``src``."""
     out = base.copy(order="K")
     region = view_of(out, chain)
-    if not np.may_share_memory(region, out):
+    if not is_view_of(region, out):
         raise RuntimeError("copy_slices: the view steps do not give a view of the base")
     if not region.flags.writeable:  # (through ``expand``: the region's memory is still ``out``'s)
         region = _alias_in(out, region)
@@ -169,7 +169,7 @@ COPY_SLICES = linear(
     "copy_slices", _copy_slices_impl,
     (lambda g, out, base, src, chain: apply(COPY_SLICES, g, 0.0, chain=chain),
      lambda g, out, base, src, chain: _view_of_tensor(g, chain)),
-    batch=_copy_slices_batch, family="indexing", grad_name="CopySlices",
+    batch=_copy_slices_batch, family="indexing", grad_name="torch::autograd::CopySlices",
 )
 INDEX_PUT = linear(
     "index_put", _index_put_impl,
