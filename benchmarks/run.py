@@ -82,7 +82,7 @@ def run_workload(workload: Workload, repeat: int) -> list[tuple]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("-k", default="", help="only workloads whose name contains this")
-    parser.add_argument("--repeat", type=int, default=15, help="timing samples per implementation")
+    parser.add_argument("--repeat", type=int, default=30, help="timing samples per implementation")
     args = parser.parse_args(argv)
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}; ratio = dualgrad / peer")
     print(ROW.format("workload", "implementation", "measured", "ratio of", "ratio", "goal", ""))
