@@ -826,6 +826,8 @@ sigmoid = _unary(SIGMOID, "Logistic function ``1 / (1 + exp(-x))``, stable for l
                  "[0.]", "tensor([0.5000])")
 relu = _unary(RELU, "``max(x, 0)``; its derivative at 0 is 0 and at NaN 1 (torch's "
             "convention).", "[-1., 2.]", "tensor([0., 2.])")
+
+
 def real_part(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """The real part as NumPy's ``np.real`` gives it to ``__array_function__``: a new tensor
     (``dualgrad.real`` and ``Tensor.real`` are torch's views).
