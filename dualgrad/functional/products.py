@@ -55,7 +55,8 @@ def _pullback(outputs: tuple, inputs: tuple, vs: tuple, create_graph: bool) -> t
 
 
 def _gradient(out: Any, inputs: tuple, create_graph: bool) -> tuple:
-    """``d out / d inputs`` for a scalar ``out``."""
+    """``d out / d inputs`` for a scalar ``out``; without ``create_graph`` the graph, private to
+    the caller, is not retained (its saved tensors are freed as the pass uses them: a lower peak)."""
     if not out.requires_grad:
         return (None,) * len(inputs)
     seed = implicit_grad(out)  # (torch's error for a complex ``out``)

@@ -34,7 +34,7 @@ from .registry import (
     nondifferentiable,
     overload,
     scale_into,
-    unseen_pair,
+    unseen,
     vjp_from_partial,
 )
 
@@ -64,7 +64,7 @@ def _doubled_times(g: Any, x: Any, owned: bool) -> Tensor | None:
         return None
     twice = broadcast_product(g, 2)
     if twice is not None:
-        if unseen_pair(twice, x) and twice._data.dtype is x._data.dtype:  # (NumPy's product is mul's)
+        if unseen(twice) and unseen(x) and twice._data.dtype is x._data.dtype:  # (NumPy's product is mul's)
             return _wrap(np.multiply(twice._data, x._data))
         return twice * x
     if owned and scale_into(g, 2.0):
@@ -355,14 +355,15 @@ def _sigmoid_backward_impl(g: Any, y: np.ndarray) -> np.ndarray:
     return _conj_times_into(_sigmoid_slope(y), g)
 
 
-def _conj_times_into(slope: Any, g: Any) -> Any:
-    """``conj(slope) * g``, into ``slope`` (a new array) when the product has its shape and dtype."""
+def _conj_times_into(slope: Any, g: Any, out: np.ndarray | None = None) -> Any:
+    """``conj(slope) * g``, into ``out`` (by default ``slope``, a new array) when the product has
+    ``slope``'s shape and dtype."""
     if type(slope) is not np.ndarray:
         return g * np.conj(slope)
     if slope.dtype.kind == "c":
         np.conjugate(slope, out=slope)
     if type(g) is np.ndarray and g.shape == slope.shape and g.dtype == slope.dtype:
-        return np.multiply(slope, g, out=slope)
+        return np.multiply(slope, g, out=slope if out is None else out)
     return np.multiply(slope, g)
 
 
@@ -378,10 +379,8 @@ def _output_slope_vjp(backward_op: Op, slope: Callable) -> Callable:
     def vjp(g: Any, out: Any, x: Any) -> Any:
         if sys.getrefcount(g) == ENGINE_ONLY and not STATE.observed and is_scratch(g, out):
             product = slope(out._data)
-            if type(product) is np.ndarray:
-                if product.dtype.kind == "c":
-                    np.conjugate(product, out=product)
-                np.multiply(g._data, product, out=g._data)
+            if type(product) is np.ndarray:  # (is_scratch: g has its shape and dtype)
+                _conj_times_into(product, g._data, g._data)
                 return g
         return apply(backward_op, g, out)
 

@@ -20,7 +20,7 @@ from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, aligned_at_front, to_front
 from .dispatch import apply, tensor_arg
 from .einsum import einsum
-from .registry import Op, overload, unseen_pair
+from .registry import Op, overload, unseen
 from .shape import PAD, PERMUTE, RESHAPE, TRANSPOSE, broadcast_to, roll
 
 
@@ -70,9 +70,9 @@ def _matmul_vjp_y(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
 
 def _unseen_matrix_product(a: Any, b: Any, transpose_a: bool, transpose_b: bool) -> Tensor | None:
     """``a @ b`` (either transposed first) by NumPy directly, for real matrices of one dtype that no
-    mode can see (``unseen_pair``), else None: the rule's transpose and matmul would only wrap NumPy's
+    mode can see (``unseen``), else None: the rule's transpose and matmul would only wrap NumPy's
     (a backward without ``create_graph``, as W2's)."""
-    if not unseen_pair(a, b):
+    if not (unseen(a) and unseen(b)):
         return None
     a, b = a._data, b._data
     if a.ndim != 2 or b.ndim != 2 or a.dtype is not b.dtype or a.dtype.kind != "f":

@@ -12,7 +12,6 @@ dualgrad has no lazy conjugate or negative bits: ``conj`` computes (``conj_physi
 from __future__ import annotations
 
 import itertools
-import operator
 from typing import Any
 
 import numpy as np
@@ -20,7 +19,7 @@ import numpy as np
 from ..batching import BatchedTensor
 from ..factories import tensor as _tensor
 from ..factories import zeros
-from ..tensor import Tensor, check_number_fits, is_number, torch_dtype_name
+from ..tensor import Tensor, check_number_fits, int_arg, is_number, torch_dtype_name
 from ._axes import normalize_axis
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg
@@ -409,18 +408,8 @@ def dsplit(input: Any, indices_or_sections: Any) -> tuple:  # noqa: A002 - torch
 
 
 # -- index construction ------------------------------------------------------------------------------
-def _int_argument(fn: str, name: str, position: int, value: Any) -> int:
-    """``value`` as a Python int (an integer tensor of one value too), or torch's TypeError."""
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be int, "
-                        f"not {type(value).__name__}") from None
-
-
 def _triangle_indices(fn: str, pick: Any, row: int, col: int, offset: int, dtype: Any) -> Tensor:
-    row, col, offset = (_int_argument(fn, name, position, n)
-                        for position, (name, n) in enumerate((("row", row), ("col", col), ("offset", offset)), 1))
+    row, col, offset = int_arg(row, fn, "row", 1), int_arg(col, fn, "col", 2), int_arg(offset, fn, "offset", 3)
     for name, n in (("row", row), ("col", col)):
         if n < 0:
             raise RuntimeError(f"{name} must be non-negative, got{n}")

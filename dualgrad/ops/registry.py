@@ -489,24 +489,17 @@ def _broadcast_of_product(data: np.ndarray, c: Any) -> Tensor:
 
 
 def unseen(a: Any) -> bool:
-    """True if an op on ``a`` alone (a plain Tensor) would only compute: ``unseen_pair``'s test."""
+    """True if an op on ``a`` (a plain Tensor) would only compute: no mode can see it.
+
+    That is no observer, no inference mode, no node to record (grad mode off, or ``a``
+    does not require grad) and no tangent to propagate. A rule whose operands are all
+    unseen may then call NumPy directly and wrap the result, as dispatch would
+    (``linalg``'s matmul rules, ``reductions.expand_reduced``).
+    """
     flags = STATE.__dict__
     return (type(a) is Tensor and not flags["observed"] and not flags["inference_mode"]
             and not (flags["grad_enabled"] and a._requires_grad)
             and not (flags["dual_levels"] and _may_have_tangent(a)))
-
-
-def unseen_pair(a: Any, b: Any) -> bool:
-    """True if an op on ``a`` and ``b`` (plain Tensors) would only compute: no mode can see it.
-
-    That is no observer, no inference mode, no node to record (grad mode off, or neither
-    requires grad) and no tangent to propagate. A rule may then call NumPy directly and
-    wrap the result, as dispatch would (``linalg``'s matmul rules).
-    """
-    flags = STATE.__dict__
-    return (type(a) is Tensor and type(b) is Tensor and not flags["observed"] and not flags["inference_mode"]
-            and not (flags["grad_enabled"] and (a._requires_grad or b._requires_grad))
-            and not (flags["dual_levels"] and (_may_have_tangent(a) or _may_have_tangent(b))))
 
 
 def _may_have_tangent(x: Tensor) -> bool:
