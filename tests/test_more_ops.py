@@ -244,6 +244,8 @@ def test_triangle_indices():
         dg.tril_indices(1e6, 1e6)
     with pytest.raises(TypeError, match=r"triu_indices\(\): argument 'offset' \(position 3\) must be int, not Tensor"):
         dg.triu_indices(2, 2, dg.tensor(1.0))
+    with pytest.raises(TypeError, match=r"tril_indices\(\): argument 'row' \(position 1\) must be int, not bool"):
+        dg.tril_indices(True, 2)
 
 
 def test_combinations_values_and_gradient():
