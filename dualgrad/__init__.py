@@ -121,6 +121,6 @@ bool_ = bool = __import__("numpy").dtype("bool")  # noqa: A001 - torch's name
 half, float, double = float16, float32, float64  # noqa: A001 - torch's aliases
 cfloat, cdouble, long, int, short = complex64, complex128, int64, int32, int16  # noqa: A001
 
-numpy_dispatch.install()
+from . import _numpy_functions, _numpy_numerical, _numpy_statistics  # noqa: E402 - NumPy adaptors register
 
 __version__ = "0.1.0"

@@ -591,7 +591,7 @@ class Function:
                 return _apply_generated_vmap_rule(cls, level, args, kwargs)
             op = FunctionOp(cls, FunctionCtx(), args)
             op.vmap_info = VmapInfo(level.size, level.randomness)
-            return dispatch.batching_hook[0](op, args, kwargs)
+            return dispatch.run_batched(op, args, kwargs)
         op = FunctionOp(cls, FunctionCtx(), args)
         if state.observed:
             run = cls._apply_op

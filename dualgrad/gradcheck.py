@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ._printing import format_tensor
+from .batching import vmap
 from .factories import rand
 from .reverse.api import grad as _grad
 from .reverse.node import Node, new_node
@@ -418,8 +419,6 @@ def _check_batched_reverse(out: Tensor, k: int, diff_tensors: list, diff: list) 
 
 def _check_batched_forward(func: Callable, inputs: tuple, diff: list) -> None:
     """vmap over forward-mode tangents against one forward pass per tangent."""
-    import dualgrad
-
     rng = np.random.default_rng(0)
     for i in diff:
         x = inputs[i]
@@ -430,7 +429,7 @@ def _check_batched_forward(func: Callable, inputs: tuple, diff: list) -> None:
         tangents = [_wrap(_random_like(rng, x.shape, x.dtype)) for _ in range(2)]
         expected = [jvp(t) for t in tangents]
         try:
-            result = dualgrad.vmap(jvp)(_wrap(np.stack([t._data for t in tangents])))
+            result = vmap(jvp)(_wrap(np.stack([t._data for t in tangents])))
         except (RuntimeError, NotImplementedError, ImportError) as error:
             raise GradcheckError(
                 f"While computing batched forward gradients, got: {error}{_BATCHED_HINT}"

@@ -33,6 +33,10 @@ _new = object.__new__
 REGENERATE_VIEW: list = [None]
 # Set by ``dualgrad.reverse.node``: a node as the user sees it, of the class named as it (``node.named``).
 NAMED_NODE: list = [None]
+# Set by ``dualgrad.reverse.api``: the backward pass behind ``Tensor.backward``.
+BACKWARD: list = [None]
+# Set by ``dualgrad._printing``: the repr of a tensor (it shows grad_fn and forward-AD tangents).
+FORMAT: list = [None]
 
 
 # The float and complex dtypes in native byte order: a set lookup (a dtype caches its hash) costs
@@ -525,8 +529,7 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        from ._printing import format_tensor  # imported late: printing sits above (forward-AD tangents)
-        return format_tensor(self)
+        return FORMAT[0](self)
 
     # -- versions -----------------------------------------------------------
     @property
@@ -820,9 +823,7 @@ class Tensor:
 
         See ``dualgrad.backward``.
         """
-        from .reverse.api import _backward
-
-        _backward(self, gradient, retain_graph, create_graph, None, inputs)
+        BACKWARD[0](self, gradient, retain_graph, create_graph, None, inputs)
 
     def __reduce__(self) -> tuple:
         """Pickle data, dtype and ``requires_grad`` (never the graph: a non-leaf unpickles as a leaf)."""

@@ -708,9 +708,7 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Tensor | tupl
     (tensor([0, 2]),)
     """
     if input is None and other is None:
-        from .indexing import nonzero  # (indexing imports this module)
-
-        return nonzero(condition, as_tuple=True)
+        return tensor_arg(condition, "where").nonzero(as_tuple=True)  # (a method: indexing imports this module)
     if input is None or other is None:
         raise TypeError("where() missing required argument: both 'input' and 'other' or neither")
     return apply(WHERE, condition, input, other)

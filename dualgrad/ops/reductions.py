@@ -768,6 +768,10 @@ def logsumexp(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = Non
     return apply(LOGSUMEXP, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "logsumexp"))
 
 
+# ``linalg.matrix_norm``, set by ``dualgrad.ops.linalg_derived`` (which imports this module): ``norm(p='nuc')``.
+MATRIX_NORM: list = [None]
+
+
 def norm(x: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, ord: Any = None,  # noqa: A002
          axis: Any = None, keepdims: bool | None = None) -> Tensor:
     """The vector p-norm over ``dim`` (all elements when None): ``p`` a number, ``inf``, ``-inf`` or 'fro';
@@ -785,9 +789,7 @@ def norm(x: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, ord:
     x = tensor_arg(x, "norm")
     order = p if ord is None else ord
     if order == "nuc":
-        from .linalg_derived import matrix_norm  # (it imports this module)
-
-        return matrix_norm(x, "nuc", (-2, -1) if dim is None else dim, keepdim)
+        return MATRIX_NORM[0](x, "nuc", (-2, -1) if dim is None else dim, keepdim)
     if order is None or order == "fro":
         order = 2.0
     elif isinstance(order, str):
