@@ -22,12 +22,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..factories import zeros_like
+from ..fastpath import unseen
 from ..tensor import Tensor, _wrap, int_arg
 from ._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg
 from .elementwise import maximum, minimum, sgn, where
-from .registry import Op, linear, nondifferentiable, unseen
+from .registry import Op, linear, nondifferentiable
 from .shape import FLIP, NARROW, PAD, PERMUTE, RESHAPE, reshape
 
 
