@@ -29,7 +29,7 @@ from ._printing import format_tensor
 from .batching import vmap
 from .factories import rand
 from .reverse.api import grad as _grad
-from .reverse.node import Node, new_node
+from .reverse.node import Node, NodeOp, new_node
 from .tensor import Tensor, _wrap
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
@@ -345,7 +345,7 @@ def _check_zero_grad_outputs(outputs: tuple, diff_tensors: list, diff: list) -> 
             raise GradcheckError(f"grad is incorrect size for input {i}: {g.shape} instead of {x.shape}")
 
 
-class _UndefinedGrad:
+class _UndefinedGrad(NodeOp):
     """Op of a pass-through node that sends an undefined (None) gradient to its input."""
 
     grad_name = "UndefinedGradBackward"

@@ -46,7 +46,7 @@ from ..fastpath import (
     sole_reference,
     unseen_product,
 )
-from ..reverse.node import add_saved_attributes
+from ..reverse.node import NodeOp, add_saved_attributes
 from ..reverse.saved import SavedTensor
 from ..tensor import (
     Tensor,
@@ -62,7 +62,7 @@ def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in re.split(r"[_\W]+", name) if part)
 
 
-class Op:
+class Op(NodeOp):
     """One entry of the op table."""
 
     __slots__ = ("name", "impl", "vjp", "jvp", "batch", "family", "save_inputs", "save_out",
