@@ -217,7 +217,7 @@ class BackwardCFunction(Node):
         return sorted({*super().__dir__(), *(n for n in dir(self.op.ctx) if not n.startswith("_"))})
 
 
-_NODE_SLOTS = frozenset(Node.__slots__)
+_NODE_SLOTS = frozenset(Node.__slots__) | {"saved"}  # (and the one settable property of nodes)
 
 
 def _saved_for_forward(t: Tensor | None, outputs: list) -> Tensor | _SavedOutput | None:

@@ -142,12 +142,30 @@ class TensorMeta:
         return f"TensorMeta(shape={self.shape}, dtype={self.dtype})"
 
 
+# Interned TensorMeta objects, by dtype then shape (see ``meta_of``); at most _METAS_LIMIT shapes each.
+_METAS: dict = {}
+_METAS_LIMIT = 4096
+
+
 def meta_of(data: np.ndarray) -> TensorMeta:
-    """The TensorMeta of an array (a plain function: no ``__init__`` dispatch, which the recording
-    of most ops pays for, once per input)."""
-    meta = TensorMeta()  # (a class without ``__init__``: calling it costs less than ``object.__new__``)
-    meta.shape = data.shape
-    meta.dtype = data.dtype
+    """The TensorMeta of an array: one shared object per shape and dtype (they are immutable).
+
+    Shared, because every TensorMeta a graph holds is one more object that the cyclic garbage
+    collector walks, and a recorded op keeps one per input whose value its rules do not read; a
+    lookup costs no more than making one. Past ``_METAS_LIMIT`` shapes of a dtype, new ones are
+    made and not kept.
+    """
+    by_shape = _METAS.get(data.dtype)
+    if by_shape is None:
+        by_shape = _METAS[data.dtype] = {}
+    shape = data.shape
+    meta = by_shape.get(shape)
+    if meta is None:
+        meta = TensorMeta()  # (a class without ``__init__``: calling it costs less than ``object.__new__``)
+        meta.shape = shape
+        meta.dtype = data.dtype
+        if len(by_shape) < _METAS_LIMIT:
+            by_shape[shape] = meta
     return meta
 
 
@@ -162,13 +180,25 @@ class ViewInfo:
     not be modified in place, see ``custom_function_view_error``).
     """
 
-    __slots__ = ("base", "chain", "version", "grad_mode")
+    # (a one-step chain, the common view of a leaf, is kept as its op and params: a tuple of pairs
+    # holding an op would be two more objects for the garbage collector, per view a graph saves)
+    __slots__ = ("base", "_op", "_params", "_chain", "version", "grad_mode")
 
     def __init__(self, base: Tensor, chain: tuple, version: int, grad_mode: bool | str | None):
         self.base = base
-        self.chain = chain
+        if len(chain) == 1:
+            (self._op, self._params), self._chain = chain[0], None
+        else:
+            self._op = self._params = None
+            self._chain = chain
         self.version = version
         self.grad_mode = grad_mode
+
+    @property
+    def chain(self) -> tuple:
+        """The ``(op, params)`` steps that make the view from its base."""
+        chain = self._chain
+        return ((self._op, self._params),) if chain is None else chain
 
 
 def custom_function_view_error(owner: str, base_changed: bool) -> RuntimeError:

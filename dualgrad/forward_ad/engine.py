@@ -261,7 +261,7 @@ def _defer(op: Any, args: tuple, params: dict, out: Any, tangents: list, level: 
     read_inputs, read_out = reads(tuple(t is not None for t in tangents))
     if read_out:
         return False
-    saved = [s._tensor for s in node.saved]
+    saved = node.saved_input_tensors()
     held = []
     for a, t, needed in zip(args, tangents, read_inputs, strict=True):
         if not isinstance(a, Tensor):
@@ -417,7 +417,7 @@ def _give_recipe_to_saved_outputs(op: Any, args: tuple, params: dict, out: Any, 
     if node is None or node.op is not op:
         return
     recipe = None
-    for saved in node.saved:
+    for saved in node.saved_objects():
         if saved._is_output:
             if recipe is None:
                 recipe = TangentRecipe(op, args if taped else None, params, out, node)

@@ -22,8 +22,8 @@ from .. import tensor as tensor_module
 from .._state import STATE
 from ..batching import run as run_batched  # the batched result, or NotImplemented when no argument is batched
 from ..forward_ad.engine import propagate_tangents
-from ..reverse.node import new_node
-from ..reverse.saved import SavedTensor, save_tensor
+from ..reverse.node import new_node, new_node1, new_node2
+from ..reverse.saved import SavedTensor, fold_input, save_tensor
 from ..tensor import (
     FLOATING_DTYPES,
     REAL_FLOATING_DTYPES,
@@ -284,35 +284,78 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
     else:
         saves = known.get(needs)
         save_inputs, save_out = saves if saves is not None else op.saves_for(needs)
-    # A node keeps of each Tensor argument a SavedTensor when it is saved, else its TensorMeta (shape
-    # and dtype); a constant as it is. (One and two arguments spelled out, as in _apply: the common
-    # calls build no list and call no helper per argument.)
-    if len(args) == 1:
+    n = len(args)
+    if n > 2 or op.multi_output:
+        _record_general(op, args, params, out, needs, save_inputs, save_out)
+        return
+    # The compact node (``Node.__slots__``): of each Tensor argument it keeps the Tensor itself when
+    # saved ("folded", with its version), a SavedTensor under saved-tensor hooks, else its TensorMeta
+    # (shape and dtype); a constant as it is. (One and two arguments spelled out, as in _apply: the
+    # common calls build no tuple and call no helper per argument.)
+    if n == 1:
         a = args[0]  # a Tensor that requires grad, or nothing would be recorded
-        edges = ((a._grad_fn or a, a._output_nr),)  # a leaf's edge leads to the tensor itself
+        version = None
         if save_inputs is True or (save_inputs is not False and save_inputs[0]):
-            inputs = saved = (save_tensor(a),)
+            version = fold_input(a)
+            kept, saved = (a, ()) if version is not None else _saved_input(a)
         else:
-            inputs, saved = (meta_of(a._data),), ()
-    elif len(args) == 2:
-        a, b = args
-        edges = ((a._grad_fn or a, a._output_nr) if needs[0] else NO_EDGE,
-                 (b._grad_fn or b, b._output_nr) if needs[1] else NO_EDGE)
-        save_a, save_b = (save_inputs, save_inputs) if type(save_inputs) is bool else save_inputs
-        inputs = ((save_tensor(a) if save_a else meta_of(a._data)) if isinstance(a, Tensor) else a,
-                  (save_tensor(b) if save_b else meta_of(b._data)) if isinstance(b, Tensor) else b)
-        saved = _saved_of(inputs) if type(inputs[0]) is SavedTensor or type(inputs[1]) is SavedTensor else ()
+            kept, saved = meta_of(a._data), ()
+        node = new_node1(op, a._grad_fn or a, a._output_nr, kept, version, saved, params)
     else:
-        edges = tuple([(a._grad_fn or a, a._output_nr) if need else NO_EDGE for a, need in zip(args, needs)])
-        inputs = tuple([(save_tensor(a) if save_inputs is True or (save_inputs is not False and save_inputs[i])
-                         else meta_of(a._data)) if isinstance(a, Tensor) else a for i, a in enumerate(args)])
-        saved = _saved_of(inputs)
+        a, b = args
+        save_a, save_b = (save_inputs, save_inputs) if type(save_inputs) is bool else save_inputs
+        version_a = version_b = None
+        saved = ()
+        if isinstance(a, Tensor):
+            if save_a:
+                version_a = fold_input(a)
+                kept_a, saved = (a, ()) if version_a is not None else _saved_input(a)
+            else:
+                kept_a = meta_of(a._data)
+        else:
+            kept_a = a
+        if isinstance(b, Tensor):
+            if save_b:
+                version_b = fold_input(b)
+                if version_b is not None:
+                    kept_b = b
+                else:
+                    kept_b, saved_b = _saved_input(b)
+                    saved += saved_b
+            else:
+                kept_b = meta_of(b._data)
+        else:
+            kept_b = b
+        node = new_node2(op, (a._grad_fn or a) if needs[0] else None, a._output_nr if needs[0] else 0,
+                         kept_a, version_a, (b._grad_fn or b) if needs[1] else None,
+                         b._output_nr if needs[1] else 0, kept_b, version_b, saved, params)
+    dtype = out._data.dtype
+    if dtype in FLOATING_DTYPES or is_differentiable_dtype(dtype):  # (the set first: no call)
+        out._requires_grad = True
+        out._grad_fn = node
+    if save_out:  # (saved once it points at the node: a pack hook sees it)
+        node.out = save_tensor(out, is_output=True)
+
+
+def _saved_input(a: Tensor) -> tuple:
+    """``(SavedTensor of a, (it,))``: an input saved as an object (under saved-tensor hooks)."""
+    saved = save_tensor(a)
+    return saved, (saved,)
+
+
+def _record_general(op: Any, args: tuple, params: dict, out: Any, needs: tuple, save_inputs: Any,
+                    save_out: Any) -> None:
+    """``_record`` for calls of more than two arguments and multi-output ops: a node of tuples."""
+    edges = tuple([(a._grad_fn or a, a._output_nr) if need else NO_EDGE for a, need in zip(args, needs)])
+    inputs = tuple([(save_tensor(a) if save_inputs is True or (save_inputs is not False and save_inputs[i])
+                     else meta_of(a._data)) if isinstance(a, Tensor) else a for i, a in enumerate(args)])
+    saved = _saved_of(inputs)
     if op.multi_output:
         _record_outputs(op, edges, inputs, saved, params, out, save_out)
         return
     node = new_node(op, edges, () if save_out else saved, params, inputs)  # (no saved output: built whole)
     dtype = out._data.dtype
-    if dtype in FLOATING_DTYPES or is_differentiable_dtype(dtype):  # (the set first: no call)
+    if dtype in FLOATING_DTYPES or is_differentiable_dtype(dtype):
         out._requires_grad = True
         out._grad_fn = node
     if save_out:  # (saved once it points at the node: a pack hook sees it)

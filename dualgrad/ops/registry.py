@@ -47,7 +47,7 @@ from ..fastpath import (
     unseen_product,
 )
 from ..reverse.node import NodeOp, add_saved_attributes
-from ..reverse.saved import SavedTensor
+from ..reverse.saved import SavedTensor, unpack_folded
 from ..tensor import (
     Tensor,
     TensorMeta,
@@ -165,13 +165,27 @@ class Op(NodeOp):
     # -- reverse mode ---------------------------------------------------------
     def unpack(self, node: Any) -> tuple:
         """``(out, inputs)`` as the rules see them, checked for versions and freeing."""
-        kept = node.inputs
-        if len(kept) == 1:  # (spelled out: no list for the many one-input ops)
-            x = kept[0]
-            inputs = (x.unpack(node) if type(x) is SavedTensor else x,)
+        arity = node._arity
+        if arity:  # the compact layout (see ``Node.__slots__``): spelled out, no list
+            x = node._k0
+            version = node._v0
+            if version is not None:
+                x = unpack_folded(node, x, version)
+            elif type(x) is SavedTensor:
+                x = x.unpack(node)
+            if arity == 1:
+                inputs = (x,)
+            else:
+                y = node._k1
+                version = node._v1
+                if version is not None:
+                    y = unpack_folded(node, y, version)
+                elif type(y) is SavedTensor:
+                    y = y.unpack(node)
+                inputs = (x, y)
         else:
             inputs = []
-            for x in kept:
+            for x in node._kept:
                 inputs.append(x.unpack(node) if type(x) is SavedTensor else x)
         saved_out = node.out
         if saved_out is None:
@@ -182,41 +196,48 @@ class Op(NodeOp):
 
     def _backward_unary(self, node: Any, grads: list) -> tuple:
         """``backward`` of a one-output op with one input (most ops: no loop, no list)."""
-        kept = node.inputs  # SavedTensor | TensorMeta per tensor input: their shapes and dtypes
-        out, inputs = self.unpack(node) if node.saved else (None, kept)  # raises for a freed graph
+        if node._arity != 1:
+            return self._backward_general(node, grads)
+        meta = node._k0  # (its shape and dtype: a SavedTensor, TensorMeta or the folded Tensor)
+        if node._v0 is not None or node._saved or node.out is not None:
+            out, inputs = self.unpack(node)  # raises for a freed graph
+        else:
+            out, inputs = None, (meta,)
         g = grads[0]
         params = node.params
         # (no ``**params`` without params: that builds a dict per call)
         grad = self.vjp[0](g, out, *inputs, **params) if params else self.vjp[0](g, out, *inputs)
-        meta = kept[0]
         # (_fitted spelled out: one call less per node; dtypes compared by identity first, see there)
-        if grad is not None and (type(grad) is not Tensor or grad._data.shape != meta.shape
-                                 or grad._data.dtype is not meta.dtype and grad._data.dtype != meta.dtype):
-            grad = fit_gradient(grad, meta.shape, meta.dtype)
+        if grad is not None:
+            data = grad._data if type(grad) is Tensor else None
+            if data is None or data.shape != meta.shape or data.dtype is not meta.dtype and data.dtype != meta.dtype:
+                grad = fit_gradient(grad, meta.shape, meta.dtype)
         return (grad,)
 
     def _backward_binary(self, node: Any, grads: list) -> tuple:
         """``backward`` of a one-output op with two inputs (``x * y``, ``x + 0.1``): no loop."""
-        edges = node.edges
-        if len(edges) != 2:
-            return self._backward_per_input(node, grads)
-        kept = node.inputs
-        out, inputs = self.unpack(node) if node.saved else (None, kept)
+        if node._arity != 2:
+            return self._backward_general(node, grads)
+        kept_a, kept_b = node._k0, node._k1
+        if node._v0 is not None or node._v1 is not None or node._saved or node.out is not None:
+            out, inputs = self.unpack(node)
+        else:
+            out, inputs = None, (kept_a, kept_b)
         g = grads[0]
         params = node.params
         vjp = self.vjp
         grad_a = grad_b = None
-        if edges[0][0] is not None:  # (else no gradient is wanted: the rule is not called)
-            grad_a = _fitted(vjp[0](g, out, *inputs, **params) if params else vjp[0](g, out, *inputs), kept[0])
-        if edges[1][0] is not None:
-            grad_b = _fitted(vjp[1](g, out, *inputs, **params) if params else vjp[1](g, out, *inputs), kept[1])
+        if node._t0 is not None:  # (else no gradient is wanted: the rule is not called)
+            grad_a = _fitted(vjp[0](g, out, *inputs, **params) if params else vjp[0](g, out, *inputs), kept_a)
+        if node._t1 is not None:
+            grad_b = _fitted(vjp[1](g, out, *inputs, **params) if params else vjp[1](g, out, *inputs), kept_b)
         return (grad_a, grad_b)
 
     def _backward_per_input(self, node: Any, grads: list) -> list:
         """``backward`` of a one-output op with a rule per input: rules of inputs that need no
         gradient are not called."""
-        kept = node.inputs
-        out, inputs = self.unpack(node) if node.saved else (None, kept)
+        kept = _kept_of(node)
+        out, inputs = self.unpack(node) if node.saves else (None, kept)
         g = grads[0]
         params = node.params
         vjp = self.vjp
@@ -230,8 +251,8 @@ class Op(NodeOp):
 
     def _backward_general(self, node: Any, grads: list) -> list:
         """``backward`` for multi-output ops and ops with one rule for all inputs."""
-        kept = node.inputs
-        out, inputs = self.unpack(node) if node.saved else (None, kept)
+        kept = _kept_of(node)
+        out, inputs = self.unpack(node) if node.saves else (None, kept)
         if self.multi_output:
             g = tuple(gr if gr is not None else _wrap(np.zeros(shape, dtype))
                       for gr, (shape, dtype) in zip(grads, node.out_metas))
@@ -311,9 +332,18 @@ def _keywords(impl: Callable) -> tuple:
         return ()
 
 
+def _kept_of(node: Any) -> tuple:
+    """What ``node`` keeps of each input, folded inputs as their Tensors (``Node.inputs`` without unfolding)."""
+    arity = node._arity
+    if not arity:
+        return node._kept
+    return (node._k0,) if arity == 1 else (node._k0, node._k1)
+
+
 # -- gradient fitting -----------------------------------------------------------
 def _fitted(grad: Any, meta: Any) -> Any:
-    """``grad`` fitted to the input that ``meta`` (a SavedTensor or TensorMeta) describes; None stays None."""
+    """``grad`` fitted to the input that ``meta`` (a SavedTensor, TensorMeta or folded Tensor) describes;
+    None stays None."""
     if grad is None:
         return None
     data = grad._data if type(grad) is Tensor else None

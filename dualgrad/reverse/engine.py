@@ -243,7 +243,8 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> 
             grad_inputs = node.op.backward(node, grads)
         if hooks is not None and hooks.post:
             grad_inputs = _run_post_hooks(node, grad_inputs, grads)
-        if node.saved and not retain_graph:  # (a node without saved tensors has nothing to release)
+        # (a node without saved tensors has nothing to release; ``Node.saves`` spelled out)
+        if not retain_graph and (node._saved or node._v0 is not None or node._v1 is not None or node.out is not None):
             node.release()
         i = -1  # (an index rather than zip: a zip object per node costs more than this loop's work)
         for target, nr in node.edges:

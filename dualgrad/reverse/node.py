@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import tensor as tensor_module
 from .._hooks import RemovableHandle, add_hook
-from ..tensor import Tensor
+from ..tensor import Tensor, meta_of
 
 _sequence = itertools.count()
 
@@ -99,8 +99,20 @@ class Node(metaclass=_NodeType):
     # (``params``, ``inputs``, ``out`` and ``out_metas`` are what an op of the table keeps for its
     # rules, see ``ops.registry.Op.unpack``: slots of the node rather than an object of their own,
     # which every recorded op would pay for)
-    __slots__ = ("op", "edges", "saved", "params", "inputs", "out", "out_metas", "seq", "n_outputs",
-                 "_hooks", "_metadata", "_released", "__weakref__")
+    #
+    # Two layouts (see "A node's memory" in the performance guide's implementation notes). The
+    # general one (``_arity`` 0, ``new_node``) keeps ``_edges``, ``_kept`` and ``_saved`` tuples. The
+    # compact one (``_arity`` 1 or 2, ``new_node1`` / ``new_node2``: dispatch's one- and two-argument
+    # calls) keeps each input in slots of the node, and no tuple: ``_t<i>``, ``_n<i>`` its edge
+    # (target, output_nr); ``_k<i>`` what the node keeps of it (a SavedTensor, a TensorMeta, a
+    # constant, or the saved input Tensor itself, "folded"); ``_v<i>`` the version at which a folded
+    # input was saved (None when not folded). ``_saved`` then holds only the inputs' SavedTensor
+    # objects (usually the shared ``()``) and a saved output stays in ``out``. Each recorded op thus
+    # adds one object the cyclic garbage collector tracks (the node) instead of five or more.
+    # ``edges``, ``inputs`` and ``saved`` give every reader the tuples of the general layout.
+    __slots__ = ("op", "_arity", "_edges", "_kept", "_saved", "_t0", "_n0", "_k0", "_v0", "_t1", "_n1", "_k1",
+                 "_v1", "params", "out", "out_metas", "seq", "n_outputs", "_hooks", "_metadata", "_released",
+                 "__weakref__")
 
     def name(self) -> str:
         """The node's name, e.g. ``'MulBackward0'``: torch's name of the overload that was called
@@ -117,6 +129,69 @@ class Node(metaclass=_NodeType):
 
     def __repr__(self) -> str:
         return f"<{short_name(self)} object>"
+
+    @property
+    def edges(self) -> tuple:
+        """``((target, output_nr), ...)``, one per input: target the input's node, the leaf Tensor
+        itself, or None where no gradient flows."""
+        arity = self._arity
+        if arity == 1:
+            return ((self._t0, self._n0),)
+        if arity == 2:
+            return ((self._t0, self._n0), (self._t1, self._n1))
+        return self._edges
+
+    @property
+    def inputs(self) -> tuple:
+        """What the node keeps of each input for its rules: a SavedTensor, a TensorMeta or a constant."""
+        arity = self._arity
+        if not arity:
+            return self._kept
+        if self._v0 is not None or self._v1 is not None:
+            UNFOLD[0](self)
+        return (self._k0,) if arity == 1 else (self._k0, self._k1)
+
+    @property
+    def saved(self) -> tuple:
+        """The SavedTensor objects of the node (inputs, then outputs), released after backward."""
+        if not self._arity:
+            return self._saved
+        if self._v0 is not None or self._v1 is not None:
+            UNFOLD[0](self)
+        out = self.out
+        if out is None:
+            return self._saved
+        return self._saved + (out if type(out) is tuple else (out,))
+
+    @saved.setter
+    def saved(self, saved: tuple) -> None:
+        if self._arity:
+            UNFOLD[0](self)  # (the general layout from here on: what is set is all there is)
+            self._edges, self._kept, self._arity = self.edges, self.inputs, 0
+        self._saved = saved
+
+    def saved_objects(self) -> tuple:
+        """``saved`` without unfolding: the SavedTensor objects the node holds (not its folded inputs)."""
+        out = self.out
+        if not self._arity or out is None:
+            return self._saved
+        return self._saved + (out if type(out) is tuple else (out,))
+
+    def saved_input_tensors(self) -> list:
+        """The input Tensors the node holds for its rules (folded or in a SavedTensor; None for one packed
+        by saved-tensor hooks, freed, or an output)."""
+        held = [s._tensor for s in self.saved_objects()]
+        if self._v0 is not None:
+            held.append(self._k0 if type(self._k0) is Tensor else None)
+        if self._v1 is not None:
+            held.append(self._k1 if type(self._k1) is Tensor else None)
+        return held
+
+    @property
+    def saves(self) -> bool:
+        """True if the node holds anything saved for backward (released after it), without unfolding."""
+        return bool(self._saved) or self._v0 is not None or self._v1 is not None or (
+            self._arity != 0 and self.out is not None)
 
     @property
     def metadata(self) -> dict:
@@ -175,8 +250,17 @@ class Node(metaclass=_NodeType):
     def release(self) -> None:
         """Free saved tensors (after a backward without ``retain_graph``)."""
         self._released = True
-        for saved in self.saved:
+        for saved in self._saved:
             saved.release()
+        if self._arity:
+            out = self.out
+            if out is not None:
+                for saved in out if type(out) is tuple else (out,):
+                    saved.release()
+            if self._v0 is not None and type(self._k0) is Tensor:  # a folded input: its shape and dtype stay
+                self._k0 = meta_of(self._k0._data)
+            if self._v1 is not None and type(self._k1) is Tensor:
+                self._k1 = meta_of(self._k1._data)
 
     def __dir__(self) -> list:
         """As torch lists a node: Python's special names, the public API and the saved values."""
@@ -227,10 +311,12 @@ def new_node(op: Any, edges: tuple, saved: tuple = (), params: Any = None, input
     """
     node = Node()  # (a class without ``__init__``: calling it costs less than ``object.__new__``)
     node.op = op
-    node.edges = edges
-    node.saved = saved
+    node._arity = 0
+    node._edges = edges
+    node._saved = saved
     node.params = params
-    node.inputs = inputs
+    node._kept = inputs
+    node._v0 = node._v1 = None
     node.out = out
     node.out_metas = None  # ((shape, dtype), ...) of a multi-output op's outputs, set by its recording
     node.seq = next(_sequence)
@@ -238,6 +324,57 @@ def new_node(op: Any, edges: tuple, saved: tuple = (), params: Any = None, input
     node._hooks = node._metadata = None
     node._released = False
     return node
+
+
+def new_node1(op: Any, target: Any, nr: int, kept: Any, version: int | None, saved: tuple,
+              params: Any) -> Node:
+    """A node in the compact layout for a call with one argument (see ``Node.__slots__``): its edge
+    ``(target, nr)``, what it keeps of the argument (``kept``; the Tensor itself when ``version`` is
+    not None: a folded saved input), the argument's SavedTensor in ``saved`` if it has one."""
+    node = Node()
+    node.op = op
+    node._arity = 1
+    node._t0 = target
+    node._n0 = nr
+    node._k0 = kept
+    node._v0 = version
+    node._v1 = None
+    node._saved = saved
+    node.params = params
+    node.out = node.out_metas = None
+    node.seq = next(_sequence)
+    node.n_outputs = 1
+    node._hooks = node._metadata = None
+    node._released = False
+    return node
+
+
+def new_node2(op: Any, target0: Any, nr0: int, kept0: Any, version0: int | None, target1: Any, nr1: int,
+              kept1: Any, version1: int | None, saved: tuple, params: Any) -> Node:
+    """``new_node1`` for a call with two arguments (an argument without edge has target None)."""
+    node = Node()
+    node.op = op
+    node._arity = 2
+    node._t0 = target0
+    node._n0 = nr0
+    node._k0 = kept0
+    node._v0 = version0
+    node._t1 = target1
+    node._n1 = nr1
+    node._k1 = kept1
+    node._v1 = version1
+    node._saved = saved
+    node.params = params
+    node.out = node.out_metas = None
+    node.seq = next(_sequence)
+    node.n_outputs = 1
+    node._hooks = node._metadata = None
+    node._released = False
+    return node
+
+
+# Set by ``reverse.saved``: ``unfold(node)`` turns a compact node's folded inputs into SavedTensor objects.
+UNFOLD: list = [None]
 
 
 def add_saved_attributes(keys: Iterable[str]) -> None:

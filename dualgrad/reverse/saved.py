@@ -24,7 +24,7 @@ from typing import Any
 from .._state import STATE
 from ..tensor import INFERENCE_SAVE_MESSAGE, Tensor, _wrap
 from .grad_mode import no_grad
-from .node import NodeOp, new_node
+from .node import UNFOLD, NodeOp, new_node
 
 PACK_HOOK_INPLACE_MESSAGE = (
     "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack "
@@ -196,6 +196,64 @@ def save_tensor(tensor: Tensor, is_output: bool = False) -> SavedTensor:
     else:
         saved._tensor = tensor
     return saved
+
+
+def fold_input(tensor: Tensor) -> int | None:
+    """The version to keep with ``tensor``, an input a compact node saves by holding it in its own
+    slots ("folded", see ``Node.__slots__``); None when it must be a SavedTensor instead (saved-tensor
+    hooks are active, or ``tensor`` is not a plain Tensor). Checks as ``save_tensor`` does."""
+    if tensor._extra is not None and tensor.is_inference():
+        raise RuntimeError(INFERENCE_SAVE_MESSAGE)
+    if STATE.saved_tensor_hooks or type(tensor) is not Tensor:
+        return None
+    counter = tensor._counter
+    return 0 if counter is None else counter.value
+
+
+def unpack_folded(node: Any, kept: Any, version: int) -> Tensor:
+    """A folded input of ``node`` (``kept``, saved at ``version``), checked as ``SavedTensor.unpack``
+    checks an input: freed (``kept`` is its TensorMeta after the release) or modified in place."""
+    if type(kept) is not Tensor:
+        raise RuntimeError(FREED_MESSAGE)
+    counter = kept._counter
+    if counter is not None and counter.value != version:
+        raise modified_error(f"{kept.dtype} {tuple(kept.shape)}", node, counter.value, version)
+    return kept
+
+
+def _as_saved_tensor(kept: Any, version: int) -> SavedTensor:
+    """The SavedTensor of a folded input (a freed one after the node's release)."""
+    saved = SavedTensor()
+    saved._is_output = False
+    saved._version = version
+    saved._counter = saved._hooks = saved._tangents = None
+    saved.shape = kept.shape
+    saved.dtype = kept.dtype
+    if type(kept) is Tensor:
+        saved._tensor = kept
+        saved._freed = False
+    else:
+        saved._tensor = saved._data = saved._fw = saved._packed = saved._origin = None
+        saved._freed = True
+    return saved
+
+
+def unfold(node: Any) -> None:
+    """Turn the folded inputs of a compact node into SavedTensor objects, as a node whose inputs
+    were saved with ``save_tensor`` holds them: for readers of ``node.inputs`` / ``node.saved`` and
+    ``_raw_saved_*`` (whose ``register_hooks`` needs the object). Once done for a node, its
+    ``inputs`` always give the same objects."""
+    if node._v0 is not None:
+        node._k0 = _as_saved_tensor(node._k0, node._v0)
+        node._v0 = None
+    if node._v1 is not None:
+        node._k1 = _as_saved_tensor(node._k1, node._v1)
+        node._v1 = None
+    kept = (node._k0,) if node._arity == 1 else (node._k0, node._k1)
+    node._saved = tuple([k for k in kept if type(k) is SavedTensor])
+
+
+UNFOLD[0] = unfold
 
 
 def _pack(saved: SavedTensor, hooks: tuple, tensor: Tensor, given: Tensor) -> None:

@@ -1,0 +1,217 @@
+"""The memory shape of a recorded graph: how many objects the cyclic garbage collector tracks per op.
+
+Every object a live graph holds that the collector tracks is walked again at each of its
+collections, so a workload that keeps a large graph alive (``out[j] = ...`` into a result
+tensor, a long recurrent chain) pays for all of them many times over. A recorded op adds at
+most two: its node and, when the node saves an input, that input's Tensor (see "A node's
+memory" in the performance guide). Memory still comes back by reference counting alone.
+"""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+
+import dualgrad as dg
+from dualgrad.reverse.node import Node
+from dualgrad.reverse.saved import SavedTensor
+from dualgrad.tensor import meta_of
+
+
+@contextmanager
+def collector_off() -> Iterator[None]:
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def graph_nodes(t: dg.Tensor) -> set:
+    """The nodes of ``t``'s graph."""
+    seen: set = set()
+    stack = [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or isinstance(node, dg.Tensor) or node in seen:
+            continue
+        seen.add(node)
+        stack.extend(target for target, _ in node.edges)
+    return seen
+
+
+def tracked_per_op(build: Callable[[], dg.Tensor]) -> float:
+    """Growth of ``gc.get_objects()`` per node of the graph ``build`` returns, once the collector has
+    run (it untracks tuples that hold only untracked values at its first pass over them)."""
+    with collector_off():
+        before = len(gc.get_objects())
+        out = build()
+        gc.collect()
+        growth = len(gc.get_objects()) - before
+        nodes = len(graph_nodes(out))
+        del out
+    return growth / nodes
+
+
+def _leaf(n: int = 4) -> dg.Tensor:
+    return dg.tensor(np.linspace(0.5, 1.5, n), requires_grad=True)
+
+
+N = 300
+
+
+def test_chain_with_a_number_adds_one_tracked_object_per_op():
+    x = _leaf()
+
+    def build() -> dg.Tensor:
+        y = x
+        for _ in range(N):
+            y = y * 1.01
+        return y
+
+    assert tracked_per_op(build) <= 1.05
+
+
+@pytest.mark.parametrize("step", [dg.sin, lambda y: y * y, lambda y: y / (y + 1.0), lambda y: y.exp(), dg.tanh],
+                         ids=["sin", "square", "ratio", "exp", "tanh"])
+def test_chains_add_at_most_two_tracked_objects_per_op(step):
+    x = _leaf()
+
+    def build() -> dg.Tensor:
+        y = x
+        for _ in range(N // 3):
+            y = step(y) * 0.5 + 0.25
+        return y
+
+    assert tracked_per_op(build) <= 2.0
+
+
+def test_chain_with_a_saved_leaf_adds_at_most_two_per_op():
+    x, w = _leaf(), _leaf()
+
+    def build() -> dg.Tensor:
+        y = x
+        for _ in range(N):
+            y = y * w
+        return y
+
+    assert tracked_per_op(build) <= 2.0
+
+
+def test_graph_kept_alive_by_indexed_assignment_adds_at_most_two_per_op():
+    """The shape of a bundle-adjustment objective: small per-item ops written into a result tensor."""
+    x = _leaf()
+
+    def build() -> dg.Tensor:
+        out = dg.zeros(N, 2)
+        for j in range(N):
+            p = x[j % 4] * x[(j + 1) % 4]
+            out[j] = dg.stack([p.sin(), p * 2.0])
+        return out
+
+    assert tracked_per_op(build) <= 2.0
+
+
+def test_memory_comes_back_by_reference_counting_alone():
+    x = _leaf()
+    with collector_off():
+        out = dg.zeros(50, 2)
+        for j in range(50):
+            p = (x[j % 4] * x[(j + 1) % 4]).exp()
+            out[j] = dg.stack([p.sin(), p * 2.0])
+        y = (out * out).sum()
+        refs = [weakref.ref(node) for node in graph_nodes(y)]
+        del out, y, p
+        assert all(r() is None for r in refs)
+        assert gc.collect() == 0
+
+
+def test_backward_through_compact_nodes_matches_the_closed_form():
+    x = dg.tensor([0.3, 0.7], requires_grad=True)
+    w = dg.tensor([1.5, -2.0], requires_grad=True)
+    y = (dg.sin(x) * w + x / w).sum()
+    gx, gw = dg.grad(y, (x, w))
+    xv, wv = x.detach().numpy(), w.detach().numpy()
+    np.testing.assert_allclose(gx.numpy(), np.cos(xv) * wv + 1 / wv)
+    np.testing.assert_allclose(gw.numpy(), np.sin(xv) - xv / wv ** 2)
+
+
+# -- a saved input folded into its node ---------------------------------------------------------------------
+def test_a_folded_input_reads_as_a_saved_tensor():
+    a = dg.tensor([1.0, 2.0], requires_grad=True)
+    b = dg.tensor([3.0, 4.0], requires_grad=True)
+    node = (a * b).grad_fn
+    assert node._saved_self is a and node._saved_other is b
+    raw = node._raw_saved_self
+    assert type(raw) is SavedTensor and node._raw_saved_self is raw  # (the same object from then on)
+    assert all(type(s) is SavedTensor for s in node.saved) and len(node.saved) == 2
+
+
+def test_register_hooks_on_a_folded_input():
+    a = dg.tensor([1.0, 2.0], requires_grad=True)
+    b = dg.tensor([3.0, 4.0], requires_grad=True)
+    y = a * b
+    calls = []
+    y.grad_fn._raw_saved_self.register_hooks(lambda t: t.numpy().copy(), lambda p: calls.append(1) or dg.tensor(p))
+    y.sum().backward()
+    assert calls == [1]
+    np.testing.assert_array_equal(b.grad.numpy(), [1.0, 2.0])
+
+
+def test_a_folded_input_changed_in_place_raises_torchs_error():
+    a = dg.tensor([1.0, 2.0], requires_grad=True)
+    x = a * 1.0
+    y = x.sin()
+    x.add_(1.0)
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*SinBackward0, is at version 1; "
+                                           r"expected version 0"):
+        y.sum().backward()
+
+
+def test_a_folded_input_is_freed_by_backward():
+    a = dg.tensor([1.0, 2.0], requires_grad=True)
+    y = a.sin()
+    node = y.grad_fn
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        node._saved_self  # noqa: B018 - the read raises
+    assert all(s._freed and s._tensor is None for s in node.saved)
+    assert node.inputs[0].shape == (2,)  # (shape and dtype stay known after the release)
+
+
+def test_saved_tensor_hooks_still_see_every_saved_input():
+    packed = []
+    a = dg.tensor([1.0, 2.0], requires_grad=True)
+    with dg.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t) or t, lambda t: t):
+        y = (a.sin() * a).sum()
+    assert len(packed) == 3
+    y.backward()
+    np.testing.assert_allclose(a.grad.numpy(), np.cos([1.0, 2.0]) * [1.0, 2.0] + np.sin([1.0, 2.0]))
+
+
+def test_next_functions_and_name_of_compact_nodes():
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    y = 2 * x
+    assert y.grad_fn.name() == "MulBackward0"
+    assert y.grad_fn.next_functions[0][0].variable is x
+    assert y.grad_fn.next_functions[1] == (None, 0)
+    z = y.exp()
+    assert z.grad_fn.next_functions == ((y.grad_fn, 0),)
+    assert isinstance(z.grad_fn, Node)
+
+
+def test_tensor_metas_are_shared_per_shape_and_dtype():
+    a, b = np.zeros((2, 3)), np.ones((2, 3))
+    assert meta_of(a) is meta_of(b)
+    assert meta_of(a) is not meta_of(a.astype(np.float32))
+    assert meta_of(a).shape == (2, 3) and meta_of(a).dtype == np.float64
