@@ -106,8 +106,12 @@ def _apply(op: Any, args: tuple, params: dict, flags: dict) -> Any:
                     and (type(b) is float or type(b) is int
                          or type(b) is _ndarray and not b.ndim and b.dtype is a.dtype)):
                 data = op.scalar_impl(a[()], b if type(b) is not _ndarray else b[()])
+            elif params or not op.ufunc_out:
+                data = op.impl(a, b, **params)
+            elif type(a) is _ndarray and a.ndim:  # (the result is an array: ``out=...`` would only cost)
+                data = op.impl(a, b)
             else:
-                data = op.impl(a, b, out=...) if op.ufunc_out and not params else op.impl(a, b, **params)
+                data = op.impl(a, b, out=...)
         else:
             arrays = [a._data if isinstance(a, Tensor) else a for a in args]
             data = op.impl(*(arrays if op.promotion is None else promote(op, arrays)), **params)
@@ -142,7 +146,7 @@ def _apply(op: Any, args: tuple, params: dict, flags: dict) -> Any:
         else:
             needs = tuple([_tracks(a) for a in args])
         if True in needs:
-            _record(op, args, params, out, needs)
+            _record(op, args, params, out, needs, flags)
     elif flags["inference_mode"]:  # (ops never record in it: the recording path pays nothing)
         for t in out if type(out) is tuple else (out,):
             if t._view is None:  # (a view is one when its base is: make_view)
@@ -276,8 +280,9 @@ def _apply_observed(op: Any, args: tuple, params: dict) -> Any:
     return run(op, args, params)
 
 
-def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
-    """Attach a graph node for this call to its output(s); ``needs[i]``: does argument i require grad?"""
+def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple, flags: dict | None = None) -> None:
+    """Attach a graph node for this call to its output(s); ``needs[i]``: does argument i require grad?
+    (``flags``: ``STATE.__dict__`` if the caller has it.)"""
     known = op.saves_by_needs  # None, or what to save by which inputs need a gradient (Op.saves_for)
     if known is None:
         save_inputs, save_out = op.save_inputs, op.save_out
@@ -292,11 +297,16 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
     # saved ("folded", with its version), a SavedTensor under saved-tensor hooks, else its TensorMeta
     # (shape and dtype); a constant as it is. (One and two arguments spelled out, as in _apply: the
     # common calls build no tuple and call no helper per argument.)
+    # (``fold_input`` spelled out for the common case, a plain Tensor without saved-tensor hooks)
+    hooked = (STATE.__dict__ if flags is None else flags)["saved_tensor_hooks"]
     if n == 1:
         a = args[0]  # a Tensor that requires grad, or nothing would be recorded
         version = None
         if save_inputs is True or (save_inputs is not False and save_inputs[0]):
-            version = fold_input(a)
+            if not hooked and type(a) is Tensor and a._extra is None:
+                version = 0 if a._counter is None else a._counter.value
+            else:
+                version = fold_input(a)
             kept, saved = (a, ()) if version is not None else _saved_input(a)
         else:
             kept, saved = meta_of(a._data), ()
@@ -308,7 +318,10 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
         saved = ()
         if isinstance(a, Tensor):
             if save_a:
-                version_a = fold_input(a)
+                if not hooked and type(a) is Tensor and a._extra is None:
+                    version_a = 0 if a._counter is None else a._counter.value
+                else:
+                    version_a = fold_input(a)
                 kept_a, saved = (a, ()) if version_a is not None else _saved_input(a)
             else:
                 kept_a = meta_of(a._data)
@@ -316,7 +329,10 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
             kept_a = a
         if isinstance(b, Tensor):
             if save_b:
-                version_b = fold_input(b)
+                if not hooked and type(b) is Tensor and b._extra is None:
+                    version_b = 0 if b._counter is None else b._counter.value
+                else:
+                    version_b = fold_input(b)
                 if version_b is not None:
                     kept_b = b
                 else:

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._state import STATE
 from ..factories import zeros_like
-from ..fastpath import broadcast_product, engine_only, is_scratch, multiply_into, scale_into, unseen
+from ..fastpath import broadcast_product, engine_only, is_scratch, multiply_into, quiet_operator, scale_into, unseen
 from ..tensor import Tensor, _wrap, as_operand, is_differentiable_dtype, is_number, torch_dtype_name
 from .dispatch import apply, tensor_arg
 from .registry import (
@@ -1077,10 +1077,11 @@ METHODS: dict[str, Any] = {
     "type_as": lambda self, other: to_dtype(self, tensor_arg(other, "type_as").dtype),
     "contiguous": _contiguous,
     # (``2 + x`` and ``2 * x`` are ``x + 2`` and ``x * 2``, as in torch: the node's inputs in that order)
-    "__add__": add, "__radd__": add,
-    "__sub__": sub, "__rsub__": _reflected(sub),
-    "__mul__": mul, "__rmul__": mul,
-    "__truediv__": div, "__rtruediv__": _reflected_division,
+    # (an operator that no mode can see calls NumPy directly: fastpath.quiet_operator)
+    "__add__": quiet_operator(ADD, add, apply), "__radd__": quiet_operator(ADD, add, apply),
+    "__sub__": quiet_operator(SUB, sub, apply), "__rsub__": _reflected(sub),
+    "__mul__": quiet_operator(MUL, mul, apply), "__rmul__": quiet_operator(MUL, mul, apply),
+    "__truediv__": quiet_operator(DIV, div, apply), "__rtruediv__": _reflected_division,
     "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide),
     "__mod__": remainder, "__rmod__": _reflected(remainder),
     "__pow__": pow, "__rpow__": _reflected(pow),
