@@ -215,3 +215,72 @@ def test_tensor_metas_are_shared_per_shape_and_dtype():
     assert meta_of(a) is meta_of(b)
     assert meta_of(a) is not meta_of(a.astype(np.float32))
     assert meta_of(a).shape == (2, 3) and meta_of(a).dtype == np.float64
+
+
+# -- a saved output folded into its node --------------------------------------------------------------------
+@pytest.mark.parametrize("step", [dg.exp, dg.tanh, dg.sigmoid, dg.sqrt], ids=["exp", "tanh", "sigmoid", "sqrt"])
+def test_chains_saving_their_output_add_at_most_two_tracked_objects_per_op(step):
+    x = _leaf()
+
+    def build() -> dg.Tensor:
+        y = x * 0.1
+        for _ in range(N):
+            y = step(y)
+        return y
+
+    assert tracked_per_op(build) <= 2.0
+
+
+def test_a_folded_output_reads_as_a_saved_tensor():
+    a = dg.tensor([0.5, 1.0], requires_grad=True)
+    y = a.exp()
+    node = y.grad_fn
+    result = node._saved_result
+    np.testing.assert_array_equal(result.detach().numpy(), y.detach().numpy())
+    assert result.grad_fn is node and result.requires_grad
+    raw = node._raw_saved_result
+    assert type(raw) is SavedTensor and node._raw_saved_result is raw and raw._is_output
+
+
+def test_register_hooks_on_a_folded_output():
+    a = dg.tensor([0.5, 1.0], requires_grad=True)
+    y = a.exp()
+    calls = []
+    y.grad_fn._raw_saved_result.register_hooks(lambda t: t.numpy().copy(), lambda p: calls.append(1) or dg.tensor(p))
+    y.sum().backward()
+    assert calls == [1]
+    np.testing.assert_allclose(a.grad.numpy(), np.exp([0.5, 1.0]))
+
+
+def test_a_folded_output_changed_in_place_raises_torchs_error():
+    a = dg.tensor([0.5, 1.0], requires_grad=True)
+    y = a.exp()
+    y.mul_(2.0)
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation: \[float64 \(2,\)\], needed by "
+                                           r"ExpBackward0, is at version 1; expected version 0"):
+        y.sum().backward()
+
+
+def test_a_folded_output_is_freed_by_backward():
+    a = dg.tensor([0.5, 1.0], requires_grad=True)
+    y = a.tanh()
+    node = y.grad_fn
+    y.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), 1 - np.tanh([0.5, 1.0]) ** 2)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        node._saved_result  # noqa: B018 - the read raises
+    assert all(s._freed for s in node.saved)
+
+
+def test_a_folded_output_under_retain_graph_and_create_graph():
+    a = dg.tensor([0.5, 1.0], requires_grad=True)
+    y = a.sigmoid().sum()
+    (g1,) = dg.grad(y, a, retain_graph=True, create_graph=True)
+    (g2,) = dg.grad(y, a, retain_graph=True)
+    s = 1 / (1 + np.exp(-np.array([0.5, 1.0])))
+    np.testing.assert_allclose(g1.detach().numpy(), s * (1 - s))
+    np.testing.assert_allclose(g2.numpy(), s * (1 - s))
+    (h,) = dg.grad(g1.sum(), a)
+    np.testing.assert_allclose(h.numpy(), s * (1 - s) * (1 - 2 * s))

@@ -417,7 +417,8 @@ def _give_recipe_to_saved_outputs(op: Any, args: tuple, params: dict, out: Any, 
     if node is None or node.op is not op:
         return
     recipe = None
-    for saved in node.saved_objects():
+    # (a folded output becomes a SavedTensor, which takes the recipe: see ``Node.saved``)
+    for saved in node.saved if node._ov is not None else node.saved_objects():
         if saved._is_output:
             if recipe is None:
                 recipe = TangentRecipe(op, args if taped else None, params, out, node)

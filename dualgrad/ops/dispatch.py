@@ -23,7 +23,7 @@ from .._state import STATE
 from ..batching import run as run_batched  # the batched result, or NotImplemented when no argument is batched
 from ..forward_ad.engine import propagate_tangents
 from ..reverse.node import new_node, new_node1, new_node2
-from ..reverse.saved import SavedTensor, fold_input, save_tensor
+from ..reverse.saved import SavedTensor, fold_input, fold_output, save_tensor
 from ..tensor import (
     FLOATING_DTYPES,
     REAL_FLOATING_DTYPES,
@@ -349,7 +349,7 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple, flags: d
     if dtype in FLOATING_DTYPES or is_differentiable_dtype(dtype):  # (the set first: no call)
         out._requires_grad = True
         out._grad_fn = node
-    if save_out:  # (saved once it points at the node: a pack hook sees it)
+    if save_out and not fold_output(node, out):  # (saved once it points at the node: a pack hook sees it)
         node.out = save_tensor(out, is_output=True)
 
 

@@ -47,7 +47,7 @@ from ..fastpath import (
     unseen_product,
 )
 from ..reverse.node import NodeOp, add_saved_attributes
-from ..reverse.saved import SavedTensor, unpack_folded
+from ..reverse.saved import SavedTensor, unfold, unpack_folded, unpack_folded_output
 from ..tensor import (
     Tensor,
     TensorMeta,
@@ -190,6 +190,8 @@ class Op(NodeOp):
         saved_out = node.out
         if saved_out is None:
             return None, inputs
+        if node._ov is not None:  # (a folded output, see ``Node.__slots__``)
+            return unpack_folded_output(node), inputs
         if type(saved_out) is tuple:
             return tuple(s.unpack(node, i) for i, s in enumerate(saved_out)), inputs
         return saved_out.unpack(node), inputs
@@ -278,6 +280,8 @@ class Op(NodeOp):
 
     def saved_attribute(self, node: Any, name: str) -> Any:
         """``node._saved_self`` / ``_saved_result`` / ``_raw_saved_*`` lookups."""
+        if node._arity:
+            unfold(node)  # (the SavedTensor objects of folded values: ``_raw_saved_*`` gives them)
         raw = name.startswith("_raw_saved_")
         key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
         if key == "result" and type(node.out) is SavedTensor:
@@ -308,6 +312,8 @@ class Op(NodeOp):
 
     def saved_attribute_names(self, node: Any) -> list:
         """The ``_saved_*`` names ``dir(node)`` lists: saved tensors, constant arguments, params (torch's names)."""
+        if node._arity:
+            unfold(node)
         names = []
         for i, (arg, x) in enumerate(zip(self.arg_names, node.inputs)):
             if type(x) is SavedTensor:

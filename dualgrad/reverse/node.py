@@ -107,12 +107,15 @@ class Node(metaclass=_NodeType):
     # (target, output_nr); ``_k<i>`` what the node keeps of it (a SavedTensor, a TensorMeta, a
     # constant, or the saved input Tensor itself, "folded"); ``_v<i>`` the version at which a folded
     # input was saved (None when not folded). ``_saved`` then holds only the inputs' SavedTensor
-    # objects (usually the shared ``()``) and a saved output stays in ``out``. Each recorded op thus
-    # adds one object the cyclic garbage collector tracks (the node) instead of five or more.
+    # objects (usually the shared ``()``) and a saved output stays in ``out``: its SavedTensor, or,
+    # folded too, its array (a TensorMeta once released) with ``_ov`` the version it was saved at
+    # (None when not folded), ``_oc`` its version counter and ``_org`` its requires_grad flag. Each
+    # recorded op thus adds one object the cyclic garbage collector tracks (the node) instead of five
+    # or more (two when it saves an input Tensor, or its output's version counter).
     # ``edges``, ``inputs`` and ``saved`` give every reader the tuples of the general layout.
     __slots__ = ("op", "_arity", "_edges", "_kept", "_saved", "_t0", "_n0", "_k0", "_v0", "_t1", "_n1", "_k1",
-                 "_v1", "params", "out", "out_metas", "seq", "n_outputs", "_hooks", "_metadata", "_released",
-                 "__weakref__")
+                 "_v1", "_ov", "_oc", "_org", "params", "out", "out_metas", "seq", "n_outputs", "_hooks", "_metadata",
+                 "_released", "__weakref__")
 
     def name(self) -> str:
         """The node's name, e.g. ``'MulBackward0'``: torch's name of the overload that was called
@@ -156,7 +159,7 @@ class Node(metaclass=_NodeType):
         """The SavedTensor objects of the node (inputs, then outputs), released after backward."""
         if not self._arity:
             return self._saved
-        if self._v0 is not None or self._v1 is not None:
+        if self._v0 is not None or self._v1 is not None or self._ov is not None:
             UNFOLD[0](self)
         out = self.out
         if out is None:
@@ -173,7 +176,7 @@ class Node(metaclass=_NodeType):
     def saved_objects(self) -> tuple:
         """``saved`` without unfolding: the SavedTensor objects the node holds (not its folded inputs)."""
         out = self.out
-        if not self._arity or out is None:
+        if not self._arity or out is None or self._ov is not None:  # (a folded output is no object)
             return self._saved
         return self._saved + (out if type(out) is tuple else (out,))
 
@@ -254,7 +257,10 @@ class Node(metaclass=_NodeType):
             saved.release()
         if self._arity:
             out = self.out
-            if out is not None:
+            if self._ov is not None:  # a folded output: its shape and dtype stay
+                if type(out) is np.ndarray:
+                    self.out = meta_of(out)
+            elif out is not None:
                 for saved in out if type(out) is tuple else (out,):
                     saved.release()
             if self._v0 is not None and type(self._k0) is Tensor:  # a folded input: its shape and dtype stay
@@ -316,7 +322,7 @@ def new_node(op: Any, edges: tuple, saved: tuple = (), params: Any = None, input
     node._saved = saved
     node.params = params
     node._kept = inputs
-    node._v0 = node._v1 = None
+    node._v0 = node._v1 = node._ov = None
     node.out = out
     node.out_metas = None  # ((shape, dtype), ...) of a multi-output op's outputs, set by its recording
     node.seq = next(_sequence)
@@ -338,7 +344,7 @@ def new_node1(op: Any, target: Any, nr: int, kept: Any, version: int | None, sav
     node._n0 = nr
     node._k0 = kept
     node._v0 = version
-    node._v1 = None
+    node._v1 = node._ov = None
     node._saved = saved
     node.params = params
     node.out = node.out_metas = None
@@ -363,6 +369,7 @@ def new_node2(op: Any, target0: Any, nr0: int, kept0: Any, version0: int | None,
     node._n1 = nr1
     node._k1 = kept1
     node._v1 = version1
+    node._ov = None
     node._saved = saved
     node.params = params
     node.out = node.out_metas = None
@@ -373,7 +380,7 @@ def new_node2(op: Any, target0: Any, nr0: int, kept0: Any, version0: int | None,
     return node
 
 
-# Set by ``reverse.saved``: ``unfold(node)`` turns a compact node's folded inputs into SavedTensor objects.
+# Set by ``reverse.saved``: ``unfold(node)`` turns a compact node's folded inputs and output into SavedTensor objects.
 UNFOLD: list = [None]
 
 

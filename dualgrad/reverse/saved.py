@@ -21,6 +21,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .._state import STATE
 from ..tensor import INFERENCE_SAVE_MESSAGE, Tensor, _wrap
 from .grad_mode import no_grad
@@ -221,6 +223,59 @@ def unpack_folded(node: Any, kept: Any, version: int) -> Tensor:
     return kept
 
 
+def fold_output(node: Any, out: Tensor) -> bool:
+    """Keep ``out``, the output ``node`` saves, in the node's own slots (its array, version counter,
+    version and requires_grad flag, as a SavedTensor of an output keeps them); False (nothing done)
+    when it must be a SavedTensor instead: under saved-tensor hooks, for an inference tensor (which
+    ``save_tensor`` refuses) or another kind of Tensor."""
+    if STATE.saved_tensor_hooks or out._extra is not None or type(out) is not Tensor:
+        return False
+    node._oc = counter = out._version_counter()  # (shared with the Tensor rebuilt on unpack)
+    node._ov = counter.value
+    node._org = out._requires_grad
+    node.out = out._data
+    return True
+
+
+def unpack_folded_output(node: Any) -> Tensor:
+    """The folded output of ``node`` (see ``fold_output``) as ``SavedTensor.unpack`` gives an output:
+    a new Tensor on its array, with its version counter and its place in the graph (the node)."""
+    data = node.out
+    if type(data) is not np.ndarray:  # (its TensorMeta after the release)
+        raise RuntimeError(FREED_MESSAGE)
+    counter = node._oc
+    if counter.value != node._ov:
+        raise modified_error(f"{data.dtype} {data.shape}", node, counter.value, node._ov)
+    out = _wrap(data)
+    out._counter = counter
+    if node._org:
+        out._requires_grad = True
+        out.grad_fn = node
+        out._output_nr = 0
+    return out
+
+
+def _as_saved_output(node: Any) -> SavedTensor:
+    """The SavedTensor of a folded output (a freed one after the node's release)."""
+    kept = node.out
+    saved = SavedTensor()
+    saved._is_output = True
+    saved._version = node._ov
+    saved._counter = node._oc
+    saved._hooks = saved._tangents = None
+    saved.shape = kept.shape
+    saved.dtype = kept.dtype
+    saved._tensor = None
+    saved._requires_grad = node._org
+    if type(kept) is np.ndarray:
+        saved._data = kept
+        saved._freed = False
+    else:
+        saved._data = saved._fw = saved._packed = saved._origin = None
+        saved._freed = True
+    return saved
+
+
 def _as_saved_tensor(kept: Any, version: int) -> SavedTensor:
     """The SavedTensor of a folded input (a freed one after the node's release)."""
     saved = SavedTensor()
@@ -239,16 +294,19 @@ def _as_saved_tensor(kept: Any, version: int) -> SavedTensor:
 
 
 def unfold(node: Any) -> None:
-    """Turn the folded inputs of a compact node into SavedTensor objects, as a node whose inputs
-    were saved with ``save_tensor`` holds them: for readers of ``node.inputs`` / ``node.saved`` and
-    ``_raw_saved_*`` (whose ``register_hooks`` needs the object). Once done for a node, its
-    ``inputs`` always give the same objects."""
+    """Turn the folded inputs and output of a compact node into SavedTensor objects, as a node whose
+    values were saved with ``save_tensor`` holds them: for readers of ``node.inputs`` / ``node.saved``,
+    ``_raw_saved_*`` (whose ``register_hooks`` needs the object) and forward mode (which gives a saved
+    output its ``TangentRecipe``). Once done for a node, it always gives the same objects."""
     if node._v0 is not None:
         node._k0 = _as_saved_tensor(node._k0, node._v0)
         node._v0 = None
     if node._v1 is not None:
         node._k1 = _as_saved_tensor(node._k1, node._v1)
         node._v1 = None
+    if node._ov is not None:
+        node.out = _as_saved_output(node)
+        node._ov = None
     kept = (node._k0,) if node._arity == 1 else (node._k0, node._k1)
     node._saved = tuple([k for k in kept if type(k) is SavedTensor])
 
