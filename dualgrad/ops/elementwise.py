@@ -273,7 +273,7 @@ def _round_name(node: Any) -> str:
 
 def _clamp_name(node: Any) -> str:
     """torch's clamp with Tensor bounds is ClampBackward0, with numbers (or None) ClampBackward1."""
-    return "ClampBackward0" if any(is_tensor_operand(b) for b in node.inputs[1:]) else "ClampBackward1"
+    return "ClampBackward0" if any(is_tensor_operand(b) for b in node.kept()[1:]) else "ClampBackward1"
 
 
 def _zero(out: Any, *inputs: Any, **params: Any) -> float:
@@ -414,7 +414,7 @@ _LN10 = math.log(10.0)
 # ``next_functions``; a number minus a Tensor is its ``rsub``, which keeps the number as an attribute)
 ADD = elementwise("add", np.add, (1, 1), number_inputs=True)
 SUB = elementwise("sub", np.subtract, (1, -1), grad_name_for=name_by_operands({(False, True): "RsubBackward1"}),
-                  number_inputs=lambda node: is_tensor_operand(node.inputs[0]))
+                  number_inputs=lambda node: is_tensor_operand(node.kept()[0]))
 MUL = elementwise("mul", np.multiply, (lambda out, x, y: y, lambda out, x, y: x),
                   save_inputs=lambda needs: (needs[1], needs[0]), number_inputs=True)
 # ``x + alpha * y`` and ``x - alpha * y`` (alpha a number): one node, as torch's (alpha is its attribute)

@@ -85,7 +85,7 @@ def _batch(op: Any) -> Any:
 
 def _fftn_name(node: Any) -> str:
     """torch transforms a real input along one dim as the first half of a real-to-complex one."""
-    real = node.inputs[0].dtype.kind != "c"
+    real = node.kept()[0].dtype.kind != "c"
     return "FftR2CBackward0" if real and len(node.params["axes"]) == 1 else "FftC2CBackward0"
 
 

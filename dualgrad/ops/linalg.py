@@ -265,7 +265,7 @@ def _matmul_name(node: Any) -> str:
     """torch's name for ``x @ y``, by the ranks: dot, mv, mm; with a batch, the reshape of its
     folded product (UnsafeViewBackward0), or the copy of its transposed product (CloneBackward0)
     when only ``y`` has a batch of several matrices."""
-    x, y = node.inputs
+    x, y = node.kept()
     name = _PRODUCT_NAMES.get((len(x.shape), len(y.shape)))
     if name is not None:
         return name

@@ -238,7 +238,7 @@ class Op(NodeOp):
     def _backward_per_input(self, node: Any, grads: list) -> list:
         """``backward`` of a one-output op with a rule per input: rules of inputs that need no
         gradient are not called."""
-        kept = _kept_of(node)
+        kept = node.kept()
         out, inputs = self.unpack(node) if node.saves else (None, kept)
         g = grads[0]
         params = node.params
@@ -253,7 +253,7 @@ class Op(NodeOp):
 
     def _backward_general(self, node: Any, grads: list) -> list:
         """``backward`` for multi-output ops and ops with one rule for all inputs."""
-        kept = _kept_of(node)
+        kept = node.kept()
         out, inputs = self.unpack(node) if node.saves else (None, kept)
         if self.multi_output:
             g = tuple(gr if gr is not None else _wrap(np.zeros(shape, dtype))
@@ -336,14 +336,6 @@ def _keywords(impl: Callable) -> tuple:
         return tuple(inspect.signature(impl).parameters)
     except (TypeError, ValueError):  # (a callable without a signature takes no params)
         return ()
-
-
-def _kept_of(node: Any) -> tuple:
-    """What ``node`` keeps of each input, folded inputs as their Tensors (``Node.inputs`` without unfolding)."""
-    arity = node._arity
-    if not arity:
-        return node._kept
-    return (node._k0,) if arity == 1 else (node._k0, node._k1)
 
 
 # -- gradient fitting -----------------------------------------------------------
@@ -537,8 +529,8 @@ def nondifferentiable(name: str, impl: Callable, family: str = "elementwise", **
 
 # -- torch's names of overloads ----------------------------------------------------
 def is_tensor_operand(kept: Any) -> bool:
-    """True if what a node keeps of an argument (``Node.inputs``) stands for a Tensor, not a number."""
-    return type(kept) is SavedTensor or isinstance(kept, TensorMeta)
+    """True if what a node keeps of an argument (``Node.kept()``) stands for a Tensor, not a number."""
+    return type(kept) is SavedTensor or isinstance(kept, (TensorMeta, Tensor))
 
 
 def name_by_operands(names: dict) -> Callable[[Any], str]:
@@ -552,7 +544,7 @@ def name_by_operands(names: dict) -> Callable[[Any], str]:
     """
 
     def grad_name_for(node: Any) -> str:
-        return names.get(tuple(is_tensor_operand(kept) for kept in node.inputs), node.op.grad_name)
+        return names.get(tuple(is_tensor_operand(kept) for kept in node.kept()), node.op.grad_name)
 
     return grad_name_for
 

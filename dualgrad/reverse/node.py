@@ -154,6 +154,14 @@ class Node(metaclass=_NodeType):
             UNFOLD[0](self)
         return (self._k0,) if arity == 1 else (self._k0, self._k1)
 
+    def kept(self) -> tuple:
+        """``inputs`` without unfolding: a folded input is the saved Tensor itself (for readers of shapes,
+        dtypes and kinds, such as ``grad_name_for``; its value is read through ``Op.unpack``)."""
+        arity = self._arity
+        if not arity:
+            return self._kept
+        return (self._k0,) if arity == 1 else (self._k0, self._k1)
+
     @property
     def saved(self) -> tuple:
         """The SavedTensor objects of the node (inputs, then outputs), released after backward."""
@@ -224,7 +232,7 @@ class Node(metaclass=_NodeType):
             shown = [rule is not None for rule in rules]
         number_inputs = getattr(op, "number_inputs", True)  # (ops of the table declare it)
         if not (number_inputs if type(number_inputs) is bool else number_inputs(self)):
-            shown = [keep and not _is_number(kept) for keep, kept in zip(shown, self.inputs, strict=True)]
+            shown = [keep and not _is_number(kept) for keep, kept in zip(shown, self.kept(), strict=True)]
         return tuple((_as_node(target), nr) for (target, nr), keep in zip(edges, shown, strict=True) if keep)
 
     @property
