@@ -41,7 +41,8 @@ def best_times(runs: dict[str, Callable[[], Any]], repeat: int, min_seconds: flo
 
     Samples of the implementations are interleaved (one sample of each per round),
     so that load from other processes on the machine hits all of them alike.
-    Each sample runs a callable often enough to last ``min_seconds``.
+    Each sample runs a callable often enough to last ``min_seconds``, with the garbage
+    collector on (as users run; ``timeit`` alone would turn it off).
 
     Libraries with thread pools (PyTorch's OpenMP, JAX's XLA runtime) leave their
     worker threads spinning for a while after a call, which slows down whatever
@@ -55,7 +56,9 @@ def best_times(runs: dict[str, Callable[[], Any]], repeat: int, min_seconds: flo
     for impl, fn in runs.items():
         for _ in range(3):
             fn()
-        timers[impl] = timer = timeit.Timer(fn)
+        # (with the garbage collector on, as users run: ``timeit`` turns it off by default, which
+        # would hide what a workload that keeps a large graph alive pays for it, as B1's and B2's)
+        timers[impl] = timer = timeit.Timer(fn, setup="gc.enable()")
         number, elapsed = 1, timer.timeit(1)
         while elapsed * number < min_seconds:
             number *= 2
