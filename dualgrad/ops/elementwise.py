@@ -20,7 +20,7 @@ from .._state import STATE
 from ..factories import zeros_like
 from ..fastpath import broadcast_product, engine_only, is_scratch, multiply_into, quiet_operator, scale_into, unseen
 from ..tensor import Tensor, _wrap, as_operand, is_differentiable_dtype, is_number, torch_dtype_name
-from .dispatch import apply, tensor_arg
+from .dispatch import _apply, _record, apply, tensor_arg
 from .registry import (
     Op,
     elementwise,
@@ -1072,16 +1072,21 @@ def _contiguous(self: Tensor) -> Tensor:
     return self if self._data.flags.c_contiguous else self.reshape(-1).reshape(self.shape)
 
 
+def _operator(op: Op, plain: Any) -> Any:
+    """The Tensor operator of ``op`` (``plain(self, other)`` dispatches it): see ``fastpath.quiet_operator``."""
+    return quiet_operator(op, plain, apply, _apply, _record)
+
+
 METHODS: dict[str, Any] = {
     "where": lambda self, condition, other: where(condition, self, other),
     "type_as": lambda self, other: to_dtype(self, tensor_arg(other, "type_as").dtype),
     "contiguous": _contiguous,
     # (``2 + x`` and ``2 * x`` are ``x + 2`` and ``x * 2``, as in torch: the node's inputs in that order)
-    # (an operator that no mode can see calls NumPy directly: fastpath.quiet_operator)
-    "__add__": quiet_operator(ADD, add, apply), "__radd__": quiet_operator(ADD, add, apply),
-    "__sub__": quiet_operator(SUB, sub, apply), "__rsub__": _reflected(sub),
-    "__mul__": quiet_operator(MUL, mul, apply), "__rmul__": quiet_operator(MUL, mul, apply),
-    "__truediv__": quiet_operator(DIV, div, apply), "__rtruediv__": _reflected_division,
+    # (dispatch's common path taken by the operators themselves: fastpath.quiet_operator)
+    "__add__": _operator(ADD, add), "__radd__": _operator(ADD, add),
+    "__sub__": _operator(SUB, sub), "__rsub__": _reflected(sub),
+    "__mul__": _operator(MUL, mul), "__rmul__": _operator(MUL, mul),
+    "__truediv__": _operator(DIV, div), "__rtruediv__": _reflected_division,
     "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide),
     "__mod__": remainder, "__rmod__": _reflected(remainder),
     "__pow__": pow, "__rpow__": _reflected(pow),
