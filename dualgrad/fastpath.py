@@ -110,7 +110,6 @@ def quiet_operator(op: Any, plain: Callable, apply: Callable, call: Callable, re
     """
     if not ENABLED or not isinstance(op.impl, np.ufunc) or not op.plain:
         return plain
-    impl = op.impl
     state = STATE
 
     def operator(self: Any, other: Any) -> Any:
@@ -125,14 +124,14 @@ def quiet_operator(op: Any, plain: Callable, apply: Callable, call: Callable, re
                     b = other._data
                     if other._view is None and b.dtype is a.dtype and b.ndim:
                         try:
-                            out = _wrap(impl(a, b))
+                            out = _wrap(op.impl(a, b))
                         except ValueError:  # (shapes that do not broadcast: dispatch raises torch's error)
                             return call(op, (self, other), {}, flags)
                         if flags["grad_enabled"] and (self._requires_grad or other._requires_grad):
                             record(op, (self, other), {}, out, (self._requires_grad, other._requires_grad), flags)
                         return out
                 elif kind is float or kind is int:
-                    out = _wrap(impl(a, other))
+                    out = _wrap(op.impl(a, other))
                     if flags["grad_enabled"] and self._requires_grad:
                         record(op, (self, other), {}, out, (True, False), flags)
                     return out
