@@ -38,7 +38,6 @@ from ._state import STATE
 from .batching import (
     from_physical,
     is_batched_at,
-    physical_value,
     tangent_batched_at,
     to_physical,
     vmap,
@@ -52,6 +51,7 @@ from .reverse import enable_grad, is_grad_enabled
 from .reverse import grad as autograd_grad
 from .reverse.api import check_real_output
 from .tensor import Tensor, is_differentiable_dtype
+from .transform_levels import ReverseLevel, lower, needs_graph, reverse_level, tag_leaf
 
 __all__ = ["functionalize", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "vjp",
            "vmap"]
@@ -67,7 +67,7 @@ def _has_tangent(x: Tensor) -> bool:
     return any(tangent_at(x, level) is not None for level in STATE.dual_levels)
 
 
-def _track(x: Any, levels: tuple) -> tuple[Tensor, Tensor]:
+def _track(x: Any, levels: tuple, level: ReverseLevel) -> tuple[Tensor, Tensor]:
     """``(input for the function, physical tensor to differentiate with respect to)``."""
     _check_transform_input(x)
     phys = to_physical(x, levels)
@@ -77,60 +77,33 @@ def _track(x: Any, levels: tuple) -> tuple[Tensor, Tensor]:
             leaf.requires_grad_()
     else:
         leaf = phys.detach().requires_grad_()
-    return from_physical(leaf, levels), leaf
+    return from_physical(tag_leaf(leaf, level), levels), leaf
 
 
 def _call_tracked(func: Callable, flat: list, levels: tuple) -> tuple:
-    """``func(tracked inputs)`` (it returns ``(output, aux)``) with the tensors ``flat`` tracked
-    for reverse mode: ``(tracked, output, aux, levels used)``.
+    """``func(tracked inputs)`` (it returns ``(output, aux)``) at a new reverse level, with the
+    tensors ``flat`` tracked for reverse mode: ``(tracked, output, aux, levels used)``.
 
     Inputs are made physical at every active vmap level, except levels at which no input is
     batched and only tangents are (a vmap over a ``jvp`` of this transform, as in
     ``hessian = jacfwd(jacrev(f))``): there the inputs keep unbatched values, as in torch, so
     that ``func`` may write them into tensors it creates. If an output is batched at such a
     level after all (``func`` used a value batched there), ``func`` runs again with every
-    level, so that each batch member gets its own gradient.
+    level, so that each batch member gets its own gradient. The level has ended when this returns.
     """
-    if levels and STATE.dual_levels:
-        kept = tuple(level for level in levels if any(is_batched_at(x, level) for x in flat)
-                     or not any(tangent_batched_at(x, level) for x in flat))
-        if kept != levels:
-            tracked = [_track(x, kept) for x in flat]
-            output, aux = func([t for t, _ in tracked])
-            dropped = [level for level in levels if level not in kept]
-            if not any(is_batched_at(o, level) for o in pytree.flatten(output)[0] for level in dropped):
-                return tracked, output, aux, kept
-    tracked = [_track(x, levels) for x in flat]
-    output, aux = func([t for t, _ in tracked])
-    return tracked, output, aux, levels
-
-
-def _reaches_outer_graph(outputs: list, leaves: list) -> bool:
-    """True if the graph of ``outputs`` reaches a tensor requiring grad other than ``leaves``.
-
-    Then an enclosing transform (or ``dualgrad.grad``) differentiates through
-    this one, so the backward pass must be recorded.
-    """
-    own = {id(leaf) for leaf in leaves if leaf._node() is None}
-    stack, seen = [], set()
-    for out in outputs:
-        node = out._node()
-        if node is not None:
-            stack.append(node)
-            seen.add(id(node))
-        elif out.requires_grad and id(out) not in own:
-            return True
-    while stack:  # (a node is marked seen when it is pushed: each is popped once)
-        for target, _ in getattr(stack.pop(), "edges", ()):
-            if target is None:
-                continue
-            if isinstance(target, Tensor):
-                if id(target) not in own:
-                    return True
-            elif id(target) not in seen:
-                seen.add(id(target))
-                stack.append(target)
-    return False
+    with reverse_level() as level, enable_grad():
+        if levels and STATE.dual_levels:
+            kept = tuple(vl for vl in levels if any(is_batched_at(x, vl) for x in flat)
+                         or not any(tangent_batched_at(x, vl) for x in flat))
+            if kept != levels:
+                tracked = [_track(x, kept, level) for x in flat]
+                output, aux = func([t for t, _ in tracked])
+                dropped = [vl for vl in levels if vl not in kept]
+                if not any(is_batched_at(o, vl) for o in pytree.flatten(output)[0] for vl in dropped):
+                    return tracked, output, aux, kept
+        tracked = [_track(x, levels, level) for x in flat]
+        output, aux = func([t for t, _ in tracked])
+        return tracked, output, aux, levels
 
 
 def _pullback(outputs: list, leaves: list, cotangents: list, create: bool, retain_graph: bool) -> list:
@@ -183,18 +156,11 @@ def _split_aux(output: Any, has_aux: bool, api: str) -> tuple:
     return output
 
 
-def _undifferentiated(tree: Any, leaves: list) -> Any:
-    """``tree`` (e.g. aux) with tensors detached from this transform's own graph.
-
-    A tensor an enclosing transform (or ``dualgrad.grad``) tracks keeps its graph.
-    """
-    def undiff(x: Any) -> Any:
-        if not isinstance(x, Tensor) or _reaches_outer_graph([physical_value(x)], leaves):
-            return x
-        return x.detach()
-
+def _lowered(tree: Any, keep_graph: bool) -> Any:
+    """``tree`` (outputs, aux) as the enclosing levels see it once this transform has returned:
+    each tensor keeps its tangents, and its graph only if ``keep_graph`` and the graph reaches a live leaf."""
     flat, spec = pytree.flatten(tree)
-    return pytree.unflatten([undiff(x) for x in flat], spec)
+    return pytree.unflatten([lower(x, keep_graph) for x in flat], spec)
 
 
 # -- reverse mode ----------------------------------------------------------------------------
@@ -205,12 +171,13 @@ def _grad_transform(func: Callable, argnums: Any, has_aux: bool, with_value: boo
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         levels = STATE.vmap_levels
+        grad_was_enabled = is_grad_enabled()
         nums, chosen = _select(args, argnums)
         flat, spec = pytree.flatten(chosen)
+        tracked, output, aux, levels = _call_tracked(lambda new: _split_aux(
+            func(*_replace(args, nums, argnums, pytree.unflatten(new, spec)), **kwargs), has_aux,
+            api), flat, levels)
         with enable_grad():
-            tracked, output, aux, levels = _call_tracked(lambda new: _split_aux(
-                func(*_replace(args, nums, argnums, pytree.unflatten(new, spec)), **kwargs), has_aux,
-                api), flat, levels)
             if not isinstance(output, Tensor):
                 raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(output)}")
             if output.ndim != 0:
@@ -221,14 +188,14 @@ def _grad_transform(func: Callable, argnums: Any, has_aux: bool, with_value: boo
             check_real_output(output)
             leaves = [leaf for _, leaf in tracked]
             out_phys = to_physical(output, levels)
-            create = _reaches_outer_graph([out_phys], leaves)
+            create = needs_graph(grad_was_enabled, [out_phys, *leaves])
             grads = _pullback([out_phys], leaves, [ones_like(out_phys)], create, False)
-        result = pytree.unflatten([from_physical(g, levels) for g in grads], spec)
+        result = _lowered(pytree.unflatten([from_physical(g, levels) for g in grads], spec), create)
         if has_aux:
-            aux = _undifferentiated(aux, leaves)
+            aux = _lowered(aux, grad_was_enabled)
         if not with_value:
             return (result, aux) if has_aux else result
-        value = output if create else output.detach()
+        value = lower(output, grad_was_enabled)
         return result, (value, aux) if has_aux else value
 
     return wrapper
@@ -290,10 +257,10 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     (tensor([1., 2.]),)
     """
     levels = STATE.vmap_levels
+    grad_was_enabled = is_grad_enabled()
     flat, spec = pytree.flatten(primals)
-    with enable_grad():
-        tracked, output, aux, levels = _call_tracked(lambda new: _split_aux(
-            func(*pytree.unflatten(new, spec)), has_aux, "vjp(f, *primals)"), flat, levels)
+    tracked, output, aux, levels = _call_tracked(lambda new: _split_aux(
+        func(*pytree.unflatten(new, spec)), has_aux, "vjp(f, *primals)"), flat, levels)
     flat_out, out_spec = pytree.flatten(output)
     _check_outputs(flat_out, "vjp(f, *primals)")
     for o in flat_out:
@@ -303,7 +270,6 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     leaves = [leaf for _, leaf in tracked]
     with enable_grad():
         outs_phys = [to_physical(o, levels) for o in flat_out]
-    create = _reaches_outer_graph(outs_phys, leaves)
 
     def vjp_fn(cotangents: Any, retain_graph: bool = True, create_graph: bool | None = None) -> tuple:
         flat_ct, ct_spec = pytree.flatten(cotangents)
@@ -321,17 +287,19 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
                     f"Mismatch in shape: grad_output[{i}] has a shape of {c.shape} and output[{i}] "
                     f"has a shape of {o.shape}."
                 )
-        differentiable = create and (is_grad_enabled() if create_graph is None else create_graph)
+        wanted = is_grad_enabled() if create_graph is None else create_graph
         with enable_grad():
             cts = [c if c is None else to_physical(c, levels) for c in flat_ct]
-            grads = _pullback(outs_phys, leaves, cts, differentiable, retain_graph)
-        return tuple(pytree.unflatten([from_physical(g, levels) for g in grads], spec))
+            # the graph is recorded for an enclosing transform that tracks the outputs' graph or
+            # the cotangents (the transpose of a vjp), whatever the levels were when vjp was called
+            create = needs_graph(wanted, [*outs_phys, *(c for c in cts if c is not None), *leaves])
+            grads = _pullback(outs_phys, leaves, cts, create, retain_graph)
+        return tuple(_lowered(pytree.unflatten([from_physical(g, levels) for g in grads], spec), create))
 
-    detached = output if create else pytree.unflatten(
-        [o.detach() for o in flat_out], out_spec)
+    output = _lowered(output, grad_was_enabled)
     if has_aux:
-        return detached, vjp_fn, _undifferentiated(aux, leaves)
-    return detached, vjp_fn
+        return output, vjp_fn, _lowered(aux, grad_was_enabled)
+    return output, vjp_fn
 
 
 # -- forward mode ----------------------------------------------------------------------------
@@ -392,8 +360,9 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
     primal_out, tangent_out = [], []
     for primal, tangent, own in physical:
         drop_dead(primal)  # its tangent at the level that just exited: the primal keeps none
-        primal_out.append(from_physical(primal, own))
-        tangent_out.append(from_physical(zeros_like(primal) if tangent is None else tangent, own))
+        # (a graph that reaches only finished reverse levels' leaves is dropped, as by those transforms)
+        primal_out.append(lower(from_physical(primal, own)))
+        tangent_out.append(lower(from_physical(zeros_like(primal) if tangent is None else tangent, own)))
     result = (pytree.unflatten(primal_out, out_spec), pytree.unflatten(tangent_out, out_spec))
     return result + (aux,) if has_aux else result
 

@@ -1,0 +1,155 @@
+"""Reverse-mode transform levels: which graphs an enclosing transform still differentiates.
+
+Each reverse-mode transform (``func.grad``, ``func.grad_and_value``, ``func.vjp`` and
+what is built on them, and the ``autograd.functional`` products) runs its function at
+a level of its own, as torch.func and JAX do. The level is *alive* while the transform
+runs; the tensors the transform differentiates with respect to (its leaves) carry it.
+Forward-mode levels are the dual levels of ``forward_ad``, vmap levels those of ``batching``.
+
+A leaf that requires grad is *live* when its level is alive, or when it carries no level
+(a tensor the user tracks with ``requires_grad``: the base level, ``dualgrad.grad``'s).
+A finished transform's leaves are dead: nothing differentiates with respect to them any more.
+
+Two questions follow, answered from the levels:
+
+* Must a transform record its backward pass (``create_graph``)? Yes when grad mode is on
+  and an enclosing reverse level is alive, or when the graph reaches a live base-level leaf
+  (``needs_graph``).
+* Which graph does a result keep when the transform returns? Its reverse graph only if the
+  graph reaches a live leaf; its tangents at the active dual levels always (``lower``). So
+  ``grad(outer)(x)`` with ``grad`` inside ``outer`` returns a plain tensor, and the primal
+  output of ``vjp`` keeps an enclosing ``jvp``'s tangent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ._state import STATE
+from .batching import from_physical, is_batched_at, physical_value, to_physical
+from .forward_ad.engine import set_tangent, tangent_at
+from .tensor import Tensor
+
+_TAG = "transform_level"
+
+
+class ReverseLevel:
+    """One reverse-mode transform call; ``alive`` is False once the transform has returned."""
+
+    __slots__ = ("alive",)
+
+    def __init__(self) -> None:
+        self.alive = True
+
+    def __repr__(self) -> str:
+        return f"ReverseLevel({'alive' if self.alive else 'exited'})"
+
+
+class reverse_level:  # noqa: N801 - used as a function: ``with reverse_level() as level``
+    """Make a new innermost reverse level alive for the duration of the block (``as``: the level).
+
+    On exit the level is dead, also when the block raised.
+    """
+
+    __slots__ = ("level", "previous")
+
+    def __enter__(self) -> ReverseLevel:
+        self.level = ReverseLevel()
+        self.previous = STATE.reverse_levels
+        STATE.reverse_levels = self.previous + (self.level,)
+        return self.level
+
+    def __exit__(self, *exc_info: Any) -> None:
+        STATE.reverse_levels = self.previous
+        self.level.alive = False
+
+
+def tag_leaf(leaf: Tensor, level: ReverseLevel) -> Tensor:
+    """Mark ``leaf`` (a tensor a transform differentiates with respect to) as one of ``level``'s."""
+    if leaf._node() is None:  # an alias of an outer tensor keeps its node: its graph leads on
+        leaf._get_extra()[_TAG] = level
+    return leaf
+
+
+def _live(leaf: Tensor) -> bool:
+    extra = leaf._extra
+    level = extra.get(_TAG) if extra else None
+    return level is None or level.alive
+
+
+def reaches_live_leaf(tensors: Iterable[Any]) -> bool:
+    """True if the reverse graph of ``tensors`` (physical values) reaches a live leaf."""
+    stack, seen = [], set()
+    for t in tensors:
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            continue
+        node = t._node()
+        if node is None:
+            if _live(t):
+                return True
+        elif id(node) not in seen:
+            seen.add(id(node))
+            stack.append(node)
+    while stack:  # (a node is marked seen when it is pushed: each is popped once)
+        for target, _ in getattr(stack.pop(), "edges", ()):
+            if target is None:
+                continue
+            if isinstance(target, Tensor):
+                if _live(target):
+                    return True
+            elif id(target) not in seen:
+                seen.add(id(target))
+                stack.append(target)
+    return False
+
+
+def tangents_of(tensors: Iterable[Any]) -> list:
+    """The physical tangents of ``tensors`` at the active dual levels (they have reverse graphs too)."""
+    found = []
+    for t in tensors:
+        for level in STATE.dual_levels:
+            tangent = tangent_at(t, level)
+            if tangent is not None:
+                found.append(physical_value(tangent))
+    return found
+
+
+def needs_graph(grad_was_enabled: bool, tensors: list) -> bool:
+    """Whether a transform's backward pass must be recorded (``create_graph``).
+
+    ``tensors`` are the physical tensors the pass reads: outputs, cotangents, leaves. An
+    enclosing reverse level that is alive may differentiate any of them (through their
+    tangents, or through values the function closed over), so it always gets the graph;
+    the base level gets it when the graph of ``tensors`` or of their tangents reaches one of
+    its leaves. Nothing is recorded when grad mode was off where the transform was called.
+    """
+    if not grad_was_enabled:
+        return False
+    return bool(STATE.reverse_levels) or reaches_live_leaf(tensors) or reaches_live_leaf(tangents_of(tensors))
+
+
+def _without_graph(phys: Tensor) -> Tensor:
+    """``phys`` detached from the reverse graph, with its tangents at the active dual levels."""
+    plain = phys.detach()
+    for level in STATE.dual_levels:
+        tangent = tangent_at(phys, level)
+        if tangent is not None:
+            set_tangent(plain, level, tangent)
+    return plain
+
+
+def lower(x: Any, keep_graph: bool = True) -> Any:
+    """``x`` (a result of a finished transform) as the enclosing levels see it.
+
+    Its reverse graph stays if ``keep_graph`` and it reaches a live leaf; its tangents at
+    the active dual levels always stay. Non-Tensors are returned as they are.
+    """
+    if not isinstance(x, Tensor):
+        return x
+    own = tuple(level for level in STATE.vmap_levels if is_batched_at(x, level))
+    phys = to_physical(x, own) if own else x
+    if not phys.requires_grad or (keep_graph and reaches_live_leaf([phys])):
+        return x
+    plain = _without_graph(phys)
+    return from_physical(plain, own) if own else plain
