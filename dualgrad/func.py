@@ -195,7 +195,7 @@ def _grad_transform(func: Callable, argnums: Any, has_aux: bool, with_value: boo
             aux = _lowered(aux, grad_was_enabled)
         if not with_value:
             return (result, aux) if has_aux else result
-        value = lower(output, grad_was_enabled)
+        value = lower(output, create)  # (without create, its graph reaches no live leaf)
         return result, (value, aux) if has_aux else value
 
     return wrapper

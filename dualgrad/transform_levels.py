@@ -35,12 +35,21 @@ _TAG = "transform_level"
 
 
 class ReverseLevel:
-    """One reverse-mode transform call; ``alive`` is False once the transform has returned."""
+    """One reverse-mode transform call; ``alive`` is False once the transform has returned.
 
-    __slots__ = ("alive",)
+    ``nodes`` holds, while it is alive, the graph nodes of its leaves that are aliases of tensors
+    an enclosing level tracks (``{id: node}``): a walk meets those as nodes, not as tensors.
+    """
+
+    __slots__ = ("alive", "nodes")
 
     def __init__(self) -> None:
         self.alive = True
+        self.nodes: dict = {}
+
+    def close(self) -> None:
+        self.alive = False
+        self.nodes = {}  # (dead: walks pass through these nodes to the leaves they alias)
 
     def __repr__(self) -> str:
         return f"ReverseLevel({'alive' if self.alive else 'exited'})"
@@ -62,41 +71,49 @@ class reverse_level:  # noqa: N801 - used as a function: ``with reverse_level() 
 
     def __exit__(self, *exc_info: Any) -> None:
         STATE.reverse_levels = self.previous
-        self.level.alive = False
+        self.level.close()
 
 
 def tag_leaf(leaf: Tensor, level: ReverseLevel) -> Tensor:
     """Mark ``leaf`` (a tensor a transform differentiates with respect to) as one of ``level``'s."""
-    if leaf._node() is None:  # an alias of an outer tensor keeps its node: its graph leads on
+    node = leaf._node()
+    if node is None:
         leaf._get_extra()[_TAG] = level
+    else:  # an alias of a tensor an enclosing level tracks: its node leads on to that tensor's graph
+        level.nodes[id(node)] = node
     return leaf
 
 
-def _live(leaf: Tensor) -> bool:
+def _live(leaf: Tensor, base: bool) -> bool:
     extra = leaf._extra
     level = extra.get(_TAG) if extra else None
-    return level is None or level.alive
+    return base if level is None else level.alive
 
 
-def reaches_live_leaf(tensors: Iterable[Any]) -> bool:
-    """True if the reverse graph of ``tensors`` (physical values) reaches a live leaf."""
+def reaches_live_leaf(tensors: Iterable[Any], base: bool = True) -> bool:
+    """True if the reverse graph of ``tensors`` (physical values) reaches a live leaf
+    (with ``base=False``, a leaf of an alive transform level: the base level's do not count)."""
+    alias_nodes = {key for level in STATE.reverse_levels for key in level.nodes}
     stack, seen = [], set()
     for t in tensors:
         if not isinstance(t, Tensor) or not t.requires_grad:
             continue
         node = t._node()
         if node is None:
-            if _live(t):
+            if _live(t, base):
                 return True
         elif id(node) not in seen:
             seen.add(id(node))
             stack.append(node)
     while stack:  # (a node is marked seen when it is pushed: each is popped once)
-        for target, _ in getattr(stack.pop(), "edges", ()):
+        node = stack.pop()
+        if id(node) in alias_nodes:
+            return True
+        for target, _ in getattr(node, "edges", ()):
             if target is None:
                 continue
             if isinstance(target, Tensor):
-                if _live(target):
+                if _live(target, base):
                     return True
             elif id(target) not in seen:
                 seen.add(id(target))
@@ -139,17 +156,25 @@ def _without_graph(phys: Tensor) -> Tensor:
     return plain
 
 
-def lower(x: Any, keep_graph: bool = True) -> Any:
+def tracked_by_enclosing_transform(x: Tensor) -> bool:
+    """True if an enclosing transform differentiates ``x``: its graph reaches a leaf of an alive
+    reverse level, or it has a tangent at an active dual level."""
+    phys = physical_value(x)
+    return bool(tangents_of([phys])) or (bool(STATE.reverse_levels) and reaches_live_leaf([phys], base=False))
+
+
+def lower(x: Any, keep_graph: bool = True, base: bool = True) -> Any:
     """``x`` (a result of a finished transform) as the enclosing levels see it.
 
-    Its reverse graph stays if ``keep_graph`` and it reaches a live leaf; its tangents at
-    the active dual levels always stay. Non-Tensors are returned as they are.
+    Its reverse graph stays if ``keep_graph`` and it reaches a live leaf (with ``base=False``,
+    a leaf of an alive transform level); its tangents at the active dual levels always stay.
+    Non-Tensors are returned as they are.
     """
     if not isinstance(x, Tensor):
         return x
     own = tuple(level for level in STATE.vmap_levels if is_batched_at(x, level))
     phys = to_physical(x, own) if own else x
-    if not phys.requires_grad or (keep_graph and reaches_live_leaf([phys])):
+    if not phys.requires_grad or (keep_graph and reaches_live_leaf([phys], base)):
         return x
     plain = _without_graph(phys)
     return from_physical(plain, own) if own else plain

@@ -23,6 +23,7 @@ import pytest
 import dualgrad as dg
 from dualgrad import _pytree as pytree
 from dualgrad import func
+from dualgrad.autograd import functional
 
 # -- functions and input structures ----------------------------------------------------------
 
@@ -217,6 +218,25 @@ def _linearize(F, k):
     return G
 
 
+def _af_vjp(F, k):
+    """``autograd.functional.vjp`` (create_graph=False) of the scalarized ``F``: value and gradient."""
+    def G(*xs):
+        value, grads = functional.vjp(lambda *a: _scalarize(F(*a)), xs)
+        return dg.cat([value.reshape(1), _flat(grads)])
+    return G
+
+
+def _af_jvp(F, k):
+    def G(*xs):
+        out, tangent = functional.jvp(F, xs, _tangents(k, [x.shape for x in xs]))
+        return dg.cat([out.reshape(-1), tangent.reshape(-1)])
+    return G
+
+
+def _af_hvp(F, k):
+    return lambda *xs: _flat(functional.hvp(lambda *a: _scalarize(F(*a)), xs, _tangents(k, [x.shape for x in xs]))[1])
+
+
 def _numpy_tangents(arrays):
     return [t.numpy() for t in _tangents(len(arrays), [a.shape for a in arrays])]
 
@@ -276,6 +296,10 @@ TRANSFORMS = [
     Transform("vmap", _vmap, lambda F, a: np.concatenate([_value(F, a), _value(F, [0.5 * x + 0.1 for x in a])]),
               order=0),
     Transform("linearize", _linearize, _ref_jvp),
+    Transform("functional.vjp", _af_vjp,
+              lambda F, a: np.concatenate([_value(lambda *x: _scalarize(F(*x)), a), _ref_grad(F, a)])),
+    Transform("functional.jvp", _af_jvp, _ref_jvp),
+    Transform("functional.hvp", _af_hvp, _ref_hvp, order=2),
 ]
 BY_NAME = {t.name: t for t in TRANSFORMS}
 
@@ -293,11 +317,20 @@ def _tolerance(names: tuple) -> float:
     return 1e-6 if order <= 2 else 1e-5 if order <= 4 else 1e-4
 
 
+def _functional_under_vmap(names: tuple) -> bool:
+    """``autograd.functional`` inside ``vmap``: refused, as torch refuses it."""
+    return "vmap" in names and any(n.startswith("functional.") for n in names[names.index("vmap"):])
+
+
 def _check(names: tuple, base_name: str, structure: str) -> None:
     arrays = [a.copy() for a in STRUCTURES[structure]]
     k = len(arrays)
     base = BASES[base_name]
     outer, inner = BY_NAME[names[0]], compose(names[1:], base, k)
+    if _functional_under_vmap(names):
+        with pytest.raises(RuntimeError, match=r"autograd\.functional\.\w+: input 0 is batched by an enclosing vmap"):
+            compose(names, base, k)(*[dg.tensor(a) for a in arrays])
+        return
     result = compose(names, base, k)(*[dg.tensor(a) for a in arrays])
     # a finished transform leaves no graph behind when nothing outside tracks its inputs
     assert result.grad_fn is None and not result.requires_grad, (names, result.grad_fn)
@@ -343,7 +376,12 @@ def test_results_on_tracked_inputs_are_differentiable_by_dualgrad_grad(names):
     arrays = [a.copy() for a in STRUCTURES["tuple"]]
     G = compose(names, f_vector, len(arrays))
     xs = [dg.tensor(a, requires_grad=True) for a in arrays]
+    if _functional_under_vmap(names):
+        return
     out = G(*xs)
+    if names[0].startswith("functional."):  # create_graph=False: no graph for the base level, as torch
+        assert out.grad_fn is None and not out.requires_grad
+        return
     assert out.requires_grad
     weights = dg.tensor(np.linspace(0.5, 1.5, out.shape[0]))
     grads = dg.autograd.grad((out * weights).sum(), xs, materialize_grads=True)
@@ -460,3 +498,58 @@ def test_primal_output_of_linearize_and_grad_and_value_under_jvp():
     for via in (lambda x: func.linearize(f, x)[0], lambda x: func.grad_and_value(f)(x)[1]):
         np.testing.assert_allclose(func.jvp(via, (dg.tensor(X),), (dg.tensor(V),))[1].numpy(), expected,
                                    rtol=1e-6)
+
+
+# -- autograd.functional inside func transforms ---------------------------------------------
+
+def _f_cubic(x):
+    return (np.sin(x) ** 2).sum() * x[0]
+
+
+FUNCTIONAL_VARIANTS = {
+    "vjp": lambda x: functional.vjp(np.sin, x * x, dg.tensor([1., 2., 3.]))[1],
+    "vjp output": lambda x: functional.vjp(np.sin, x * x, dg.tensor([1., 2., 3.]))[0],
+    "jvp": lambda x: functional.jvp(np.sin, x * x, dg.tensor([1., 2., 3.]))[1],
+    "jvp output": lambda x: functional.jvp(np.sin, x * x, dg.tensor([1., 2., 3.]))[0],
+    "vhp": lambda x: functional.vhp(_f_cubic, x, dg.tensor(V))[1],
+    "hvp": lambda x: functional.hvp(_f_cubic, x, dg.tensor(V))[1],
+    "jacobian": lambda x: functional.jacobian(np.sin, x * x),
+    "jacobian vectorized": lambda x: functional.jacobian(np.sin, x * x, vectorize=True),
+    "jacobian forward": lambda x: functional.jacobian(np.sin, x * x, vectorize=True, strategy="forward-mode"),
+    "hessian": lambda x: functional.hessian(_f_cubic, x),
+    "hessian forward": lambda x: functional.hessian(_f_cubic, x, vectorize=True,
+                                                     outer_jacobian_strategy="forward-mode"),
+}
+
+
+@pytest.mark.parametrize("name", list(FUNCTIONAL_VARIANTS))
+def test_autograd_functional_results_are_differentiable_by_enclosing_transforms(name):
+    """create_graph=False concerns the base level (as torch); an enclosing func transform still
+    differentiates the results (torch refuses autograd.functional inside its transforms)."""
+    H = FUNCTIONAL_VARIANTS[name]
+    x = dg.tensor(X)
+    tangent = func.jvp(lambda y: H(y).reshape(-1), (x,), (dg.tensor(V),))[1]
+    np.testing.assert_allclose(tangent.numpy(), fd_directional(lambda y: H(y).reshape(-1), [X.copy()], [V]),
+                               rtol=1e-6, atol=1e-8)
+    gradient = func.grad(lambda y: (H(y) ** 2).sum())(x)
+    np.testing.assert_allclose(gradient.numpy(), fd_jacobian(lambda y: (H(y) ** 2).sum(), [X.copy()])[0],
+                               rtol=1e-6, atol=1e-8)
+    for result in (tangent, gradient):
+        assert result.grad_fn is None and not result.requires_grad
+    assert not x.requires_grad
+
+
+def test_autograd_functional_under_vmap_is_refused_with_a_clear_error():
+    with pytest.raises(RuntimeError, match=r"autograd\.functional\.vjp: input 0 is batched by an enclosing vmap"):
+        func.vmap(lambda x: functional.vjp(np.sin, x, dg.ones(2))[1])(dg.ones((3, 2)))
+    with pytest.raises(RuntimeError, match=r"functional\.hessian: input 0 is batched .*dualgrad\.func\.hessian"):
+        func.vmap(lambda x: functional.hessian(_f_cubic, x))(dg.ones((3, 2)))
+
+
+def test_autograd_functional_keeps_no_base_level_graph_without_create_graph():
+    """As torch: outputs and results of the functional API are detached unless create_graph."""
+    x = dg.tensor(X, requires_grad=True)
+    out, product = functional.vjp(np.sin, x, dg.tensor(V))
+    assert not out.requires_grad and not product.requires_grad
+    out, product = functional.vjp(np.sin, x, dg.tensor(V), create_graph=True)
+    assert out.requires_grad and product.requires_grad
