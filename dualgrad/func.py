@@ -11,18 +11,36 @@ leading dimension per active vmap level (``batching.to_physical``), made a
 fresh leaf (or, when an enclosing transform tracks it, an alias that keeps
 its graph and tangents) and wrapped back as a batched tensor for the
 function. The backward pass then runs on the physical graph, where the batch
-members are independent, so each one gets its own gradient. The backward is
-recorded (``create_graph``) only when the graph reaches a tensor an enclosing
-transform or ``dualgrad.grad`` differentiates.
+members are independent, so each one gets its own gradient.
+
+Levels, as in torch.func and JAX: each ``grad``/``grad_and_value``/``vjp`` call
+runs its function at a reverse level of its own (``transform_levels``), each
+``jvp`` at a dual level, each ``vmap`` at a vmap level. A level is alive while
+its transform runs. The backward pass is recorded when an enclosing reverse
+level is alive or the graph reaches a tensor the user tracks (``requires_grad``
+outside every transform), so results stay differentiable for every enclosing
+transform; ``vjp_fn`` decides at each call, so it is differentiable with respect
+to its cotangent (the transpose of a vjp). When a transform returns, its
+results keep their tangents at the active dual levels, and their graph only if
+it reaches a leaf of a level still alive or of the user: a finished transform
+leaves no graph behind (``grad(outer)(x)`` is a plain tensor when ``outer``
+calls ``grad``). Grad mode off where a transform is called means no graph for
+its results (as torch: ``no_grad`` outside ``f`` does not reach inside).
 
 >>> import dualgrad as dg
->>> from dualgrad.func import grad, vmap
+>>> from dualgrad.func import grad, jvp, vjp, vmap
 >>> grad(lambda x: (x ** 3).sum())(dg.tensor([1., 2.]))
 tensor([ 3., 12.])
 >>> w = dg.tensor([1., -1.])
 >>> vmap(grad(lambda w, x: (w * x).sum()), in_dims=(None, 0))(w, dg.tensor([[1., 2.], [3., 4.]]))
 tensor([[1., 2.],
         [3., 4.]])
+>>> x = dg.tensor([1., 2.])
+>>> _, vjp_fn = vjp(lambda x: x ** 3, x)
+>>> jvp(lambda c: vjp_fn(c)[0], (dg.zeros(2),), (dg.ones(2),))[1]  # J^T v, through the cotangent
+tensor([ 3., 12.])
+>>> grad(lambda x: grad(lambda y: (x * y ** 2).sum())(dg.ones(2)).sum())(x).grad_fn is None
+True
 """
 
 from __future__ import annotations

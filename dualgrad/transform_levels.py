@@ -19,6 +19,18 @@ Two questions follow, answered from the levels:
   graph reaches a live leaf; its tangents at the active dual levels always (``lower``). So
   ``grad(outer)(x)`` with ``grad`` inside ``outer`` returns a plain tensor, and the primal
   output of ``vjp`` keeps an enclosing ``jvp``'s tangent.
+
+>>> import dualgrad as dg
+>>> from dualgrad.transform_levels import reaches_live_leaf, reverse_level, tag_leaf
+>>> with reverse_level() as level:
+...     x = tag_leaf(dg.tensor([1., 2.]).requires_grad_(), level)
+...     y = (x * x).sum()
+...     reaches_live_leaf([y])                 # x's level is alive: a transform differentiates y
+True
+>>> reaches_live_leaf([y])                     # it has returned: nothing will
+False
+>>> reaches_live_leaf([y * dg.tensor(3., requires_grad=True)])   # a base-level leaf
+True
 """
 
 from __future__ import annotations

@@ -176,6 +176,18 @@ def _vjp_transpose(F, k):
     return G
 
 
+def _jvp_along(F, k):
+    """``t -> J_F(anchor) t``: only the tangent depends on the inputs (forward mode's transpose case)."""
+    return lambda *xs: func.jvp(F, tuple(dg.tensor(a) for a in _anchor([x.shape for x in xs])), xs)[1].reshape(-1)
+
+
+def _linearize_along(F, k):
+    def G(*xs):
+        _, jvp_fn = func.linearize(F, *[dg.tensor(a) for a in _anchor([x.shape for x in xs])])
+        return jvp_fn(*xs).reshape(-1)
+    return G
+
+
 def _jvp(F, k):
     def G(*xs):
         out, tangent = func.jvp(F, xs, _tangents(k, [x.shape for x in xs]))
@@ -271,6 +283,10 @@ def _ref_vjp_transpose(F, arrays):
     return cot @ fd_jacobian(F, anchor)
 
 
+def _ref_along(F, arrays):
+    return fd_directional(F, _anchor([a.shape for a in arrays]), arrays)
+
+
 def _ref_jvp(F, arrays):
     return np.concatenate([_value(F, arrays), fd_directional(F, arrays, _numpy_tangents(arrays))])
 
@@ -288,6 +304,7 @@ TRANSFORMS = [
     Transform("vjp_fn", _vjp_fn, _ref_vjp_fn),
     Transform("vjp_transpose", _vjp_transpose, _ref_vjp_transpose),
     Transform("jvp", _jvp, _ref_jvp),
+    Transform("jvp_along", _jvp_along, _ref_along),
     Transform("jacrev", _jacrev, lambda F, a: _by_input_blocks(fd_jacobian(F, a), a, 1)),
     Transform("jacfwd", _jacfwd, lambda F, a: _by_input_blocks(fd_jacobian(F, a), a, 1)),
     Transform("hessian", _hessian, lambda F, a: _by_input_blocks(fd_hessian(lambda *x: _scalarize(F(*x)), a), a, 2),
@@ -296,6 +313,7 @@ TRANSFORMS = [
     Transform("vmap", _vmap, lambda F, a: np.concatenate([_value(F, a), _value(F, [0.5 * x + 0.1 for x in a])]),
               order=0),
     Transform("linearize", _linearize, _ref_jvp),
+    Transform("linearize_along", _linearize_along, _ref_along),
     Transform("functional.vjp", _af_vjp,
               lambda F, a: np.concatenate([_value(lambda *x: _scalarize(F(*x)), a), _ref_grad(F, a)])),
     Transform("functional.jvp", _af_jvp, _ref_jvp),
