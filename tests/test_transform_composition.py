@@ -571,3 +571,19 @@ def test_autograd_functional_keeps_no_base_level_graph_without_create_graph():
     assert not out.requires_grad and not product.requires_grad
     out, product = functional.vjp(np.sin, x, dg.tensor(V), create_graph=True)
     assert out.requires_grad and product.requires_grad
+
+
+def test_a_failing_function_leaves_no_level_behind():
+    from dualgrad._state import STATE
+
+    def fails(x):
+        raise ValueError("inside the transform")
+
+    for call in (lambda: func.grad(fails)(dg.tensor(X)), lambda: func.vjp(fails, dg.tensor(X)),
+                 lambda: func.grad(lambda x: func.vjp(fails, x)[0])(dg.tensor(X)),
+                 lambda: functional.vjp(fails, dg.tensor(X), dg.tensor(V))):
+        with pytest.raises(ValueError, match="inside the transform"):
+            call()
+        assert STATE.reverse_levels == ()
+    # and the next call is unaffected
+    assert func.grad(lambda x: (x * x).sum())(dg.tensor(X)).grad_fn is None

@@ -34,7 +34,7 @@ GRAPH_INDEPENDENT = (
 
 # what to use under vmap instead of each ``autograd.functional`` function
 _FUNC_EQUIVALENT = {"vjp": "vjp", "jvp": "jvp", "vhp": "vjp of func.grad", "hvp": "jvp of func.grad",
-                    "jacobian": "jacrev or func.jacfwd", "hessian": "hessian"}
+                    "jacobian": "jacrev (or jacobian's forward mode)", "hessian": "hessian"}
 
 
 def as_tuple(value: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
@@ -46,22 +46,28 @@ def as_tuple(value: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
             which = f"the value at index {i}" if is_tuple else f"the given {arg_name}"
             raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
                             f"Tensors but {which} has type {type(v)}.")
-        if arg_name == "inputs" and isinstance(v, BatchedTensor):
+    return is_tuple, values
+
+
+def refuse_batched(inputs: tuple, fn_name: str) -> None:
+    """torch refuses ``autograd.functional`` under vmap; so does this, except ``jacobian``'s forward mode."""
+    for i, x in enumerate(inputs):
+        if isinstance(x, BatchedTensor):
             raise RuntimeError(
                 f"autograd.functional.{fn_name}: input {i} is batched by an enclosing vmap, which "
-                f"autograd.functional does not support (nor does torch). Use dualgrad.func.{_FUNC_EQUIVALENT[fn_name]} "
-                "inside vmap instead."
+                f"autograd.functional does not support here (nor does torch). Use "
+                f"dualgrad.func.{_FUNC_EQUIVALENT[fn_name]} inside vmap instead."
             )
-    return is_tuple, values
 
 
 def unpack(values: tuple, is_tuple: bool) -> Any:
     return values if is_tuple else values[0]
 
 
-def prepare(inputs: tuple, create_graph: bool, level: ReverseLevel, need_graph: bool = True) -> tuple:
+def prepare(inputs: tuple, create_graph: bool, level: ReverseLevel, fn_name: str, need_graph: bool = True) -> tuple:
     """Inputs to differentiate, as ``level``'s leaves: fresh leaves, or aliases that keep the graph
     and tangents of an input that ``create_graph`` or an enclosing transform (``func``) tracks."""
+    refuse_batched(inputs, fn_name)
     result = []
     for x in inputs:
         if (create_graph and x.requires_grad) or tracked_by_enclosing_transform(x):

@@ -23,6 +23,7 @@ from ._common import (
     finish,
     graph_needed,
     prepare,
+    refuse_batched,
     scalar_output,
 )
 
@@ -155,7 +156,7 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
     record = graph_needed(create_graph)
     with enable_grad(), reverse_level() as level:
         in_tuple, inputs = as_tuple(inputs, "inputs", "jacobian")
-        xs = prepare(inputs, create_graph, level)
+        xs = prepare(inputs, create_graph, level, "jacobian")
         out_tuple, outputs = as_tuple(func(*xs), "outputs of the user-provided function", "jacobian")
         check_requires_grad(outputs, strict)
         if vectorize:
@@ -183,6 +184,7 @@ def hessian(func: Callable, inputs: Any, create_graph: bool = False, strict: boo
             [ 0., 12.]])
     """
     in_tuple, inputs = as_tuple(inputs, "inputs", "hessian")
+    refuse_batched(inputs, "hessian")
     _check_strategy(outer_jacobian_strategy, "hessian")
     # (recorded for the outer reverse-mode Jacobian, and for an enclosing transform)
     inner_graph = outer_jacobian_strategy == "reverse-mode" or graph_needed(create_graph)

@@ -90,7 +90,7 @@ def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     record = graph_needed(create_graph)
     with enable_grad(), reverse_level() as level:
         in_tuple, inputs = as_tuple(inputs, "inputs", "vjp")
-        xs = prepare(inputs, create_graph, level)
+        xs = prepare(inputs, create_graph, level, "vjp")
         out_tuple, outputs = as_tuple(func(*xs), "outputs of the user-provided function", "vjp")
         check_requires_grad(outputs, strict)
         vs = check_v(v, outputs, out_tuple, "vjp", V_NONE_OUTPUT)
@@ -117,7 +117,7 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     with enable_grad(), reverse_level() as own, dual_level() as number:
         level = STATE.dual_levels[number]
         level.tape_tangents = record
-        xs = prepare(inputs, create_graph, own, need_graph=create_graph or strict)
+        xs = prepare(inputs, create_graph, own, "jvp", need_graph=create_graph or strict)
         out_tuple, outputs = as_tuple(func(*[make_dual(x, t) for x, t in zip(xs, vs, strict=True)]),
                                       "outputs of the user-provided function", "jvp")
         if strict:  # torch's checks: every output depends on the inputs, every input is used
@@ -146,7 +146,7 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     with enable_grad(), reverse_level() as level:
         in_tuple, inputs = as_tuple(inputs, "inputs", "vhp")
         vs = check_v(v, inputs, in_tuple, "vhp", V_NONE_INPUT)
-        xs = prepare(inputs, create_graph, level)
+        xs = prepare(inputs, create_graph, level, "vhp")
         out = scalar_output(func, xs, "vhp", strict)
         jac = fill_unused(_gradient(out, xs, True), xs, strict, INDEPENDENT)
         check_requires_grad(jac, strict, JACOBIAN_INDEPENDENT)
@@ -181,7 +181,7 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     with enable_grad(), reverse_level() as own, dual_level() as number:
         level = STATE.dual_levels[number]
         level.tape_tangents = record
-        xs = tuple(_carrying(x, t, level) for x, t in zip(prepare(inputs, create_graph, own), vs, strict=True))
+        xs = tuple(_carrying(x, t, level) for x, t in zip(prepare(inputs, create_graph, own, "hvp"), vs, strict=True))
         level.defer_tangents = not record
         out = scalar_output(func, xs, "hvp", strict)
         level.defer_tangents = False
