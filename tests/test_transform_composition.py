@@ -62,7 +62,8 @@ def _scalarize(y: dg.Tensor) -> dg.Tensor:
     return (np.sin(y) + 0.3 * y * y).sum()
 
 
-def _tangents(k: int, shapes: list) -> tuple:
+def _tangents(shapes: list) -> tuple:
+    """Fixed tangents (or hvp vectors) of the given shapes."""
     return tuple(dg.tensor(0.7 - 0.4 * np.arange(int(np.prod(s))).reshape(s) + 0.1 * i) for i, s in enumerate(shapes))
 
 
@@ -190,7 +191,7 @@ def _linearize_along(F, k):
 
 def _jvp(F, k):
     def G(*xs):
-        out, tangent = func.jvp(F, xs, _tangents(k, [x.shape for x in xs]))
+        out, tangent = func.jvp(F, xs, _tangents([x.shape for x in xs]))
         return dg.cat([out.reshape(-1), tangent.reshape(-1)])
     return G
 
@@ -211,7 +212,7 @@ def _hvp(F, k):
     """The Hessian-vector product as torch.func's docs write it: forward over reverse."""
     def G(*xs):
         gradient = func.grad(lambda *a: _scalarize(F(*a)), argnums=_argnums(k))
-        return _flat(func.jvp(gradient, xs, _tangents(k, [x.shape for x in xs]))[1])
+        return _flat(func.jvp(gradient, xs, _tangents([x.shape for x in xs]))[1])
     return G
 
 
@@ -226,7 +227,7 @@ def _vmap(F, k):
 def _linearize(F, k):
     def G(*xs):
         out, jvp_fn = func.linearize(F, *xs)
-        return dg.cat([out.reshape(-1), jvp_fn(*_tangents(k, [x.shape for x in xs])).reshape(-1)])
+        return dg.cat([out.reshape(-1), jvp_fn(*_tangents([x.shape for x in xs])).reshape(-1)])
     return G
 
 
@@ -240,17 +241,17 @@ def _af_vjp(F, k):
 
 def _af_jvp(F, k):
     def G(*xs):
-        out, tangent = functional.jvp(F, xs, _tangents(k, [x.shape for x in xs]))
+        out, tangent = functional.jvp(F, xs, _tangents([x.shape for x in xs]))
         return dg.cat([out.reshape(-1), tangent.reshape(-1)])
     return G
 
 
 def _af_hvp(F, k):
-    return lambda *xs: _flat(functional.hvp(lambda *a: _scalarize(F(*a)), xs, _tangents(k, [x.shape for x in xs]))[1])
+    return lambda *xs: _flat(functional.hvp(lambda *a: _scalarize(F(*a)), xs, _tangents([x.shape for x in xs]))[1])
 
 
 def _numpy_tangents(arrays):
-    return [t.numpy() for t in _tangents(len(arrays), [a.shape for a in arrays])]
+    return [t.numpy() for t in _tangents([a.shape for a in arrays])]
 
 
 def _by_input_blocks(matrix: np.ndarray, arrays: list, axes: int) -> np.ndarray:
