@@ -304,13 +304,13 @@ def test_einsum_call_forms_agree():
 
 def test_einsum_path_is_computed_once_per_equation_and_shapes(monkeypatch):
     calls = []
-    real = einsum_module.opt_einsum.contract_expression
+    real = einsum_module.opt_einsum.contract_path
 
     def counting(*args, **kwargs):
         calls.append(args[0])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(einsum_module.opt_einsum, "contract_expression", counting)
+    monkeypatch.setattr(einsum_module.opt_einsum, "contract_path", counting)
     einsum_module.contraction.cache_clear()
     a, b, c = dg.ones(5, 6), dg.ones(6, 7), dg.ones(7, 2)
     for _ in range(4):

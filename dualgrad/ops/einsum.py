@@ -1,4 +1,10 @@
-"""``einsum``: Einstein summation contracted by ``opt_einsum`` along a cached path.
+"""``einsum``: Einstein summation, contracted pairwise on BLAS along a cached ``opt_einsum`` path.
+
+``opt_einsum`` chooses the order of the pairwise contractions; each pair is then
+one (batched) ``np.matmul`` on transposed, reshaped views (:func:`_pairwise`),
+including pairs that share a batch letter, which ``opt_einsum`` and NumPy would
+hand to NumPy's unblocked C loop. NumPy's ``einsum`` only sees one operand at a
+time (diagonals and sums over a letter).
 
 The public function turns any equation (implicit output, ``...``, size-1
 broadcasting, torch's and NumPy's call forms) into *explicit* subscripts over
@@ -29,9 +35,62 @@ from .registry import Op
 
 
 @functools.lru_cache(maxsize=512)
-def contraction(subscripts: str, shapes: tuple) -> Any:
-    """The ``opt_einsum`` expression (path computed once) for explicit ``subscripts`` and ``shapes``."""
-    return opt_einsum.contract_expression(subscripts, *shapes)
+def contraction(subscripts: str, shapes: tuple) -> tuple:
+    """The pairwise steps (cheapest order by ``opt_einsum``, computed once) for ``subscripts`` and ``shapes``.
+
+    Each step is ``(positions, step_subscripts)``: the operands at ``positions`` are
+    popped from the list in that order (the order of ``step_subscripts``' terms) and
+    their contraction is appended to it.
+    """
+    if len(shapes) == 1:
+        return (((0,), subscripts),)
+    _, info = opt_einsum.contract_path(subscripts, *shapes, shapes=True)
+    return tuple((positions, step) for positions, _, step, *_ in info.contraction_list)
+
+
+def _reduce_operand(x: np.ndarray, term: str, keep: str) -> tuple[np.ndarray, str]:
+    """Take the diagonal of repeated letters and sum letters not in ``keep``: one operand, no product."""
+    reduced = "".join(c for c in dict.fromkeys(term) if c in keep)
+    if reduced == term:
+        return x, term
+    return np.einsum(f"{term}->{reduced}", x), reduced
+
+
+def _pairwise(a: np.ndarray, b: np.ndarray, subscripts: str) -> np.ndarray:
+    """``einsum(subscripts, a, b)`` as one (batched) matrix product on transposed, reshaped views.
+
+    Letters are sorted into batch (in ``a``, ``b`` and the output), contracted (in
+    ``a`` and ``b`` only), left (``a`` and output) and right (``b`` and output);
+    then ``out[batch, left, right] = sum_k a[batch, left, k] * b[batch, k, right]``
+    is ``np.matmul`` (BLAS), or a broadcast product when nothing is contracted.
+    """
+    (ta, tb), output = _split(subscripts)
+    a, ta = _reduce_operand(a, ta, tb + output)
+    b, tb = _reduce_operand(b, tb, ta + output)
+    size = dict(zip(ta, a.shape)) | dict(zip(tb, b.shape))
+    batch = [c for c in output if c in ta and c in tb]
+    left = [c for c in output if c in ta and c not in tb]
+    right = [c for c in output if c in tb and c not in ta]
+    summed = [c for c in ta if c in tb and c not in output]
+    nb, nl, nr, nk = (int(np.prod([size[c] for c in group], dtype=np.int64)) for group in (batch, left, right, summed))
+    a3 = a.transpose([ta.index(c) for c in batch + left + summed]).reshape(nb, nl, nk)
+    b3 = b.transpose([tb.index(c) for c in batch + summed + right]).reshape(nb, nk, nr)
+    out = np.matmul(a3, b3) if summed else a3 * b3.reshape(nb, 1, nr)
+    order = batch + left + right
+    out = out.reshape([size[c] for c in order])
+    return out.transpose([order.index(c) for c in output])
+
+
+def _run(arrays: list, subscripts: str) -> np.ndarray:
+    """Contract ``arrays`` along the cached pairwise path; products go through :func:`_pairwise`."""
+    arrays = list(arrays)
+    for positions, step in contraction(subscripts, tuple(a.shape for a in arrays)):
+        operands = [arrays.pop(k) for k in positions]
+        if len(operands) == 1:
+            arrays.append(np.einsum(step, operands[0]))
+        else:
+            arrays.append(_pairwise(operands[0], operands[1], step))
+    return arrays[0]
 
 
 def _split(subscripts: str) -> tuple[list[str], str]:
@@ -54,7 +113,7 @@ def _conj(x: Any) -> Any:
 
 
 def _einsum_impl(*arrays: np.ndarray, subscripts: str) -> np.ndarray:
-    out = contraction(subscripts, tuple(a.shape for a in arrays))(*arrays)
+    out = _run(list(arrays), subscripts)
     if any(np.may_share_memory(out, a) for a in arrays):
         out = out.copy()
     return out
