@@ -11,7 +11,7 @@ from ..ops.elementwise import abs as _abs
 from ..ops.elementwise import log, logaddexp, where
 from ..ops.indexing import gather
 from ..ops.reductions import log_softmax
-from ..tensor import Tensor
+from ..tensor import Tensor, torch_dtype_name
 from .module import torch_size
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "huber_loss", "l1_loss",
@@ -96,6 +96,20 @@ def _class_values(target: Tensor) -> Any:
     return physical_value(target)._data
 
 
+def _check_class_target(input: Tensor, target: Tensor) -> None:  # noqa: A002
+    """torch's checks of the shapes of class logits or log-probabilities and their class-index target."""
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    if (input.ndim == 1 and target.ndim > 1) or (input.ndim == 2 and target.ndim != 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input.ndim >= 2 and input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0]}).")
+    if input.ndim > 2 and tuple(target.shape) != (input.shape[0], *input.shape[2:]):
+        raise RuntimeError(f"Expected target size [{', '.join(map(str, (input.shape[0], *input.shape[2:])))}], "
+                           f"got [{', '.join(map(str, target.shape))}]")
+
+
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,  # noqa: A002
              ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Tensor:
     """``-weight[t] * input[t]`` for each class index ``t`` of ``target`` (``input``: log-probabilities,
@@ -107,21 +121,13 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     tensor(2.5000)
     """
     reduction = _reduction(size_average, reduce, reduction)
-    if input.ndim < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    _check_class_target(input, target)
     if target.dtype.kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {target.type().split('.')[-1][:-6]}")
-    class_dim = 0 if input.ndim == 1 else 1
-    n_classes = input.shape[class_dim]
-    if input.ndim == 1:
-        if target.ndim > 1:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    elif input.shape[0] != (target.shape[0] if target.ndim else 1):
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                         f"({target.shape[0] if target.ndim else 1}).")
-    elif input.ndim > 2 and tuple(target.shape) != (input.shape[0], *input.shape[2:]):
-        raise RuntimeError(f"Expected target size [{', '.join(map(str, (input.shape[0], *input.shape[2:])))}], "
-                           f"got [{', '.join(map(str, target.shape))}]")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {torch_dtype_name(target.dtype)}")
+    if input.ndim == 1:  # (one sample: a batch of one)
+        out = nll_loss(input.unsqueeze(0), target.reshape(1), weight, ignore_index=ignore_index, reduction=reduction)
+        return out.reshape(target.shape) if reduction == "none" else out
+    class_dim, n_classes = 1, input.shape[1]
     if weight is not None and weight.numel() != n_classes:
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but "
                            f"got weight tensor of shape: [{', '.join(map(str, weight.shape))}]")
@@ -160,11 +166,12 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     logp = log_softmax(input, class_dim)
     weight_shape = [1] * input.ndim
     weight_shape[class_dim] = n_classes
-    if target.dtype.kind == "f" or (target.dtype.kind == "c"):
+    if target.shape == input.shape:
+        if target.dtype.kind != "f":
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{torch_dtype_name(target.dtype)}")
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
-        if target.shape != input.shape:
-            raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / n_classes
         terms = logp * target
@@ -174,9 +181,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         if reduction == "mean":
             return loss.sum() / (input.numel() // n_classes if input.ndim > 1 else 1)
         return _reduce(loss, reduction)
+    _check_class_target(input, target)
     if target.dtype.kind not in "iu":
-        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
-                           f"{target.type().split('.')[-1][:-6]}")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {torch_dtype_name(target.dtype)}")
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing == 0:
         return nll
