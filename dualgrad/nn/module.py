@@ -333,7 +333,10 @@ class Module:
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
         """Convert floating-point parameters and buffers to a dtype (``to(dg.float32)``, ``to(dtype=...)``);
-        device arguments are passed on to ``Tensor.to``. Integer buffers keep their dtype, as in torch."""
+        device arguments are passed on to ``Tensor.to``. Integer buffers keep their dtype, as in torch.
+        dualgrad has no ``'meta'`` device (tensors with shapes but no data): ``to('meta')``, which torch.func's
+        ensembling tutorial applies to the model it calls with stacked parameters, leaves the tensors as they
+        are."""
         dtype = kwargs.pop("dtype", None)
         rest = []
         for arg in args:
@@ -341,10 +344,10 @@ class Module:
                 dtype = arg.dtype
                 continue
             as_dtype = _as_dtype(arg)
-            if as_dtype is None:
-                rest.append(arg)
-            else:
+            if as_dtype is not None:
                 dtype = as_dtype
+            elif str(arg) != "meta":  # (no shape-only device: torch.func's tutorials' ``to('meta')`` keeps data)
+                rest.append(arg)
         if dtype is not None:
             dtype = np.dtype(dtype)
             if dtype.kind not in "fc":
