@@ -55,7 +55,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
         return input * 0.5 * (1.0 + erf(input * (1.0 / math.sqrt(2.0))))
     if approximate == "tanh":
         return input * 0.5 * (1.0 + tanh(math.sqrt(2.0 / math.pi) * (input + 0.044715 * input ** 3)))
-    raise RuntimeError(f"approximate argument must be either none or tanh, but got {approximate}")
+    raise RuntimeError("approximate argument must be either none or tanh.")
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002

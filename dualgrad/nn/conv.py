@@ -41,8 +41,8 @@ class _ConvNd(Module):
             if padding == "same" and any(s != 1 for s in _tuple(stride, nd)):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         if padding_mode not in PADDING_MODES:
-            raise ValueError(f"padding_mode must be one of {list(PADDING_MODES)}, but got padding_mode="
-                             f"'{padding_mode}'")
+            raise ValueError("padding_mode must be one of {'zeros', 'reflect', 'replicate', 'circular'}, but got "
+                             f"padding_mode='{padding_mode}'")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride = _tuple(kernel_size, nd), _tuple(stride, nd)
         self.padding = padding if isinstance(padding, str) else _tuple(padding, nd)
