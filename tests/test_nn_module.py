@@ -345,3 +345,42 @@ def test_deepcopy_gives_an_independent_module():
         clone[0].weight.fill_(0.0)
     assert not np.all(net[0].weight.detach().numpy() == 0)
     assert isinstance(clone[0].weight, nn.Parameter) and clone[0].weight.requires_grad
+
+
+def _parameters(f):
+    import inspect
+
+    try:
+        signature = inspect.signature(f)
+    except (TypeError, ValueError):  # (torch's functions implemented in C have none)
+        return None
+    if all(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in signature.parameters.values()):
+        return None  # (a dispatching wrapper's ``(*args, **kwargs)``)
+    return [(p.name, p.kind, p.default) for p in signature.parameters.values() if p.name not in ("self", "args")]
+
+
+def test_signatures_are_torchs():
+    """Constructor, forward and functional signatures as torch 2.13's (where torch has a Python signature)."""
+    torch = pytest.importorskip("torch")
+    pairs = []
+    for name in nn.__all__:
+        if name in ("functional", "init", "utils"):
+            continue
+        ours, theirs = getattr(nn, name), getattr(torch.nn, name)
+        pairs.append((f"nn.{name}", ours.__init__, theirs.__init__))
+        if name not in ("Module", "ModuleList", "ModuleDict", "Parameter", "Buffer"):
+            pairs.append((f"nn.{name}.forward", ours.forward, theirs.forward))
+    for module in ("functional", "init", "utils"):
+        for name in getattr(nn, module).__all__:
+            pairs.append((f"nn.{module}.{name}", getattr(getattr(nn, module), name),
+                          getattr(getattr(torch.nn, module), name)))
+    for name in ("named_parameters", "parameters", "named_buffers", "buffers", "children", "named_children", "modules",
+                 "named_modules", "train", "eval", "zero_grad", "state_dict", "load_state_dict", "register_buffer",
+                 "register_parameter", "add_module", "register_module", "apply", "register_forward_pre_hook",
+                 "register_forward_hook", "requires_grad_", "double", "float", "extra_repr", "get_submodule"):
+        pairs.append((f"Module.{name}", getattr(nn.Module, name), getattr(torch.nn.Module, name)))
+    for name in ("functional_call", "stack_module_state"):
+        pairs.append((f"func.{name}", getattr(dg.func, name), getattr(torch.func, name)))
+    different = [name for name, ours, theirs in pairs
+                 if _parameters(theirs) is not None and _parameters(ours) != _parameters(theirs)]
+    assert not different

@@ -236,8 +236,8 @@ class Module:
             if module is not None:
                 yield from module.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
 
-    def modules(self) -> Iterator[Module]:
-        for _, module in self.named_modules():
+    def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
+        for _, module in self.named_modules(remove_duplicate=remove_duplicate):
             yield module
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
