@@ -229,3 +229,41 @@ def test_grad_through_conv_and_batch_norm_under_vmap():
         model(data[i:i + 1]).sum().backward()
         for name, p in model.named_parameters():
             np.testing.assert_allclose(per_sample[name][i].numpy(), p.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_forward_and_reverse_mode_agree_through_a_model():
+    """jacfwd (forward mode) == jacrev (reverse mode) of a model's output in its parameters and inputs."""
+    from dualgrad.func import jacfwd
+
+    dg.manual_seed(3)
+    model = nn.Sequential(nn.Conv1d(1, 2, 3, padding="same"), nn.GELU(), nn.AvgPool1d(2), nn.Flatten(),
+                          nn.Linear(8, 2), nn.LayerNorm(2), nn.SiLU())
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    x = dg.randn(3, 1, 8)
+
+    def f(params, x):
+        return functional_call(model, params, (x,))
+
+    forward, reverse = jacfwd(f, argnums=(0, 1))(params, x), jacrev(f, argnums=(0, 1))(params, x)
+    for name in params:
+        np.testing.assert_allclose(forward[0][name].numpy(), reverse[0][name].numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(forward[1].numpy(), reverse[1].numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("build, shape", [
+    (lambda: nn.Conv2d(1, 2, 2, stride=1, padding=1), (1, 1, 3, 3)),
+    (lambda: nn.Sequential(nn.Linear(3, 3), nn.ELU(), nn.LayerNorm(3)), (2, 3)),
+    (lambda: nn.Sequential(nn.Linear(3, 4), nn.Softplus(), nn.LogSoftmax(1)), (2, 3)),
+    (lambda: nn.MaxPool2d(2, padding=1), (1, 1, 3, 3)),
+])
+def test_second_derivatives_of_layers(build, shape):
+    """gradgradcheck in the input and the parameters (the rules are differentiable again)."""
+    model = build()
+    names = [n for n, _ in model.named_parameters()]
+    params = [p.detach().clone().requires_grad_() for _, p in model.named_parameters()]
+    x = dg.randn(*shape, requires_grad=True)
+
+    def call(x, *ps):
+        return functional_call(model, dict(zip(names, ps, strict=True)), (x,))
+
+    assert dg.gradgradcheck(call, (x, *params), eps=1e-6, atol=1e-5, rtol=1e-4)
