@@ -172,6 +172,10 @@ def test_assigning_before_init_and_missing_forward():
         Early()
     with pytest.raises(NotImplementedError, match='Module \\[Module\\] is missing the required "forward" function'):
         nn.Module()(1)
+    with pytest.raises(TypeError, match=re.escape("Module.__init__() takes 1 positional argument but 2 were given")):
+        nn.Module(3)
+    with pytest.raises(TypeError, match="Module.__init__\\(\\) got an unexpected keyword argument 'foo'"):
+        nn.Module(foo=1)
 
 
 def test_forward_hooks():

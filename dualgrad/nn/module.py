@@ -8,6 +8,7 @@ which is how one module runs under ``grad``, ``vmap`` and the other transforms w
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -87,8 +88,12 @@ class Module:
     _version: int = 1
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        if args or kwargs:
-            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected argument")
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                            f"'{next(iter(kwargs))}'")
+        if args:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were "
+                            "given")
         set_ = object.__setattr__
         set_(self, "training", True)
         set_(self, "_parameters", {})
@@ -493,18 +498,19 @@ class Module:
         except Exception:
             for hook_id, hook in list(self._forward_hooks.items()):
                 if hook_id in self._forward_hooks_always_called:
-                    try:
-                        hook(self, args, kwargs, None) if hook_id in self._forward_hooks_with_kwargs \
-                            else hook(self, args, None)
-                    except Exception:  # noqa: BLE001 - torch reports only the forward's error, as here
-                        pass
+                    with contextlib.suppress(Exception):  # (torch reports the forward's error, not the hook's)
+                        self._run_forward_hook(hook_id, hook, args, kwargs, None)
             raise
         for hook_id, hook in list(self._forward_hooks.items()):
-            result = (hook(self, args, kwargs, output) if hook_id in self._forward_hooks_with_kwargs
-                      else hook(self, args, output))
+            result = self._run_forward_hook(hook_id, hook, args, kwargs, output)
             if result is not None:
                 output = result
         return output
+
+    def _run_forward_hook(self, hook_id: int, hook: Callable, args: tuple, kwargs: dict, output: Any) -> Any:
+        if hook_id in self._forward_hooks_with_kwargs:
+            return hook(self, args, kwargs, output)
+        return hook(self, args, output)
 
     # -- printing ------------------------------------------------------------------------------
     def _get_name(self) -> str:
