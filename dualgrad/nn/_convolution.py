@@ -18,12 +18,9 @@ from ..ops.indexing import index_select
 from ..ops.linalg import matmul
 from ..ops.shape import pad as _constant_pad
 from ..tensor import Tensor
+from ._messages import dims as _dims
 
 __all__ = ["bilinear", "conv1d", "conv2d", "linear", "pad"]
-
-
-def _dims(shape: Sequence[int]) -> str:
-    return "[" + ", ".join(str(n) for n in shape) + "]"
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002 - torch's names

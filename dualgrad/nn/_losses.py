@@ -12,7 +12,7 @@ from ..ops.elementwise import log, logaddexp, where
 from ..ops.indexing import gather
 from ..ops.reductions import log_softmax
 from ..tensor import Tensor, torch_dtype_name
-from .module import torch_size
+from ._messages import torch_size
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "huber_loss", "l1_loss",
            "mse_loss", "nll_loss", "smooth_l1_loss"]

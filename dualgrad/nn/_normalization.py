@@ -13,12 +13,10 @@ from ..ops.reductions import mean, var
 from ..ops.sampling import bernoulli
 from ..reverse import no_grad
 from ..tensor import Tensor
+from ._messages import dims as _dims
+from ._messages import torch_size
 
 __all__ = ["batch_norm", "dropout", "embedding", "layer_norm", "one_hot"]
-
-
-def _dims(shape: Any) -> str:
-    return "[" + ", ".join(str(n) for n in shape) + "]"
 
 
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002 - torch's names
@@ -71,7 +69,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         count = input.numel() // max(channels, 1)
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size "
-                             f"torch.Size({_dims(input.shape)})")
+                             f"{torch_size(input.shape)}")
         batch_mean = mean(input, dim=dims, keepdim=True)
         batch_var = var(input, dim=dims, correction=0, keepdim=True)
         if running_mean is not None and running_var is not None:

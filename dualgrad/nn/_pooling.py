@@ -12,15 +12,9 @@ import numpy as np
 from ..factories import tensor
 from ..ops.shape import pad as _constant_pad
 from ..tensor import Tensor
+from ._messages import int_tuple as _tuple
 
 __all__ = ["avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d"]
-
-
-def _tuple(value: Any, n: int) -> tuple[int, ...]:
-    if isinstance(value, int):
-        return (value,) * n
-    value = tuple(int(v) for v in value)
-    return value * n if len(value) == 1 else value
 
 
 def _out_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:

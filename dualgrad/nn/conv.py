@@ -9,16 +9,13 @@ from ..tensor import Tensor
 from . import init
 from ._convolution import _conv, pad
 from ._factory import new_empty
+from ._messages import int_tuple as _tuple
 from .module import Module
 from .parameter import Parameter
 
 __all__ = ["Conv1d", "Conv2d"]
 
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
-
-
-def _tuple(value: Any, n: int) -> tuple[int, ...]:
-    return (value,) * n if isinstance(value, int) else tuple(value)
 
 
 class _ConvNd(Module):

@@ -19,6 +19,7 @@ from .._hooks import RemovableHandle, add_hook
 from ..ops.aliases import typename
 from ..reverse import no_grad
 from ..tensor import Tensor
+from ._messages import torch_size
 from .parameter import Parameter, is_parameter
 
 __all__ = ["Module"]
@@ -35,11 +36,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
-
-
-def torch_size(shape: tuple) -> str:
-    """A shape as torch prints it in messages: ``torch.Size([2, 3])``."""
-    return f"torch.Size([{', '.join(str(n) for n in shape)}])"
 
 
 def _addindent(text: str, spaces: int) -> str:
