@@ -155,13 +155,19 @@ def test_model_ensembling_matches_a_loop():
 def test_stack_module_state():
     models = [nn.BatchNorm1d(2) for _ in range(3)]
     models[1].running_mean.fill_(1.0)
-    models[2].weight.requires_grad_(False)
     params, buffers = stack_module_state(models)
     assert list(params) == ["weight", "bias"] and list(buffers) == ["running_mean", "running_var",
                                                                     "num_batches_tracked"]
     assert params["weight"].shape == (3, 2) and params["weight"].is_leaf and params["weight"].requires_grad
     assert buffers["running_mean"][:, 0].tolist() == [0.0, 1.0, 0.0] and not buffers["running_mean"].requires_grad
     assert buffers["num_batches_tracked"].shape == (3,)
+    for m in models:
+        m.bias.requires_grad_(False)
+    params, _ = stack_module_state(models)
+    assert params["weight"].requires_grad and not params["bias"].requires_grad
+    models[0].weight.requires_grad_(False)
+    with pytest.raises(RuntimeError, match=r"Expected weight from each model to have the same \.requires_grad"):
+        stack_module_state(models)
 
 
 @pytest.mark.parametrize("models, message", [

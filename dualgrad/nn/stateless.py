@@ -159,9 +159,13 @@ def stack_module_state(models: Sequence[Module]) -> tuple[dict[str, Tensor], dic
 
     def stacked(pairs_of: Any, leaves: bool) -> dict:
         out = {}
-        for name, first in pairs_of(models[0]):
-            t = stack([dict(pairs_of(m))[name] for m in models]).detach()
-            out[name] = t.requires_grad_(first.requires_grad) if leaves else t
+        for name, _ in pairs_of(models[0]):
+            tensors = [dict(pairs_of(m))[name] for m in models]
+            requires_grad = {t.requires_grad for t in tensors}
+            if leaves and len(requires_grad) > 1:
+                raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+            t = stack(tensors).detach()
+            out[name] = t.requires_grad_(requires_grad.pop()) if leaves else t
         return out
 
     return (stacked(lambda m: m.named_parameters(), True), stacked(lambda m: m.named_buffers(), False))
