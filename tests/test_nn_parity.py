@@ -87,3 +87,64 @@ class _DualgradNamespace:
 
     def __getattr__(self, name):
         return getattr(dg.nn, name)
+
+
+def _conv_and_pool_configs(count: int) -> list[dict]:
+    rng = np.random.default_rng(0)
+    configs = []
+    for _ in range(count):
+        nd, groups = int(rng.integers(1, 3)), int(rng.choice([1, 2]))
+        kernel, stride, dilation = (tuple(int(v) for v in rng.integers(1, 4, nd)),
+                                    tuple(int(v) for v in rng.integers(1, 3, nd)),
+                                    tuple(int(v) for v in rng.integers(1, 3, nd)))
+        padding = tuple(int(v) for v in rng.integers(0, 3, nd))
+        if rng.random() < 0.3:
+            padding = "same" if all(v == 1 for v in stride) else "valid"
+        pool_kernel = tuple(int(v) for v in rng.integers(1, 4, nd))
+        configs.append({
+            "nd": nd, "groups": groups, "kernel": kernel, "stride": stride, "dilation": dilation,
+            "padding": padding, "in": groups * int(rng.integers(1, 3)), "out": groups * int(rng.integers(1, 3)),
+            "size": tuple(int(v) for v in rng.integers(max(kernel) * max(dilation), 9, nd)),
+            "pool_kernel": pool_kernel, "pool_padding": tuple(int(rng.integers(0, k // 2 + 1)) for k in pool_kernel),
+            "ceil_mode": bool(rng.random() < 0.5), "count_include_pad": bool(rng.random() < 0.5)})
+    return configs
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="compares with torch")
+@pytest.mark.parametrize("config", _conv_and_pool_configs(40))
+def test_random_convolutions_and_pools_match_torch(config):
+    """Random strides, paddings (numbers, 'same', 'valid'), dilations, groups and ceil modes: values and
+    gradients as torch's, and errors where torch raises."""
+    import torch
+
+    c, nd = config, config["nd"]
+    rng = np.random.default_rng(len(str(config)))
+    x = rng.standard_normal((2, c["in"], *c["size"]))
+    w = rng.standard_normal((c["out"], c["in"] // c["groups"], *c["kernel"]))
+    b = rng.standard_normal(c["out"])
+    calls = [
+        (lambda F, x, w, b: getattr(F, f"conv{nd}d")(x, w, b, c["stride"], c["padding"], c["dilation"], c["groups"]),
+         [x, w, b]),
+        (lambda F, x: getattr(F, f"max_pool{nd}d")(x, c["pool_kernel"], c["stride"], c["pool_padding"],
+                                                   c["dilation"], c["ceil_mode"]), [x]),
+        (lambda F, x: getattr(F, f"avg_pool{nd}d")(x, c["pool_kernel"], c["stride"], c["pool_padding"],
+                                                   c["ceil_mode"], c["count_include_pad"]), [x]),
+    ]
+    for call, arrays in calls:
+        theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+        ours = [dg.tensor(a, requires_grad=True) for a in arrays]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                expected = call(torch.nn.functional, *theirs)
+        except RuntimeError:
+            with pytest.raises(RuntimeError):
+                call(dg.nn.functional, *ours)
+            continue
+        got = call(dg.nn.functional, *ours)
+        cotangent = rng.standard_normal(tuple(expected.shape))
+        (expected * torch.tensor(cotangent)).sum().backward()
+        (got * dg.tensor(cotangent)).sum().backward()
+        np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), atol=1e-12)
+        for a, t in zip(ours, theirs, strict=True):
+            np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), atol=1e-12)
