@@ -372,7 +372,7 @@ def test_signatures_are_torchs():
             continue
         ours, theirs = getattr(nn, name), getattr(torch.nn, name)
         pairs.append((f"nn.{name}", ours.__init__, theirs.__init__))
-        if name not in ("Module", "ModuleList", "ModuleDict", "Parameter", "Buffer"):
+        if name not in ("Module", "ModuleList", "ModuleDict", "Parameter", "Buffer", "ParameterList", "ParameterDict"):
             pairs.append((f"nn.{name}.forward", ours.forward, theirs.forward))
     for module in ("functional", "init", "utils"):
         for name in getattr(nn, module).__all__:
@@ -388,3 +388,27 @@ def test_signatures_are_torchs():
     different = [name for name, ours, theirs in pairs
                  if _parameters(theirs) is not None and _parameters(ours) != _parameters(theirs)]
     assert not different
+
+
+def test_parameter_list_and_dict():
+    owner = nn.Module()
+    owner.params = nn.ParameterList([nn.Parameter(dg.zeros(2, 3)), dg.ones(3, dtype=dg.float32)])
+    assert [n for n, _ in owner.named_parameters()] == ["params.0", "params.1"]
+    assert isinstance(owner.params[1], nn.Parameter) and owner.params[1].requires_grad
+    owner.params.append(dg.zeros(1))
+    owner.params += [dg.zeros(2)]
+    assert len(owner.params) == 4 and owner.params[-1].shape == (2,) and len(owner.params[1:3]) == 2
+    assert repr(owner.params) == ("ParameterList(\n    (0): Parameter containing: [float64 of size 2x3]\n"
+                                  "    (1): Parameter containing: [float32 of size 3]\n"
+                                  "    (2): Parameter containing: [float64 of size 1]\n"
+                                  "    (3): Parameter containing: [float64 of size 2]\n)")
+    with pytest.raises(IndexError, match="index 4 is out of range"):
+        owner.params[4]
+    owner.table = nn.ParameterDict({"a": nn.Parameter(dg.zeros(2)), "b": dg.ones(1)})
+    assert list(owner.table.state_dict()) == ["a", "b"] and isinstance(owner.table["b"], nn.Parameter)
+    assert repr(owner.table) == ("ParameterDict(\n    (a): Parameter containing: [torch.DoubleTensor of size 2]\n"
+                                 "    (b): Parameter containing: [torch.DoubleTensor of size 1]\n)")
+    assert "a" in owner.table and owner.table.pop("a").shape == (2,) and list(owner.table) == ["b"]
+    assert repr(nn.ParameterList()) == "ParameterList()" and repr(nn.ParameterDict()) == "ParameterDict()"
+    with pytest.raises(KeyError):
+        owner.table["missing"]

@@ -14,7 +14,7 @@ and run under ``vmap`` (with ``dualgrad.func.functional_call``).
 
 from . import functional, init, utils
 from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
-from .containers import ModuleDict, ModuleList, Sequential
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d
 from .dropout import Dropout
 from .embedding import Embedding
@@ -29,6 +29,7 @@ from .pooling import AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 __all__ = ["BCELoss", "BCEWithLogitsLoss", "AvgPool1d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bilinear",
            "Buffer", "Conv1d", "Conv2d", "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten", "GELU",
            "HuberLoss", "Identity", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss",
-           "MaxPool1d", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "ReLU",
+           "MaxPool1d", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "ParameterDict",
+           "ParameterList", "ReLU",
            "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh", "Unflatten",
            "functional", "init", "utils"]

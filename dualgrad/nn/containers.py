@@ -1,5 +1,5 @@
 """Containers of modules: ``Sequential`` (a pipeline), ``ModuleList`` and ``ModuleDict`` (registered
-collections)."""
+collections); ``ParameterList`` and ``ParameterDict`` (registered collections of parameters)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from ..tensor import Tensor
 from .module import Module, _addindent
+from .parameter import Parameter, is_parameter
 
-__all__ = ["ModuleDict", "ModuleList", "Sequential"]
+__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
 
 
 def _index(index: Any, length: int) -> int:
@@ -238,3 +240,130 @@ class ModuleDict(Module):
                 raise ValueError(f"ModuleDict update sequence element #{j} has length "
                                  f"{len(pair) if hasattr(pair, '__len__') else '?'}; 2 is required")
             self[pair[0]] = pair[1]
+
+
+def _as_parameter(value: Any) -> Any:
+    """A tensor as a Parameter (torch's ParameterList / ParameterDict convert plain tensors)."""
+    return Parameter(value) if isinstance(value, Tensor) and not is_parameter(value) else value
+
+
+def _parameter_line(key: str, value: Any, type_name: bool) -> str:
+    if not isinstance(value, Tensor):
+        return f"  ({key}): Object of type: {type(value).__name__}"
+    size = "x".join(str(n) for n in value.shape)
+    kind = value.type() if type_name else str(value.dtype)
+    return f"  ({key}): Parameter containing: [{kind} of size {size}]"
+
+
+class ParameterList(Module):
+    """A list of parameters that the owner registers (plain tensors become Parameters).
+
+    >>> import dualgrad as dg
+    >>> params = dg.nn.ParameterList([dg.zeros(2, 3), dg.zeros(3, dtype=dg.float32)])
+    >>> params
+    ParameterList(
+        (0): Parameter containing: [float64 of size 2x3]
+        (1): Parameter containing: [float32 of size 3]
+    )
+    >>> [name for name, _ in params.named_parameters()]
+    ['0', '1']
+    """
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self.extend(values)
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return type(self)(list(self)[index])
+        return getattr(self, str(_index(index, len(self))))
+
+    def __setitem__(self, index: int, value: Any) -> None:
+        setattr(self, str(_index(index, len(self))), _as_parameter(value))
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[i] for i in range(len(self)))
+
+    def __iadd__(self, values: Iterable[Any]) -> ParameterList:
+        return self.extend(values)
+
+    def append(self, value: Any) -> ParameterList:
+        self._size += 1
+        setattr(self, str(self._size - 1), _as_parameter(value))
+        return self
+
+    def extend(self, values: Iterable[Any]) -> ParameterList:
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
+            raise TypeError("ParameterList.extend should be called with an iterable, but got "
+                            + type(values).__name__)
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(_parameter_line(str(i), p, type_name=False) for i, p in enumerate(self))
+
+
+class ParameterDict(Module):
+    """A dict of parameters that the owner registers (plain tensors become Parameters).
+
+    >>> import dualgrad as dg
+    >>> params = dg.nn.ParameterDict({"scale": dg.ones(2)})
+    >>> params["scale"].requires_grad, list(params.keys())
+    (True, ['scale'])
+    """
+
+    def __init__(self, parameters: Any = None) -> None:
+        super().__init__()
+        self._keys: dict[str, None] = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._keys:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._keys[key] = None
+        setattr(self, key, _as_parameter(value))
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def keys(self) -> Iterable[str]:
+        return self._keys.keys()
+
+    def items(self) -> Iterable[tuple[str, Any]]:
+        return [(k, self[k]) for k in self._keys]
+
+    def values(self) -> Iterable[Any]:
+        return [self[k] for k in self._keys]
+
+    def pop(self, key: str) -> Any:
+        value = self[key]
+        del self[key]
+        return value
+
+    def update(self, parameters: Any) -> None:
+        pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
+        for key, value in pairs:
+            self[key] = value
+
+    def extra_repr(self) -> str:
+        return "\n".join(_parameter_line(k, p, type_name=True) for k, p in self.items())
