@@ -9,8 +9,6 @@ from ..tensor import Tensor
 
 
 def new_empty(*shape: int, device: Any = None, dtype: Any = None) -> Tensor:
-    """An uninitialised tensor of ``shape`` in ``dtype`` (default: dualgrad's default dtype). dualgrad runs on
-    the CPU: a device other than the CPU raises."""
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise RuntimeError(f"dualgrad runs on the CPU only, got device={device!r}")
-    return empty(*shape, dtype=get_default_dtype() if dtype is None else dtype)
+    """An uninitialised tensor of ``shape`` in ``dtype`` (default: dualgrad's default dtype); ``device`` is
+    checked by the factory, as for ``dualgrad.empty``."""
+    return empty(*shape, dtype=get_default_dtype() if dtype is None else dtype, device=device)

@@ -374,6 +374,10 @@ class Module:
     def cpu(self) -> Module:
         return self
 
+    def cuda(self, device: Any = None) -> Module:
+        """``to("cuda")``: each tensor's ``Tensor.to`` decides (dualgrad runs on the CPU)."""
+        return self.to("cuda" if device is None else device)
+
     def type(self, dst_type: Any) -> Module:
         return self._apply(lambda t: t.type(dst_type))
 
