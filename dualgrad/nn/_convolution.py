@@ -71,8 +71,16 @@ def _source_index(n: int, lo: int, hi: int, mode: str) -> list[int]:
         return [min(max(i, 0), n - 1) for i in positions]
     if mode == "circular":
         return [i % n for i in positions]
-    period = 2 * (n - 1)  # reflect: mirror about the first and the last element, without repeating them
-    return [(lambda r: r if r < n else period - r)(abs(i) % period if period else 0) for i in positions]
+    return [_reflected(i, n) for i in positions]
+
+
+def _reflected(i: int, n: int) -> int:
+    """Position ``i`` mirrored into ``[0, n)`` about the first and the last element (not repeating them)."""
+    period = 2 * (n - 1)
+    if period == 0:
+        return 0
+    r = abs(i) % period
+    return r if r < n else period - r
 
 
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:  # noqa: A002
