@@ -412,3 +412,13 @@ def test_parameter_list_and_dict():
     assert repr(nn.ParameterList()) == "ParameterList()" and repr(nn.ParameterDict()) == "ParameterDict()"
     with pytest.raises(KeyError):
         owner.table["missing"]
+
+
+def test_pickled_modules_keep_their_parameters():
+    import pickle
+
+    net = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    clone = pickle.loads(pickle.dumps(net))
+    assert isinstance(clone[0].weight, nn.Parameter) and clone[0].weight.requires_grad
+    assert clone[0].weight.tolist() == net[0].weight.tolist() and clone[1].num_batches_tracked.item() == 0
+    assert repr(clone) == repr(net)

@@ -219,6 +219,13 @@ class Module:
                 return
         object.__delattr__(self, name)
 
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling: tensors pickle without their parameter mark, so the registered ones get it back."""
+        self.__dict__.update(state)
+        for param in self._parameters.values():
+            if param is not None:
+                param._get_extra()["parameter"] = True
+
     def __dir__(self) -> list:
         return sorted({*super().__dir__(), *self._parameters, *self._buffers, *self._modules})
 
