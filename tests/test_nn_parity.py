@@ -49,7 +49,7 @@ MODULE_CASES = [name for name, case in CASES.items() if "module" in case and nam
 
 @pytest.mark.parametrize("name", MODULE_CASES)
 def test_gradcheck_layer(name):
-    """Central differences agree with reverse mode for the inputs and the parameters of each layer."""
+    """Central differences agree with reverse and forward mode for the inputs and the parameters of each layer."""
     case = CASES[name]
     rng = np.random.default_rng(1)
     arrays = [draw(spec, rng) for spec in case["inputs"]]
@@ -79,7 +79,7 @@ def test_gradcheck_layer(name):
                     v.copy_(buffers[k])
             return _inner(*tensors)
 
-    assert dg.gradcheck(call, (*differentiable, *params), eps=1e-6, atol=1e-5, rtol=1e-4)
+    assert dg.gradcheck(call, (*differentiable, *params), eps=1e-6, atol=1e-5, rtol=1e-4, check_forward_ad=True)
 
 
 class _DualgradNamespace:
