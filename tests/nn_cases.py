@@ -97,7 +97,11 @@ CASES: dict[str, dict] = {
     "BatchNorm2d_untracked": _m(lambda nn: nn.BatchNorm2d(2, track_running_stats=False), normal(3, 2, 2, 3)),
     "Embedding": _m(lambda nn: nn.Embedding(6, 3), index(6, 2, 4)),
     "Embedding_padding": _m(lambda nn: nn.Embedding(6, 3, padding_idx=2), index(6, 3, 5)),
+    "AdaptiveAvgPool2d": _m(lambda nn: nn.AdaptiveAvgPool2d((3, 2)), normal(2, 2, 7, 5)),
+    "AdaptiveAvgPool2d_none": _m(lambda nn: nn.AdaptiveAvgPool2d((None, 4)), normal(2, 5, 6)),
+    "AdaptiveAvgPool1d": _m(lambda nn: nn.AdaptiveAvgPool1d(4), normal(2, 3, 9)),
     # activations
+    "Mish": _m(lambda nn: nn.Mish(), normal(3, 4)),
     "ReLU": _m(lambda nn: nn.ReLU(), normal(3, 4)),
     "Tanh": _m(lambda nn: nn.Tanh(), normal(3, 4)),
     "Sigmoid": _m(lambda nn: nn.Sigmoid(), normal(3, 4)),
@@ -151,7 +155,14 @@ CASES: dict[str, dict] = {
         lambda nn: nn.BCEWithLogitsLoss(pos_weight=nn.lib.tensor([1.0, 3.0, 0.5, 2.0], dtype=nn.lib.float64),
                                         weight=nn.lib.tensor([2.0, 1.0, 1.0, 0.5], dtype=nn.lib.float64)),
         normal(3, 4), unit(3, 4)),
+    **{f"KLDivLoss_{r}": _m(lambda nn, r=r: nn.KLDivLoss(reduction=r), normal(3, 4), simplex(3, 4))
+       for r in ("batchmean", "sum", "none")},
+    "KLDivLoss_log_target": _m(lambda nn: nn.KLDivLoss(reduction="batchmean", log_target=True), normal(3, 4),
+                               normal(3, 4)),
     # functional forms
+    "F.normalize": _f(lambda F, x: F.normalize(x, p=3.0, dim=0), normal(3, 4)),
+    "F.cosine_similarity": _f(lambda F, x, y: F.cosine_similarity(x, y, dim=-1), normal(3, 4), normal(1, 4)),
+    "F.adaptive_avg_pool2d": _f(lambda F, x: F.adaptive_avg_pool2d(x, 2), normal(1, 2, 5, 3)),
     "F.linear": _f(lambda F, x, w, b: F.linear(x, w, b), normal(4, 3), normal(5, 3), normal(5)),
     "F.conv2d": _f(lambda F, x, w: F.conv2d(x, w, stride=2, padding=1), normal(1, 2, 5, 5), normal(3, 2, 3, 3)),
     "F.conv1d": _f(lambda F, x, w, b: F.conv1d(x, w, b, dilation=2), normal(2, 2, 8), normal(3, 2, 2), normal(3)),

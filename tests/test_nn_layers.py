@@ -124,6 +124,9 @@ LAYER_ERRORS = [
      "foo is not a valid value for reduction"),
     (lambda: F.smooth_l1_loss(dg.zeros(1), dg.zeros(1), beta=-1), RuntimeError,
      "smooth_l1_loss does not support negative values for beta."),
+    (lambda: F.kl_div(dg.zeros(2), dg.zeros(2), reduction="foo"), ValueError, "foo is not a valid value for reduction"),
+    (lambda: F.adaptive_avg_pool2d(dg.zeros(5), 2), RuntimeError,
+     "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got [5]"),
 ]
 
 
@@ -138,6 +141,12 @@ def test_size_mismatch_of_a_regression_loss_warns_as_torch():
                                                    "input size (torch.Size([3])). This will likely lead to incorrect "
                                                    "results due to broadcasting.")):
         nn.MSELoss()(dg.zeros(3), dg.zeros(1))
+
+
+def test_kl_div_mean_warns_as_torch():
+    with pytest.warns(UserWarning, match=re.escape("reduction: 'mean' divides the total loss by both the batch size "
+                                                   "and the support size.'batchmean' divides only by the batch size")):
+        F.kl_div(dg.zeros(2), dg.ones(2))
 
 
 def test_implicit_softmax_dim_warns_as_torch():

@@ -24,6 +24,7 @@ from ._activations import (
     softplus,
 )
 from ._convolution import bilinear, conv1d, conv2d, linear, pad
+from ._extras import adaptive_avg_pool1d, adaptive_avg_pool2d, cosine_similarity, kl_div, mish, normalize
 from ._losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -37,8 +38,10 @@ from ._losses import (
 from ._normalization import batch_norm, dropout, embedding, layer_norm, one_hot
 from ._pooling import avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
 
-__all__ = ["avg_pool1d", "avg_pool2d", "batch_norm", "bilinear", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits", "conv1d", "conv2d", "cross_entropy", "dropout", "elu", "embedding",
-           "gelu", "hardtanh", "huber_loss", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
-           "logsigmoid", "max_pool1d", "max_pool2d", "mse_loss", "nll_loss", "one_hot", "pad", "relu", "relu6", "selu",
-           "sigmoid", "silu", "smooth_l1_loss", "softmax", "softmin", "softplus", "tanh"]
+__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm", "bilinear",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv1d", "conv2d",
+           "cosine_similarity", "cross_entropy", "dropout", "elu", "embedding", "gelu", "hardtanh",
+           "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
+           "logsigmoid", "max_pool1d", "max_pool2d", "mish", "mse_loss", "nll_loss", "normalize", "one_hot",
+           "pad", "relu", "relu6", "selu", "sigmoid", "silu", "smooth_l1_loss", "softmax", "softmin",
+           "softplus", "tanh"]

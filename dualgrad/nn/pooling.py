@@ -1,14 +1,15 @@
-"""Pooling layers: ``MaxPool1d``/``MaxPool2d`` and ``AvgPool1d``/``AvgPool2d``."""
+"""Pooling layers: ``MaxPool1d``/``MaxPool2d``, ``AvgPool1d``/``AvgPool2d`` and ``AdaptiveAvgPool1d``/``2d``."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..tensor import Tensor
+from ._extras import adaptive_avg_pool1d, adaptive_avg_pool2d
 from ._pooling import avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
 from .module import Module
 
-__all__ = ["AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d"]
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d"]
 
 
 class _MaxPoolNd(Module):
@@ -86,3 +87,32 @@ class AvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _AdaptiveAvgPoolNd(Module):
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    """The mean over ``output_size`` windows covering the last dimension (``nn.functional.adaptive_avg_pool1d``)."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return adaptive_avg_pool1d(input, self.output_size)
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    """The mean over windows covering the last two dimensions, ``output_size`` of them
+    (``nn.functional.adaptive_avg_pool2d``).
+
+    >>> import dualgrad as dg
+    >>> dg.nn.AdaptiveAvgPool2d((1, 1))
+    AdaptiveAvgPool2d(output_size=(1, 1))
+    """
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return adaptive_avg_pool2d(input, self.output_size)
