@@ -233,16 +233,22 @@ class Module:
     def named_modules(self, memo: set | None = None, prefix: str = "",
                       remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
         """``(dotted name, module)`` for this module and every submodule, depth first, each once."""
-        if memo is None:
-            memo = set()
-        if remove_duplicate:
-            if self in memo:
-                return
-            memo.add(self)
-        yield prefix, self
-        for name, module in self._modules.items():
-            if module is not None:
-                yield from module.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
+        return iter(self._walk(set() if memo is None else memo, prefix, remove_duplicate))
+
+    def _walk(self, memo: set, prefix: str, remove_duplicate: bool) -> list[tuple[str, Module]]:
+        """``named_modules``' pairs in its order (pre-order), with an explicit stack: the traversal runs twice
+        per training step (``zero_grad`` and the update), where nested generators cost more than the layers."""
+        found, stack = [], [(prefix, self)]
+        while stack:
+            name, module = stack.pop()
+            if remove_duplicate:
+                if module in memo:
+                    continue
+                memo.add(module)
+            found.append((name, module))
+            dot = name + "." if name else ""
+            stack.extend(reversed([(dot + key, child) for key, child in module._modules.items() if child is not None]))
+        return found
 
     def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
         for _, module in self.named_modules(remove_duplicate=remove_duplicate):
@@ -261,16 +267,16 @@ class Module:
 
     def _named_members(self, store: str, prefix: str, recurse: bool,
                        remove_duplicate: bool) -> Iterator[tuple[str, Tensor]]:
-        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse
-                   else [(prefix, self)])
+        modules = self._walk(set(), prefix, remove_duplicate) if recurse else [(prefix, self)]
         seen: set = set()
         for module_prefix, module in modules:
+            dot = module_prefix + "." if module_prefix else ""
             for name, value in module.__dict__[store].items():
                 if value is None or (remove_duplicate and id(value) in seen):
                     continue
                 if remove_duplicate:
                     seen.add(id(value))
-                yield module_prefix + ("." if module_prefix else "") + name, value
+                yield dot + name, value
 
     def named_parameters(self, prefix: str = "", recurse: bool = True,
                          remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
