@@ -81,7 +81,6 @@ class Module:
     """
 
     training: bool
-    _version: int = 1
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if kwargs:
@@ -104,7 +103,7 @@ class Module:
 
     forward: Callable[..., Any]
 
-    def _missing_forward(self, *args: Any) -> Any:
+    def _missing_forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     forward = _missing_forward
