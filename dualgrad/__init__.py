@@ -15,6 +15,7 @@ from . import (  # noqa: E402 - transforms, built on the names above  # noqa: E4
     functional,
     graph,
     linalg,
+    nn,
     numpy_dispatch,  # noqa: E402 - NumPy calls on Tensors (NEP 13/18), needs the names above
     profiler,
     special,

@@ -610,3 +610,8 @@ def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
         return func(*args, **kwargs)
 
     return functionalized
+
+
+from .nn.stateless import functional_call, stack_module_state  # noqa: E402 - torch.func's names for nn.Module
+
+__all__ += ["functional_call", "stack_module_state"]

@@ -526,7 +526,8 @@ class Tensor:
 
     def __repr__(self) -> str:
         from ._printing import format_tensor  # imported late: printing sits above (forward-AD tangents)
-        return format_tensor(self)
+        text = format_tensor(self)
+        return "Parameter containing:\n" + text if self._extra and self._extra.get("parameter") else text
 
     # -- versions -----------------------------------------------------------
     @property
@@ -842,6 +843,8 @@ class Tensor:
                 "protocol at the moment. Use tensor.detach() first to copy a computed tensor."
             )
         new = _unpickle(self._data.copy(), self._requires_grad)
+        if self._extra and self._extra.get("parameter"):  # (an nn.Parameter copies as one, as in torch)
+            new._get_extra()["parameter"] = True
         memo[id(self)] = new
         if self._grad is not None:
             new._grad = copy.deepcopy(self._grad, memo)
