@@ -16,6 +16,7 @@ from . import (  # noqa: E402 - transforms, built on the names above  # noqa: E4
     graph,
     linalg,
     numpy_dispatch,  # noqa: E402 - NumPy calls on Tensors (NEP 13/18), needs the names above
+    optim,
     profiler,
     special,
     testing,  # torch.testing's name; Hypothesis is imported only when a strategy is built

@@ -488,10 +488,11 @@ class Tensor:
 
     def _scalar(self, warn: bool = True) -> Any:
         """The value of a one-element tensor for ``float()``, ``int()``, ``complex()`` (torch's error, and
-        with ``warn`` its warning for a tensor that requires grad: ``float`` and ``complex`` give it)."""
+        with ``warn`` its warning for a tensor that requires grad, in grad mode only as torch's; ``float`` and
+        ``complex`` give it)."""
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        if warn and self._requires_grad:
+        if warn and self._requires_grad and STATE.grad_enabled:
             warnings.warn(SCALAR_OF_GRAD_WARNING, UserWarning, stacklevel=3)
         return self._data.item()
 

@@ -115,7 +115,8 @@ class LBFGS(Optimizer):
     step meeting the strong Wolfe conditions. It stops early when the largest gradient entry is below
     ``tolerance_grad`` or the step or loss changes by less than ``tolerance_change``.
     State (of the first parameter, as torch's): ``func_evals``, ``n_iter``, ``d``, ``t``, ``old_dirs``,
-    ``old_stps``, ``ro``, ``H_diag``, ``prev_flat_grad``, ``prev_loss``.
+    ``old_stps``, ``ro``, ``al``, ``H_diag``, ``prev_flat_grad``, ``prev_loss`` (torch's 0-d tensors among
+    them are Python floats here).
 
     >>> import dualgrad as dg
     >>> w = dg.tensor([1.5, -0.5], requires_grad=True)
@@ -168,10 +169,10 @@ class LBFGS(Optimizer):
     def _directional_evaluate(self, closure: Callable, x: list, t: float, d: np.ndarray) -> tuple:
         self._add_grad(t, d)
         with enable_grad():
-            loss = float(closure())
+            loss = closure()
         flat_grad = self._gather_flat_grad()
         self._set_param(x)
-        return loss, flat_grad
+        return float(loss), flat_grad
 
     def step(self, closure: Callable[[], Any]) -> Any:  # type: ignore[override]
         """Run one optimisation (up to ``max_iter`` iterations); returns the loss of the first evaluation."""
@@ -223,10 +224,10 @@ class LBFGS(Optimizer):
                     old_stps.append(s)
                     ro.append(1.0 / ys)
                     h_diag = ys / y.dot(y)
-                al = [0.0] * len(old_dirs)
+                al = state.setdefault("al", [None] * history_size)  # kept between steps, as torch's
                 q = -flat_grad
                 for i in range(len(old_dirs) - 1, -1, -1):
-                    al[i] = old_stps[i].dot(q) * ro[i]
+                    al[i] = float(old_stps[i].dot(q) * ro[i])
                     q += -al[i] * old_dirs[i]
                 d = r = q * h_diag
                 for i in range(len(old_dirs)):
@@ -256,7 +257,8 @@ class LBFGS(Optimizer):
                 opt_cond = False
                 if n_iter != max_iter:
                     with enable_grad():
-                        loss = float(closure())
+                        loss = closure()
+                    loss = float(loss)
                     flat_grad = self._gather_flat_grad()
                     opt_cond = np.abs(flat_grad).max() <= tolerance_grad
                     ls_func_evals = 1

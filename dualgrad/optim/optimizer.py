@@ -161,9 +161,14 @@ class Optimizer:
         with no_grad():
             for group in self.param_groups:
                 for p in (p for p in group["params"] if p.grad is not None):
-                    self._update(p, p.grad._data, self.state[p], group)
+                    self._update(p, p.grad._data, self.state[p] if self._keeps_state(group) else {}, group)
                     p._bump_version()
         return loss
+
+    def _keeps_state(self, group: dict) -> bool:
+        """Whether steps with this group's hyperparameters keep per-parameter state (SGD without momentum
+        does not: its ``state`` stays empty, as torch's)."""
+        return True
 
     def _update(self, param: Tensor, grad: np.ndarray, state: dict, group: dict) -> None:
         """Update ``param``'s array in place from ``grad`` (an array), its ``state`` and its ``group``."""

@@ -49,6 +49,9 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
 
+    def _keeps_state(self, group: dict) -> bool:
+        return group["momentum"] != 0
+
     def _update(self, param: Tensor, grad: np.ndarray, state: dict, group: dict) -> None:
         theta = real_view(param._data)
         g = real_view(grad)
