@@ -22,6 +22,7 @@ from . import (  # noqa: E402 - transforms, built on the names above  # noqa: E4
     numpy_dispatch,  # noqa: E402 - NumPy calls on Tensors (NEP 13/18), needs the names above
     optim,
     profiler,
+    serialization,
     special,
     testing,  # torch.testing's name; Hypothesis is imported only when a strategy is built
 )
@@ -109,6 +110,7 @@ from .reverse import (
     set_grad_enabled,
 )
 from .reverse.anomaly import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
+from .serialization import load, save
 from .tensor import Tensor
 from .variable import Variable
 
