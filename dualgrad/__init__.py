@@ -25,6 +25,7 @@ from . import (  # noqa: E402 - transforms, built on the names above  # noqa: E4
     serialization,
     special,
     testing,  # torch.testing's name; Hypothesis is imported only when a strategy is built
+    utils,
 )
 from . import ops as _ops  # noqa: F401 - builds the op table and Tensor methods
 from ._devices import device
