@@ -284,9 +284,21 @@ def test_scheduler_state_dict_round_trip():
     assert sched2.step_size == 2 and sched2.last_epoch == 3 and sched2.get_last_lr() == [0.5]
 
 
+def test_scheduler_step_before_optimizer_step_warns_as_torch():
+    opt = dg.optim.SGD([dg.zeros(1, requires_grad=True)], lr=1.0)
+    sched = dg.optim.lr_scheduler.StepLR(opt, step_size=1)
+    with pytest.warns(UserWarning, match="Detected call of `lr_scheduler.step\\(\\)` before `optimizer.step\\(\\)`"):
+        sched.step()
+    opt.step()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sched.step()
+
+
 def test_scheduler_epoch_argument_uses_the_closed_form_with_torch_warning():
     opt = dg.optim.SGD([dg.zeros(1, requires_grad=True)], lr=1.0)
     sched = dg.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    opt.step()
     with pytest.warns(UserWarning, match="The epoch parameter in `scheduler.step\\(\\)` was not necessary"):
         sched.step(3)
     assert sched.get_last_lr() == [0.125]

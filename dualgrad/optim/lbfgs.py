@@ -176,6 +176,7 @@ class LBFGS(Optimizer):
 
     def step(self, closure: Callable[[], Any]) -> Any:  # type: ignore[override]
         """Run one optimisation (up to ``max_iter`` iterations); returns the loss of the first evaluation."""
+        self._opt_called = True
         with no_grad():
             return self._step(closure)
 

@@ -28,6 +28,14 @@ _EPOCH_DEPRECATION_WARNING = (
 )
 
 
+_ORDER_WARNING = (
+    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. You should call them in the opposite "
+    "order: `optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will result in skipping the first "
+    "value of the learning rate schedule. See more details at "
+    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate"
+)
+
+
 class LRScheduler:
     """Base class: keeps ``base_lrs`` (each group's ``initial_lr``), ``last_epoch`` and the learning rates of
     the last step (``get_last_lr()``); subclasses give ``get_lr()`` (from the current rates) and, where a
@@ -73,6 +81,8 @@ class LRScheduler:
 
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch (or, deprecated, jump to ``epoch``) and set each group's ``lr``."""
+        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+            warnings.warn(_ORDER_WARNING, UserWarning, stacklevel=2)
         self._step_count += 1
         if epoch is None:
             self.last_epoch += 1
@@ -96,7 +106,7 @@ class LambdaLR(LRScheduler):
     >>> import dualgrad as dg
     >>> opt = dg.optim.SGD([dg.zeros(1, requires_grad=True)], lr=1.0)
     >>> sched = dg.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5 ** epoch)
-    >>> sched.step(); sched.step(); sched.get_last_lr()
+    >>> opt.step(); sched.step(); sched.step(); sched.get_last_lr()
     [0.25]
     """
 
@@ -167,6 +177,7 @@ class MultiStepLR(LRScheduler):
     >>> import dualgrad as dg
     >>> opt = dg.optim.SGD([dg.zeros(1, requires_grad=True)], lr=1.0)
     >>> sched = dg.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.1)
+    >>> opt.step()
     >>> [(sched.step(), round(sched.get_last_lr()[0], 6))[1] for _ in range(4)]
     [0.1, 0.1, 0.01, 0.01]
     """
@@ -192,7 +203,7 @@ class ExponentialLR(LRScheduler):
     >>> import dualgrad as dg
     >>> opt = dg.optim.SGD([dg.zeros(1, requires_grad=True)], lr=1.0)
     >>> sched = dg.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
-    >>> sched.step(); sched.step(); sched.get_last_lr()
+    >>> opt.step(); sched.step(); sched.step(); sched.get_last_lr()
     [0.25]
     """
 
@@ -218,6 +229,7 @@ class CosineAnnealingLR(LRScheduler):
     >>> import dualgrad as dg
     >>> opt = dg.optim.SGD([dg.zeros(1, requires_grad=True)], lr=1.0)
     >>> sched = dg.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=2)
+    >>> opt.step()
     >>> [(sched.step(), round(sched.get_last_lr()[0], 6))[1] for _ in range(4)]
     [0.5, 0.0, 0.5, 1.0]
     """

@@ -154,6 +154,7 @@ class Optimizer:
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a ``.grad`` by one step; returns ``closure()``'s loss if given
         (the closure runs with grad mode on, the update under ``no_grad``)."""
+        self._opt_called = True  # for the schedulers' check of the call order, as torch's
         loss = None
         if closure is not None:
             with enable_grad():
