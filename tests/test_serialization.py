@@ -148,3 +148,18 @@ def test_torch_reads_our_files_and_we_read_torchs(tmp_path):
     loaded = dg.load(tmp_path / "theirs.pt")
     assert loaded["w"].dtype == dg.float32 and loaded["w"].tolist() == [[0.0, 2.0], [1.0, 3.0]]
     assert loaded["opt"]["param_groups"][0]["momentum"] == 0.9 and tuple(loaded["size"]) == (2, 3)
+
+
+def test_a_parameter_is_saved_as_torchs_parameter():
+    class Parameter(dg.Tensor):  # what dualgrad.nn.Parameter is: a Tensor subclass of that name
+        pass
+
+    p = Parameter([1.0, 2.0]).requires_grad_()
+    buffer = io.BytesIO()
+    dg.save({"p": p}, buffer)
+    buffer.seek(0)
+    loaded = dg.load(buffer)["p"]
+    assert loaded.requires_grad and loaded.tolist() == [1.0, 2.0]
+    torch = pytest.importorskip("torch")
+    buffer.seek(0)
+    assert type(torch.load(buffer)["p"]) is torch.nn.Parameter
