@@ -3,8 +3,8 @@
 ``u(t) = MLP(t)``, 1 -> 32 -> 32 -> 1 with tanh, float64, fits ``u' = -u`` on 64 points of [0, 2] with
 ``u(0) = 1``: each step computes ``u`` and ``du/dt`` (``autograd.grad`` with ``create_graph=True``), the
 loss ``mean((u' + u)^2) + (u(0) - 1)^2``, its gradient wrt the six parameters (a double backward) and an
-Adam step (lr 1e-2). The same code runs with ``lib = dualgrad`` and ``lib = torch``; one call is the
-whole training from the same initial weights.
+Adam step (lr 1e-2). The same code runs with ``lib = dualgrad`` and ``lib = torch`` (single-threaded,
+as NumPy is on matrices this small); one call is the whole training from the same initial weights.
 """
 
 from __future__ import annotations
@@ -57,9 +57,21 @@ def _dualgrad() -> Callable:
 
 
 def _torch() -> Callable:
+    """torch with one thread for the call: its pool gains nothing on 32-wide layers, and on a loaded
+    machine its spinning workers made one training take 50 s instead of 1 s."""
     import torch
 
-    return _trainer(torch)
+    train = _trainer(torch)
+
+    def run() -> list:
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return train()
+        finally:
+            torch.set_num_threads(threads)
+
+    return run
 
 
 def workload() -> Workload:
