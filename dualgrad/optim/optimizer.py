@@ -202,7 +202,9 @@ class Optimizer:
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Take the state and hyperparameters of ``state_dict`` (from ``state_dict()``, of an optimizer over
         parameters of the same shapes in the same order); buffers are copied, floating ones cast to their
-        parameter's dtype (``step`` counters kept as they are)."""
+        parameter's dtype (``step`` counters keep theirs). torch shares the buffers of ``state_dict`` when
+        their dtype is already the parameter's, so that two optimizers would update the same buffers;
+        dualgrad always copies."""
         groups = self.param_groups
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
