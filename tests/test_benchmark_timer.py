@@ -84,3 +84,56 @@ def test_timer_errors():
         Timer(stmt=lambda: None)
     with pytest.raises(ValueError, match="only Python statements are supported"):
         Timer("x", language="c++")
+
+
+def _compare_specs():
+    specs = []
+    times = iter([3.1e-5, 2.2e-4, 7.7e-6, 1.9e-5, 4.4e-4, 6.0e-5, 2.5e-5, 8.1e-5])
+    for threads in (1, 4):
+        for row in ("a", "bb"):
+            for column in ("x", "yyyyyy"):
+                base = next(times)
+                specs.append((10, [base * 10 * f for f in (1.0, 1.3, 0.9, 1.1, 1.02)], ("f", "pass"),
+                              {"label": "L", "sub_label": row, "description": column, "num_threads": threads}))
+    return specs
+
+
+COMPARE_PLAIN = (
+    "[------------ L ------------]\n"
+    "          |    x    |  yyyyyy\n"
+    "1 threads: ------------------\n"
+    "      a   |   31.6  |  224.4\n"
+    "      bb  |    7.9  |   19.4\n"
+    "4 threads: ------------------\n"
+    "      a   |  448.8  |   61.2\n"
+    "      bb  |   25.5  |   82.6\n"
+    "\n"
+    "Times are in microseconds (us).\n")
+
+
+def _compare(module, measurement, task_spec, setup):
+    compare = module.Compare([measurement(n, t, task_spec(*a, **k)) for n, t, a, k in _compare_specs()])
+    setup(compare)
+    return str(compare)
+
+
+@pytest.mark.parametrize("setup", [lambda c: None, lambda c: c.trim_significant_figures(),
+                                   lambda c: (c.highlight_warnings(), c.trim_significant_figures()),
+                                   lambda c: c.colorize(), lambda c: c.colorize(rowwise=True)])
+def test_compare_prints_as_torch(setup):
+    ours = _compare(dg.utils.benchmark, Measurement, TaskSpec, setup)
+    assert ours.startswith("[") and "Times are in microseconds (us)." in ours
+    common = pytest.importorskip("torch.utils.benchmark.utils.common")
+    import torch.utils.benchmark as torch_benchmark
+
+    assert ours == _compare(torch_benchmark, common.Measurement, common.TaskSpec, setup)
+
+
+def test_compare_pinned_table():
+    plain = _compare(dg.utils.benchmark, Measurement, TaskSpec, lambda c: None)
+    assert "\n".join(line.rstrip() for line in plain.split("\n")) == COMPARE_PLAIN.rstrip("\n") + "\n"
+
+
+def test_compare_refuses_other_objects():
+    with pytest.raises(ValueError, match="Expected an instance of `Measurement`, got <class 'int'> instead."):
+        dg.utils.benchmark.Compare([1])
