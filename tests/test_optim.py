@@ -254,6 +254,11 @@ def test_hyperparameter_errors(make, message):
         make([dg.zeros(1, requires_grad=True)])
 
 
+def test_tensor_lr_is_refused_naming_the_argument():
+    with pytest.raises(TypeError, match=r"^Adam\(\): a Tensor lr is not supported by dualgrad \(lr\); pass a float$"):
+        dg.optim.Adam([dg.zeros(1, requires_grad=True)], lr=dg.tensor(0.1))
+
+
 def test_lbfgs_unknown_line_search():
     w = dg.zeros(1, requires_grad=True)
     opt = dg.optim.LBFGS([w], line_search_fn="backtracking")

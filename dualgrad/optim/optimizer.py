@@ -119,6 +119,8 @@ class Optimizer:
             if default is required and name not in param_group:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             param_group.setdefault(name, default)
+        if isinstance(param_group.get("lr"), Tensor):
+            raise TypeError(f"{type(self).__name__}(): a Tensor lr is not supported by dualgrad (lr); pass a float")
         ids = [id(p) for p in param_group["params"]]
         if len(ids) != len(set(ids)):
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
