@@ -93,6 +93,13 @@ def test_per_example_gradients_match_a_loop():
     assert number_after(out, "max |mean of per-example gradients - gradient of the mean loss|:") < 1e-12
 
 
+def test_pinn_trains_with_adam_and_lbfgs_through_a_checkpoint():
+    out = run_example("pinn_ode.py")
+    assert "checkpoint restored: 6 tensors, Adam at step 400" in out
+    assert number_after(out, "after L-BFGS: loss") < 1e-5
+    assert number_after(out, "max |u(t) - cos t| on [0, pi] =") < 1e-3
+
+
 def test_numpy_sort_function_works_under_the_transforms_and_fits_through_outliers():
     out = run_example("numpy_sort.py")
     assert "gradcheck (reverse, forward, batched): True; gradgradcheck: True" in out
