@@ -9,7 +9,11 @@ tensor([2., 4., 6.])
 """
 
 from . import (  # noqa: E402 - transforms, built on the names above  # noqa: E402 - the np.fft / np.linalg namespaces (dualgrad/fft.py, linalg.py)
+    _devices,
+    accelerator,
     autograd,  # noqa: E402 - needs the names above
+    backends,
+    cuda,
     fft,
     func,
     functional,
@@ -17,11 +21,15 @@ from . import (  # noqa: E402 - transforms, built on the names above  # noqa: E4
     linalg,
     nn,
     numpy_dispatch,  # noqa: E402 - NumPy calls on Tensors (NEP 13/18), needs the names above
+    optim,
     profiler,
+    serialization,
     special,
     testing,  # torch.testing's name; Hypothesis is imported only when a strategy is built
+    utils,
 )
 from . import ops as _ops  # noqa: F401 - builds the op table and Tensor methods
+from ._devices import device
 from ._printing import set_printoptions
 from .batching import vmap
 from .factories import (
@@ -104,6 +112,7 @@ from .reverse import (
     set_grad_enabled,
 )
 from .reverse.anomaly import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
+from .serialization import load, save
 from .tensor import Tensor
 from .variable import Variable
 
@@ -123,5 +132,6 @@ half, float, double = float16, float32, float64  # noqa: A001 - torch's aliases
 cfloat, cdouble, long, int, short = complex64, complex128, int64, int32, int16  # noqa: A001
 
 numpy_dispatch.install()
+_devices.install(Tensor)  # device, to, cpu, cuda (after the op table's methods)
 
 __version__ = "0.1.0"

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ._devices import check_device
 from ._state import STATE
 from .tensor import (
     COPY_CONSTRUCT_WARNING,
@@ -230,6 +231,7 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, **_device:
     >>> dg.tensor([dg.tensor(1., dtype=dg.float32), 2])
     tensor([1., 2.], dtype=float32)
     """
+    check_device("tensor", _device.get("device"))
     if isinstance(data, Tensor):
         warnings.warn(COPY_CONSTRUCT_WARNING.format(fn="dualgrad.tensor"), UserWarning, stacklevel=2)
     tensors: list = []
@@ -337,6 +339,7 @@ def _no_dtype(data: Any, nested: Any) -> Exception:
 
 def as_tensor(data: Any, dtype: Any = None, **_device: Any) -> Tensor:
     """``data`` as a Tensor, sharing memory with an ndarray or Tensor when the dtype allows."""
+    check_device("as_tensor", _device.get("device"))
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == np.dtype(dtype) else data.to(dtype)
     nested = _nested_to_array(data)
@@ -400,6 +403,7 @@ def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = Fa
     >>> dg.full((2,), 3.5), dg.full((2,), 3)
     (tensor([3.5000, 3.5000]), tensor([3, 3]))
     """
+    check_device("full", _device.get("device"))
     if isinstance(fill_value, (Tensor, np.generic)):
         fill_value = fill_value.item()
     elif not isinstance(fill_value, (int, float, complex)):
@@ -423,6 +427,7 @@ def arange(start: Any = None, end: Any = None, step: Any = 1, dtype: Any = None,
     >>> dg.arange(3), dg.arange(1, 2, 0.5), dg.arange(0, 5, 1.5, dtype=dg.int64)
     (tensor([0, 1, 2]), tensor([1.0000, 1.5000]), tensor([0, 1, 2, 3, 4]))
     """
+    check_device("arange", _device.get("device"))
     if end is None:
         start, end = 0, start
     elif start is None:
@@ -464,6 +469,7 @@ def linspace(start: float, end: float, steps: int, dtype: Any = None,
     >>> dg.linspace(0, 1, 3), dg.linspace(-1, 1, 4, dtype=dg.int64)
     (tensor([0.0000, 0.5000, 1.0000]), tensor([-1,  0,  0,  1]))
     """
+    check_device("linspace", _device.get("device"))
     return new_leaf(_spaced(np.linspace, start, end, steps, dtype), requires_grad)
 
 
@@ -488,6 +494,7 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: An
     >>> dg.logspace(0, 2, 3), dg.logspace(0, 2, 3, base=2)
     (tensor([  1.,  10., 100.]), tensor([1., 2., 4.]))
     """
+    check_device("logspace", _device.get("device"))
     return new_leaf(_spaced(np.logspace, start, end, steps, dtype, base=base), requires_grad)
 
 
@@ -498,6 +505,7 @@ def scalar_tensor(s: Any, dtype: Any = None, requires_grad: bool = False, **_dev
     >>> dg.scalar_tensor(3), dg.scalar_tensor(True, dtype=dg.int64)
     (tensor(3.), tensor(1))
     """
+    check_device("scalar_tensor", _device.get("device"))
     value = s.item() if isinstance(s, Tensor) else s
     dtype = _float_dtype(dtype)
     if isinstance(value, complex) and dtype.kind != "c":
@@ -514,6 +522,7 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
     tensor([[1., 0., 0.],
             [0., 1., 0.]])
     """
+    check_device("eye", _device.get("device"))
     for name, size in (("n", n), ("m", m)):
         if size is not None and size < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {size}")
@@ -522,6 +531,7 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
 
 def _size(fn: str, size: tuple, kwargs: dict) -> tuple:
     """The size of a factory given ints, one tuple or ``size=`` (other keywords: device arguments, ignored)."""
+    check_device(fn, kwargs.get("device"))
     return as_size(size, kwargs.get("size"), fn)
 
 
@@ -574,6 +584,7 @@ def randint(low: int = 0, high: int | None = None, size: Any = None, *, dtype: A
     >>> dg.randint(10, (3,)).dtype, dg.randint(3, 5, (2, 2)).shape
     (dtype('int64'), (2, 2))
     """
+    check_device("randint", _device.get("device"))
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
     elif high is None:  # randint(high, size=size)
@@ -591,6 +602,7 @@ def randint(low: int = 0, high: int | None = None, size: Any = None, *, dtype: A
 def _like(factory: Any, name: str, random: bool = False) -> Any:
     def like(x: Any, *args: Any, dtype: Any = None, requires_grad: bool = False,
              **_device: Any) -> Tensor:
+        check_device(name, _device.get("device"))
         if STATE.vmap_depth and not random and type(x) is not Tensor:  # (a plain tensor: no import)
             from .batching import BatchedTensor, make_batched  # imported late: the engine sits above
 
@@ -625,6 +637,7 @@ def randint_like(x: Any, low: int = 0, high: int | None = None, *, dtype: Any = 
     >>> dg.randint_like(dg.zeros(2), 5).dtype
     dtype('float64')
     """
+    check_device("randint_like", _device.get("device"))
     if high is None:
         low, high = 0, low
     return randint(low, high, tuple(np.shape(x)), dtype=dtype or np.asarray(x).dtype, requires_grad=requires_grad)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ._devices import check_device
 from ._hooks import RemovableHandle, add_hook
 from ._state import STATE
 
@@ -262,20 +263,12 @@ class Tensor:
     def strides(self) -> tuple:
         return self._data.strides
 
-    @property
-    def device(self) -> str:
-        return "cpu"
-
     def dim(self) -> int:
         return self.ndim
 
     def ndimension(self) -> int:
         """The number of dimensions (torch's alias of ``dim``)."""
         return self.ndim
-
-    def cpu(self) -> Tensor:
-        """This tensor (dualgrad's tensors always live in host memory, as torch's CPU tensors)."""
-        return self
 
     def type(self, dtype: Any = None) -> Any:
         """Without ``dtype``, torch's type name (``'torch.DoubleTensor'``); else ``self.to(dtype)``, ``dtype``
@@ -371,6 +364,7 @@ class Tensor:
         >>> dg.tensor([1], dtype="float32").new_full((2,), 3)
         tensor([3., 3.], dtype=float32)
         """
+        check_device("new_full", _device.get("device"))
         if not isinstance(size, (tuple, list)):
             raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not "
                             f"{type(size).__name__}")
@@ -412,6 +406,7 @@ class Tensor:
         >>> dg.tensor([1.0], dtype="float32").new_tensor([1, 2])
         tensor([1., 2.], dtype=float32)
         """
+        check_device("new_tensor", _device.get("device"))
         if isinstance(data, Tensor):
             warnings.warn(COPY_CONSTRUCT_WARNING.format(fn="tensor.new_tensor"), UserWarning, stacklevel=2)
             data = data._data
@@ -488,10 +483,11 @@ class Tensor:
 
     def _scalar(self, warn: bool = True) -> Any:
         """The value of a one-element tensor for ``float()``, ``int()``, ``complex()`` (torch's error, and
-        with ``warn`` its warning for a tensor that requires grad: ``float`` and ``complex`` give it)."""
+        with ``warn`` its warning for a tensor that requires grad, in grad mode only as torch's; ``float`` and
+        ``complex`` give it)."""
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        if warn and self._requires_grad:
+        if warn and self._requires_grad and STATE.grad_enabled:
             warnings.warn(SCALAR_OF_GRAD_WARNING, UserWarning, stacklevel=3)
         return self._data.item()
 
@@ -922,9 +918,10 @@ def as_size(size: tuple, keyword: Any = None, fn: str = "size") -> tuple:
 
 def _new_size(fn: str, size: tuple, kwargs: dict) -> tuple:
     """The size of ``Tensor.new_zeros`` and its kin: ints, one tuple or ``size=`` (torch's TypeError for none;
-    other keywords are device arguments, ignored)."""
+    ``device`` must be the CPU; other keywords are ignored)."""
     if not size and "size" not in kwargs:
         raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
+    check_device(fn, kwargs.get("device"))
     return as_size(size, kwargs.get("size"), fn)
 
 

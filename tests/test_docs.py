@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 # Modules whose public names (``__all__``) the reference documents, besides ``dualgrad`` itself.
 SUBMODULES = ("autograd", "forward_ad", "functional", "func", "graph", "profiler", "testing", "linalg",
-              "fft", "scipy", "special", "nn")
+              "fft", "scipy", "special", "nn", "optim", "serialization")
 
 
 def public_names() -> list[str]:
@@ -91,6 +91,13 @@ def test_per_example_gradients_match_a_loop():
     out = run_example("per_example_gradients.py")
     assert number_after(out, "max |vmap(grad) - loop of grad| over 16 examples:") < 1e-12
     assert number_after(out, "max |mean of per-example gradients - gradient of the mean loss|:") < 1e-12
+
+
+def test_pinn_trains_with_adam_and_lbfgs_through_a_checkpoint():
+    out = run_example("pinn_ode.py")
+    assert "checkpoint restored: 6 tensors, Adam at step 400" in out
+    assert number_after(out, "after L-BFGS: loss") < 1e-5
+    assert number_after(out, "max |u(t) - cos t| on [0, pi] =") < 1e-3
 
 
 def test_numpy_sort_function_works_under_the_transforms_and_fits_through_outliers():

@@ -914,28 +914,6 @@ def _reflected_division(self: Tensor, other: Any) -> Tensor:
     return div(other, self)
 
 
-def _to(self: Tensor, *args: Any, dtype: Any = None, copy: bool = False, **kwargs: Any) -> Tensor:
-    """``t.to(dtype)``, ``t.to(other)`` (its dtype); ``self`` if nothing changes, unless ``copy=True``.
-
-    Device arguments such as ``'cpu'`` and ``non_blocking`` are accepted and ignored; as in torch,
-    ``non_blocking`` and ``copy`` may also follow the dtype positionally (``t.to(dtype, False, True)``).
-
-    >>> import dualgrad as dg
-    >>> x = dg.tensor([1.5])
-    >>> x.to(dg.float32), x.to(dg.tensor([1])), x.to("cpu") is x, x.to(dg.float64, copy=True) is x
-    (tensor([1.5000], dtype=float32), tensor([1]), True, False)
-    """
-    flags = [a for a in args if isinstance(a, bool)]  # positional non_blocking, copy
-    if len(flags) > 1:
-        copy = flags[1]
-    for a in args:
-        if isinstance(a, bool) or (isinstance(a, str) and a.startswith(("cpu", "cuda"))):
-            continue
-        dtype = a.dtype if isinstance(a, Tensor) else a
-    result = self if dtype is None else to_dtype(self, dtype)
-    return clone(result) if copy and result is self else result
-
-
 def _cast_method(dtype: str) -> Any:
     """torch's ``t.double()``, ``t.long()``, ...: ``t.to(dtype)``."""
     dtype = np.dtype(dtype)
@@ -1125,7 +1103,7 @@ METHODS: dict[str, Any] = {
     "gt": _compare("gt"), "ge": _compare("ge"),
     "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor, "logical_not": logical_not,
     "bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
-    "to": _to, "astype": astype,
+    "astype": astype,
     **{name: _cast_method(dtype) for dtype, name in _CAST_METHODS.items()},
 }
 
