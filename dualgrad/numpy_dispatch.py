@@ -356,7 +356,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     """
     if any(overrides_ufuncs(x) for x in (*inputs, *(kwargs.get("out") or ()))):
         return NotImplemented
-    inputs = tuple(tracked_array_like(x) for x in inputs)
+    inputs = tuple(_array_input(x) for x in inputs)
     if method == "__call__" and not kwargs:
         fn = _UFUNC_FNS.get(ufunc) or _ufunc_fn(ufunc)
         if fn is not None:
@@ -379,6 +379,13 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     if out is not None:
         return write_out(name, out, result)
     return result
+
+
+def _array_input(x: Any) -> Any:
+    """A ufunc's input: a list or tuple holding Tensors as a Tensor (tracked if they are), else ``x``."""
+    if not isinstance(x, (list, tuple)) or not holds_tensor(x):
+        return x
+    return tracked_array_like(x) if is_tracked(x) else _wrap(np.asarray(x))
 
 
 def _cast(inputs: tuple, dtype: Any) -> tuple:
