@@ -499,12 +499,14 @@ def array_function(func: Callable, types: tuple, args: tuple, kwargs: dict) -> A
     entries does); with no rule for ``func``, a tracked argument is the "no derivative rule"
     TypeError naming it.
     """
-    for cls in types:
-        if cls is not np.ndarray and not issubclass(cls, Tensor):
-            return NotImplemented
+    if not _OWN_TYPES.issuperset(types) and any(cls is not np.ndarray and not issubclass(cls, Tensor)
+                                                 for cls in types):
+        return NotImplemented
     target = FUNCTIONS.get(func)
     if target is not None:
-        if func not in STRUCTURED_FUNCTIONS:
+        sequences = not _SEQUENCES.isdisjoint(map(type, args)) or (
+            kwargs and not _SEQUENCES.isdisjoint(map(type, kwargs.values())))
+        if sequences and func not in STRUCTURED_FUNCTIONS:
             args, kwargs = _tracked_arguments(func, args, kwargs)
         return target(*args, **kwargs)
     if func not in RAW_FUNCTIONS and (is_tracked(args) or is_tracked(kwargs)):
@@ -521,13 +523,12 @@ SEQUENCE_PARAMETERS: dict[Callable, tuple] = {
 }
 # NumPy functions whose nested lists are structure, not arrays (np.block's blocks).
 STRUCTURED_FUNCTIONS = {np.block}
-_SEQUENCES = (list, tuple)
+_SEQUENCES = frozenset({list, tuple})
+_OWN_TYPES = frozenset({Tensor, np.ndarray})
 
 
 def _tracked_arguments(func: Callable, args: tuple, kwargs: dict) -> tuple:
     """``args`` and ``kwargs`` with their lists and tuples holding tracked Tensors made tracked Tensors."""
-    if not any(type(a) in _SEQUENCES for a in args) and not any(type(a) in _SEQUENCES for a in kwargs.values()):
-        return args, kwargs
     sequences = SEQUENCE_PARAMETERS.get(func, ())
     positions = {position for _, position in sequences}
     names = {name for name, _ in sequences}
@@ -537,7 +538,7 @@ def _tracked_arguments(func: Callable, args: tuple, kwargs: dict) -> tuple:
 
 
 def _entries_tracked(sequence: Any) -> Any:
-    if not isinstance(sequence, _SEQUENCES):
+    if not isinstance(sequence, (list, tuple)):
         return sequence
     return type(sequence)(tracked_array_like(entry) for entry in sequence)
 

@@ -291,6 +291,8 @@ def _integer_division(fn: Callable) -> Callable:
     """``fn(x, y)``, but an integer division by zero raises torch's error (NumPy gives 0 and warns)."""
 
     def impl(x: Any, y: Any) -> Any:
+        # (a list or tuple operand as an array: np.result_type would read a tuple as a dtype)
+        x, y = (np.asarray(v) if isinstance(v, (list, tuple)) else v for v in (x, y))
         if np.result_type(x, y).kind in "iu" and not np.all(y):
             raise RuntimeError("ZeroDivisionError")
         return fn(x, y)
