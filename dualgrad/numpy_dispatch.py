@@ -32,8 +32,12 @@ NumPy leaves them uninitialized), ``dtype=`` (inputs are cast first); the
 methods ``reduce`` (``axis``, ``keepdims``, ``initial``, ``where``) and
 ``accumulate`` (``axis``) for ``add``, ``multiply``, ``maximum``, ``minimum``.
 
-``np.asarray(t)`` and ``np.array(t)`` return the data without any graph (like
-torch's ``.numpy()``): the result is detached.
+Lists and tuples holding tracked Tensors, passed to a NumPy function or ufunc that dispatches here,
+become Tensors built with dualgrad ops (``tracked_array_like``), so ``np.add([x, 2 * x], y)`` and
+``np.dot([x, y], w)`` stay tracked. Where NumPy converts without dispatching (``np.asarray(t)``,
+``np.array([x, y])``, a list reaching a function with no Tensor argument), a tracked Tensor raises
+RuntimeError (``Tensor.__array__``) instead of becoming a constant. A Tensor gives way to array
+types that take precedence under NumPy's rules (``dualgrad._deference``).
 
 dtypes: float16, float32, float64, complex64, complex128 and bfloat16 (with the
 optional ``ml_dtypes`` package, extra ``dualgrad[bf16]``) are differentiable;
@@ -205,13 +209,13 @@ def holds_tensor(value: list | tuple) -> bool:
     return any(isinstance(v, Tensor) or (isinstance(v, (list, tuple)) and holds_tensor(v)) for v in value)
 
 
-def tracked_array_like(value: Any) -> Any:
+def tracked_array_like(value: Any, argument: str = "a list") -> Any:
     """``value`` itself, unless it is a list or tuple holding a tracked Tensor: then the array NumPy
     would make of it, as a Tensor built with dualgrad ops (``stack``, ``to_dtype``), so it stays tracked.
 
     Its shape and dtype are NumPy's for the same list holding arrays (``[x, 2.0]`` with a float32
     ``x`` is float64, as ``np.asarray`` makes it); lists that NumPy cannot make an array of raise
-    NumPy's error.
+    NumPy's error, prefixed with ``argument`` (where the list was: ``"numpy.add, input 1"``).
 
     >>> import dualgrad as dg
     >>> from dualgrad.numpy_dispatch import tracked_array_like
@@ -222,9 +226,13 @@ def tracked_array_like(value: Any) -> Any:
     """
     if not isinstance(value, (list, tuple)) or not is_tracked(value):
         return value
-    dtype = np.asarray(_layout(value)).dtype
+    try:
+        dtype = np.asarray(_layout(value)).dtype
+    except ValueError as error:
+        raise ValueError(f"{argument}: {error}") from None
     if dtype.kind not in "biufc":
-        raise TypeError(f"a list holding tracked Tensors makes an array of dtype {dtype}, which has no derivative")
+        raise TypeError(f"{argument}: a list holding tracked Tensors makes an array of dtype {dtype}, which has "
+                        "no derivative")
     return _stacked(value, dtype)
 
 
@@ -310,19 +318,27 @@ def no_rule(name: str, argument: str = "") -> TypeError:
 
 def tracked_argument(func: Callable, args: tuple, kwargs: dict) -> str:
     """The name of the first argument of ``func`` holding a tracked Tensor (``"argument 'a' (position 1)"``)."""
-    names = [name for name in _parameters(func) if name not in ("args", "kwargs")]
     for position, value in enumerate(args):
         if is_tracked(value):
-            name = f"'{names[position]}' " if position < len(names) else ""
-            return f"argument {name}(position {position + 1})"
+            return argument_name(func, position)
     return next((f"argument '{key}'" for key, value in kwargs.items() if is_tracked(value)), "")
 
 
-def _parameters(func: Callable) -> list:
-    try:
-        return list(inspect.signature(func).parameters)
-    except (TypeError, ValueError):
-        return []
+def argument_name(func: Callable, position: int) -> str:
+    """``"argument 'a' (position 1)"``: positional argument ``position`` (from 0) of ``func``."""
+    names = _POSITIONAL_NAMES.get(func)
+    if names is None:
+        try:
+            parameters = inspect.signature(func).parameters.values()
+        except (TypeError, ValueError):
+            parameters = ()
+        names = _POSITIONAL_NAMES[func] = [p.name for p in parameters if p.kind in _POSITIONAL]
+    name = f"'{names[position]}' " if position < len(names) else ""
+    return f"argument {name}(position {position + 1})"
+
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+_POSITIONAL_NAMES: dict[Callable, list] = {}
 
 
 def run_untracked(fn: Callable, args: tuple, kwargs: dict) -> Any:
@@ -356,7 +372,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     """
     if any(overrides_ufuncs(x) for x in (*inputs, *(kwargs.get("out") or ()))):
         return NotImplemented
-    inputs = tuple(_array_input(x) for x in inputs)
+    inputs = tuple(_array_input(x, ufunc, i) for i, x in enumerate(inputs, 1))
     if method == "__call__" and not kwargs:
         fn = _UFUNC_FNS.get(ufunc) or _ufunc_fn(ufunc)
         if fn is not None:
@@ -381,11 +397,12 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     return result
 
 
-def _array_input(x: Any) -> Any:
+def _array_input(x: Any, ufunc: np.ufunc, position: int) -> Any:
     """A ufunc's input: a list or tuple holding Tensors as a Tensor (tracked if they are), else ``x``."""
     if not isinstance(x, (list, tuple)) or not holds_tensor(x):
         return x
-    return tracked_array_like(x) if is_tracked(x) else _wrap(np.asarray(x))
+    return tracked_array_like(x, f"numpy.{ufunc.__name__}, input {position}") if is_tracked(x) \
+        else _wrap(np.asarray(x))
 
 
 def _cast(inputs: tuple, dtype: Any) -> tuple:
@@ -532,15 +549,19 @@ def _tracked_arguments(func: Callable, args: tuple, kwargs: dict) -> tuple:
     sequences = SEQUENCE_PARAMETERS.get(func, ())
     positions = {position for _, position in sequences}
     names = {name for name, _ in sequences}
-    args = tuple(_entries_tracked(a) if i in positions else tracked_array_like(a) for i, a in enumerate(args))
-    kwargs = {k: _entries_tracked(v) if k in names else tracked_array_like(v) for k, v in kwargs.items()}
+    name = numpy_name(func)
+    args = tuple(_entries_tracked(a, f"numpy.{name}, {argument_name(func, i)}") if i in positions
+                 else tracked_array_like(a, f"numpy.{name}, {argument_name(func, i)}") if type(a) in _SEQUENCES
+                 else a for i, a in enumerate(args))
+    kwargs = {k: _entries_tracked(v, f"numpy.{name}, argument '{k}'") if k in names
+              else tracked_array_like(v, f"numpy.{name}, argument '{k}'") for k, v in kwargs.items()}
     return args, kwargs
 
 
-def _entries_tracked(sequence: Any) -> Any:
+def _entries_tracked(sequence: Any, argument: str) -> Any:
     if not isinstance(sequence, (list, tuple)):
         return sequence
-    return type(sequence)(tracked_array_like(entry) for entry in sequence)
+    return type(sequence)(tracked_array_like(entry, f"{argument}, entry {i}") for i, entry in enumerate(sequence))
 
 
 _TORCH_KEYWORDS = {"axis": "dim", "axes": "dim", "keepdims": "keepdim"}

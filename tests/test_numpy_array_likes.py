@@ -335,10 +335,15 @@ def test_a_ufunc_without_a_rule_names_the_tracked_input():
 
 def test_a_ragged_or_non_numeric_list_raises():
     x = dg.tensor([1.0, 2.0], requires_grad=True)
-    with pytest.raises(ValueError, match="inhomogeneous"):
+    with pytest.raises(ValueError, match=r"numpy\.add, input 1: setting an array element .* inhomogeneous"):
         np.add([x, [1.0]], dg.tensor(1.0))
-    with pytest.raises(TypeError, match="makes an array of dtype object, which has no derivative"):
-        np.add([x[0], None], dg.tensor(1.0))
+    with pytest.raises(TypeError, match=r"numpy\.add, input 2: a list holding tracked Tensors makes an array of "
+                                        r"dtype object, which has no derivative"):
+        np.add(dg.tensor(1.0), [x[0], None])
+    with pytest.raises(ValueError, match=r"numpy\.dot, argument 'a' \(position 1\): setting an array element"):
+        np.dot([x, [1.0]], dg.ones(2))
+    with pytest.raises(ValueError, match=r"numpy\.concatenate, argument 'arrays' \(position 1\), entry 1: "):
+        np.concatenate([x, [x, [1.0]]])
 
 
 def test_dualgrad_tensor_of_a_list_copies_with_torchs_warning():
