@@ -354,6 +354,15 @@ def test_dualgrad_tensor_of_a_list_copies_with_torchs_warning():
     assert copy.is_leaf and not copy.requires_grad
 
 
+def test_softplus_refuses_a_tensor_beta_as_torch():
+    """(found here: a tracked beta was a constant; torch's parameters are numbers)"""
+    x = dg.tensor([0.5], requires_grad=True)
+    with pytest.raises(TypeError, match=r"softplus\(\): argument 'beta' \(position 2\) must be Number, not Tensor"):
+        dg.softplus(x, dg.tensor(2.0, requires_grad=True))
+    with pytest.raises(TypeError, match=r"argument 'threshold' \(position 3\) must be Number, not list"):
+        dg.softplus(x, 1.0, [20.0])
+
+
 def test_quantile_is_differentiable_in_q():
     """(found here: np.percentile(a, [q, ...]) with a tracked q was a constant in q; torch's quantile is not)"""
     a = np.array([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]])

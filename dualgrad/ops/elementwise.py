@@ -726,6 +726,10 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor: 
     >>> dg.softplus(dg.tensor([0.]))
     tensor([0.6931])
     """
+    if not (is_number(beta) and is_number(threshold)):  # (a Tensor would be a constant there: torch's TypeError)
+        name, value, position = ("beta", beta, 2) if not is_number(beta) else ("threshold", threshold, 3)
+        raise TypeError(f"softplus(): argument '{name}' (position {position}) must be Number, not "
+                        f"{type(value).__name__}")
     return apply(SOFTPLUS, input, beta=beta, threshold=threshold)
 
 
