@@ -27,6 +27,7 @@ from ._state import STATE
 from .tensor import (
     COPY_CONSTRUCT_WARNING,
     DEFAULT_DTYPES,
+    SCALAR_OF_GRAD_WARNING,
     Tensor,
     _wrap,
     as_size,
@@ -222,7 +223,8 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, **_device:
     Python bools give bool, ints int64, floats the default dtype (float64); a list holding
     Tensors promotes their dtypes with those of its numbers as torch does (``[t32, 2]`` is
     float32 for a float32 ``t32``). From a Tensor, it warns as torch does (use
-    ``t.detach().clone()``). Torch's errors for lists that are not rectangular (ValueError
+    ``t.detach().clone()``); so does a list holding a Tensor that requires grad (the copy is a new
+    leaf, detached from it: ``stack`` keeps the graph). Torch's errors for lists that are not rectangular (ValueError
     "expected sequence of length ..."), for values of no dtype (RuntimeError "Could not infer
     dtype of NoneType"), for integers beyond int64 (ValueError "Overflow") and for numbers an
     integer ``dtype`` cannot hold (RuntimeError "value cannot be converted to type int8 without
@@ -236,6 +238,8 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, **_device:
         warnings.warn(COPY_CONSTRUCT_WARNING.format(fn="dualgrad.tensor"), UserWarning, stacklevel=2)
     tensors: list = []
     nested = _nested_to_array(data, tensors)
+    if tensors and isinstance(data, (list, tuple)) and _holds_grad_tensor(data):
+        warnings.warn(SCALAR_OF_GRAD_WARNING, UserWarning, stacklevel=2)
     if dtype is None and tensors and isinstance(data, (list, tuple)):
         dtype = _promoted_leaf_dtype(nested)
     try:
@@ -247,6 +251,11 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, **_device:
     if array.dtype.kind == "u" and dtype is None and not _holds_arrays(data):  # ints over int64's maximum
         raise ValueError("Overflow when unpacking long long")
     return new_leaf(_inferred(array, data, dtype), requires_grad)
+
+
+def _holds_grad_tensor(data: list | tuple) -> bool:
+    return any(d.requires_grad if isinstance(d, Tensor) else isinstance(d, (list, tuple)) and _holds_grad_tensor(d)
+               for d in data)
 
 
 def _nested_to_array(data: Any, tensors: list | None = None) -> Any:

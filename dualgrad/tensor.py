@@ -101,6 +101,18 @@ def check_number_fits(value: Any, dtype: np.dtype) -> None:
                            "without overflow")
 
 
+def tracked_conversion_error(t: Any) -> str:
+    """The message for NumPy asking for the data of the tracked Tensor ``t`` (``__array__``)."""
+    why = "requires grad" if t._requires_grad else "carries a forward-mode tangent"
+    return (
+        f"NumPy asked for the data of a Tensor that {why} (shape {tuple(t.shape)}, dtype {t.dtype}): the array "
+        "would be a constant, detached from the graph. NumPy does this in np.asarray/np.array and when a list "
+        "or tuple holding Tensors reaches a NumPy function with no Tensor argument (np.array([x, y]), "
+        "np.add([x, y], 1.0)). Build arrays of Tensors with np.stack or dualgrad.stack, pass a Tensor argument, "
+        "or use tensor.detach() if no derivative is wanted."
+    )
+
+
 COPY_CONSTRUCT_WARNING = (
     "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
     "sourceTensor.detach().clone().requires_grad_(True), rather than {fn}(sourceTensor)."
@@ -447,16 +459,24 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        """``np.asarray(t)`` / ``np.array(t)`` return the data, like ``numpy()``: the result is detached.
+        """``np.asarray(t)`` / ``np.array(t)``: the data, like ``numpy()``, for a Tensor that is not tracked.
 
-        NumPy functions called *on* a Tensor are differentiated (``dualgrad.numpy_dispatch``);
-        only an explicit conversion, or a NumPy function given a plain list of Tensors
-        (``np.sum([t, u])``, which NumPy converts first), leaves the graph.
+        A tracked Tensor (one that requires grad while grad mode is on, or carries a
+        forward-mode tangent) raises RuntimeError: the array would be a constant, detached
+        from the graph (torch's ``numpy()`` refuses too). NumPy asks for it in
+        ``np.asarray``/``np.array`` and when a list holding Tensors reaches a NumPy function
+        that no Tensor argument dispatches (``np.array([x, y])``, ``np.add([x, y], 1.0)``);
+        NumPy functions called with a Tensor argument are differentiated instead, lists
+        included (``dualgrad.numpy_dispatch``).
 
         >>> import numpy as np, dualgrad as dg
-        >>> np.asarray(dg.tensor([1.0, 2.0], requires_grad=True))
+        >>> np.asarray(dg.tensor([1.0, 2.0]))
+        array([1., 2.])
+        >>> np.asarray(dg.tensor([1.0, 2.0], requires_grad=True).detach())
         array([1., 2.])
         """
+        if (self._requires_grad and STATE.grad_enabled) or (self._fw and STATE.dual_levels):
+            raise RuntimeError(tracked_conversion_error(self))
         data = self._data
         if dtype is not None and data.dtype != dtype:
             return data.astype(dtype)

@@ -563,8 +563,17 @@ def test_function_without_rule_runs_numpy_on_untracked_tensors():
     np.testing.assert_array_equal(result.numpy(), [2.0, 3.5])
 
 
-def test_asarray_returns_the_data_detached():
+def test_asarray_returns_the_data_of_an_untracked_tensor():
     x = dg.tensor([1.0, 2.0], requires_grad=True)
-    data = np.asarray(x)
+    data = np.asarray(x.detach())
     assert type(data) is np.ndarray and np.shares_memory(data, x.detach().numpy())
-    assert type(np.array(x)) is np.ndarray
+    assert type(np.array(x.detach())) is np.ndarray
+    with dg.no_grad():
+        assert np.shares_memory(np.asarray(x), x.detach().numpy())
+
+
+def test_asarray_of_a_tracked_tensor_raises():
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    for convert in (np.asarray, np.array):
+        with pytest.raises(RuntimeError, match=r"requires grad \(shape \(2,\), dtype float64\).*detached"):
+            convert(x)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .._deference import deferring_op
 from .._state import STATE
 from ..factories import zeros_like
 from ..tensor import Tensor, _wrap, as_operand, is_differentiable_dtype, is_number, torch_dtype_name
@@ -290,6 +291,8 @@ def _integer_division(fn: Callable) -> Callable:
     """``fn(x, y)``, but an integer division by zero raises torch's error (NumPy gives 0 and warns)."""
 
     def impl(x: Any, y: Any) -> Any:
+        # (a list or tuple operand as an array: np.result_type would read a tuple as a dtype)
+        x, y = (np.asarray(v) if isinstance(v, (list, tuple)) else v for v in (x, y))
         if np.result_type(x, y).kind in "iu" and not np.all(y):
             raise RuntimeError("ZeroDivisionError")
         return fn(x, y)
@@ -723,6 +726,10 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor: 
     >>> dg.softplus(dg.tensor([0.]))
     tensor([0.6931])
     """
+    if not (is_number(beta) and is_number(threshold)):  # (a Tensor would be a constant there: torch's TypeError)
+        name, value, position = ("beta", beta, 2) if not is_number(beta) else ("threshold", threshold, 3)
+        raise TypeError(f"softplus(): argument '{name}' (position {position}) must be Number, not "
+                        f"{type(value).__name__}")
     return apply(SOFTPLUS, input, beta=beta, threshold=threshold)
 
 
@@ -1062,11 +1069,12 @@ METHODS: dict[str, Any] = {
     "where": lambda self, condition, other: where(condition, self, other),
     "type_as": lambda self, other: to_dtype(self, tensor_arg(other, "type_as").dtype),
     "contiguous": _contiguous,
-    # (``2 + x`` and ``2 * x`` are ``x + 2`` and ``x * 2``, as in torch: the node's inputs in that order)
-    "__add__": add, "__radd__": add,
-    "__sub__": sub, "__rsub__": _reflected(sub),
-    "__mul__": mul, "__rmul__": mul,
-    "__truediv__": div, "__rtruediv__": _reflected_division,
+    # (``2 + x`` and ``2 * x`` are ``x + 2`` and ``x * 2``, as in torch: the node's inputs in that order;
+    # the forward operators defer to array types that take precedence under NumPy's rules, see _deference)
+    "__add__": deferring_op(apply, ADD), "__radd__": add,
+    "__sub__": deferring_op(apply, SUB), "__rsub__": _reflected(sub),
+    "__mul__": deferring_op(apply, MUL), "__rmul__": mul,
+    "__truediv__": deferring_op(apply, DIV), "__rtruediv__": _reflected_division,
     "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide),
     "__mod__": remainder, "__rmod__": _reflected(remainder),
     "__pow__": pow, "__rpow__": _reflected(pow),
