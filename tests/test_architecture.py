@@ -7,6 +7,7 @@ functions included.
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -45,3 +46,12 @@ def test_a_late_import_against_the_layers_breaks_the_contract(tmp_path, monkeypa
     monkeypatch.syspath_prepend(str(tmp_path))
     assert importlinter_cli.lint_imports(config_filename=str(config), no_cache=True, no_logo=True) == 1
     assert "latepkg.low -> latepkg.high" in capsys.readouterr().out
+
+
+def test_the_package_init_only_imports_and_names():
+    """``dualgrad/__init__.py`` re-exports: imports and names, no call run for its effect (no installer)."""
+    tree = ast.parse((ROOT / "dualgrad" / "__init__.py").read_text())
+    statements = tree.body[1:] if ast.get_docstring(tree) else tree.body
+    effects = [ast.unparse(node) for node in statements
+               if not isinstance(node, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign))]
+    assert not effects
