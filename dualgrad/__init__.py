@@ -8,10 +8,9 @@
 tensor([2., 4., 6.])
 """
 
-from . import (  # noqa: E402 - transforms, built on the names above  # noqa: E402 - the np.fft / np.linalg namespaces (dualgrad/fft.py, linalg.py)
-    _devices,
+from . import (  # the public namespaces
     accelerator,
-    autograd,  # noqa: E402 - needs the names above
+    autograd,
     backends,
     cuda,
     fft,
@@ -20,7 +19,7 @@ from . import (  # noqa: E402 - transforms, built on the names above  # noqa: E4
     graph,
     linalg,
     nn,
-    numpy_dispatch,  # noqa: E402 - NumPy calls on Tensors (NEP 13/18), needs the names above
+    numpy_dispatch,  # NumPy calls on Tensors (NEP 13/18)
     optim,
     profiler,
     serialization,
@@ -131,7 +130,6 @@ bool_ = bool = __import__("numpy").dtype("bool")  # noqa: A001 - torch's name
 half, float, double = float16, float32, float64  # noqa: A001 - torch's aliases
 cfloat, cdouble, long, int, short = complex64, complex128, int64, int32, int16  # noqa: A001
 
-numpy_dispatch.install()
-_devices.install(Tensor)  # device, to, cpu, cuda (after the op table's methods)
+from . import _numpy_functions, _numpy_numerical, _numpy_statistics  # noqa: E402 - NumPy adaptors register
 
 __version__ = "0.1.0"

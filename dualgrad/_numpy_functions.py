@@ -909,5 +909,3 @@ RAW_FUNCTIONS.update({
     np.may_share_memory, np.shares_memory, np.save, np.savez, np.savetxt, np.argpartition,
     np.nanargmax, np.nanargmin,
 })
-
-from . import _numpy_numerical, _numpy_statistics  # noqa: E402, F401 - register their adaptors

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from . import tensor as tensor_module
 from ._state import STATE
 from .forward_ad.engine import tangent_at
 from .reverse.node import short_name
@@ -192,3 +193,6 @@ def format_tensor(t: Any) -> str:
     if tangent is not None:
         suffixes.append(f"tangent={format_tensor(tangent)}")
     return _with_suffixes(prefix + body, suffixes, len(prefix))
+
+
+tensor_module.FORMAT[0] = format_tensor  # Tensor.__repr__ (tensor.py imports no printing)

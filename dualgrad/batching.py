@@ -31,8 +31,10 @@ from typing import Any
 import numpy as np
 
 from . import _pytree as pytree
+from ._random import _generator
 from ._state import STATE
 from .forward_ad.engine import set_tangent, tangent_at
+from .reverse import api as reverse_api
 from .reverse.engine import run_backward
 from .tensor import Tensor, _new
 
@@ -48,6 +50,8 @@ _level_ids = itertools.count(1)
 # family name -> ``rule(op, args, bdims, **params)``, filled by ``dualgrad.ops.batch_rules``
 # (ops register into engines).
 family_rules: dict[str, Callable] = {}
+# ``cat``, set by ``dualgrad.ops.shape``: joins the outputs of ``vmap``'s chunks (``chunk_size``).
+concatenate: list = [None]
 
 
 def rule_for(op: Any) -> Callable | None:
@@ -501,9 +505,6 @@ def _vmap_chunked(func: Callable, flat_args: list, dims: list, spec: Any, size: 
 
     With randomness 'same', every chunk draws the same samples (as one vmap would).
     """
-    from .factories import _generator  # imported late (layers), as is the one op-level helper
-    from .ops.shape import cat
-
     state = _generator[0].bit_generator.state if randomness == "same" else None
     pieces = []
     for start in range(0, size, chunk_size):
@@ -519,7 +520,7 @@ def _vmap_chunked(func: Callable, flat_args: list, dims: list, spec: Any, size: 
     joined = []
     for i, dim in enumerate(flat_dims):
         parts = [p[i] for p in flat_pieces]
-        joined.append(parts[0] if dim is None else cat(parts, dim=dim))
+        joined.append(parts[0] if dim is None else concatenate[0](parts, dim=dim))
     return pytree.unflatten(joined, out_spec)
 
 
@@ -608,10 +609,4 @@ def batched_grad(outputs: tuple, inputs: tuple, grad_outputs: Any, retain_graph:
     return [None if g is None else output_at("grad", g, 0, level, None) for g in result]
 
 
-def _install() -> None:
-    from .ops import dispatch  # the hook's slot; dispatch itself never imports this module
-
-    dispatch.batching_hook[0] = run
-
-
-_install()
+reverse_api.BATCHED_GRAD[0] = batched_grad

@@ -23,7 +23,11 @@ from typing import Any
 import numpy as np
 
 from ._devices import check_device
+from ._dtypes import _complex_of, _default_float, _number_dtype, _promote_types
+from ._dtypes import get_default_dtype as get_default_dtype  # (public here: dualgrad.get_default_dtype)
+from ._random import _generator, _initial_seed
 from ._state import STATE
+from .batching import BatchedTensor, make_batched, random_under_vmap
 from .tensor import (
     COPY_CONSTRUCT_WARNING,
     DEFAULT_DTYPES,
@@ -38,26 +42,9 @@ from .tensor import (
     torch_dtype_name,
 )
 
-_initial_seed = [secrets.randbits(64)]  # what ``initial_seed`` gives: the last seed set, or one drawn at import
-_generator = [np.random.default_rng(_initial_seed[0])]
-# The floating dtype of factories and of tensors made from Python floats (``set_default_dtype``).
-_default_float = [np.dtype(np.float64)]
-
 
 def _dtype(dtype: Any) -> np.dtype | None:
     return None if dtype is None else np.dtype(dtype)
-
-
-def get_default_dtype() -> np.dtype:
-    """The floating dtype factories and Python floats give: float64 unless ``set_default_dtype`` changed it.
-
-    Type promotion gives it too: an integer tensor with a Python float, or divided by an integer.
-
-    >>> import dualgrad as dg
-    >>> dg.get_default_dtype()
-    dtype('float64')
-    """
-    return _default_float[0]
 
 
 def finfo(dtype: Any = None) -> np.finfo:
@@ -103,11 +90,6 @@ def set_default_dtype(d: Any) -> None:
     DEFAULT_DTYPES.difference_update((_default_float[0], _complex_of(_default_float[0])))
     DEFAULT_DTYPES.update((dtype, _complex_of(dtype)))  # a repr names only dtypes that differ from these
     _default_float[0] = dtype
-
-
-def _complex_of(dtype: np.dtype) -> np.dtype:
-    """The complex dtype whose parts are ``dtype`` (complex64 for anything narrower than float64)."""
-    return np.dtype(np.complex128 if dtype.itemsize >= 8 else np.complex64)
 
 
 def _float_dtype(dtype: Any) -> np.dtype:
@@ -281,8 +263,6 @@ def _leaves(nested: Any) -> Iterator:
 def _promoted_leaf_dtype(nested: list) -> np.dtype | None:
     """torch's dtype for nested lists of numbers and arrays: their dtypes (a Python number's: bool, int64 or
     the default dtypes) promoted by torch's ``promote_types``; None if some leaf is neither."""
-    from .ops.promotion import _number_dtype, _promote_types  # imported late: promotion imports this module
-
     dtype = None
     for leaf in _leaves(nested):
         if isinstance(leaf, np.ndarray):
@@ -547,8 +527,6 @@ def _size(fn: str, size: tuple, kwargs: dict) -> tuple:
 def _random(sample: Callable[[tuple], np.ndarray], shape: tuple, requires_grad: bool) -> Tensor:
     """A tensor of ``sample(shape)``; inside vmap, drawn as the vmap's ``randomness`` says."""
     if STATE.vmap_depth:
-        from .batching import random_under_vmap  # imported late: the batching engine sits above
-
         return random_under_vmap(lambda s: new_leaf(sample(s), requires_grad), shape)
     return new_leaf(sample(shape), requires_grad)
 
@@ -612,12 +590,9 @@ def _like(factory: Any, name: str, random: bool = False) -> Any:
     def like(x: Any, *args: Any, dtype: Any = None, requires_grad: bool = False,
              **_device: Any) -> Tensor:
         check_device(name, _device.get("device"))
-        if STATE.vmap_depth and not random and type(x) is not Tensor:  # (a plain tensor: no import)
-            from .batching import BatchedTensor, make_batched  # imported late: the engine sits above
-
-            if type(x) is BatchedTensor:  # one result per batch member, batched like ``x``
-                value = like(x.value, *args, dtype=dtype or x.dtype, requires_grad=requires_grad)
-                return make_batched(value, x.bdim, x.level)
+        if not random and type(x) is BatchedTensor:  # one result per batch member, batched like ``x``
+            value = like(x.value, *args, dtype=dtype or x.dtype, requires_grad=requires_grad)
+            return make_batched(value, x.bdim, x.level)
         data = x if isinstance(x, Tensor) else numeric_array(x)
         if data is None:
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")

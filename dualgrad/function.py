@@ -50,7 +50,7 @@ from .ops.inplace import VIEW_OF_LEAF_MESSAGE, take_graph
 from .ops.registry import fit_gradient
 from .reverse.anomaly import remember_forward_stack
 from .reverse.grad_mode import no_grad
-from .reverse.node import Node, new_node
+from .reverse.node import Node, NodeOp, new_node
 from .reverse.saved import FREED_MESSAGE, save_tensor
 from .tensor import Tensor, _wrap
 
@@ -243,7 +243,7 @@ def _zeros(meta: tuple) -> Tensor:
     return _wrap(np.zeros(shape, dtype))
 
 
-class FunctionOp:
+class FunctionOp(NodeOp):
     """The op of one ``Function.apply`` call: the engines' view of a custom Function."""
 
     family = "custom"
@@ -591,7 +591,7 @@ class Function:
                 return _apply_generated_vmap_rule(cls, level, args, kwargs)
             op = FunctionOp(cls, FunctionCtx(), args)
             op.vmap_info = VmapInfo(level.size, level.randomness)
-            return dispatch.batching_hook[0](op, args, kwargs)
+            return dispatch.run_batched(op, args, kwargs)
         op = FunctionOp(cls, FunctionCtx(), args)
         if state.observed:
             run = cls._apply_op

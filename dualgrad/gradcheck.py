@@ -26,9 +26,10 @@ from typing import Any
 import numpy as np
 
 from ._printing import format_tensor
+from .batching import vmap
 from .factories import rand
 from .reverse.api import grad as _grad
-from .reverse.node import Node, new_node
+from .reverse.node import Node, NodeOp, new_node
 from .tensor import Tensor, _wrap
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
@@ -344,7 +345,7 @@ def _check_zero_grad_outputs(outputs: tuple, diff_tensors: list, diff: list) -> 
             raise GradcheckError(f"grad is incorrect size for input {i}: {g.shape} instead of {x.shape}")
 
 
-class _UndefinedGrad:
+class _UndefinedGrad(NodeOp):
     """Op of a pass-through node that sends an undefined (None) gradient to its input."""
 
     grad_name = "UndefinedGradBackward"
@@ -418,8 +419,6 @@ def _check_batched_reverse(out: Tensor, k: int, diff_tensors: list, diff: list) 
 
 def _check_batched_forward(func: Callable, inputs: tuple, diff: list) -> None:
     """vmap over forward-mode tangents against one forward pass per tangent."""
-    import dualgrad
-
     rng = np.random.default_rng(0)
     for i in diff:
         x = inputs[i]
@@ -430,7 +429,7 @@ def _check_batched_forward(func: Callable, inputs: tuple, diff: list) -> None:
         tangents = [_wrap(_random_like(rng, x.shape, x.dtype)) for _ in range(2)]
         expected = [jvp(t) for t in tangents]
         try:
-            result = dualgrad.vmap(jvp)(_wrap(np.stack([t._data for t in tangents])))
+            result = vmap(jvp)(_wrap(np.stack([t._data for t in tangents])))
         except (RuntimeError, NotImplementedError, ImportError) as error:
             raise GradcheckError(
                 f"While computing batched forward gradients, got: {error}{_BATCHED_HINT}"

@@ -604,14 +604,13 @@ def routed(name: str, numpy_fn: Callable) -> Callable:
 
 
 def install() -> None:
-    """Give ``Tensor`` its NumPy protocol methods and fill the function table.
+    """Give ``Tensor`` its NumPy protocol methods (done when this module is imported; the adaptors of
+    ``dualgrad/_numpy_*.py`` fill the function table when they are imported).
 
     >>> import numpy as np, dualgrad as dg
     >>> np.ones(2) @ dg.tensor([1.0, 2.0], requires_grad=True)
     tensor(3., grad_fn=<DotBackward0>)
     """
-    from . import _numpy_functions  # noqa: F401 - registers the adaptors into FUNCTIONS
-
     def __array_ufunc__(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if method == "__call__" and not kwargs and _PLAIN_INPUTS.issuperset(map(type, inputs)):
             fn = _UFUNC_FNS.get(ufunc)  # the common case, kept short
@@ -624,3 +623,6 @@ def install() -> None:
 
     Tensor.__array_ufunc__ = __array_ufunc__
     Tensor.__array_function__ = __array_function__
+
+
+install()  # (the adaptors of dualgrad/_numpy_*.py register into FUNCTIONS when they are imported)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import operator
-import sys
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -34,6 +33,10 @@ _new = object.__new__
 REGENERATE_VIEW: list = [None]
 # Set by ``dualgrad.reverse.node``: a node as the user sees it, of the class named as it (``node.named``).
 NAMED_NODE: list = [None]
+# Set by ``dualgrad.reverse.api``: the backward pass behind ``Tensor.backward``.
+BACKWARD: list = [None]
+# Set by ``dualgrad._printing``: the repr of a tensor (it shows grad_fn and forward-AD tangents).
+FORMAT: list = [None]
 
 
 # The float and complex dtypes in native byte order: a set lookup (a dtype caches its hash) costs
@@ -541,8 +544,7 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        from ._printing import format_tensor  # imported late: printing sits above (forward-AD tangents)
-        text = format_tensor(self)
+        text = FORMAT[0](self)
         return "Parameter containing:\n" + text if self._extra and self._extra.get("parameter") else text
 
     # -- versions -----------------------------------------------------------
@@ -837,9 +839,7 @@ class Tensor:
 
         See ``dualgrad.backward``.
         """
-        from .reverse.api import _backward
-
-        _backward(self, gradient, retain_graph, create_graph, None, inputs)
+        BACKWARD[0](self, gradient, retain_graph, create_graph, None, inputs)
 
     def __reduce__(self) -> tuple:
         """Pickle data, dtype and ``requires_grad`` (never the graph: a non-leaf unpickles as a leaf)."""
@@ -1049,33 +1049,10 @@ def _close(fn: str, x: Tensor, y: Any, rtol: float, atol: float, equal_nan: bool
     return np.isclose(x._data, y._data, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
-def is_private_temporary(x: Any) -> bool:
-    """True if ``x`` is a plain Tensor outside any graph, view family or saved value, owning an
-    array that nothing else references: writing into it cannot be seen, provided that the
-    caller also holds the only reference to ``x`` (and checks its tangents)."""
-    return (type(x) is Tensor and not x._requires_grad and x._counter is None and x._view is None
-            and x._data.base is None and sys.getrefcount(x._data) == 2)  # x's slot and the argument
-
-
 def is_untracked_like(t: Any, like: Tensor) -> bool:
     """True if ``t`` is a plain Tensor without grad or tangents, of ``like``'s shape and dtype."""
     return (type(t) is Tensor and not t._requires_grad and not t._fw
             and t._data.shape == like._data.shape and t._data.dtype == like._data.dtype)
-
-
-def private_tangent(x: Tensor, level: Any) -> Tensor | None:
-    """``x``'s tangent at ``level`` if writing into it cannot be seen, else None.
-
-    That is a private temporary (``is_private_temporary``) that only ``x``'s tangent
-    dict references, untracked and of ``x``'s shape and dtype (``is_untracked_like``).
-    The caller must not hold a reference to the tangent before asking.
-    """
-    tangent = x._fw.get(level)
-    # references to tangent: x's tangent dict, this name and getrefcount's argument
-    if (tangent is None or sys.getrefcount(tangent) != 3 or not is_untracked_like(tangent, x)
-            or not is_private_temporary(tangent)):
-        return None
-    return tangent
 
 
 def _unpickle(data: np.ndarray, requires_grad: bool) -> Tensor:

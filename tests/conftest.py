@@ -22,3 +22,15 @@ def _seeded():
 
     dualgrad.manual_seed(0)
     np.random.seed(0)
+
+
+def pytest_collection_modifyitems(config, items):
+    """With the fast paths off (``DUALGRAD_FASTPATH=0``), skip the tests that check that one is taken."""
+    from dualgrad import fastpath
+
+    if fastpath.ENABLED:
+        return
+    skip = pytest.mark.skip(reason="checks that a fast path is taken; DUALGRAD_FASTPATH=0 turns them off")
+    for item in items:
+        if item.get_closest_marker("fastpath") is not None:
+            item.add_marker(skip)

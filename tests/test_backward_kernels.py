@@ -161,6 +161,7 @@ def kernel_calls(monkeypatch):
     return calls
 
 
+@pytest.mark.fastpath
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 def test_rules_write_into_a_gradient_only_the_engine_holds(kernel_calls, dtype):
     """W2's layers: the gradient a product made takes tanh's and sigmoid's slope in its own
@@ -183,6 +184,7 @@ def test_rules_write_into_a_gradient_only_the_engine_holds(kernel_calls, dtype):
         np.testing.assert_array_equal(a.numpy(), c.detach().numpy())
 
 
+@pytest.mark.fastpath
 @pytest.mark.parametrize("fn", [dg.tanh, dg.sigmoid])
 def test_rules_leave_gradients_others_hold(kernel_calls, fn):
     """A gradient the user passed, a hook kept or a retained ``.grad`` is never written into."""

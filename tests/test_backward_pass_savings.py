@@ -4,14 +4,14 @@ Three savings, each checked for values (against closed forms, finite differences
 and the other mode), for being taken where it should (a spy on the helper that
 does it), and for being refused where writing in place would show:
 
-* ``engine._scatter_into_buffer``: the gradient of a basic slice ``x[i:j]`` is
+* ``fastpath.scatter_into_buffer``: the gradient of a basic slice ``x[i:j]`` is
   added straight into the gradient ``x`` already received from another use,
   instead of a full-size scatter and a full-size sum;
-* ``registry.broadcast_product``: a gradient that is one value broadcast (as
+* ``fastpath.broadcast_product``: a gradient that is one value broadcast (as
   ``sum``'s and ``mean``'s) times a number stays one value; a square's vjp then
   doubles the gradient instead of ``x``. ``dualgrad.grad`` and ``.grad`` never
   hand out such a read-only broadcast;
-* ``registry.scale_into``: ``-g`` (the vjp of ``c - x``) in the gradient's own
+* ``fastpath.scale_into``: ``-g`` (the vjp of ``c - x``) in the gradient's own
   memory when the engine holds its only reference.
 """
 
@@ -22,6 +22,7 @@ import pytest
 from dualgrad.autograd.functional import hessian, hvp, vhp, vjp
 
 import dualgrad as dg
+from dualgrad import fastpath
 from dualgrad.func import grad as func_grad
 from dualgrad.ops import registry
 from dualgrad.reverse import engine
@@ -68,16 +69,18 @@ V = RNG.standard_normal(9)
 
 
 # -- slices added into the gradient already there ---------------------------------------------
+@pytest.mark.fastpath
 def test_second_slice_is_added_in_place_and_the_gradient_is_exact(monkeypatch):
-    taken = _spy(monkeypatch, engine, "_scatter_into_buffer")
+    taken = _spy(monkeypatch, engine, "scatter_into_buffer")
     x = dg.tensor(X, requires_grad=True)
     (g,) = dg.grad(_rosenbrock(x), x)
     np.testing.assert_allclose(g.numpy(), _rosenbrock_gradient(X), rtol=1e-12)
     assert taken == [False, True]  # the first slice makes the buffer, the second adds into it
 
 
+@pytest.mark.fastpath
 def test_hvp_adds_the_second_slice_and_its_tangent_in_place(monkeypatch):
-    taken = _spy(monkeypatch, engine, "_scatter_into_buffer")
+    taken = _spy(monkeypatch, engine, "scatter_into_buffer")
     value, product = hvp(_rosenbrock, dg.tensor(X), dg.tensor(V))
     np.testing.assert_allclose(product.numpy(), _rosenbrock_hvp(X, V), rtol=1e-10)
     np.testing.assert_allclose(vhp(_rosenbrock, dg.tensor(X), dg.tensor(V))[1].numpy(),
@@ -99,15 +102,16 @@ def test_slices_of_a_matrix_and_of_a_vector_accumulate_like_the_scatter(index):
 
 
 def test_repeated_advanced_index_uses_the_scatter(monkeypatch):
-    calls = _spy(monkeypatch, engine, "_scatter_into_buffer")
+    calls = _spy(monkeypatch, engine, "scatter_into_buffer")
     x = dg.tensor([1.0, 2.0, 3.0], requires_grad=True)
     (g,) = dg.grad((x * 1.0).sum() + x[[0, 0, 2]].sum(), x)
     np.testing.assert_array_equal(g.numpy(), [3.0, 1.0, 2.0])
     assert calls == [False]  # (not basic: the op declares no block)
 
 
+@pytest.mark.fastpath
 def test_retained_and_hooked_gradients_see_the_whole_sum(monkeypatch):
-    taken = _spy(monkeypatch, engine, "_scatter_into_buffer")
+    taken = _spy(monkeypatch, engine, "scatter_into_buffer")
     x = dg.tensor(X, requires_grad=True)
     y = x * 1.0
     y.retain_grad()
@@ -166,9 +170,10 @@ def test_a_failed_backward_leaves_grad_as_it_was():
 
 
 # -- a broadcast of one value times a number ----------------------------------------------------
+@pytest.mark.fastpath
 def test_broadcast_product_keeps_one_value_and_the_dtype():
     g = dg.tensor(np.float32(1.5)).expand(4, 3)
-    product = registry.broadcast_product(g, 2.0)
+    product = fastpath.broadcast_product(g, 2.0)
     assert product.dtype == np.float32 and product.shape == (4, 3)
     assert not any(product._data.strides)
     np.testing.assert_array_equal(product.numpy(), np.full((4, 3), 3.0, np.float32))
@@ -180,7 +185,7 @@ def test_broadcast_product_keeps_one_value_and_the_dtype():
     dg.tensor(1.0, requires_grad=True).expand(3),        # tracked
 ])
 def test_broadcast_product_declines_other_gradients(g):
-    assert registry.broadcast_product(g, 2.0) is None
+    assert fastpath.broadcast_product(g, 2.0) is None
 
 
 def test_broadcast_product_declines_a_gradient_with_a_tangent():
@@ -188,7 +193,7 @@ def test_broadcast_product_declines_a_gradient_with_a_tangent():
 
     with fwAD.dual_level():
         g = fwAD.make_dual(dg.tensor(1.0), dg.tensor(1.0)).expand(3)
-        assert registry.broadcast_product(g, 2.0) is None
+        assert fastpath.broadcast_product(g, 2.0) is None
 
 
 @pytest.mark.parametrize("loss", [
@@ -248,6 +253,7 @@ def test_second_order_through_a_doubled_gradient():
 
 
 # -- the negated gradient -----------------------------------------------------------------------
+@pytest.mark.fastpath
 def test_negation_of_a_private_gradient_is_in_place(monkeypatch):
     done = _spy(monkeypatch, registry, "scale_into")
     x = dg.tensor(X, requires_grad=True)
@@ -256,6 +262,7 @@ def test_negation_of_a_private_gradient_is_in_place(monkeypatch):
     assert done == [True]
 
 
+@pytest.mark.fastpath
 def test_negation_of_a_private_gradient_and_its_tangent_in_hvp(monkeypatch):
     done = _spy(monkeypatch, registry, "scale_into")
     value, product = hvp(lambda x: ((1.0 - x) ** 3).sum(), dg.tensor(X), dg.tensor(V))
@@ -290,7 +297,7 @@ def test_grad_fn_called_directly_does_not_write_its_argument():
 
 # -- a square's vjp in the gradient's own memory ------------------------------------------------
 def _record_scales(monkeypatch):
-    """Spy on ``registry.scale_into`` as the square's vjp calls it: ``(c, done)`` per call."""
+    """Spy on ``scale_into`` as the op rules call it: ``(c, done)`` per call."""
     calls = []
     original = registry.scale_into
 
@@ -306,6 +313,7 @@ def _record_scales(monkeypatch):
     return calls
 
 
+@pytest.mark.fastpath
 @pytest.mark.parametrize("square", [lambda x: x ** 2, dg.square])
 def test_square_of_an_owned_gradient_is_computed_in_its_memory(monkeypatch, square):
     calls = _record_scales(monkeypatch)
@@ -316,6 +324,7 @@ def test_square_of_an_owned_gradient_is_computed_in_its_memory(monkeypatch, squa
     assert (2.0, True) in calls
 
 
+@pytest.mark.fastpath
 def test_square_in_hvp_doubles_the_gradient_and_its_tangent_in_place(monkeypatch):
     calls = _record_scales(monkeypatch)
     value, product = hvp(_rosenbrock, dg.tensor(X), dg.tensor(V))

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import dualgrad as dg
+from dualgrad import fastpath
 from dualgrad import forward_ad as fwAD
 from dualgrad.ops import registry
 
@@ -23,10 +24,12 @@ def scratch_decisions(monkeypatch):
         answers.append(original(x, other))
         return answers[-1]
 
-    monkeypatch.setattr(registry, "is_scratch", spy)
+    monkeypatch.setattr(registry, "is_scratch", spy)  # (the jvps of the elementwise family)
+    monkeypatch.setattr(fastpath, "is_scratch", spy)  # (multiply_into, in the vjps)
     return answers
 
 
+@pytest.mark.fastpath
 def test_square_works_in_place_and_is_exact(scratch_decisions):
     x, v = dg.tensor([0.5, -1.0, 2.0]), dg.tensor([1.0, 2.0, -1.0])
     with fwAD.dual_level():
@@ -58,6 +61,7 @@ def test_sum_of_terms_with_both_tangents():
     np.testing.assert_array_equal(w.numpy(), [0.5, 2.0])
 
 
+@pytest.mark.fastpath
 def test_tracked_terms_stay_out_of_place(scratch_decisions):
     """Forward over reverse: the tangent's graph must see every product."""
     x = dg.tensor([0.5, 1.5], requires_grad=True)
@@ -88,6 +92,7 @@ def test_profiler_sees_every_op_of_the_rule():
     assert names.count("mul") >= 2  # 2 * x, then its product with the tangent
 
 
+@pytest.mark.fastpath
 def test_tangent_that_requires_grad_keeps_its_graph(scratch_decisions):
     """Reverse over forward: the partial (2x) is a temporary, but the tangent is tracked."""
     x = dg.tensor([0.5, 1.5])
@@ -99,6 +104,7 @@ def test_tangent_that_requires_grad_keeps_its_graph(scratch_decisions):
     np.testing.assert_allclose(dv.numpy(), 2 * x.numpy(), rtol=1e-14)
 
 
+@pytest.mark.fastpath
 def test_reverse_rule_products_in_place_only_when_untracked(scratch_decisions):
     """The same reuse in the derived vjp (``g * d``): not when building a graph of the gradient."""
     x = dg.tensor([0.5, 1.5], requires_grad=True)
@@ -125,6 +131,7 @@ def dispatched_products(monkeypatch):
     return calls
 
 
+@pytest.mark.fastpath
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_unseen_product_by_a_constant_skips_dispatch_with_exact_values(dispatched_products, dtype):
     x = dg.tensor([[1.0, -2.0], [3.0, 0.5]], dtype=dtype, requires_grad=True)

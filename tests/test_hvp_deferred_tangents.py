@@ -45,6 +45,7 @@ def _data(n, dtype, seed=0):
     return rng.uniform(-1, 1, n).astype(dtype), rng.standard_normal(n).astype(dtype)
 
 
+@pytest.mark.fastpath
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-13), (np.float32, 2e-5)])
 def test_rosenbrock_hvp_against_numpy_and_vhp(dtype, rtol, deferrals):
     xn, vn = _data(9, dtype)
@@ -65,6 +66,7 @@ def test_create_graph_defers_nothing(deferrals):
     np.testing.assert_allclose(product.detach().numpy(), rosenbrock_hvp(xn, vn), rtol=1e-13)
 
 
+@pytest.mark.fastpath
 def test_unpack_dual_of_an_intermediate_inside_the_function(deferrals):
     """Reading a deferred tangent (and one that reads other deferred ones) gives its value."""
     xn, vn = _data(6, np.float64)
@@ -106,6 +108,7 @@ def test_an_intermediate_used_again_after_its_tangent_was_deferred():
     lambda y: y[1:].mul_(2.0),
     lambda y: y.copy_(y * 2.0),
 ])
+@pytest.mark.fastpath
 def test_in_place_writes_after_tangents_were_deferred(write, deferrals, monkeypatch):
     """A write first computes the deferred tangents (they may read what it changes)."""
     xn, vn = _data(6, np.float64)
@@ -181,6 +184,7 @@ def test_a_long_chain_is_computed_without_recursion():
     np.testing.assert_allclose(product.numpy(), 2 * 1.0001 ** (2 * n) * vn, rtol=1e-9)
 
 
+@pytest.mark.fastpath
 def test_deferred_tangents_keep_nothing_alive_after_hvp():
     """No reference cycles, and the level's exit drops what its deferred tangents held."""
     kept = []
@@ -202,6 +206,7 @@ def test_deferred_tangents_keep_nothing_alive_after_hvp():
         gc.enable()
 
 
+@pytest.mark.fastpath
 @pytest.mark.parametrize("defer", [True, False])
 def test_deferred_tangents_of_an_inner_level_carry_the_outer_tangents(defer):
     """Forward over forward: a deferred inner tangent is computed with the outer level active."""
@@ -264,6 +269,7 @@ def _peak_arrays(n):
         tracemalloc.stop()
 
 
+@pytest.mark.fastpath
 def test_rosenbrock_hvp_peak_memory_is_at_most_eight_arrays():
     """Forward 7 arrays (was 10: four tangents deferred, never computed), backward 8 (was 9)."""
     assert _peak_arrays(10**6) <= 8.1

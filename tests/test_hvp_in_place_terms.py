@@ -1,8 +1,8 @@
 """Forward over reverse (``hvp``) writes into temporaries nobody else can see.
 
 Three places reuse memory: the derived vjp ``g * d`` when the partial ``d`` is a
-fresh dual temporary (``registry.multiply_into``), the backward engine when a
-second gradient reaches a buffer (``reverse.engine._add``), and the scatter of
+fresh dual temporary (``fastpath.multiply_into``), the backward engine when a
+second gradient reaches a buffer (``fastpath.add_into_buffer``), and the scatter of
 ``x[block]``'s vjp (zeros only outside the block). These tests pin down the
 values (those of the out-of-place formulas), that inputs, tangents and gradients
 somebody holds are never overwritten, that tracked values stay out of place, and
@@ -15,10 +15,10 @@ from dualgrad.autograd.functional import hvp, vhp
 from helpers import rosenbrock, rosenbrock_hvp
 
 import dualgrad as dg
+from dualgrad import fastpath
 from dualgrad import forward_ad as fwAD
 from dualgrad._state import STATE
-from dualgrad.ops import indexing, registry
-from dualgrad.reverse import engine
+from dualgrad.ops import indexing
 
 
 @pytest.fixture
@@ -35,11 +35,12 @@ def spies(monkeypatch):
 
         monkeypatch.setattr(module, name, spy)
 
-    record(registry, "_scratch_dual_level", "dual_product")
-    record(engine, "_add_in_place", "accumulate")
+    record(fastpath, "_scratch_dual_level", "dual_product")
+    record(fastpath, "add_in_place", "accumulate")
     return answers
 
 
+@pytest.mark.fastpath
 def test_rosenbrock_hvp_in_place_is_exact_and_leaves_inputs_alone(spies):
     rng = np.random.default_rng(0)
     xn, vn = rng.uniform(-1, 1, 7), rng.standard_normal(7)
@@ -188,18 +189,19 @@ def test_product_rule_in_place_by_blocks(shape, dtype):
     rng = np.random.default_rng(5)
     x, t_x, y, t_y = (rng.standard_normal(shape).astype(dtype) for _ in range(4))
     expected_tangent, expected = t_x * y + t_y * x, x * y
-    registry._product_rule_into(x, t_x, y, t_y)
+    fastpath._product_rule_into(x, t_x, y, t_y)
     np.testing.assert_array_equal(x, expected)
     np.testing.assert_allclose(t_x, expected_tangent, rtol=1e-6 if dtype == np.float32 else 1e-15)
 
 
+@pytest.mark.fastpath
 def test_a_broadcast_one_is_not_multiplied_and_other_broadcasts_are():
     ones, twos = (np.broadcast_to(np.array(value), (4,)) for value in (1.0, 2.0))
-    assert registry._is_broadcast_one(ones)
-    assert not registry._is_broadcast_one(twos) and not registry._is_broadcast_one(np.ones(4))
-    assert not registry._is_broadcast_one(np.ones(0))
-    assert not registry._is_broadcast_one(np.array(1.0))  # one element: multiplying costs less than checking
+    assert fastpath._is_broadcast_one(ones)
+    assert not fastpath._is_broadcast_one(twos) and not fastpath._is_broadcast_one(np.ones(4))
+    assert not fastpath._is_broadcast_one(np.ones(0))
+    assert not fastpath._is_broadcast_one(np.array(1.0))  # one element: multiplying costs less than checking
     for g, factor in ((ones, 1.0), (twos, 2.0)):
         d = dg.tensor([1.0, -2.0, 3.0, np.nan])
-        assert registry.multiply_into(d, dg.Tensor(g))
+        assert fastpath.multiply_into(d, dg.Tensor(g))
         np.testing.assert_array_equal(d.numpy(), factor * np.array([1.0, -2.0, 3.0, np.nan]))

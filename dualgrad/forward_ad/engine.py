@@ -19,13 +19,14 @@ more entries than there are active levels.
 from __future__ import annotations
 
 import itertools
-import sys
 import weakref
 from typing import Any
 
 import numpy as np
 
+from .. import fastpath
 from .._state import STATE
+from ..fastpath import owns_array
 from ..reverse.saved import modified_error
 from ..tensor import Tensor, TensorMeta, _wrap, meta_of
 
@@ -90,6 +91,9 @@ def tangent_at(x: Any, level: DualLevel) -> Tensor | None:
     if base_tangent is None:
         return None
     return _view_tangent(x, level, base_tangent)
+
+
+fastpath.TANGENT_AT[0] = tangent_at  # (the fast paths of forward over reverse read tangents)
 
 
 def _computed(fw: dict, level: DualLevel) -> Tensor | None:
@@ -251,7 +255,8 @@ def _defer(op: Any, args: tuple, params: dict, out: Any, tangents: list, level: 
     """
     reads = getattr(op, "jvp_reads", None)
     node = out._grad_fn if type(out) is Tensor else None
-    if reads is None or node is None or node.op is not op or level.tape_tangents or STATE.vmap_depth:
+    if (reads is None or node is None or node.op is not op or level.tape_tangents or STATE.vmap_depth
+            or not fastpath.ENABLED):
         return False
     read_inputs, read_out = reads(tuple(t is not None for t in tangents))
     if read_out:
@@ -537,8 +542,7 @@ def _output_tangent(t: Tensor, out: Tensor, args: tuple, tangents: tuple) -> Ten
     if not (type(t) is Tensor and type(out) is Tensor and t._data.shape == out._data.shape
             and t._data.dtype == out._data.dtype):  # (the common case passes without four property calls)
         t = fit_tangent(t, out)
-    # references to t's array: t's slot and getrefcount's argument
-    if type(t) is Tensor and t._data.base is None and sys.getrefcount(t._data) == 2:
+    if type(t) is Tensor and owns_array(t):
         for other in tangents:  # the array is t's alone (a fresh result): only t itself can be an input's
             if other is t:
                 break

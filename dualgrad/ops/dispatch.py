@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import tensor as tensor_module
 from .._state import STATE
+from ..batching import run as run_batched  # the batched result, or NotImplemented when no argument is batched
 from ..forward_ad.engine import propagate_tangents
 from ..reverse.node import new_node
 from ..reverse.saved import SavedTensor, save_tensor
@@ -40,9 +41,6 @@ from .promotion import default_float_result, promote
 _ndarray = np.ndarray
 NO_EDGE = (None, 0)
 
-# Set by ``dualgrad.batching`` when it is imported: ``run(op, args, params)``
-# returns the batched result, or NotImplemented when no argument is batched.
-batching_hook: list = [None]
 
 
 def tensor_arg(x: Any, fn: str) -> Tensor:
@@ -61,7 +59,7 @@ def apply(op: Any, *args: Any, **params: Any) -> Any:
     """Run ``op`` on ``args`` (Tensors or constants) with keyword ``params``."""
     flags = STATE.__dict__  # this thread's modes: a dict read costs less than a thread-local attribute
     if flags["vmap_depth"]:
-        result = batching_hook[0](op, args, params)
+        result = run_batched(op, args, params)
         if result is not NotImplemented:
             return result
     if flags["observed"]:

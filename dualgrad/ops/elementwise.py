@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import math
 import operator
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -20,22 +19,17 @@ import numpy as np
 from .._deference import deferring_op
 from .._state import STATE
 from ..factories import zeros_like
+from ..fastpath import broadcast_product, engine_only, is_scratch, multiply_into, scale_into, unseen
 from ..tensor import Tensor, _wrap, as_operand, is_differentiable_dtype, is_number, torch_dtype_name
 from .dispatch import apply, tensor_arg
 from .registry import (
-    ENGINE_ONLY,
     Op,
-    broadcast_product,
     elementwise,
-    is_scratch,
     is_tensor_operand,
     linear,
-    multiply_into,
     name_by_operands,
     nondifferentiable,
     overload,
-    scale_into,
-    unseen,
     vjp_from_partial,
 )
 
@@ -80,7 +74,7 @@ def _pow_base_vjp(g: Any, out: Any, x: Any, y: Any) -> Any:
     if isinstance(y, Tensor):
         return _where(y == 0, 0.0, _pow_base_vjp_derived(g, out, x, y))
     if type(y) in (int, float) and y == 2:
-        owned = sys.getrefcount(g) == ENGINE_ONLY  # (before g is pushed as an argument)
+        owned = engine_only(g)  # (before g is passed on)
         product = _doubled_times(g, x, owned)
         if product is not None:
             return product
@@ -89,7 +83,7 @@ def _pow_base_vjp(g: Any, out: Any, x: Any, y: Any) -> Any:
 
 def _square_vjp(g: Any, out: Any, x: Any) -> Any:
     """g * conj(2x)."""
-    owned = sys.getrefcount(g) == ENGINE_ONLY  # (before g is pushed as an argument)
+    owned = engine_only(g)  # (before g is passed on)
     product = _doubled_times(g, x, owned)
     return _square_vjp_derived(g, out, x) if product is None else product
 
@@ -380,7 +374,7 @@ def _output_slope_vjp(backward_op: Op, slope: Callable) -> Callable:
     """
 
     def vjp(g: Any, out: Any, x: Any) -> Any:
-        if sys.getrefcount(g) == ENGINE_ONLY and not STATE.observed and is_scratch(g, out):
+        if engine_only(g) and not STATE.observed and is_scratch(g, out):
             product = slope(out._data)
             if type(product) is np.ndarray:  # (is_scratch: g has its shape and dtype)
                 _conj_times_into(product, g._data, g._data)
@@ -711,9 +705,7 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Tensor | tupl
     (tensor([0, 2]),)
     """
     if input is None and other is None:
-        from .indexing import nonzero  # (indexing imports this module)
-
-        return nonzero(condition, as_tuple=True)
+        return tensor_arg(condition, "where").nonzero(as_tuple=True)  # (a method: indexing imports this module)
     if input is None or other is None:
         raise TypeError("where() missing required argument: both 'input' and 'other' or neither")
     return apply(WHERE, condition, input, other)

@@ -30,7 +30,6 @@ from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply, tensor_arg
 from .elementwise import where
 from .registry import Op, linear, nondifferentiable
-from .shape import PERMUTE
 
 
 # -- getitem ------------------------------------------------------------------------------
@@ -105,7 +104,7 @@ def _move_front_to(x: Tensor, position: int) -> Tensor:
     if position == 0:
         return x
     axes = tuple(range(1, position + 1)) + (0,) + tuple(range(position + 1, x.ndim))
-    return apply(PERMUTE, x, axes=axes)
+    return x.permute(axes)  # (a method: shape imports this module)
 
 
 def _getitem_batch(args: tuple, bdims: tuple, index: tuple) -> tuple:

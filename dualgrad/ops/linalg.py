@@ -15,12 +15,13 @@ import numpy as np
 
 from .._basis import identity_block_start
 from ..factories import eye
+from ..fastpath import unseen
 from ..tensor import Tensor, _wrap, as_operand
 from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, aligned_at_front, to_front
 from .dispatch import apply, tensor_arg
 from .einsum import einsum
-from .registry import Op, overload, unseen
+from .registry import Op, overload
 from .shape import PAD, PERMUTE, RESHAPE, TRANSPOSE, broadcast_to, roll
 
 

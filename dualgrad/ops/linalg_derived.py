@@ -13,6 +13,7 @@ import numpy as np
 import opt_einsum
 
 from ..tensor import Tensor, _wrap, as_operand
+from . import reductions
 from ._axes import normalize_axis, pick_axis, pick_keepdims
 from .einsum import einsum
 from .elementwise import where
@@ -319,6 +320,8 @@ def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
     result = diagonal(x, offset=offset).sum(axis=-1)
     return result if dtype is None else result.to(dtype)
 
+
+reductions.MATRIX_NORM[0] = matrix_norm
 
 __all__ = ["cross", "diagonal", "lstsq", "matrix_norm", "matrix_power", "matrix_transpose", "multi_dot", "norm",
            "pinv", "trace", "vector_norm"]

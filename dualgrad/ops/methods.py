@@ -11,6 +11,7 @@ from .._deference import FORWARD_OPERATORS, deferring
 from ..tensor import Tensor
 from . import (
     aliases,
+    devices,
     einsum,
     elementwise,
     elementwise_extra,
@@ -37,7 +38,7 @@ from . import (
 
 MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace, elementwise_extra, sorting,
            linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling, linalg_more, linalg_lu, more,
-           scatter_more, stats, special, memory, aliases)
+           scatter_more, stats, special, memory, aliases, devices)
 
 
 def install() -> None:

@@ -31,30 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from ..factories import _complex_of, get_default_dtype
+from .._dtypes import _category, _complex_of, _number_dtype, _promote_types, get_default_dtype
 
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # by dtype kind; others (bfloat16) count as floating
-_INT64 = np.dtype(np.int64)
-_BOOL = np.dtype(np.bool_)
 _NUMBERS = (bool, int, float, complex, np.generic)
 _NOT_OPERANDS = (str, bytes, dict, set, frozenset)  # (NumPy would make arrays of them)
-
-
-def _category(dtype: np.dtype) -> int:
-    return _CATEGORY.get(dtype.kind, 2)
-
-
-def _promote_types(x: np.dtype | None, y: np.dtype) -> np.dtype:
-    """torch's ``promote_types``: NumPy's, except that an integer with a floating or complex dtype gives that dtype."""
-    if x is None or x is y:
-        return y
-    low, high = sorted((_category(x), _category(y)))
-    if low == 1 and high >= 2:
-        return x if _category(x) >= 2 else y
-    try:
-        return np.promote_types(x, y)
-    except TypeError:  # bfloat16 with float16: no common NumPy dtype; torch's is float32
-        return np.dtype(np.float32)
 
 
 def _combine(higher: np.dtype | None, lower: np.dtype | None) -> np.dtype | None:
@@ -68,18 +48,6 @@ def _combine(higher: np.dtype | None, lower: np.dtype | None) -> np.dtype | None
     if high >= low:
         return higher
     return _complex_of(higher) if high == 2 else lower  # (a complex lower rank keeps a floating precision)
-
-
-def _number_dtype(x: Any) -> np.dtype:
-    """The dtype a Python number (or NumPy scalar) stands for: bool, int64, or the default floating or complex dtype."""
-    if isinstance(x, np.generic):
-        kind = x.dtype.kind
-    else:
-        kind = "b" if isinstance(x, bool) else "i" if isinstance(x, int) else "f" if isinstance(x, float) else "c"
-    if kind in "biu":
-        return _BOOL if kind == "b" else _INT64
-    default = get_default_dtype()
-    return _complex_of(default) if kind == "c" else default
 
 
 def result_type(*operands: Any) -> np.dtype | None:

@@ -22,12 +22,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..factories import zeros_like
+from ..fastpath import unseen
 from ..tensor import Tensor, _wrap, int_arg
 from ._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg
 from .elementwise import maximum, minimum, sgn, where
-from .registry import Op, linear, nondifferentiable, unseen
+from .registry import Op, linear, nondifferentiable
 from .shape import FLIP, NARROW, PAD, PERMUTE, RESHAPE, reshape
 
 
@@ -768,6 +769,10 @@ def logsumexp(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = Non
     return apply(LOGSUMEXP, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "logsumexp"))
 
 
+# ``linalg.matrix_norm``, set by ``dualgrad.ops.linalg_derived`` (which imports this module): ``norm(p='nuc')``.
+MATRIX_NORM: list = [None]
+
+
 def norm(x: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, ord: Any = None,  # noqa: A002
          axis: Any = None, keepdims: bool | None = None) -> Tensor:
     """The vector p-norm over ``dim`` (all elements when None): ``p`` a number, ``inf``, ``-inf`` or 'fro';
@@ -785,9 +790,7 @@ def norm(x: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, ord:
     x = tensor_arg(x, "norm")
     order = p if ord is None else ord
     if order == "nuc":
-        from .linalg_derived import matrix_norm  # (it imports this module)
-
-        return matrix_norm(x, "nuc", (-2, -1) if dim is None else dim, keepdim)
+        return MATRIX_NORM[0](x, "nuc", (-2, -1) if dim is None else dim, keepdim)
     if order is None or order == "fro":
         order = 2.0
     elif isinstance(order, str):

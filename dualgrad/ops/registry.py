@@ -29,54 +29,40 @@ from __future__ import annotations
 
 import inspect
 import itertools
-import operator
 import re
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from .._state import STATE
-from ..forward_ad.engine import tangent_at
-from ..reverse.node import add_saved_attributes
+from ..fastpath import (
+    UFUNC_ARRAY_OUT,
+    engine_only,
+    is_scratch,
+    multiply_into,
+    scalar_operator,
+    scale_into,
+    sole_reference,
+    unseen_product,
+)
+from ..reverse.node import NodeOp, add_saved_attributes
 from ..reverse.saved import SavedTensor
 from ..tensor import (
-    REAL_FLOATING_DTYPES,
     Tensor,
     TensorMeta,
     _wrap,
-    is_private_temporary,
-    is_untracked_like,
-    private_tangent,
 )
 from .dispatch import apply
 
 ALL_OPS: dict[str, Op] = {}
 
 
-def _ufuncs_take_array_out() -> bool:
-    """True if ufuncs accept ``out=...`` (NumPy >= 2.3): then they return 0-d results as arrays."""
-    try:
-        return type(np.negative(1.0, out=...)) is np.ndarray
-    except TypeError:
-        return False
-
-
-UFUNC_ARRAY_OUT = _ufuncs_take_array_out()
-
-# Python's operators on NumPy's real floating scalars: the same IEEE operation as the ufunc, but
-# NumPy's scalar arithmetic runs it several times faster than a ufunc call on a 0-d array
-# (0.25 against 0.7 microseconds for ``x * 1.01``: the per-op cost of scalar code such as W1)
-_SCALAR_OPERATORS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
-                     np.true_divide: operator.truediv}
-
-
 def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in re.split(r"[_\W]+", name) if part)
 
 
-class Op:
+class Op(NodeOp):
     """One entry of the op table."""
 
     __slots__ = ("name", "impl", "vjp", "jvp", "batch", "family", "save_inputs", "save_out",
@@ -144,7 +130,7 @@ class Op:
         self.plain = differentiable and not multi_output and not view  # (dispatch's common case)
         self.ufunc_out = UFUNC_ARRAY_OUT and isinstance(impl, np.ufunc)  # impl(..., out=...) gives arrays
         # None, or the Python operator that computes ``impl`` on 0-d real floating arrays' scalars
-        self.scalar_impl = _SCALAR_OPERATORS.get(impl)
+        self.scalar_impl = scalar_operator(impl)
         keywords = _keywords(impl)  # its nodes' _saved_* names, also by torch's names (dim, keepdim)
         add_saved_attributes((*arg_names, "result", *keywords, *(_TORCH_NAMES.get(k, k) for k in keywords)))
         # None, or ``jvp_reads(has_tangent) -> (reads input i per input, reads out)`` for a jvp
@@ -387,12 +373,11 @@ def vjp_from_partial(partial: Callable | int) -> Callable:
         d = partial(out, *inputs, **params) if params else partial(out, *inputs)  # (see Op._backward_unary)
         if type(d) is Tensor and d._data.dtype.kind != "c":
             # In place unless d is 0-d: one value's product costs less than the checks.
-            # References to d: this name and getrefcount's argument (see _jvp_from_partials).
-            if d._data.ndim and sys.getrefcount(d) == 2 and not STATE.observed and multiply_into(d, g):
+            if d._data.ndim and sole_reference(d) and not STATE.observed and multiply_into(d, g):
                 return d
         elif type(d) is not float:  # (a float, the common constant, is its own conjugate)
             d = _conj_if_complex(d)
-        product = _unseen_product(g, d)
+        product = unseen_product(g, d)
         return g * d if product is None else product
 
     return vjp
@@ -400,111 +385,9 @@ def vjp_from_partial(partial: Callable | int) -> Callable:
 
 def _negated_gradient(g: Any, out: Any, *inputs: Any, **params: Any) -> Any:
     """-g (the vjp of a partial -1); into ``g``'s memory when the backward engine holds its only reference."""
-    if sys.getrefcount(g) == ENGINE_ONLY and scale_into(g, -1.0):
+    if engine_only(g) and scale_into(g, -1.0):
         return g
     return -g
-
-
-# References to the gradient ``g`` inside a rule that ``Op.backward`` (``_backward_unary``, ...)
-# called as ``vjp[i](g, out, *inputs)`` when nothing else holds it: the engine's list of gradients,
-# the name ``g`` there, the arguments of the call (a tuple, as it is made with *inputs), the rule's
-# name and getrefcount's argument. A rule may then write into ``g``.
-ENGINE_ONLY = 5
-
-
-def scale_into(g: Any, c: float) -> bool:
-    """Write ``g * c`` into ``g`` (and its tangent) if it is a private temporary; False if not done.
-
-    The caller checks that it holds the only reference to ``g`` itself (``ENGINE_ONLY``).
-    """
-    if type(g) is not Tensor or g._requires_grad or STATE.observed or not is_private_temporary(g):
-        return False
-    if g._fw:  # forward over reverse: one level, with a private tangent
-        levels = STATE.dual_levels
-        tangent = private_tangent(g, levels[0]) if len(levels) == 1 and len(g._fw) == 1 else None
-        if tangent is None:
-            return False
-        np.multiply(tangent._data, c, out=tangent._data)
-    np.multiply(g._data, c, out=g._data)
-    return True
-
-
-def _unseen_product(g: Any, d: Any, keep_broadcast: bool = True) -> Tensor | None:
-    """``g * d`` computed by NumPy directly when no mode can see the product, else None.
-
-    That is when ``g`` and ``d`` (a Tensor or a real number) are plain Tensors that
-    do not require grad and carry no tangents, and no observer is active: then
-    dispatching ``mul`` would only run ``np.multiply`` and wrap the result. On small
-    arrays the dispatch costs several times the product (the scalar chain of W1).
-    A ``g`` that is a broadcast of one value times a number stays a broadcast
-    (``broadcast_product``) if ``keep_broadcast``: a gradient, which the backward
-    engine makes dense before returning it. Not a tangent, which users receive as
-    it is (``unpack_dual``) and may write into, as torch's.
-    """
-    flags = STATE.__dict__  # (a dict read costs less than a thread-local attribute)
-    number = type(d) is float or type(d) is int
-    if (type(g) is not Tensor or g._requires_grad or flags["observed"]
-            or not (number or (type(d) is Tensor and not d._requires_grad))):
-        return None
-    if flags["dual_levels"] and (_may_have_tangent(g) or (not number and _may_have_tangent(d))):
-        return None
-    data = g._data
-    other = d if number else d._data
-    if not data.ndim and data.dtype in REAL_FLOATING_DTYPES and (
-            number or not other.ndim and other.dtype is data.dtype):  # (one value: see Op.scalar_impl)
-        return _wrap(np.asarray(data[()] * (other if number else other[()])))
-    if number and keep_broadcast and data.strides and not any(data.strides):  # (a 0-d array has no strides)
-        return _broadcast_of_product(data, d)
-    if UFUNC_ARRAY_OUT:
-        return _wrap(np.multiply(data, other, out=...))
-    return _wrap(np.asarray(np.multiply(data, other)))
-
-
-def broadcast_product(g: Any, c: float) -> Tensor | None:
-    """``g * c`` as a broadcast of one value, if ``g`` is one (all strides 0, as ``sum``'s gradient)
-    that does not require grad and carries no tangents (a number ``c``); else None.
-
-    One multiplication instead of a full-size pass. The result is read-only, as
-    ``expand``'s are; ``dualgrad.grad`` (any returned gradient) makes it a dense array.
-
-    >>> import dualgrad as dg
-    >>> broadcast_product(dg.tensor(1.0).expand(3), 2.0)
-    tensor([2., 2., 2.])
-    >>> broadcast_product(dg.ones(3), 2.0) is None
-    True
-    """
-    if (type(g) is not Tensor or g._requires_grad or STATE.observed
-            or (STATE.dual_levels and _may_have_tangent(g))):
-        return None
-    data = g._data
-    if data.size <= 1 or any(data.strides):
-        return None
-    return _broadcast_of_product(data, c)
-
-
-def _broadcast_of_product(data: np.ndarray, c: Any) -> Tensor:
-    """``data * c`` for an array of one value broadcast (all strides 0): one element multiplied."""
-    element = data[(slice(0, 1),) * data.ndim]  # (a view of shape (1, ..., 1): NumPy's dtype rules apply)
-    return _wrap(np.broadcast_to(np.multiply(element, c), data.shape))
-
-
-def unseen(a: Any) -> bool:
-    """True if an op on ``a`` (a plain Tensor) would only compute: no mode can see it.
-
-    That is no observer, no inference mode, no node to record (grad mode off, or ``a``
-    does not require grad) and no tangent to propagate. A rule whose operands are all
-    unseen may then call NumPy directly and wrap the result, as dispatch would
-    (``linalg``'s matmul rules, ``reductions.expand_reduced``).
-    """
-    flags = STATE.__dict__
-    return (type(a) is Tensor and not flags["observed"] and not flags["inference_mode"]
-            and not (flags["grad_enabled"] and a._requires_grad)
-            and not (flags["dual_levels"] and _may_have_tangent(a)))
-
-
-def _may_have_tangent(x: Tensor) -> bool:
-    """True if ``x`` has tangents, its own or (a view) its base's."""
-    return bool(x._fw) or (x._view is not None and bool(x._view.base._fw))
 
 
 def _jvp_from_partials(partials: tuple) -> Callable:
@@ -532,117 +415,23 @@ def _jvp_from_partials(partials: tuple) -> Callable:
                 term = t
             else:
                 term, sign = partial(out, *inputs, **params) if params else partial(out, *inputs), 1
-                # references to term: this name and getrefcount's argument. In place unless term is one
-                # value: then NumPy's scalar product (in _unseen_product) costs less than a ufunc call.
-                if (type(term) is Tensor and term._data.ndim and sys.getrefcount(term) == 2
+                # In place unless term is one value: then NumPy's scalar product (in unseen_product)
+                # costs less than a ufunc call.
+                if (type(term) is Tensor and term._data.ndim and sole_reference(term)
                         and not STATE.observed and is_scratch(term, t)):
                     np.multiply(term._data, t._data, out=term._data)
                 else:
-                    product = _unseen_product(t, term, False)  # (a number, as mul's 1.01 in x * 1.01)
+                    product = unseen_product(t, term, False)  # (a number, as mul's 1.01 in x * 1.01)
                     term = t * term if product is None else product
             if total is None:
                 total = term if sign == 1 else -term
-            elif sys.getrefcount(total) == 2 and not STATE.observed and is_scratch(total, term):
+            elif sole_reference(total) and not STATE.observed and is_scratch(total, term):
                 (np.add if sign == 1 else np.subtract)(total._data, term._data, out=total._data)
             else:
                 total = total + term if sign == 1 else total - term
         return total
 
     return jvp
-
-
-def is_scratch(x: Any, other: Any) -> bool:
-    """True if ``x`` is an untracked temporary that can take ``x <op> other`` in place.
-
-    ``x`` must be a private temporary (``is_private_temporary``: outside any graph,
-    view family or saved value, owning an array that nothing else references)
-    without tangents, with the shape and dtype of the result (those of ``other``);
-    ``other`` must be untracked (or grad mode off) and without tangents too, or the op
-    would have to record a node or a tangent. The caller checks that it holds the only reference
-    to ``x`` itself.
-    """
-    return (type(other) is Tensor and not (other._requires_grad and STATE.grad_enabled) and not other._fw
-            and (other._view is None or not other._view.base._fw)  # (a view may take its base's tangent)
-            and is_private_temporary(x) and not x._fw
-            and x._data.shape == other._data.shape and x._data.dtype == other._data.dtype)
-
-
-def multiply_into(x: Tensor, other: Any) -> bool:
-    """Write ``x * other`` into ``x``, a temporary its caller holds the only reference to; False if not done.
-
-    Done when ``x`` is scratch (``is_scratch``) or a scratch dual temporary
-    (``_scratch_dual_level``, forward over reverse): then ``x``'s tangent takes the
-    product rule ``t_other * x + other * t_x``, as ``mul``'s jvp would compute it.
-    An ``other`` that is a broadcast 1 without tangent (a ``sum``'s gradient seeded
-    with 1) leaves ``x`` as it is: ``x * 1 == x`` exactly.
-    """
-    if is_scratch(x, other):
-        if not _is_broadcast_one(other._data):
-            np.multiply(x._data, other._data, out=x._data)
-        return True
-    level = _scratch_dual_level(x, other)
-    if level is None:
-        return False
-    tangent, other_tangent = x._fw[level]._data, tangent_at(other, level)
-    if other_tangent is None:
-        if not _is_broadcast_one(other._data):
-            np.multiply(tangent, other._data, out=tangent)
-            np.multiply(x._data, other._data, out=x._data)
-    else:
-        _product_rule_into(x._data, tangent, other._data, other_tangent._data)
-    return True
-
-
-def _is_broadcast_one(a: np.ndarray) -> bool:
-    """True if every element of ``a`` is the one value 1 in memory (all strides 0: a broadcast).
-
-    (Only arrays of several elements: for one element the check would cost more than the product.)
-    """
-    return a.size > 1 and not any(a.strides) and a.flat[0] == 1
-
-
-_BLOCK = 1 << 15  # elements per block of _product_rule_into: its temporary stays small (and in cache)
-
-
-def _product_rule_into(x: np.ndarray, t_x: np.ndarray, y: np.ndarray, t_y: np.ndarray) -> None:
-    """``t_x <- t_x * y + t_y * x``, then ``x <- x * y`` (arrays of one shape), a block of rows at a time.
-
-    The term ``t_y * x`` needs the old ``x``: taken block by block, its temporary
-    is one block instead of one more full-size array.
-    """
-    if x.ndim == 0:
-        x, t_x, y, t_y = (a.reshape(1) for a in (x, t_x, y, t_y))  # (views)
-    rows = x.shape[0]
-    step = max(1, _BLOCK * rows // max(x.size, 1))
-    cross = np.empty((min(step, rows),) + x.shape[1:], x.dtype)
-    for start in range(0, rows, step):
-        xb, yb, tb = x[start:start + step], y[start:start + step], t_x[start:start + step]
-        term = np.multiply(t_y[start:start + step], xb, out=cross[:len(xb)])
-        np.multiply(tb, yb, out=tb)
-        np.add(tb, term, out=tb)
-        np.multiply(xb, yb, out=xb)
-
-
-def _scratch_dual_level(x: Any, other: Any) -> Any:
-    """The one active dual level if ``x`` is a dual temporary that can take ``x <op> other`` in place, else None.
-
-    As ``is_scratch``, except that ``x`` has a tangent at that level (and no
-    other), itself a private temporary that only ``x`` holds, and that ``other``
-    may have an untracked tangent there; no tangent may have tangents of its own.
-    """
-    levels = STATE.dual_levels
-    fw = x._fw
-    if (len(levels) != 1 or not fw or len(fw) != 1 or type(other) is not Tensor
-            or (other._requires_grad and STATE.grad_enabled) or not is_private_temporary(x)
-            or x._data.shape != other._data.shape or x._data.dtype != other._data.dtype):
-        return None
-    level = levels[0]
-    if private_tangent(x, level) is None:
-        return None
-    other_tangent = tangent_at(other, level)
-    if other_tangent is not None and not is_untracked_like(other_tangent, x):
-        return None
-    return level
 
 
 def elementwise(name: str, impl: Callable, partials: tuple, **kwargs: Any) -> Op:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import batching
 from .._state import STATE
 from ..batching import BatchedTensor
 from ..tensor import Tensor, as_operand
@@ -604,6 +605,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> 
 
 
 concatenate = concat = cat
+batching.concatenate[0] = cat  # vmap joins its chunks with it (the engine imports no op)
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:

@@ -8,9 +8,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import tensor as tensor_module
 from ..tensor import Tensor, _wrap
 from .engine import run_backward
 from .node import AccumulateGrad
+
+# Set by ``dualgrad.batching`` (the vmap engine sits above this one): ``grad(..., is_grads_batched=True)``.
+BATCHED_GRAD: list = [None]
 
 _TensorOrTensors = Tensor | Sequence[Tensor]
 
@@ -234,6 +238,9 @@ def _backward(tensors: Any, grad_tensors: Any, retain_graph: bool | None, create
                  inputs=inputs)
 
 
+tensor_module.BACKWARD[0] = _backward  # Tensor.backward (tensor.py imports no engine)
+
+
 def grad(
     outputs: _TensorOrTensors,
     inputs: Any,
@@ -294,9 +301,7 @@ def grad(
     if retain_graph is None:
         retain_graph = create_graph
     if is_grads_batched:
-        from ..batching import batched_grad
-
-        result = batched_grad(outputs, tensors, grads, retain_graph, create_graph)
+        result = BATCHED_GRAD[0](outputs, tensors, grads, retain_graph, create_graph)
     else:
         result = run_backward(outputs, grads, retain_graph=retain_graph,
                               create_graph=create_graph, inputs=tensors, accumulate=False)

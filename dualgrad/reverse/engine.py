@@ -10,7 +10,6 @@ failed backward leaves every ``.grad`` as it was.
 from __future__ import annotations
 
 import operator
-import sys
 from collections.abc import Sequence
 from heapq import heappop, heappush
 from typing import Any
@@ -18,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from .._state import STATE
-from ..tensor import Tensor, _wrap, is_private_temporary, is_untracked_like, private_tangent
+from ..fastpath import add_into_buffer, scatter_into_buffer
+from ..tensor import Tensor, _wrap
 from .node import ACCUMULATE_GRAD_NAME, Node
 
 
@@ -169,81 +169,9 @@ def _add(buffer: Any, grad: Tensor | None) -> Any:
         return buffer
     if buffer is None:
         return grad
-    # references to buffer: the caller's dict or list, this name and getrefcount's argument
-    if sys.getrefcount(buffer) == 3 and not STATE.observed and _add_in_place(buffer, grad):
+    if add_into_buffer(buffer, grad):
         return buffer
     return buffer + grad
-
-
-def _add_in_place(buffer: Tensor, grad: Any, index: tuple | None = None) -> bool:
-    """Write ``buffer + grad`` into ``buffer`` (a temporary nobody else sees); False if that would show.
-
-    ``grad`` must be untracked, of ``buffer``'s shape and dtype. Tangents (forward over
-    reverse, one active dual level): ``buffer``'s tangent must be private too and takes
-    ``grad``'s in place; a ``buffer`` without tangent takes ``grad``'s tangent as it is
-    (as ``add``'s jvp does). With a view ``index`` (see ``_scatter_into_buffer``), ``grad``
-    is added to ``buffer[index]`` only, and has that block's shape.
-    """
-    if type(grad) is not Tensor or grad._requires_grad or not is_private_temporary(buffer):
-        return False
-    data = buffer._data if index is None else buffer._data[index]
-    if data.shape != grad._data.shape or data.dtype != grad._data.dtype:
-        return False
-    levels = STATE.dual_levels
-    if not (buffer._fw or grad._fw or (grad._view is not None and grad._view.base._fw)):
-        np.add(data, grad._data, out=data)
-        return True
-    if len(levels) != 1 or not _only_level(buffer, levels[0]) or not _only_level(grad, levels[0]):
-        return False
-    level = levels[0]
-    grad_tangent = grad._fw[level] if grad._fw else None
-    if grad_tangent is not None and not is_untracked_like(grad_tangent, grad):
-        return False
-    if buffer._fw:
-        tangent = private_tangent(buffer, level)
-        if tangent is None:
-            return False
-        if grad_tangent is not None:
-            block = tangent._data if index is None else tangent._data[index]
-            np.add(block, grad_tangent._data, out=block)
-    elif grad_tangent is not None:
-        if index is not None:  # (the tangent outside the block would have to be made of zeros)
-            return False
-        buffer._fw = {level: grad_tangent}
-    np.add(data, grad._data, out=data)
-    return True
-
-
-def _scatter_into_buffer(node: Node, grad: Tensor | None, buffers: dict) -> bool:
-    """Add ``grad`` into the gradient that the node's input has already received, at the op's
-    ``scatter_index``; False (nothing done) unless that gradient is a private temporary.
-
-    For ops whose vjp is "zeros of the input's shape with ``grad`` at a basic index"
-    (``x[1:]``): a tensor used through several slices then gets one full-size gradient and
-    an in-place add per further slice, instead of a full-size scatter and sum for each.
-    """
-    hooks = node._hooks
-    if grad is None or (hooks is not None and hooks.post):
-        return False
-    index = node.op.scatter_index(node)
-    if index is None:
-        return False
-    ((target, nr),) = node.edges
-    if type(target) is Tensor:
-        buffer = buffers.get(target)
-    else:
-        held = buffers.get(target)
-        buffer = None if held is None else held[nr]
-    # references to buffer: the dict or list in buffers, this name and getrefcount's argument
-    return buffer is not None and sys.getrefcount(buffer) == 3 and _add_in_place(buffer, grad, index)
-
-
-def _only_level(x: Tensor, level: Any) -> bool:
-    """True if ``x``'s tangents are at most one, at ``level``, and held by ``x`` itself (not a view's)."""
-    fw = x._fw
-    if fw:
-        return len(fw) == 1 and level in fw
-    return x._view is None or not x._view.base._fw
 
 
 def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> list:
@@ -309,7 +237,7 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> 
         elif observed:  # (post-hooks run inside the observers: anomaly mode checks their result)
             grad_inputs = _observe_node(node, grads, _with_post_hooks if hooks is not None and hooks.post else None)
             hooks = None
-        elif node.op.scatter_index is not None and _scatter_into_buffer(node, grads[0], buffers):
+        elif node.op.scatter_index is not None and scatter_into_buffer(node, grads[0], buffers):
             grad_inputs = (None,)  # (already added into its input's gradient)
         else:
             grad_inputs = node.op.backward(node, grads)

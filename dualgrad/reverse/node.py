@@ -1,11 +1,10 @@
 """Backward graph nodes.
 
 A ``Node`` is what ``tensor.grad_fn`` returns. It knows nothing about any
-particular op: it holds the op object (anything with ``grad_name``,
-``backward(node, grad_outputs)``, ``scatter_index`` and ``runs_on_undefined``,
-see ``ops.registry.Op``), the edges to the nodes of its inputs, what was saved
-for the backward rule, and hooks. Leaves that require grad are edges to the leaf Tensor itself;
-``next_functions`` shows them as ``AccumulateGrad`` nodes.
+particular op: it holds the op object (a ``NodeOp``: the op table's ``ops.registry.Op``,
+a custom Function's ``function.FunctionOp``, or an internal adapter), the edges to the
+nodes of its inputs, what was saved for the backward rule, and hooks. Leaves that require
+grad are edges to the leaf Tensor itself; ``next_functions`` shows them as ``AccumulateGrad`` nodes.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import itertools
 import numbers
 import weakref
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -23,6 +22,39 @@ from .._hooks import RemovableHandle, add_hook
 from ..tensor import Tensor
 
 _sequence = itertools.count()
+
+
+@runtime_checkable
+class NodeOp(Protocol):
+    """What a graph node asks of its op: the interface between the backward engine and every kind of op.
+
+    Implemented by the op table's ``ops.registry.Op``, a custom Function's ``function.FunctionOp``
+    and the internal adapters ``reverse.saved._Alias`` and ``gradcheck._UndefinedGrad``; each
+    declares it by subclassing. Besides the members below, a node reads these when an op has them
+    (``getattr`` with a default): ``grad_name_for(node) -> str`` (the name of an overload, from
+    what the node kept), ``vjp`` and ``number_inputs`` (which inputs get a gradient; see
+    ``Node.next_functions``), ``saved_attribute_names(node)`` and ``saved_attribute(node, name)``
+    (the ``_saved_<name>`` attributes torch shows).
+    """
+
+    __slots__ = ()
+
+    grad_name: str
+    """The node's name as torch gives it (``'MulBackward0'``): ``grad_fn.name()`` and error messages."""
+
+    scatter_index: Any
+    """None, or ``scatter_index(node) -> index or None`` for a one-input op whose vjp puts the
+    gradient into zeros of the input's shape at a basic index (``x[1:]``): the engine may then add
+    it into the gradient the input already has (``fastpath.scatter_into_buffer``)."""
+
+    runs_on_undefined: bool
+    """True if ``backward`` is called when every gradient of the node's outputs is undefined (None);
+    False lets the engine skip the node and give its inputs no gradient."""
+
+    def backward(self, node: Any, grads: list) -> list:
+        """The gradients of the node's inputs (one per edge, None for none) from ``grads``, one per
+        output (None for an output that received none): the node's vector-Jacobian product."""
+        ...
 
 
 class NodeHooks:

@@ -24,7 +24,7 @@ from typing import Any
 from .._state import STATE
 from ..tensor import INFERENCE_SAVE_MESSAGE, Tensor, _wrap
 from .grad_mode import no_grad
-from .node import new_node
+from .node import NodeOp, new_node
 
 PACK_HOOK_INPLACE_MESSAGE = (
     "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack "
@@ -236,7 +236,7 @@ def _origin_of(tensor: Tensor) -> Any:
     return weakref.ref(tensor)
 
 
-class _Alias:
+class _Alias(NodeOp):
     """Node op that passes gradients through unchanged: links an unpacked leaf to the leaf."""
 
     grad_name = "AliasBackward0"

@@ -150,12 +150,14 @@ def _fuzzed(names: list) -> list:
     return [pytest.param(n, marks=marks) if n in NO_TENSOR_CHECK else n for n in names]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", _fuzzed(FUNCTIONS))
 @given(args=st.lists(ARGUMENTS, max_size=3), kwargs=KEYWORDS)
 def test_fuzz_functions(name, args, kwargs):
     check_call(getattr(dg, name), args, kwargs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", METHODS)
 @given(self=tensors(), args=st.lists(ARGUMENTS, max_size=2), kwargs=KEYWORDS)
 def test_fuzz_methods(name, self, args, kwargs):
