@@ -14,6 +14,7 @@ from .._devices import device as device_class
 from ..tensor import Tensor
 from .elementwise import clone, to_dtype
 
+
 def _device_of(self: Any) -> device_class:
     """The device of this tensor: always ``device(type='cpu')``."""
     return CPU
