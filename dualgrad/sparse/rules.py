@@ -493,6 +493,12 @@ def propagate(session: Session, op: Any, args: tuple, params: dict, infos: list,
     name = op.name
     if name in VALUE_SHAPED and not session.local:
         raise SparsityDetectionError(VALUE_SHAPE_MESSAGE.format(op=name, what="its result's length"))
+    if not session.local and type(params.get("index")) is tuple:
+        for entry in params["index"]:  # (Tensor indices reach the op as their arrays)
+            if isinstance(entry, np.ndarray) and id(entry) in session.traced_arrays:
+                message = VALUE_SHAPE_MESSAGE if entry.dtype == bool else VALUE_INDEX_MESSAGE
+                raise SparsityDetectionError(message.format(
+                    op=name, what="a boolean mask" if entry.dtype == bool else "an integer index"))
     if not getattr(op, "differentiable", True):
         return [None] * len(outs)
     family = getattr(op, "family", None)

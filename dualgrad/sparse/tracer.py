@@ -121,12 +121,14 @@ class Session:
         self.order = order
         self.local = local
         self.entries: dict[int, tuple[Tensor, int, Info]] = {}  # id -> (tensor kept alive, version, sets)
+        self.traced_arrays: set[int] = set()  # ids of the traced tensors' arrays (kept alive by ``entries``)
 
     # -- the sets of a tensor ---------------------------------------------------------------
     def set(self, t: Tensor, info: Info) -> None:
         if type(t) is Tensor:
             t.__class__ = Tracer
         self.entries[id(t)] = (t, t._version, info)
+        self.traced_arrays.add(id(t._data))
 
     def current(self, t: Any) -> Info | None:
         """The sets of ``t`` now (None for a constant), following writes into its base."""
