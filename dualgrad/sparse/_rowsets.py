@@ -53,8 +53,11 @@ class RowSets:
         rows = np.asarray(rows, _INDEX)
         keys = np.asarray(keys, _INDEX)
         if not unique and len(keys):
-            if n_rows * width < 2 ** 62:
-                combined = np.unique(rows * width + keys)
+            if n_rows * width < 2 ** 62:  # (a sort, not np.unique: NumPy 2's hashing unique is slower here)
+                combined = np.sort(rows * width + keys)
+                keep = np.ones(len(combined), bool)
+                np.not_equal(combined[1:], combined[:-1], out=keep[1:])
+                combined = combined[keep]
                 rows, keys = combined // width, combined % width
             else:  # (a key space too large to combine with the row: sort the pairs instead)
                 order = np.lexsort((keys, rows))
@@ -92,6 +95,9 @@ class RowSets:
 def combine(sources: Sequence[tuple[RowSets, np.ndarray, np.ndarray]], n_rows: int, width: int) -> RowSets:
     """Out-row ``o`` = union over each ``(sets, out, rows)`` of ``sets[rows[k]]`` for every ``k`` with
     ``out[k] == o``."""
+    live = [s for s in sources if s[0] is not None and len(s[0].keys)]
+    if len(live) == 1 and len(live[0][1]) == n_rows and _is_range(live[0][1]):
+        return live[0][0].take(live[0][2])  # (out-row k from exactly one row: a gather, no union)
     all_rows, all_keys = [], []
     for sets, out, rows in sources:
         if sets is None or not len(sets.keys):
@@ -102,6 +108,12 @@ def combine(sources: Sequence[tuple[RowSets, np.ndarray, np.ndarray]], n_rows: i
     if not all_rows:
         return RowSets.empty(n_rows, width)
     return RowSets.from_pairs(np.concatenate(all_rows), np.concatenate(all_keys), n_rows, width)
+
+
+def _is_range(out: np.ndarray) -> bool:
+    """True if ``out`` is ``0, 1, ..., len(out) - 1``."""
+    out = np.asarray(out)
+    return bool(len(out) == 0 or (out[0] == 0 and out[-1] == len(out) - 1 and (np.diff(out) == 1).all()))
 
 
 def pairs_within(sets: RowSets, n_inputs: int) -> RowSets:

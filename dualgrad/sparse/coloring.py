@@ -60,6 +60,14 @@ class Coloring:
         return self.n_forward + self.n_reverse
 
 
+def sorted_unique(a: np.ndarray) -> np.ndarray:
+    """``np.unique`` by sorting (NumPy 2's hashing ``unique`` is several times slower on large int arrays)."""
+    a = np.sort(a)
+    keep = np.ones(len(a), bool)
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
 def _csr(P: sp.sparray | sp.spmatrix) -> sp.csr_array:
     P = sp.csr_array(P, dtype=bool)
     P.sum_duplicates()
@@ -94,7 +102,7 @@ def _is_column_coloring(P: sp.csr_array, colors: np.ndarray) -> bool:
         return False
     rows = np.repeat(np.arange(P.shape[0], dtype=np.int64), np.diff(P.indptr))
     width = int(colors.max(initial=0)) + 1
-    return len(np.unique(rows * width + c)) == P.nnz
+    return len(sorted_unique(rows * width + c)) == P.nnz
 
 
 def _smallest_free(vertices: np.ndarray, G: sp.csr_array, colors: np.ndarray) -> np.ndarray:
@@ -107,7 +115,7 @@ def _smallest_free(vertices: np.ndarray, G: sp.csr_array, colors: np.ndarray) ->
     keep = neighbour_colors >= 0
     position, neighbour_colors = position[keep], neighbour_colors[keep].astype(np.int64)
     width = int(neighbour_colors.max(initial=0)) + 2
-    key = np.unique(position * width + neighbour_colors)
+    key = sorted_unique(position * width + neighbour_colors)
     position, used = key // width, key % width
     first = np.searchsorted(position, np.arange(len(vertices)))
     rank = np.arange(len(key), dtype=np.int64) - first[position]
@@ -237,7 +245,7 @@ def _best_coloring(P: sp.csr_array, rng: np.random.Generator) -> np.ndarray:
 def _compact(colors: np.ndarray, present: np.ndarray) -> np.ndarray:
     """Colors renumbered 0.. over the columns that have nonzeros; -1 for empty columns (never seeded)."""
     colors = np.where(present, colors, -1)
-    used = np.unique(colors[colors >= 0])
+    used = sorted_unique(colors[colors >= 0])
     lookup = np.full(int(colors.max(initial=-1)) + 2, -1, np.int64)
     lookup[used] = np.arange(len(used))
     return np.where(colors >= 0, lookup[np.maximum(colors, 0)], -1)

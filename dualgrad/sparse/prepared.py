@@ -121,6 +121,18 @@ class SparseJacobian:
         reverse = ~forward
         self._reverse_index = coloring.rows[rows[reverse]] * n + cols[reverse] if reverse.any() else None
 
+    def _seed_matrices(self) -> tuple:
+        """The forward and reverse seed matrices (made on first use; not pickled)."""
+        seeds = self.__dict__.get("_seeds")
+        if seeds is None:
+            c = self.coloring
+            seeds = self._seeds = (_seeds(c.columns, c.n_forward) if c.columns is not None else None,
+                                   _seeds(c.rows, c.n_reverse) if c.rows is not None else None)
+        return seeds
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_seeds"}
+
     def __repr__(self) -> str:
         return (f"SparseJacobian(shape={self.shape}, nnz={self.sparsity.nnz}, mode={self.mode!r}, "
                 f"ncolors={self.ncolors}, format={self.format!r})")
@@ -133,15 +145,20 @@ class SparseJacobian:
         flat = _Flat(self.f)
         primal = Tensor(x.copy())
         values = np.empty(self.sparsity.nnz)
+        seeds = self._seed_matrices()
         if self._forward_index is not None:
-            seeds = _seeds(self.coloring.columns, self.coloring.n_forward)
-            compressed = vmap(lambda s: jvp(flat, (primal,), (s,))[1])(seeds)._data  # (colors, m)
-            values[self._forward] = compressed.ravel()[self._forward_index]
+            compressed = vmap(lambda s: jvp(flat, (primal,), (s,))[1])(seeds[0])._data  # (colors, m)
+            if self._reverse_index is None:
+                values = compressed.ravel()[self._forward_index]
+            else:
+                values[self._forward] = compressed.ravel()[self._forward_index]
         if self._reverse_index is not None:
             _, pullback = vjp(flat, primal)
-            seeds = _seeds(self.coloring.rows, self.coloring.n_reverse)
-            compressed = vmap(lambda w: pullback(w)[0])(seeds)._data  # (colors, n)
-            values[~self._forward] = compressed.ravel()[self._reverse_index]
+            compressed = vmap(lambda w: pullback(w)[0])(seeds[1])._data  # (colors, n)
+            if self._forward_index is None:
+                values = compressed.ravel()[self._reverse_index]
+            else:
+                values[~self._forward] = compressed.ravel()[self._reverse_index]
         result = sp.csr_array((values, self.sparsity.indices, self.sparsity.indptr), shape=self.shape)
         return result if self.format == "csr" else result.asformat(self.format)
 
