@@ -75,6 +75,8 @@ def ivp(N: int, t_end: float = 10.0, dense: bool = False) -> dict:
 
 
 if __name__ == "__main__":
+    import sys
+
     import dualgrad.sparse as dgs
 
     problem = Brusselator(N)
@@ -84,5 +86,6 @@ if __name__ == "__main__":
     for _ in range(10):
         jac(y)
     print({"N": N, "jacobian_ms": (time.perf_counter() - start) / 10 * 1e3})
-    print({"N": N, **ivp(N)})
     print({"N": 16, **ivp(16, dense=True)})
+    if "--full" in sys.argv:  # (several minutes: most of it in solve_ivp itself, for both Jacobians)
+        print({"N": N, **ivp(N)})
