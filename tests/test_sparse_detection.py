@@ -308,3 +308,81 @@ def test_import_dualgrad_does_not_import_scipy():
     code = "import sys, dualgrad; print('scipy' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+# -- many ops: never a missed nonzero, local within global, exact unless the op is piecewise ----------------------
+_A = np.random.default_rng(0).standard_normal((6, 6)) * (np.random.default_rng(1).random((6, 6)) < 0.4)
+A = _A
+OPS = {
+    "dot": lambda x: np.dot(A, x),
+    "xA": lambda x: x @ A,
+    "AX": lambda x: (A[:, :3] @ x.reshape(3, 2)).ravel(),
+    "einsum_diag": lambda x: np.einsum("ii->i", np.outer(x, x)),
+    "einsum_trace": lambda x: np.einsum("ii", x.reshape(2,3)[:, :2] * 1.0 + A[:2,:2])[None],
+    "solve": lambda x: np.linalg.solve(A + 5*np.eye(6), x),
+    "solve_mat": lambda x: np.linalg.solve(x.reshape(2,3)[:, :2] + 3*np.eye(2), np.ones(2)),
+    "fft": lambda x: np.fft.rfft(x).real,
+    "cumsum2d": lambda x: np.cumsum(x.reshape(2,3), axis=1).ravel(),
+    "softmax": lambda x: dg.softmax(x.reshape(2,3), 1).ravel(),
+    "diff": lambda x: np.diff(x),
+    "clip": lambda x: np.clip(x, -0.5, 0.5),
+    "abs": lambda x: np.abs(x),
+    "where0": lambda x: np.where(x > 0, x, 0.0),
+    "outer": lambda x: np.outer(x[:3], x[3:]).ravel(),
+    "kron": lambda x: np.kron(x[:2], x[2:4]),
+    "tile": lambda x: np.tile(x[:2], 3),
+    "repeat": lambda x: np.repeat(x[:3], 2),
+    "triu": lambda x: np.triu(x.reshape(2,3)).ravel(),
+    "trace": lambda x: np.trace(x.reshape(2,3))[None],
+    "mean_axis": lambda x: x.reshape(2,3).mean(0),
+    "var": lambda x: x.reshape(2,3).var(1),
+    "linspace_mul": lambda x: x * np.linspace(0, 1, 6),
+    "take": lambda x: np.take(x, [5, 0, 0, 2]),
+    "take_along": lambda x: np.take_along_axis(x.reshape(2,3), np.array([[2,0],[1,1]]), 1).ravel(),
+    "pad_edge": lambda x: np.pad(x, 2, mode="edge"),
+    "pad_reflect": lambda x: np.pad(x, 2, mode="reflect"),
+    "pad_const": lambda x: np.pad(x, 1, constant_values=3.0),
+    "stack": lambda x: np.stack([x, x[::-1]]).ravel(),
+    "hstack": lambda x: np.hstack([x[:2], x[4:]]),
+    "swap": lambda x: np.swapaxes(x.reshape(2,3), 0, 1).ravel(),
+    "broadcast": lambda x: (x[:3, None] * x[None, 3:]).ravel(),
+    "power": lambda x: x ** 3 + 2.0 ** x,
+    "hypot": lambda x: np.hypot(x[:3], x[3:]),
+    "arctan2": lambda x: np.arctan2(x[:3], x[3:]),
+    "prod": lambda x: np.prod(x.reshape(2,3), axis=0),
+    "norm": lambda x: np.linalg.norm(x.reshape(2,3), axis=1),
+    "logsumexp": lambda x: dg.logsumexp(x.reshape(2,3), 1),
+    "inv": lambda x: np.linalg.inv(x.reshape(2,3)[:, :2] + 3*np.eye(2)).ravel(),
+    "det": lambda x: np.linalg.det(x.reshape(2,3)[:, 1:])[None],
+    "inplace_mul": lambda x: (lambda y: (y.__imul__(x), y)[1])(np.ones_like(x) * 2),
+    "fancy_set": lambda x: (lambda y: (y.__setitem__(np.array([0, 2]), x[3:5] ** 2), y)[1])(np.zeros_like(x)),
+    "view_write": lambda x: (lambda y: (y.reshape(2,3).__setitem__((0, slice(None)), x[3:]), y)[1])(x * 1.0),
+    "convolve": lambda x: np.convolve(x, np.array([1.0, -2.0, 1.0]), mode="valid"),
+    "interp_like": lambda x: 0.5 * (x[1:] + x[:-1]),
+    "matrix_power": lambda x: np.linalg.matrix_power(x[:4].reshape(2,2), 2).ravel(),
+    "cross": lambda x: np.cross(x[:3], x[3:]),
+    "diag": lambda x: np.diag(x[:3]).ravel(),
+    "flatnonzero_const": lambda x: x[np.flatnonzero(np.arange(6) % 2)],
+}
+CONSERVATIVE_IN_GLOBAL_MODE = {"clip", "where0"}  # (piecewise: local mode is exact)
+DENSE_RULE = {"solve", "solve_mat", "inv", "det", "matrix_power"}  # (linear algebra: every output on every input)
+
+
+@pytest.mark.parametrize("name", list(OPS))
+def test_many_ops_never_miss_a_nonzero(name):
+    f = OPS[name]
+    x = np.random.default_rng(2).uniform(0.3, 1.2, 6) * np.array([1, -1, 1, -1, 1, 1])
+    glob = dgs.jacobian_sparsity(f, x).toarray()
+    local = dgs.jacobian_sparsity(f, x, local=True).toarray()
+    dense = dense_jacobian(f, x) != 0
+    assert not (dense & ~local).any(), "missed nonzeros"
+    assert not (local & ~glob).any()
+    if name in CONSERVATIVE_IN_GLOBAL_MODE:
+        np.testing.assert_array_equal(local, dense)
+    elif name not in DENSE_RULE:
+        np.testing.assert_array_equal(glob, dense)
+
+
+def test_tuple_output_is_refused():
+    with pytest.raises(TypeError, match=r"f must return one array or Tensor, not a ValuesIndices"):
+        dgs.jacobian_sparsity(lambda x: x.reshape(2, 3).max(1), np.ones(6))

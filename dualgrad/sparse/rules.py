@@ -70,18 +70,19 @@ def _finish(session: Session, size: int, g_sources: list, h_sources: list, extra
 
 
 # -- elementwise ------------------------------------------------------------------------------------------
-def _elementwise(first: Any = ALL, quad: Any = "all", select: Callable | None = None) -> Callable:
+def _elementwise(first: Any = ALL, quad: Any = "all", select: Callable | None = None,
+                 always: bool = False) -> Callable:
     """A rule for an elementwise op: ``first`` the argument positions with a nonzero partial (ALL: every
     one), ``quad`` "all" (nonlinear), "none" (piecewise linear) or pairs of positions with a nonzero mixed
     second derivative; ``select(args, out)`` gives per argument a mask of the elements where it is
-    selected (local mode)."""
+    selected (local mode; in both modes with ``always``)."""
 
     def rule(session: Session, op: Any, args: tuple, params: dict, infos: list, outs: tuple) -> list:
         out = outs[0]
         shape = out.shape
         size = out._data.size
         out_rows = np.arange(size, dtype=np.int64)
-        masks = select(args, out) if (select is not None and session.local) else None
+        masks = select(args, out) if (select is not None and (session.local or always)) else None
         g_sources, h_sources, taken = [], [], {}
         for i, (a, info) in enumerate(zip(args, infos)):
             if info is None or (first is not ALL and i not in first):
@@ -105,8 +106,34 @@ def _elementwise(first: Any = ALL, quad: Any = "all", select: Callable | None = 
     return rule
 
 
-def _bcast(a: Any) -> Any:
-    return _values(a) if a is not None else None
+def _select_mul(args: tuple, out: Tensor) -> list:
+    """``x * c`` with a constant ``c``: no dependence where ``c`` is zero (in both modes: constants are
+    the same for every input)."""
+    masks = [None, None]
+    for i, j in ((0, 1), (1, 0)):
+        other = args[j]
+        if not isinstance(other, Tracer) and (isinstance(other, (Tensor, np.ndarray, float, int))):
+            masks[i] = np.asarray(_values(other)) != 0
+    return masks
+
+
+def _view_as_real(session: Session, op: Any, args: tuple, params: dict, infos: list, outs: tuple) -> list:
+    """``view_as_real``: both parts of an element come from it."""
+    info = infos[0]
+    if info is None:
+        return [None] * len(outs)
+    rows = np.repeat(index_array(_shape(args[0])).ravel(), 2)
+    return [session.take(info, rows)]
+
+
+def _view_as_complex(session: Session, op: Any, args: tuple, params: dict, infos: list, outs: tuple) -> list:
+    """``view_as_complex``: an element comes from its real and imaginary parts."""
+    info = infos[0]
+    if info is None:
+        return [None] * len(outs)
+    rows = np.arange(_size(args[0]), dtype=np.int64)
+    size = outs[0]._data.size
+    return [_finish(session, size, [(info.g, rows // 2, rows)], [(info.h, rows // 2, rows)], [], False)]
 
 
 def _select_where(args: tuple, out: Tensor) -> list:
@@ -162,7 +189,7 @@ ELEMENTWISE = {
     **dict.fromkeys(["fill_number", "zero", "uniform_fill", "normal_fill", "bernoulli", "poisson", "ceil",
                      "floor", "round", "trunc", "sign", "heaviside", "floor_divide", "div_trunc"], ZERO),
     "add_scaled": _elementwise(quad=((1, 2),)), "sub_scaled": _elementwise(quad=((1, 2),)),
-    "mul": _elementwise(quad=((0, 1),)),
+    "mul": _elementwise(quad=((0, 1),), select=_select_mul, always=True),
     "div": _elementwise(quad=((0, 1), (1, 1))),
     "addcmul": _elementwise(quad=((1, 2),)),
     "addcdiv": _elementwise(quad=((1, 2), (2, 2))),
@@ -253,6 +280,8 @@ INDEXING = {
     "index_put_tensor": _movement((0, 1), index_args="rest"),
     "copy_slices": _movement((0, 1)),
     "pad": _movement(fix=_pad_fix),
+    **dict.fromkeys(["view_as_real", "copy_of_view_as_real"], _view_as_real),
+    **dict.fromkeys(["view_as_complex", "copy_of_view_as_complex"], _view_as_complex),
     "repeat_interleave": _movement((0,), index_args=(1,)),
 }
 

@@ -249,6 +249,9 @@ def trace(f: Callable, x: Any, *, local: bool, order: int, fn: str) -> tuple[Inf
             info = session.current(y)
             size = y._data.size
         else:
+            if isinstance(y, (tuple, list)):
+                raise TypeError(f"{fn}(): f must return one array or Tensor, not a {type(y).__name__} "
+                                "(Tensor.max(dim) returns (values, indices), as in torch: take .values)")
             array = np.asarray(y)
             if array.dtype == object:
                 raise TypeError(f"{fn}(): f must return an array or Tensor, not {type(y).__name__}")
