@@ -7,8 +7,11 @@ import numpy as np
 import pytest
 
 sp = pytest.importorskip("scipy.sparse")
+import scipy.sparse.csgraph  # noqa: E402, F401
+
 from dualgrad.sparse.coloring import (  # noqa: E402
     choose,
+    color_acyclic,
     color_columns,
     color_rows,
     color_symmetric,
@@ -88,6 +91,30 @@ def test_stencil_colors_within_twice_the_row_count():
 def test_star_coloring_of_tridiagonal_and_arrowhead_hessians():
     assert color_symmetric(banded_pattern(100, (-1, 0, 1))).ncolors <= 3
     assert color_symmetric(arrowhead_pattern(100)).ncolors == 2
+
+
+@pytest.mark.parametrize("name, P", [p for p in PATTERNS if p[1].shape[0] == p[1].shape[1]],
+                         ids=[p[0] for p in PATTERNS if p[1].shape[0] == p[1].shape[1]])
+def test_acyclic_colorings_have_no_two_colored_cycle(name, P):
+    P = sp.csr_array((P + P.T) != 0)
+    coloring = color_acyclic(P)
+    colors = coloring.colors
+    coo = sp.triu(P, k=1, format="coo")
+    assert (colors[coo.row] != colors[coo.col]).all()
+    for a in range(coloring.ncolors):  # every two-colored subgraph is a forest: edges = vertices - components
+        for b in range(a + 1, coloring.ncolors):
+            keep = np.isin(colors[coo.row], (a, b)) & np.isin(colors[coo.col], (a, b))
+            vertices = np.unique(np.concatenate([coo.row[keep], coo.col[keep]]))
+            if not len(vertices):
+                continue
+            sub = sp.csr_array((np.ones(keep.sum()), (coo.row[keep], coo.col[keep])), shape=P.shape)
+            components = sp.csgraph.connected_components(sub[vertices][:, vertices], directed=False)[0]
+            assert keep.sum() == len(vertices) - components
+    assert len(coloring.edges) == coo.nnz
+
+
+def test_acyclic_tridiagonal_needs_two_colors():
+    assert color_acyclic(banded_pattern(100, (-1, 0, 1))).ncolors == 2
 
 
 @pytest.mark.parametrize("seed", range(5))

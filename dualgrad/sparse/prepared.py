@@ -15,7 +15,7 @@ from ..batching import vmap
 from ..func import grad, jacfwd, jvp, vjp
 from ..func import hessian as dense_hessian
 from ..tensor import Tensor
-from .coloring import Coloring, SymmetricColoring, choose, color_symmetric
+from .coloring import AcyclicColoring, Coloring, SymmetricColoring, choose, color_acyclic, color_symmetric
 from .detection import hessian_sparsity, jacobian_sparsity
 from .tracer import as_input
 
@@ -166,23 +166,35 @@ class SparseJacobian:
 class SparseHessian:
     """A prepared sparse Hessian: ``hess(x)`` is the Hessian of the scalar ``f`` at ``x`` (``scipy.sparse``).
 
-    Attributes: ``sparsity`` (boolean CSR, symmetric), ``ncolors``, ``coloring`` ("star"), ``format``.
+    Attributes: ``sparsity`` (boolean CSR, symmetric), ``ncolors``, ``coloring`` ("star": direct
+    decompression; "acyclic": fewer colors, entries recovered by substitution along the two-colored
+    trees, a sparse triangular solve), ``format``.
     """
 
-    def __init__(self, f: Callable, pattern: sp.csr_array, coloring: SymmetricColoring, format: str):
+    def __init__(self, f: Callable, pattern: sp.csr_array, coloring: SymmetricColoring | AcyclicColoring,
+                 format: str):
         self.f = f
         self.sparsity = pattern
         self.colors = coloring
-        self.coloring = "star"
+        self.coloring = "acyclic" if isinstance(coloring, AcyclicColoring) else "star"
         self.ncolors = coloring.ncolors
         self.format = format
         n = pattern.shape[0]
         self.shape = pattern.shape
         rows, cols = _entries(pattern)
-        dense = np.zeros(n, bool)
-        dense[coloring.dense] = True
-        by_column = dense[cols] | ~dense[rows]
-        self._index = np.where(by_column, coloring.colors[cols] * n + rows, coloring.colors[rows] * n + cols)
+        if self.coloring == "star":
+            dense = np.zeros(n, bool)
+            dense[coloring.dense] = True
+            by_column = dense[cols] | ~dense[rows]
+            self._index = np.where(by_column, coloring.colors[cols] * n + rows, coloring.colors[rows] * n + cols)
+        else:
+            diagonal = rows == cols
+            self._diagonal = diagonal
+            self._diagonal_index = coloring.colors[rows[diagonal]] * n + rows[diagonal]
+            keys = coloring.edges[:, 0] * n + coloring.edges[:, 1]
+            order = np.argsort(keys)
+            low, high = np.minimum(rows, cols)[~diagonal], np.maximum(rows, cols)[~diagonal]
+            self._edge_index = order[np.searchsorted(keys[order], low * n + high)] if len(keys) else low
 
     def __repr__(self) -> str:
         return (f"SparseHessian(shape={self.shape}, nnz={self.sparsity.nnz}, coloring={self.coloring!r}, "
@@ -198,8 +210,17 @@ class SparseHessian:
             gradient = grad(_Flat(self.f, scalar=True))
             primal = Tensor(x.copy())
             seeds = _seeds(self.colors.colors, self.ncolors)
-            compressed = vmap(lambda s: jvp(gradient, (primal,), (s,))[1])(seeds)._data  # (colors, n)
-            values = compressed.ravel()[self._index]
+            compressed = vmap(lambda s: jvp(gradient, (primal,), (s,))[1])(seeds)._data.ravel()  # (colors, n)
+            if self.coloring == "star":
+                values = compressed[self._index]
+            else:
+                values[self._diagonal] = compressed[self._diagonal_index]
+                if len(self.colors.rhs):
+                    from scipy.sparse.linalg import spsolve_triangular
+
+                    edges = spsolve_triangular(self.colors.lower, compressed[self.colors.rhs], lower=True,
+                                               unit_diagonal=True)
+                    values[~self._diagonal] = edges[self._edge_index]
         result = sp.csr_array((values, self.sparsity.indices, self.sparsity.indptr), shape=self.shape)
         return result if self.format == "csr" else result.asformat(self.format)
 
@@ -240,12 +261,13 @@ def jacobian_fn(f: Callable, x0: Any, *, local: bool = False, mode: str = "auto"
 
 def hessian_fn(f: Callable, x0: Any, *, local: bool = False, coloring: str = "star", format: str = "csr",
                sparsity: Any = None, check: bool = False) -> SparseHessian:
-    """Detect the Hessian pattern of the scalar ``f`` at ``x0`` (or take ``sparsity``), star-color it, and
+    """Detect the Hessian pattern of the scalar ``f`` at ``x0`` (or take ``sparsity``), color it, and
     return ``hess`` with ``hess(x)`` the Hessian at ``x`` as a ``scipy.sparse`` array (one batched
-    forward-over-reverse pass: ``vmap`` of ``jvp`` of ``grad``, one seed per color; direct decompression).
+    forward-over-reverse pass: ``vmap`` of ``jvp`` of ``grad``, one seed per color).
 
-    ``coloring="acyclic"`` (fewer colors, decompression by substitution) is not implemented yet and raises
-    ``NotImplementedError``. The other arguments are ``jacobian_fn``'s.
+    ``coloring="acyclic"`` takes fewer colors (2 for a tridiagonal Hessian) and recovers the entries by
+    substitution (a sparse triangular solve per call; rounding errors add up along long chains, and the
+    preparation loops over vertices and entries in Python). The other arguments are ``jacobian_fn``'s.
 
     >>> import numpy as np, dualgrad.sparse as dgs
     >>> def f(x):
@@ -262,15 +284,13 @@ def hessian_fn(f: Callable, x0: Any, *, local: bool = False, coloring: str = "st
     x0 = as_input(x0, "hessian_fn")
     _check_choice(coloring, COLORINGS, "coloring", "hessian_fn")
     _check_choice(format, FORMATS, "format", "hessian_fn")
-    if coloring == "acyclic":
-        raise NotImplementedError("hessian_fn(): coloring='acyclic' (substitution) is not implemented yet; "
-                                  "use coloring='star'")
     if sparsity is None:
         pattern = hessian_sparsity(f, x0, local=local)
     else:
         pattern = _user_pattern(sparsity, (x0.size, x0.size), "hessian_fn")
         pattern = sp.csr_array(pattern + pattern.T, dtype=bool)
-    hess = SparseHessian(f, pattern, color_symmetric(pattern), format)
+    hess = SparseHessian(f, pattern, color_symmetric(pattern) if coloring == "star" else color_acyclic(pattern),
+                         format)
     if check:
         point = _check_point(x0, local)
         dense = dense_hessian(_Flat(f, scalar=True))(Tensor(point))._data
