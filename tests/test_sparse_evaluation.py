@@ -170,3 +170,41 @@ def test_check_of_a_local_pattern_used_elsewhere():
 def test_bad_input(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_constant_function_has_an_empty_jacobian():
+    J = dgs.jacobian(lambda x: np.ones(3) + 0 * np.floor(x[:3]), np.ones(4))
+    assert J.shape == (3, 4) and J.nnz == 0
+    assert dgs.jacobian_fn(lambda x: np.floor(x), np.ones(4)).ncolors == 0
+
+
+def test_tensor_input_and_scalar_output():
+    x = dg.tensor([1.0, 2.0, 3.0])
+    J = dgs.jacobian(lambda z: np.sum(z ** 2), x)
+    np.testing.assert_allclose(J.toarray(), [[2.0, 4.0, 6.0]])
+
+
+def test_local_hessian_pattern_follows_the_branch():
+    f = lambda x: np.sum(np.maximum(x, 0.0) ** 3) + x[0] * x[1]  # noqa: E731
+    x = np.array([1.0, -1.0, 2.0])
+    np.testing.assert_array_equal(dgs.hessian_sparsity(f, x, local=True).toarray(),
+                                  [[1, 1, 0], [1, 0, 0], [0, 0, 1]])
+    np.testing.assert_array_equal(dgs.hessian_sparsity(f, x).toarray(), [[1, 1, 0], [1, 1, 0], [0, 0, 1]])
+    H = dgs.hessian_fn(f, x, local=True, check=True)(x).toarray()
+    np.testing.assert_allclose(H, dense_hessian(f, x))
+
+
+def test_detection_in_threads():
+    import threading
+
+    results = {}
+
+    def work(k):
+        results[k] = dgs.jacobian_sparsity(lambda x: x[1:] * x[:-1], np.ones(50 + k)).nnz
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {k: 2 * (49 + k) for k in range(4)}

@@ -16,6 +16,7 @@ max/min reductions, indices computed from values) and allows Python branches.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -59,7 +60,7 @@ class Tracer(Tensor):
     __slots__ = ()
 
     def _refuse(self, what: str, escape: bool = False) -> None:
-        session = Session.active
+        session = active_session()
         if session is None:
             return
         if escape:
@@ -111,10 +112,15 @@ def index_array(shape: tuple) -> np.ndarray:
     return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
 
 
+_ACTIVE = threading.local()  # this thread's detection run (observers are per thread too)
+
+
+def active_session() -> Session | None:
+    return getattr(_ACTIVE, "session", None)
+
+
 class Session:
     """One detection run: the index sets of every traced tensor, and the observer installing the rules."""
-
-    active: Session | None = None
 
     def __init__(self, n_inputs: int, order: int, local: bool):
         self.n = n_inputs
@@ -239,9 +245,9 @@ def trace(f: Callable, x: Any, *, local: bool, order: int, fn: str) -> tuple[Inf
     session = Session(n, order, local)
     start = Tracer(x.copy())
     session.set(start, Info(RowSets.identity(n), RowSets.empty(n, n * n) if order == 2 else None))
-    if Session.active is not None:
+    if active_session() is not None:
         raise RuntimeError(f"{fn}(): sparsity detection cannot run inside another detection")
-    Session.active = session
+    _ACTIVE.session = session
     install_observer(session)
     try:
         y = f(start)
@@ -258,7 +264,7 @@ def trace(f: Callable, x: Any, *, local: bool, order: int, fn: str) -> tuple[Inf
             info, size = None, array.size
     finally:
         remove_observer(session)
-        Session.active = None
+        _ACTIVE.session = None
     if order == 2 and size != 1:
         raise ValueError(f"{fn}(): f must return one value (a scalar) for a Hessian, got {size} values")
     return (info if info is not None else session.empty(size)), size
