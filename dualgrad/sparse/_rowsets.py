@@ -54,11 +54,12 @@ class RowSets:
         keys = np.asarray(keys, _INDEX)
         if not unique and len(keys):
             if n_rows * width < 2 ** 62:  # (a sort, not np.unique: NumPy 2's hashing unique is slower here)
-                combined = np.sort(rows * width + keys)
+                # (stable: timsort merges the sorted runs the sources give in linear time)
+                combined = np.sort(rows * width + keys, kind="stable")
                 keep = np.ones(len(combined), bool)
                 np.not_equal(combined[1:], combined[:-1], out=keep[1:])
                 combined = combined[keep]
-                rows, keys = combined // width, combined % width
+                rows, keys = np.divmod(combined, width)
             else:  # (a key space too large to combine with the row: sort the pairs instead)
                 order = np.lexsort((keys, rows))
                 rows, keys = rows[order], keys[order]
@@ -69,10 +70,25 @@ class RowSets:
         np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
         return RowSets(indptr, keys, width)
 
+    def uniform(self) -> int:
+        """The number of keys of every row if all rows have as many, else -1."""
+        n = self.n_rows
+        total = int(self.indptr[-1])
+        if n == 0 or total % n:
+            return -1
+        k = total // n
+        return k if np.array_equal(self.indptr, np.arange(n + 1, dtype=_INDEX) * k) else -1
+
     def entries(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(position, key)`` of every entry of the rows ``rows`` (in order, with repetitions):
         ``position[k]`` is the index into ``rows`` the entry belongs to."""
         rows = np.asarray(rows, _INDEX)
+        k = self.uniform()
+        if k == 1:  # (one key per row, as the input's own sets: no repeat needed)
+            return np.arange(len(rows), dtype=_INDEX), self.keys[rows]
+        if k > 1:
+            position = np.repeat(np.arange(len(rows), dtype=_INDEX), k)
+            return position, self.keys[(rows[:, None] * k + np.arange(k, dtype=_INDEX)).ravel()]
         starts = self.indptr[rows]
         counts = self.indptr[rows + 1] - starts
         total = int(counts.sum())
