@@ -232,7 +232,7 @@ def _movement(sources: Any = ALL, fix: Callable | None = None, index_args: tuple
     def rule(session: Session, op: Any, args: tuple, params: dict, infos: list, outs: tuple) -> list:
         encoded, parts, offset = [], [], 1
         for i, (a, info) in enumerate(zip(args, infos)):
-            if sources is ALL or i in sources:
+            if (sources is ALL and isinstance(a, (Tensor, np.ndarray))) or (sources is not ALL and i in sources):
                 shape = _shape(a)
                 if info is not None:
                     size = _size(a)
@@ -348,6 +348,7 @@ def _reduction(kind: str) -> Callable:
             flat_value = value.ravel()[lane] if value.size == count else value.ravel()
             data = np.asarray(_values(x)).ravel()
             keep = (data == flat_value) | np.isnan(flat_value)
+            keep |= (np.bincount(lane[keep], minlength=count) == 0)[lane]  # (no element equals it: the whole lane)
             lane, rows = lane[keep], rows[keep]
         results[0] = _finish(session, count, [(info.g, lane, rows)], [(info.h, lane, rows)], [],
                              kind == "nonlinear")
