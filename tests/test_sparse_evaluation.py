@@ -208,3 +208,14 @@ def test_detection_in_threads():
     for t in threads:
         t.join()
     assert results == {k: 2 * (49 + k) for k in range(4)}
+
+
+def test_results_share_no_memory_with_the_prepared_object():
+    jac = dgs.jacobian_fn(reaction_diffusion, np.ones(6))
+    hess = dgs.hessian_fn(rosenbrock, np.ones(5))
+    for prepared, x in ((jac, np.zeros(6)), (hess, np.zeros(5))):
+        first = prepared(x)
+        first.data[:] = 0.0
+        first.eliminate_zeros()  # (in place: must not touch the pattern the next call uses)
+        np.testing.assert_array_equal(prepared(x).toarray(), prepared(x).toarray())
+        assert prepared(x).nnz == prepared.sparsity.nnz

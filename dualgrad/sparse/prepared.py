@@ -159,7 +159,7 @@ class SparseJacobian:
                 values = compressed.ravel()[self._reverse_index]
             else:
                 values[~self._forward] = compressed.ravel()[self._reverse_index]
-        result = sp.csr_array((values, self.sparsity.indices, self.sparsity.indptr), shape=self.shape)
+        result = sp.csr_array((values, self.sparsity.indices.copy(), self.sparsity.indptr.copy()), shape=self.shape)
         return result if self.format == "csr" else result.asformat(self.format)
 
 
@@ -221,7 +221,7 @@ class SparseHessian:
                     edges = spsolve_triangular(self.colors.lower, compressed[self.colors.rhs], lower=True,
                                                unit_diagonal=True)
                     values[~self._diagonal] = edges[self._edge_index]
-        result = sp.csr_array((values, self.sparsity.indices, self.sparsity.indptr), shape=self.shape)
+        result = sp.csr_array((values, self.sparsity.indices.copy(), self.sparsity.indptr.copy()), shape=self.shape)
         return result if self.format == "csr" else result.asformat(self.format)
 
 
