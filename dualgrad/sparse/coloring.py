@@ -266,8 +266,8 @@ def _lower_bound(P: sp.csr_array) -> int:
 
 
 def choose(P: sp.sparray, mode: str = "auto", seed: int = 0) -> Coloring:
-    """The coloring for ``mode``: "forward", "reverse", "bidirectional", or "auto" (fewest colors; forward on
-    ties, as its pass is cheaper)."""
+    """The coloring for ``mode``: "forward", "reverse", "bidirectional" (one direction when no row or column
+    is much denser than the others), or "auto" (fewest colors; forward on ties, as its pass is cheaper)."""
     P = _csr(P)
     PT = _csr(P.T)
     options = []
@@ -280,6 +280,8 @@ def choose(P: sp.sparray, mode: str = "auto", seed: int = 0) -> Coloring:
     best_single = min((o.ncolors for o in options), default=None)
     if mode == "bidirectional" or (mode == "auto" and (best_single is None or best_single > 2)):
         options.extend(_bicolorings(P, PT, seed))
+    if not options and mode == "bidirectional":  # (no dense row or column to split off: one direction)
+        return choose(P, "auto", seed)
     if not options:
         options.append(Coloring("forward", np.arange(P.shape[1], dtype=np.int64), None))
     return min(options, key=lambda o: (o.ncolors, o.mode != "forward"))
