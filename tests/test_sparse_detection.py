@@ -386,3 +386,29 @@ def test_many_ops_never_miss_a_nonzero(name):
 def test_tuple_output_is_refused():
     with pytest.raises(TypeError, match=r"f must return one array or Tensor, not a ValuesIndices"):
         dgs.jacobian_sparsity(lambda x: x.reshape(2, 3).max(1), np.ones(6))
+
+
+# -- property-based: random banded and random sparse functions ------------------------------------------------------
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@given(offsets=st.sets(st.integers(-3, 3), min_size=1, max_size=5), seed=st.integers(0, 10 ** 6),
+       n=st.integers(8, 14))
+def test_random_banded_patterns(offsets, seed, n):
+    f = banded(tuple(sorted(offsets)), seed)
+    pattern = dgs.jacobian_sparsity(f, np.ones(n)).toarray()
+    np.testing.assert_array_equal(pattern, nonzeros_at_random_points(dense_jacobian, f, n, points=2, seed=seed))
+
+
+@given(m=st.integers(1, 9), n=st.integers(1, 9), density=st.floats(0.05, 0.6), seed=st.integers(0, 10 ** 6))
+def test_random_sparse_patterns_and_values(m, n, density, seed):
+    f = random_sparse(m, n, density, seed)
+    x = np.random.default_rng(seed).uniform(0.5, 1.5, n)
+    pattern = dgs.jacobian_sparsity(f, x).toarray()
+    np.testing.assert_array_equal(pattern, nonzeros_at_random_points(dense_jacobian, f, n, points=2, seed=seed))
+    np.testing.assert_allclose(dgs.jacobian(f, x).toarray(), dense_jacobian(f, x), rtol=1e-12, atol=1e-12)
+    h = scalar_of(f) if m > 1 else (lambda z: np.sum(f(z) ** 2))
+    np.testing.assert_allclose(dgs.hessian(h, x).toarray(), dense_hessian(h, x), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(dgs.hessian(h, x, coloring="acyclic").toarray(), dense_hessian(h, x),
+                               rtol=1e-9, atol=1e-9)
