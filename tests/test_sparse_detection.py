@@ -412,3 +412,11 @@ def test_random_sparse_patterns_and_values(m, n, density, seed):
     np.testing.assert_allclose(dgs.hessian(h, x).toarray(), dense_hessian(h, x), rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(dgs.hessian(h, x, coloring="acyclic").toarray(), dense_hessian(h, x),
                                rtol=1e-9, atol=1e-9)
+
+
+def test_nearly_dense_patterns_stop_with_a_clear_error(monkeypatch):
+    from dualgrad.sparse import _rowsets
+
+    monkeypatch.setattr(_rowsets, "LIMIT", 1000)
+    with pytest.raises(MemoryError, match="intermediate pattern has 2500 entries"):
+        dgs.hessian_sparsity(lambda x: np.exp(np.sum(x)), np.ones(50))

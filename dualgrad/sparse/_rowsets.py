@@ -18,6 +18,15 @@ from collections.abc import Sequence
 import numpy as np
 
 _INDEX = np.int64
+LIMIT = 400_000_000  # index-set entries in one intermediate (8 bytes each, several arrays: GBs)
+
+
+def _check_size(total: int) -> None:
+    if total > LIMIT:
+        raise MemoryError(
+            f"sparsity detection: an intermediate pattern has {total} entries (the limit is {LIMIT}): the "
+            "Jacobian or Hessian is nearly dense at this size (a sum of all inputs fed into a nonlinear "
+            "function, a dense matrix product); use dense derivatives (dualgrad.func.jacfwd / hessian)")
 
 
 class RowSets:
@@ -87,11 +96,13 @@ class RowSets:
         if k == 1:  # (one key per row, as the input's own sets: no repeat needed)
             return np.arange(len(rows), dtype=_INDEX), self.keys[rows]
         if k > 1:
+            _check_size(k * len(rows))
             position = np.repeat(np.arange(len(rows), dtype=_INDEX), k)
             return position, self.keys[(rows[:, None] * k + np.arange(k, dtype=_INDEX)).ravel()]
         starts = self.indptr[rows]
         counts = self.indptr[rows + 1] - starts
         total = int(counts.sum())
+        _check_size(total)
         position = np.repeat(np.arange(len(rows), dtype=_INDEX), counts)
         offsets = np.arange(total, dtype=_INDEX) - np.repeat(np.cumsum(counts) - counts, counts)
         return position, self.keys[np.repeat(starts, counts) + offsets]
@@ -146,6 +157,7 @@ def cross_pairs(a: RowSets, b: RowSets, n_inputs: int) -> RowSets:
         return RowSets.empty(n_rows, width)
     row_a = np.repeat(np.arange(n_rows, dtype=_INDEX), a.counts)
     repeats = b.counts[row_a]  # each entry of a meets every entry of b's same row
+    _check_size(int(repeats.sum()))
     first = np.repeat(a.keys, repeats)
     rows = np.repeat(row_a, repeats)
     offsets = np.arange(len(first), dtype=_INDEX) - np.repeat(np.cumsum(repeats) - repeats, repeats)
