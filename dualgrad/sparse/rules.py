@@ -173,8 +173,8 @@ def _select_relu(args: tuple, out: Tensor) -> list:
 
 
 def _select_threshold(args: tuple, out: Tensor) -> list:
-    x = np.asarray(_values(args[0]))
-    return [~(x < np.asarray(_values(args[1]))), None, None]
+    x, threshold = np.asarray(_values(args[0])), np.asarray(_values(args[1]))
+    return [~(x < threshold), None, ~(x > threshold)]
 
 
 LINEAR = _elementwise(quad=())
@@ -206,7 +206,7 @@ ELEMENTWISE = {
     "fmin": _elementwise(quad="none", select=_select_extreme(False)),
     **dict.fromkeys(["clamp", "clamp_min", "clamp_max"], _elementwise(quad="none", select=_select_clamp)),
     "relu": _elementwise(quad="none", select=_select_relu),
-    "threshold": _elementwise(first=(0,), quad="none", select=_select_threshold),
+    "threshold": _elementwise(first=(0, 2), quad="none", select=_select_threshold),
     "abs": PIECEWISE,
     "copysign": _elementwise(first=(0,), quad="none"),
     "remainder": PIECEWISE, "fmod": PIECEWISE,
