@@ -364,7 +364,13 @@ OPS = {
     "diag": lambda x: np.diag(x[:3]).ravel(),
     "flatnonzero_const": lambda x: x[np.flatnonzero(np.arange(6) % 2)],
 }
-CONSERVATIVE_IN_GLOBAL_MODE = {"clip", "where0"}  # (piecewise: local mode is exact)
+OPS["threshold"] = lambda x: dg.threshold(x, 0.5, 0.0)
+OPS["masked_fill"] = lambda x: x.masked_fill(dg.tensor([True, False, True, False, False, True]), 2.0)
+OPS["relu"] = lambda x: dg.relu(x)
+OPS["maximum_tensor"] = lambda x: np.maximum(x[:3], x[3:])
+OPS["where_constant"] = lambda x: np.where(np.arange(6) % 2 == 0, x, x[::-1] ** 2)
+# (piecewise: local mode is exact)
+CONSERVATIVE_IN_GLOBAL_MODE = {"clip", "where0", "threshold", "relu", "maximum_tensor"}
 DENSE_RULE = {"solve", "solve_mat", "inv", "det", "matrix_power"}  # (linear algebra: every output on every input)
 
 

@@ -71,18 +71,19 @@ def _finish(session: Session, size: int, g_sources: list, h_sources: list, extra
 
 # -- elementwise ------------------------------------------------------------------------------------------
 def _elementwise(first: Any = ALL, quad: Any = "all", select: Callable | None = None,
-                 always: bool = False) -> Callable:
+                 always: bool = False, selector: int | None = None) -> Callable:
     """A rule for an elementwise op: ``first`` the argument positions with a nonzero partial (ALL: every
     one), ``quad`` "all" (nonlinear), "none" (piecewise linear) or pairs of positions with a nonzero mixed
-    second derivative; ``select(args, out)`` gives per argument a mask of the elements where it is
-    selected (local mode; in both modes with ``always``)."""
+    second derivative; ``select(args, params, out)`` gives per argument a mask of the elements where it is
+    selected (local mode; in both modes with ``always``, or when argument ``selector`` is a constant)."""
 
     def rule(session: Session, op: Any, args: tuple, params: dict, infos: list, outs: tuple) -> list:
         out = outs[0]
         shape = out.shape
         size = out._data.size
         out_rows = np.arange(size, dtype=np.int64)
-        masks = select(args, out) if (select is not None and (session.local or always)) else None
+        chosen = session.local or always or (selector is not None and not isinstance(args[selector], Tracer))
+        masks = select(args, params, out) if (select is not None and chosen) else None
         g_sources, h_sources, taken = [], [], {}
         for i, (a, info) in enumerate(zip(args, infos)):
             if info is None or (first is not ALL and i not in first):
@@ -106,7 +107,7 @@ def _elementwise(first: Any = ALL, quad: Any = "all", select: Callable | None = 
     return rule
 
 
-def _select_mul(args: tuple, out: Tensor) -> list:
+def _select_mul(args: tuple, params: dict, out: Tensor) -> list:
     """``x * c`` with a constant ``c``: no dependence where ``c`` is zero (in both modes: constants are
     the same for every input)."""
     masks = [None, None]
@@ -136,18 +137,18 @@ def _view_as_complex(session: Session, op: Any, args: tuple, params: dict, infos
     return [_finish(session, size, [(info.g, rows // 2, rows)], [(info.h, rows // 2, rows)], [], False)]
 
 
-def _select_where(args: tuple, out: Tensor) -> list:
+def _select_where(args: tuple, params: dict, out: Tensor) -> list:
     c = np.asarray(_values(args[0]), bool)
     return [None, c, ~c]
 
 
-def _select_masked_fill(args: tuple, out: Tensor) -> list:
+def _select_masked_fill(args: tuple, params: dict, out: Tensor) -> list:
     m = np.asarray(_values(args[1]), bool)
     return [~m, None, m]
 
 
 def _select_extreme(larger: bool) -> Callable:
-    def select(args: tuple, out: Tensor) -> list:
+    def select(args: tuple, params: dict, out: Tensor) -> list:
         a, b = np.asarray(_values(args[0])), np.asarray(_values(args[1]))
         a_wins = ~(a < b) if larger else ~(a > b)
         b_wins = ~(b < a) if larger else ~(b > a)
@@ -156,7 +157,7 @@ def _select_extreme(larger: bool) -> Callable:
     return select
 
 
-def _select_clamp(args: tuple, out: Tensor) -> list:
+def _select_clamp(args: tuple, params: dict, out: Tensor) -> list:
     x = np.asarray(_values(args[0]))
     lo = None if len(args) < 2 or args[1] is None else np.asarray(_values(args[1]))
     hi = None if len(args) < 3 or args[2] is None else np.asarray(_values(args[2]))
@@ -168,12 +169,13 @@ def _select_clamp(args: tuple, out: Tensor) -> list:
     return [keep_x, None if lo is None else ~(x > lo), None if hi is None else ~(x < hi)]
 
 
-def _select_relu(args: tuple, out: Tensor) -> list:
+def _select_relu(args: tuple, params: dict, out: Tensor) -> list:
     return [~(np.asarray(_values(args[0])) < 0)]
 
 
-def _select_threshold(args: tuple, out: Tensor) -> list:
-    x, threshold = np.asarray(_values(args[0])), np.asarray(_values(args[1]))
+def _select_threshold(args: tuple, params: dict, out: Tensor) -> list:
+    x = np.asarray(_values(args[0]))
+    threshold = np.asarray(_values(args[1] if len(args) > 1 else params["threshold"]))
     return [~(x < threshold), None, ~(x > threshold)]
 
 
@@ -198,8 +200,8 @@ ELEMENTWISE = {
     "special_xlog1py": _elementwise(quad=((0, 1), (1, 1))),
     "tanh_backward": _elementwise(quad=((0, 1), (1, 1))),
     "sigmoid_backward": _elementwise(quad=((0, 1), (1, 1))),
-    "where": _elementwise(first=(1, 2), quad="none", select=_select_where),
-    "masked_fill": _elementwise(first=(0, 2), quad="none", select=_select_masked_fill),
+    "where": _elementwise(first=(1, 2), quad="none", select=_select_where, selector=0),
+    "masked_fill": _elementwise(first=(0, 2), quad="none", select=_select_masked_fill, selector=1),
     "maximum": _elementwise(quad="none", select=_select_extreme(True)),
     "fmax": _elementwise(quad="none", select=_select_extreme(True)),
     "minimum": _elementwise(quad="none", select=_select_extreme(False)),
