@@ -254,6 +254,13 @@ def test_value_dependent_index_in_global_mode():
                                   [[0, 1, 0], [0, 0, 1], [1, 0, 0]])
 
 
+@pytest.mark.parametrize("reader", [np.nonzero, np.flatnonzero, np.isposinf, np.unique, np.argwhere])
+def test_numpy_functions_reading_values_in_global_mode(reader):
+    with pytest.raises(SparsityDetectionError, match=rf"np.{reader.__name__}\(\) of a traced value.*local=True"):
+        dgs.jacobian_sparsity(lambda x: x * np.size(reader(x)), np.ones(3))
+    dgs.jacobian_sparsity(lambda x: x * np.size(reader(x)), np.ones(3), local=True)
+
+
 def test_escape_to_numpy_is_refused():
     def f(x):
         out = np.zeros(3)

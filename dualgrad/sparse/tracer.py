@@ -54,10 +54,24 @@ class Info:
         self.h = h
 
 
+# NumPy functions that dualgrad runs on the data of its arguments (``numpy_dispatch.RAW_FUNCTIONS``) and whose
+# results depend on the values: in global mode, a traced argument must not reach them
+VALUE_READERS = frozenset({
+    "allclose", "argpartition", "argwhere", "array_equal", "array_equiv", "bincount", "digitize", "flatnonzero",
+    "histogram", "histogram_bin_edges", "isclose", "iscomplex", "isneginf", "isposinf", "isreal", "lexsort",
+    "nanargmax", "nanargmin", "nonzero", "searchsorted", "unique", "unique_all", "unique_counts",
+    "unique_inverse", "unique_values"})
+
+
 class Tracer(Tensor):
     """A Tensor whose value depends on the traced input (see the module docstring)."""
 
     __slots__ = ()
+
+    def __array_function__(self, func: Any, types: tuple, args: tuple, kwargs: dict) -> Any:
+        if getattr(func, "__name__", None) in VALUE_READERS:
+            self._refuse(f"np.{func.__name__}()")
+        return super().__array_function__(func, types, args, kwargs)
 
     def _refuse(self, what: str, escape: bool = False) -> None:
         session = active_session()
