@@ -215,6 +215,15 @@ def test_local_mode_follows_python_branches():
                                   [[1, 1, 0], [1, 0, 1]])
 
 
+def test_detached_values_are_not_constants_in_global_mode():
+    x = np.array([0.0, 1.0])
+    for f in (lambda z: z * z.detach(), lambda z: np.where(z.detach() > 0, z, 0.0), lambda z: z * z.data):
+        np.testing.assert_array_equal(dgs.jacobian_sparsity(f, x).toarray(), np.eye(2, dtype=bool))
+        local = dgs.jacobian_sparsity(f, x, local=True).toarray()
+        assert local[1, 1] and not local[0, 1] and not local[1, 0]
+    assert dgs.jacobian_sparsity(lambda z: z.detach() * 2, x).nnz == 0
+
+
 def test_zero_derivative_ops_give_empty_patterns():
     f = lambda x: np.floor(x) + np.sign(x) + (x > 0) + np.round(x * 3)  # noqa: E731
     assert dgs.jacobian_sparsity(f, np.ones(4)).nnz == 0

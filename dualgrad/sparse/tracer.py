@@ -84,6 +84,24 @@ class Tracer(Tensor):
         elif not session.local:
             raise SparsityDetectionError(BRANCH_MESSAGE.format(what=what))
 
+    # A detached traced value has no derivative, but its values still vary with the input: it stays a
+    # tracer (with empty sets), so that global mode never uses its values at x (as a mask, or as zeros
+    # of a product) as if they were constants.
+    def detach(self) -> Tensor:
+        return _untracked_tracer(super().detach())
+
+    def detach_(self) -> Tensor:
+        super().detach_()
+        return _untracked_tracer(self)
+
+    @property
+    def data(self) -> Tensor:
+        return _untracked_tracer(Tensor.data.fget(self))
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        Tensor.data.fset(self, value)
+
     def __bool__(self) -> bool:
         self._refuse("bool() (an if, while, and/or)")
         return super().__bool__()
@@ -119,6 +137,13 @@ class Tracer(Tensor):
     def numpy(self, *, force: bool = False) -> np.ndarray:
         self._refuse(".numpy()", escape=True)
         return super().numpy(force=force)
+
+
+def _untracked_tracer(t: Tensor) -> Tensor:
+    session = active_session()
+    if session is not None:
+        session.set(t, session.empty(t._data.size))
+    return t
 
 
 def index_array(shape: tuple) -> np.ndarray:
