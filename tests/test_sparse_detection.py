@@ -224,6 +224,13 @@ def test_detached_values_are_not_constants_in_global_mode():
     assert dgs.jacobian_sparsity(lambda z: z.detach() * 2, x).nnz == 0
 
 
+def test_copy_construction_in_global_mode():
+    with pytest.raises(SparsityDetectionError, match=r"dualgrad.tensor\(t\) / t.new_tensor\(t\) copies"):
+        dgs.jacobian_sparsity(lambda z: z * dg.tensor(z), np.ones(2))
+    with pytest.warns(UserWarning, match="To copy construct"):
+        dgs.jacobian_sparsity(lambda z: z * dg.tensor(z), np.ones(2), local=True)
+
+
 def test_zero_derivative_ops_give_empty_patterns():
     f = lambda x: np.floor(x) + np.sign(x) + (x > 0) + np.round(x * 3)  # noqa: E731
     assert dgs.jacobian_sparsity(f, np.ones(4)).nnz == 0

@@ -17,6 +17,7 @@ max/min reductions, indices computed from values) and allows Python branches.
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -289,7 +290,18 @@ def trace(f: Callable, x: Any, *, local: bool, order: int, fn: str) -> tuple[Inf
     _ACTIVE.session = session
     install_observer(session)
     try:
-        y = f(start)
+        with warnings.catch_warnings():
+            if not local:  # (dualgrad.tensor(t) / t.new_tensor(t) copy the numbers: constants for every input)
+                warnings.filterwarnings("error", message="To copy construct from a tensor", category=UserWarning)
+            try:
+                y = f(start)
+            except UserWarning as warning:
+                if "To copy construct from a tensor" not in str(warning):
+                    raise
+                raise SparsityDetectionError(
+                    "sparsity detection (global mode): dualgrad.tensor(t) / t.new_tensor(t) copies the values of "
+                    "a tensor into a constant, which would then stand for every input. Use t.detach().clone(), "
+                    "or local=True.") from None
         if isinstance(y, Tensor):
             info = session.current(y)
             size = y._data.size
