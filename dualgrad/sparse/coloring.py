@@ -471,6 +471,6 @@ def color_acyclic(P: sp.sparray) -> AcyclicColoring:
     if len(order) != len(ends):
         raise RuntimeError("color_acyclic: the coloring has a two-colored cycle (an internal error)")
     size = len(order)
-    lower = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(size, size)) + sp.eye_array(size, format="csr")
+    lower = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(size, size)) + sp.identity(size, format="csr")
     return AcyclicColoring(colors, ends[np.asarray(order, np.int64)] if order else ends, np.asarray(rhs, np.int64),
                            sp.csr_array(lower))
