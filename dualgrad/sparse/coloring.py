@@ -274,7 +274,10 @@ def choose(P: sp.sparray, mode: str = "auto", seed: int = 0) -> Coloring:
     if mode in ("auto", "forward"):
         if mode == "forward" or graph_cost(P) <= _GRAPH_BUDGET or _lower_bound(P) < 8:
             options.append(Coloring("forward", color_columns(P, seed), None))
-    if mode in ("auto", "reverse"):
+    # (reverse mode needs at least as many colors as the densest column has nonzeros: skip it when forward
+    # mode already does as well)
+    forward_done = mode == "auto" and options and options[0].ncolors <= max(_lower_bound(PT), 1)
+    if mode in ("auto", "reverse") and not forward_done:
         if mode == "reverse" or graph_cost(PT) <= _GRAPH_BUDGET or _lower_bound(PT) < 8:
             options.append(Coloring("reverse", None, color_columns(PT, seed)))
     best_single = min((o.ncolors for o in options), default=None)
