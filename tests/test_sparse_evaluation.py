@@ -219,3 +219,22 @@ def test_results_share_no_memory_with_the_prepared_object():
         first.eliminate_zeros()  # (in place: must not touch the pattern the next call uses)
         np.testing.assert_array_equal(prepared(x).toarray(), prepared(x).toarray())
         assert prepared(x).nnz == prepared.sparsity.nnz
+
+
+@pytest.mark.parametrize("context", [dg.no_grad, dg.inference_mode])
+@pytest.mark.parametrize("mode", ["forward", "reverse", "bidirectional"])
+def test_evaluation_under_no_grad_and_inference_mode(context, mode):
+    x = np.linspace(0.5, 1.5, 7)
+    with context():
+        J = dgs.jacobian_fn(arrowhead, np.ones(7), mode=mode, check=True)(x).toarray()
+        H = dgs.hessian_fn(rosenbrock, np.ones(7), check=True)(x).toarray()
+        H2 = dgs.hessian(rosenbrock, x, coloring="acyclic").toarray()
+    np.testing.assert_allclose(J, dense_jacobian(arrowhead, x), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(H, dense_hessian(rosenbrock, x), rtol=1e-10)
+    np.testing.assert_allclose(H2, dense_hessian(rosenbrock, x), rtol=1e-10)
+
+
+def test_small_arrowhead_is_bicolored():
+    f = lambda x: np.concatenate([np.sum(x ** 2)[None], x[0] * x[1:]])  # noqa: E731
+    jac = dgs.jacobian_fn(f, np.ones(5))
+    assert jac.mode == "bidirectional" and jac.ncolors == 3

@@ -214,15 +214,18 @@ def _best_coloring(P: sp.csr_array, rng: np.random.Generator) -> np.ndarray:
     lower = max(int(counts.max(initial=0)), 1)
     present = np.zeros(n, bool)
     present[P.indices] = True
+    candidates = []
     for c in range(lower, lower + 4):  # cyclic colorings: banded patterns, no graph needed
         candidate = np.arange(n, dtype=np.int64) % c
         if _is_column_coloring(P, candidate):
-            return _compact(candidate, present)
-    if graph_cost(P) > _GRAPH_BUDGET:
-        return _compact(np.arange(n, dtype=np.int64), present)  # (too large a graph: one color per column)
+            if c == lower:  # (optimal)
+                return _compact(candidate, present)
+            candidates.append(candidate)
+            break
+    if graph_cost(P) > _GRAPH_BUDGET:  # (too large a graph: a cyclic coloring, or one color per column)
+        return _compact(candidates[0] if candidates else np.arange(n, dtype=np.int64), present)
     G = column_graph(P)
     degrees = np.diff(G.indptr)
-    candidates = []
     lf_rank = np.empty(n, np.int64)
     lf_rank[np.lexsort((rng.random(n), -degrees))] = np.arange(n)
     jp = jones_plassmann(G, lf_rank)
