@@ -240,13 +240,12 @@ class Session:
         keep = np.ones(size, bool)
         keep[region] = False
         kept = np.flatnonzero(keep)
-        own = np.arange(region.size, dtype=np.int64)
         sources_g, sources_h = [], []
         if base_info is not None:
             sources_g.append((base_info.g, kept, kept))
             sources_h.append((base_info.h, kept, kept))
-        if new_info is not None:
-            rows = np.broadcast_to(index_array(result.shape), t.shape).ravel() if result.shape != t.shape else own
+        if new_info is not None:  # (``result`` has ``t``'s shape: ``inplace.commit`` checked it)
+            rows = np.arange(region.size, dtype=np.int64)
             sources_g.append((new_info.g, region, rows))
             sources_h.append((new_info.h, region, rows))
         g = combine(sources_g, size, self.n)
