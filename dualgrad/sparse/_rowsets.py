@@ -115,9 +115,6 @@ class RowSets:
         np.cumsum(counts, out=indptr[1:])
         return RowSets(indptr, self.entries(rows)[1], self.width)
 
-    def to_csr_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.indptr, self.keys
-
 
 def combine(sources: Sequence[tuple[RowSets, np.ndarray, np.ndarray]], n_rows: int, width: int) -> RowSets:
     """Out-row ``o`` = union over each ``(sets, out, rows)`` of ``sets[rows[k]]`` for every ``k`` with
@@ -164,9 +161,3 @@ def cross_pairs(a: RowSets, b: RowSets, n_inputs: int) -> RowSets:
     second = b.keys[b.indptr[rows] + offsets]
     low, high = np.minimum(first, second), np.maximum(first, second)
     return RowSets.from_pairs(rows, low * n_inputs + high, n_rows, width)
-
-
-def union(parts: Sequence[RowSets | None], n_rows: int, width: int) -> RowSets:
-    """Row-wise union of sets with the same number of rows."""
-    rows = np.arange(n_rows, dtype=_INDEX)
-    return combine([(p, rows, rows) for p in parts if p is not None], n_rows, width)
