@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 # Modules whose public names (``__all__``) the reference documents, besides ``dualgrad`` itself.
 SUBMODULES = ("autograd", "forward_ad", "functional", "func", "graph", "profiler", "testing", "linalg",
-              "fft", "scipy", "special", "nn", "optim", "serialization")
+              "fft", "scipy", "special", "nn", "optim", "serialization", "sparse")
 
 
 def public_names() -> list[str]:
