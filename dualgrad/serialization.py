@@ -212,8 +212,10 @@ def _open(f: Any, mode: str) -> Iterator[Any]:
     if isinstance(f, (str, os.PathLike)):
         with open(f, mode) as stream:
             yield stream
-    else:
-        yield f
+        return
+    if "w" in mode and not hasattr(f, "write"):  # (torch's error, before anything is written)
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a 'write' attribute")
+    yield f
 
 
 # -- load -------------------------------------------------------------------------------------------

@@ -163,3 +163,8 @@ def test_a_parameter_is_saved_as_torchs_parameter():
     torch = pytest.importorskip("torch")
     buffer.seek(0)
     assert type(torch.load(buffer)["p"]) is torch.nn.Parameter
+
+
+def test_save_to_something_without_write_raises_torchs_attribute_error():
+    with pytest.raises(AttributeError, match="expected 'f' to be string, path, or a file-like object with a 'write'"):
+        dg.save(dg.tensor(0.0), None)

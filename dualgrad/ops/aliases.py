@@ -28,7 +28,7 @@ from ..tensor import Tensor, torch_dtype_name
 from . import special
 from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
-from .elementwise import selecting
+from .elementwise import selecting, to_dtype
 from .indexing import GETITEM
 from .inplace import COPY, _inplace, _method, update_
 from .linalg_derived import matrix_norm
@@ -453,7 +453,7 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
             warnings.warn("torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of "
                           "False. Pass requires_grad=False explicitly to get the old behavior and silence this "
                           "warning.", UserWarning, stacklevel=2)
-        result = obj.to(dtype) if dtype is not None else obj
+        result = to_dtype(obj, dtype) if dtype is not None else obj
         result = result.clone() if copy and result is obj else result
     else:
         result = as_tensor(np.array(source, copy=True) if copy else source, dtype=dtype)

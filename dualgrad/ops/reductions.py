@@ -27,7 +27,7 @@ from ..tensor import Tensor, _wrap, int_arg
 from ._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg
-from .elementwise import maximum, minimum, sgn, where
+from .elementwise import maximum, minimum, sgn, to_dtype, where
 from .registry import Op, linear, nondifferentiable
 from .shape import FLIP, NARROW, PAD, PERMUTE, RESHAPE, reshape
 
@@ -555,7 +555,7 @@ def _correction(correction: Any, unbiased: Any, ddof: Any, name: str, axis: Any)
 
 
 def _cast(x: Any, dtype: Any) -> Any:
-    return x if dtype is None else x.to(dtype)
+    return x if dtype is None else to_dtype(x, dtype)
 
 
 # -- public functions --------------------------------------------------------------------------------
