@@ -68,8 +68,16 @@ from .ops.shape import PERMUTE, RESHAPE
 from .reverse import enable_grad, is_grad_enabled
 from .reverse import grad as autograd_grad
 from .reverse.api import check_real_output
-from .tensor import Tensor, is_differentiable_dtype
-from .transform_levels import ReverseLevel, lower, needs_graph, reverse_level, tag_leaf
+from .tensor import Tensor, _wrap, is_differentiable_dtype
+from .transform_levels import (
+    ReverseLevel,
+    leave_inference_mode,
+    lower,
+    needs_graph,
+    restore_modes,
+    reverse_level,
+    tag_leaf,
+)
 
 __all__ = ["functionalize", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "vjp",
            "vmap"]
@@ -93,8 +101,8 @@ def _track(x: Any, levels: tuple, level: ReverseLevel) -> tuple[Tensor, Tensor]:
         leaf = apply(RESHAPE, phys, shape=phys.shape)  # an alias: keeps outer graphs and tangents
         if not leaf.requires_grad:
             leaf.requires_grad_()
-    else:
-        leaf = phys.detach().requires_grad_()
+    else:  # (an inference tensor's leaf is a plain tensor: the transform records its graph, as torch.func's)
+        leaf = (_wrap(phys._data) if phys.is_inference() else phys.detach()).requires_grad_()
     return from_physical(tag_leaf(leaf, level), levels), leaf
 
 
@@ -358,6 +366,27 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
                     f"jvp(f, primals, tangents): Expected {name} to only contain Tensors, got {type(x)}"
                 )
     levels = STATE.vmap_levels
+    modes = leave_inference_mode()
+    try:
+        physical, aux, out_spec = _jvp_at_new_level(func, flat_p, flat_t, spec, levels, has_aux)
+    finally:
+        restore_modes(modes)
+    if strict and any(tangent is None for _, tangent, _ in physical):
+        raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+                           "inputs. This is not allowed with strict=True.")
+    primal_out, tangent_out = [], []
+    for primal, tangent, own in physical:
+        drop_dead(primal)  # its tangent at the level that just exited: the primal keeps none
+        # (a graph that reaches only finished reverse levels' leaves is dropped, as by those transforms)
+        primal_out.append(lower(from_physical(primal, own)))
+        tangent_out.append(lower(from_physical(zeros_like(primal) if tangent is None else tangent, own)))
+    result = (pytree.unflatten(primal_out, out_spec), pytree.unflatten(tangent_out, out_spec))
+    return result + (aux,) if has_aux else result
+
+
+def _jvp_at_new_level(func: Callable, flat_p: list, flat_t: list, spec: Any, levels: tuple, has_aux: bool) -> tuple:
+    """Run ``func`` on dual inputs at a new dual level: ``(outputs' (primal, tangent, vmap levels), aux,
+    output structure)``."""
     with dual_level() as number:
         level = STATE.dual_levels[number]
         duals = []
@@ -372,17 +401,7 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
             own = _batched_levels(o, levels)
             primal = to_physical(o, own)
             physical.append((primal, tangent_at(primal, level), own))
-    if strict and any(tangent is None for _, tangent, _ in physical):
-        raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
-                           "inputs. This is not allowed with strict=True.")
-    primal_out, tangent_out = [], []
-    for primal, tangent, own in physical:
-        drop_dead(primal)  # its tangent at the level that just exited: the primal keeps none
-        # (a graph that reaches only finished reverse levels' leaves is dropped, as by those transforms)
-        primal_out.append(lower(from_physical(primal, own)))
-        tangent_out.append(lower(from_physical(zeros_like(primal) if tangent is None else tangent, own)))
-    result = (pytree.unflatten(primal_out, out_spec), pytree.unflatten(tangent_out, out_spec))
-    return result + (aux,) if has_aux else result
+    return physical, aux, out_spec
 
 
 def _batched_levels(x: Tensor, levels: tuple) -> tuple:

@@ -70,20 +70,38 @@ class ReverseLevel:
 class reverse_level:  # noqa: N801 - used as a function: ``with reverse_level() as level``
     """Make a new innermost reverse level alive for the duration of the block (``as``: the level).
 
-    On exit the level is dead, also when the block raised.
+    On exit the level is dead, also when the block raised. Inside ``inference_mode`` the block
+    runs with inference mode off (``leave_inference_mode``).
     """
 
-    __slots__ = ("level", "previous")
+    __slots__ = ("level", "previous", "modes")
 
     def __enter__(self) -> ReverseLevel:
         self.level = ReverseLevel()
         self.previous = STATE.reverse_levels
+        self.modes = leave_inference_mode()
         STATE.reverse_levels = self.previous + (self.level,)
         return self.level
 
     def __exit__(self, *exc_info: Any) -> None:
         STATE.reverse_levels = self.previous
+        restore_modes(self.modes)
         self.level.close()
+
+
+def leave_inference_mode() -> tuple:
+    """Turn inference mode off, grad mode as ``is_grad_enabled()`` reported it; the modes before,
+    for ``restore_modes``. A transform runs so: it must record its own graph and tangents, or its
+    derivatives would be zeros (torch.func's transforms work inside ``inference_mode`` too)."""
+    modes = (STATE.grad_enabled, STATE.inference_mode, STATE.inference_grad_mode)
+    if STATE.inference_mode:
+        STATE.grad_enabled, STATE.inference_mode = STATE.inference_grad_mode, False
+    return modes
+
+
+def restore_modes(modes: tuple) -> None:
+    """Put back the modes ``leave_inference_mode`` returned."""
+    STATE.grad_enabled, STATE.inference_mode, STATE.inference_grad_mode = modes
 
 
 def tag_leaf(leaf: Tensor, level: ReverseLevel) -> Tensor:
