@@ -45,6 +45,7 @@ import numpy as np
 
 from .. import _pytree as pytree
 from .._state import STATE
+from ..batching import BatchedTensor
 from ..factories import tensor
 from ..reverse import enable_grad
 from ..tensor import Tensor
@@ -83,8 +84,8 @@ def refuse_closed_over_tensors(residual: Callable, x: Tensor, tensors: list, nam
     That Tensor was closed over (or global) instead of passed as a parameter: its
     derivative would silently be missing.
     """
-    if not (STATE.grad_enabled or STATE.dual_levels):
-        return
+    if not (STATE.grad_enabled or STATE.dual_levels) or isinstance(x, BatchedTensor):
+        return  # (under vmap the residual may read values, e.g. an active set: the check runs unbatched)
     from ..func import _has_tangent
 
     with enable_grad():
@@ -112,6 +113,7 @@ class RootProblem(ImplicitProblem):
         self.converged = True
         self.failure = ""
         self.allow_nonconverged = False
+        self.unsupported = ""  # why the solution has no implicit derivative here (e.g. constraints)
 
     def residual(self, x: Tensor, *tensors: Tensor) -> Tensor:
         value = self.optimality_fn(x, *self.params.rebuild(tensors))
@@ -121,6 +123,8 @@ class RootProblem(ImplicitProblem):
         return as_float_tensor(self.solver(self.init, *self.params.rebuild(tuple(t.detach() for t in tensors))))
 
     def check_differentiable(self) -> None:
+        if self.unsupported:
+            raise NotImplementedError(f"{self.name}: cannot differentiate the solution: {self.unsupported}")
         if not self.converged and not self.allow_nonconverged:
             raise NonConvergedError(
                 f"{self.name}: cannot differentiate the solution: the solver did not converge ({self.failure}); "
