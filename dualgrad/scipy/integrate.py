@@ -207,6 +207,8 @@ class Trajectory:
         problem, integrate = self.problem, scipy_module("integrate")
         n, counts = self.y0.numel(), self.columns(with_y0)
         c = sum(counts)
+        if c == 0:
+            return np.zeros((n, self.times.size, 0))
         tensors = self.tensors
         directions = _unit_directions(tensors, counts[1:], c)
         s0 = np.zeros((n, c))
@@ -508,8 +510,8 @@ def solve_ivp(fun: Callable, t_span: tuple, y0: Any, *, args: Any = (), method: 
     problem = OdeProblem(fun, span, params, method, t_eval, events, dict(options, rtol=rtol, atol=atol), chosen,
                          checkpoint_every, allow_nonconverged)
     problem.y0_columns = y0_tracked
-    y = _OdeSolve.apply(problem, y0, *tensors)
     refuse_closed_over_tensors(lambda z, *ts: problem.rhs(span[0], z, ts), y0, tensors, "solve_ivp", "function fun")
+    y = _OdeSolve.apply(problem, y0, *tensors)
     raw = problem.last.raw
     result = OdeResult(raw)
     result["y"] = y
