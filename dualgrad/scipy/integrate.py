@@ -102,6 +102,7 @@ class OdeProblem:
         self.checkpoint_every = checkpoint_every
         self.allow_nonconverged = allow_nonconverged
         self.y0_columns = True  # (whether forward sensitivities include y0's columns; set by solve_ivp)
+        self.eager = True  # (compute forward sensitivities with the solve: something will be differentiated)
         self.last: Trajectory | None = None
 
     # -- fun and its derivatives on values ---------------------------------------------------------
@@ -133,7 +134,7 @@ class OdeProblem:
         raw = integrate.solve_ivp(self.numpy_rhs(tensors), self.t_span, y_start, method=method,
                                   t_eval=self.t_eval, events=events, **self.solver_options(tensors))
         trajectory = Trajectory(self, y0, tensors, raw, checkpoints)
-        if self.sensitivity == "forward":
+        if self.sensitivity == "forward" and self.eager:
             trajectory.jacobian(with_y0=self.y0_columns)
         self.last = trajectory
         return trajectory
@@ -215,24 +216,26 @@ class Trajectory:
         if with_y0:
             s0[:, :n] = np.eye(n)
 
+        def moved(t: float, y: Tensor, s: Tensor) -> Tensor:
+            """``J_y S + J_p D`` as ``(c, n)``: one batched jvp of ``fun`` per column."""
+            return func.vmap(lambda col, *dp: func.jvp(lambda z, *p: problem.rhs(t, z, p), (y, *tensors),
+                                                       (col, *dp))[1])(s, *directions)
+
         def augmented(t: float, u: np.ndarray) -> np.ndarray:
-            y = tensor(u[:n])
-            s = tensor(u[n:].reshape(n, c).T.copy())  # one row per column of S
-            moved = func.vmap(lambda col, *dp: func.jvp(lambda z, *p: problem.rhs(t, z, p), (y, *tensors),
-                                                        (col, *dp))[1])(s, *directions)
-            return np.concatenate([_values(problem.rhs(t, y, tensors)), moved.numpy().T.reshape(-1)])
+            y, s = tensor(u[:n]), tensor(u[n:].reshape(c, n))  # (the columns of S, one after the other)
+            return np.concatenate([_values(problem.rhs(t, y, tensors)), moved(t, y, s).numpy().reshape(-1)])
 
         options = dict(problem.options)
         options.pop("jac", None)
         if problem.method in STIFF_METHODS:
-            options["jac"] = _block_jacobian(problem.numpy_jac(tensors), n, c, problem.method)
-        u0 = np.concatenate([_values(self.y0).reshape(-1), s0.reshape(-1)])
+            options["jac"] = _augmented_jacobian(problem.numpy_jac(tensors), moved, n, c, problem.method)
+        u0 = np.concatenate([_values(self.y0).reshape(-1), s0.T.reshape(-1)])
         t_end = self.times[-1] if self.times.size else problem.t_span[1]
         raw = integrate.solve_ivp(augmented, (problem.t_span[0], t_end), u0, method=problem.method,
                                   t_eval=self.times, **options)
         if raw.status == -1:
             raise NonConvergedError(f"solve_ivp: the forward sensitivity equations failed to integrate ({raw.message})")
-        jacobian = raw.y[n:].reshape(n, c, -1).transpose(0, 2, 1)
+        jacobian = raw.y[n:].reshape(c, n, -1).transpose(1, 2, 0).copy()
         if self.terminated_by_event:
             jacobian[:, -1, :] += self._event_time_correction(jacobian[:, -1, :], counts)
         return jacobian
@@ -316,18 +319,25 @@ def _unit_directions(tensors: tuple, counts: list, c: int) -> list:
     return directions
 
 
-def _block_jacobian(jac: Callable, n: int, c: int, method: str) -> Callable:
-    """``I ⊗ J_y`` for the state and its ``c`` sensitivity columns (the coupling terms are left out: Newton's
-    iteration converges with it, and the step error control is unchanged)."""
+def _augmented_jacobian(jac: Callable, moved: Callable, n: int, c: int, method: str) -> Callable:
+    """The exact Jacobian of the state with its ``c`` sensitivity columns: ``J_y`` on the diagonal blocks, and
+    ``d(J_y s_j + J_p d_j)/dy`` (second derivatives of ``fun``, by ``jacfwd`` over the batched jvps) in the
+    first block column."""
     import scipy.sparse
 
-    def block(t: float, u: np.ndarray) -> Any:
+    def jacobian(t: float, u: np.ndarray) -> Any:
         j = jac(t, u[:n])
-        if method == "LSODA":
-            return np.kron(np.eye(c + 1), j)
-        return scipy.sparse.block_diag([j] + [j] * c, format="csc")
+        s = tensor(u[n:].reshape(c, n))
+        coupling = func.jacfwd(lambda y: moved(t, y, s))(tensor(u[:n])).numpy()  # (c, n, n)
+        blocks = [[None] * (c + 1) for _ in range(c + 1)]
+        for k in range(c + 1):
+            blocks[k][k] = j
+        for k in range(c):
+            blocks[k + 1][0] = coupling[k]
+        full = scipy.sparse.bmat(blocks, format="csc")
+        return full.toarray() if method == "LSODA" else full
 
-    return block
+    return jacobian
 
 
 def _adjoint_jacobian(problem: OdeProblem, tensors: tuple, path: Any, n: int, p_total: int) -> Callable:
@@ -510,6 +520,8 @@ def solve_ivp(fun: Callable, t_span: tuple, y0: Any, *, args: Any = (), method: 
     problem = OdeProblem(fun, span, params, method, t_eval, events, dict(options, rtol=rtol, atol=atol), chosen,
                          checkpoint_every, allow_nonconverged)
     problem.y0_columns = y0_tracked
+    problem.eager = y0_tracked or any(isinstance(t, BatchedTensor) or t.requires_grad or _has_tangent(t)
+                                      for t in tensors)
     refuse_closed_over_tensors(lambda z, *ts: problem.rhs(span[0], z, ts), y0, tensors, "solve_ivp", "function fun")
     y = _OdeSolve.apply(problem, y0, *tensors)
     raw = problem.last.raw
