@@ -57,6 +57,7 @@ from ._problems import MinimizeProblem, ResidualProblem, point, scipy_module
 HESS_METHODS = ("dogleg", "trust-exact")
 HESSP_METHODS = ("newton-cg", "trust-ncg", "trust-krylov", "trust-constr")
 JAC_ROOT_METHODS = ("hybr", "lm")
+BOUND_TOLERANCE = 1e-6  # (relative) a coordinate this close to a bound, pushed outward by the gradient, is held there
 
 
 def _values(t: Any) -> np.ndarray:
@@ -77,6 +78,8 @@ def _solved(name: str, optimality: Callable, run: Callable, x0: Any, params: Any
 
     def solver(init: Any, *plain: Any) -> np.ndarray:
         x, success, message, raw = run(_values(init), *plain)
+        if isinstance(optimality, ActiveSet):
+            optimality.record(np.asarray(x, dtype=np.float64), plain)
         if not success:
             problem.converged = False
             problem.failure = message
@@ -109,28 +112,44 @@ def _bound_arrays(bounds: Any, n: int, pairs: bool) -> tuple | None:
     return lower, upper
 
 
-def _with_active_bounds(gradient: Callable, bounds: tuple | None) -> Callable:
+class ActiveSet:
     """The optimality function ``gradient`` with coordinates held at a bound replaced by ``x - bound``.
 
-    A coordinate is held at its lower (upper) bound when it sits there and the
-    gradient is positive (negative): the bound, not the gradient, fixes it, and it
-    does not move with the parameters. The active set is read from the values.
+    A coordinate is held at its lower (upper) bound when it sits there (to a
+    relative ``BOUND_TOLERANCE``) and the gradient is positive (negative): the
+    bound, not the gradient, fixes it, and it does not move with the parameters.
+    The active set is decided once per solution, on the values (``record``, called
+    by the solve), and looked up by the solution's values when differentiating.
     """
-    if bounds is None:
-        return gradient
-    lower, upper = bounds
 
-    def optimality(x: Tensor, *args: Any) -> Tensor:
-        g = gradient(x, *args)
-        xv, gv = _values(x).reshape(-1), _values(g).reshape(-1)
-        at_lower = (xv <= lower + 1e-12 * (1 + np.abs(lower))) & (gv > 0)
-        at_upper = (xv >= upper - 1e-12 * (1 + np.abs(upper))) & (gv < 0)
-        if not (at_lower.any() or at_upper.any()):
+    def __init__(self, gradient: Callable, bounds: tuple | None):
+        self.gradient = gradient
+        self.bounds = bounds
+        self.masks: dict = {}
+
+    def _mask(self, x: np.ndarray, g: np.ndarray) -> tuple:
+        lower, upper = self.bounds
+        at_lower = (x <= lower + BOUND_TOLERANCE * (1 + np.abs(lower))) & (g > 0)
+        at_upper = (x >= upper - BOUND_TOLERANCE * (1 + np.abs(upper))) & (g < 0)
+        return at_lower | at_upper, np.where(at_lower, lower, np.where(at_upper, upper, 0.0))
+
+    def record(self, x: np.ndarray, params: tuple) -> None:
+        if self.bounds is not None:
+            g = _values(self.gradient(point(x), *params)).reshape(-1)
+            self.masks[np.ascontiguousarray(x, dtype=np.float64).tobytes()] = self._mask(x.reshape(-1), g)
+
+    def __call__(self, x: Tensor, *args: Any) -> Tensor:
+        g = self.gradient(x, *args)
+        if self.bounds is None:
             return g
-        bound = np.where(at_lower, lower, np.where(at_upper, upper, 0.0)).reshape(x.shape)
-        return where(point((at_lower | at_upper).reshape(x.shape)) > 0, x - point(bound), g)
-
-    return optimality
+        values = _values(x)
+        held = self.masks.get(np.ascontiguousarray(values).tobytes())
+        if held is None:
+            held = self._mask(values.reshape(-1), _values(g).reshape(-1))
+        active, bound = held
+        if not active.any():
+            return g
+        return where(point(active.reshape(x.shape)) > 0, x - point(bound.reshape(x.shape)), g)
 
 
 # -- root -------------------------------------------------------------------------------------------
@@ -216,7 +235,7 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
         return raw.x.reshape(shape), bool(raw.success), str(raw.message), raw
 
     gradient = lambda x, *a: func.grad(lambda y: fun(y, *a))(x)
-    x, raw = _solved("minimize", _with_active_bounds(gradient, bound_arrays), run, x0, args, symmetric=True,
+    x, raw = _solved("minimize", ActiveSet(gradient, bound_arrays), run, x0, args, symmetric=True,
                      allow_nonconverged=allow_nonconverged, solve=solve,
                      unsupported="derivatives through constraints are not supported (only bounds)" if constrained
                      else "")
@@ -260,7 +279,7 @@ def least_squares(fun: Callable, x0: Any, jac: Any = None, bounds: Any = (-np.in
     def optimality(x: Tensor, a: tuple, k: dict) -> Tensor:
         return func.grad(lambda y: 0.5 * (fun(y, *a, **k) ** 2).sum())(x)
 
-    x, raw = _solved("least_squares", _with_active_bounds(optimality, bound_arrays), run, x0,
+    x, raw = _solved("least_squares", ActiveSet(optimality, bound_arrays), run, x0,
                      (_as_args(args), kwargs), symmetric=True, allow_nonconverged=allow_nonconverged, solve=solve,
                      unsupported="" if loss == "linear" else f"only loss='linear' is differentiable, got {loss!r}")
     return _result(optimize, raw, x=x)
@@ -329,7 +348,7 @@ def minimize_scalar(fun: Callable, bracket: Any = None, bounds: Any = None, args
 
     gradient = lambda x, *a: func.grad(lambda y: fun(y, *a))(x)
     bound_arrays = None if bounds is None else _bound_arrays((bounds[0], bounds[1]), 1, pairs=False)
-    x, raw = _solved("minimize_scalar", _with_active_bounds(gradient, bound_arrays), run, 0.0, args, symmetric=True,
+    x, raw = _solved("minimize_scalar", ActiveSet(gradient, bound_arrays), run, 0.0, args, symmetric=True,
                      allow_nonconverged=allow_nonconverged, solve="dense")
     return _result(optimize, raw, x=x)
 
