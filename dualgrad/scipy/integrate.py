@@ -58,6 +58,7 @@ tensor(-0.7358)
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from typing import Any
 
@@ -283,20 +284,24 @@ class Trajectory:
         forward_options = problem.solver_options(tensors)
         rhs = problem.numpy_rhs(tensors)
         for a, b in zip(boundaries[-2::-1], boundaries[:0:-1], strict=True):
-            path = integrate.solve_ivp(rhs, (a, b), states[a], method=problem.method, dense_output=True,
-                                       **forward_options).sol
+            # (SciPy's solvers are reference cycles, freed only by the garbage collector: they reach the
+            # segment's dense output only through ``segment``, emptied after use, so memory stays flat)
+            segment = [integrate.solve_ivp(rhs, (a, b), states[a], method=problem.method, dense_output=True,
+                                           **forward_options).sol]
 
-            def backward(t: float, z: np.ndarray, path: Any = path) -> np.ndarray:
-                y = tensor(path(t))
+            def backward(t: float, z: np.ndarray, segment: list = segment) -> np.ndarray:
+                y = tensor(segment[0](t))
                 _, pullback = func.vjp(lambda y, *p: problem.rhs(t, y, p), y, *tensors)
                 grads = pullback(tensor(z[:n].copy()))
                 return -np.concatenate([g.numpy().reshape(-1) for g in grads])
 
             stiff = {}
             if problem.method in STIFF_METHODS:
-                stiff["jac"] = _adjoint_jacobian(problem, tensors, path, n, p_total)
+                stiff["jac"] = _adjoint_jacobian(problem, tensors, segment, n, p_total)
             raw = integrate.solve_ivp(backward, (b, a), np.concatenate([lam, mu]), method=problem.method,
-                                      **options, **stiff)
+                                      t_eval=[a], **options, **stiff)
+            segment.clear()
+            gc.collect(1)  # (this segment's young cycles: without it they pile up until a full collection)
             if raw.status == -1:
                 raise NonConvergedError(f"solve_ivp: the adjoint equations failed to integrate ({raw.message})")
             lam, mu = raw.y[:n, -1], raw.y[n:, -1]
@@ -340,11 +345,11 @@ def _augmented_jacobian(jac: Callable, moved: Callable, n: int, c: int, method: 
     return jacobian
 
 
-def _adjoint_jacobian(problem: OdeProblem, tensors: tuple, path: Any, n: int, p_total: int) -> Callable:
+def _adjoint_jacobian(problem: OdeProblem, tensors: tuple, segment: list, n: int, p_total: int) -> Callable:
     """``d/dz`` of the adjoint right-hand side: ``[[-J_y^T, 0], [-J_p^T, 0]]``."""
 
     def jacobian(t: float, z: np.ndarray) -> np.ndarray:
-        y = tensor(path(t))
+        y = tensor(segment[0](t))
         full = np.zeros((n + p_total, n + p_total))
         j = func.jacfwd(lambda z, *p: problem.rhs(t, z, p), argnums=tuple(range(1 + len(tensors))))(y, *tensors)
         full[:n, :n] = -j[0].numpy().reshape(n, n).T
