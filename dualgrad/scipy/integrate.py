@@ -392,15 +392,18 @@ class _OdeSolve(Function):
         with _outside_vmap():
             trajectory = problem.integrate(y0, tensors)
         ctx.trajectory = trajectory
+        ctx.set_materialize_grads(False)  # (a missing tangent of y0 must not cost n sensitivity columns)
         ctx.save_for_backward(y0, *tensors)
         ctx.save_for_forward(y0, *tensors)
         return tensor(trajectory.values)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor) -> tuple:
+    def backward(ctx: Any, g: Tensor | None) -> tuple:
         trajectory = ctx.trajectory
         trajectory.check_differentiable()
         inputs = list(ctx.saved_tensors)
+        if g is None:
+            return (None,) * (1 + len(inputs))
         with _levels_in_use([g, *inputs]):
             wants_y0 = bool(ctx.needs_input_grad[1])
             use_jacobian = (trajectory.problem.sensitivity == "forward" or isinstance(g, BatchedTensor)
@@ -418,7 +421,9 @@ class _OdeSolve(Function):
         trajectory.check_differentiable()
         inputs = list(ctx.saved_tensors)
         with _levels_in_use([*inputs, *tangents]):
-            with_y0 = tangents[0] is not None
+            with_y0 = tangents[0] is not None or trajectory.problem.y0_columns
+            if all(t is None for t in tangents):
+                return None
             jacobian = _jacobian_tensor(trajectory, inputs, with_y0)
             direction = _directions(tangents, trajectory.columns(with_y0))
             return (jacobian * direction).sum(-1)
