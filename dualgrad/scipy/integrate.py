@@ -27,9 +27,9 @@ Sensitivities (``sensitivity=``):
 * ``"auto"``: ``"forward"`` when there are at most 16 differentiated scalars
   (or terminal events), else ``"adjoint"``.
 
-For BDF, Radau and LSODA SciPy gets the exact Jacobian of ``fun`` (``jacfwd``;
-sparse through ``dualgrad.sparse`` when available and ``jac_sparsity="auto"``
-finds it worthwhile) unless ``jac`` is given.
+For BDF, Radau and LSODA SciPy gets the exact Jacobian of ``fun`` (dense, by
+``jacfwd``) unless ``jac`` is given, and the exact Jacobian of the sensitivity
+and adjoint systems.
 
 Events: ``events`` (functions ``event(t, y, *args)``, with SciPy's ``terminal``
 and ``direction`` attributes) work; ``sol.t_events``/``sol.y_events`` are
