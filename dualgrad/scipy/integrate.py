@@ -72,6 +72,8 @@ from ..function import Function
 from ..implicit import NonConvergedError, Parameters, refuse_closed_over_tensors
 from ..implicit._node import _levels_in_use, _outside_vmap
 from ..ops.shape import stack
+from ..reverse import enable_grad
+from ..reverse import grad as autograd_grad
 from ..tensor import Tensor
 from ._problems import scipy_module
 
@@ -282,6 +284,7 @@ class Trajectory:
         options = dict(problem.options)
         options.pop("jac", None)
         forward_options = problem.solver_options(tensors)
+        leaves = tuple(t.detach().requires_grad_() for t in tensors)
         rhs = problem.numpy_rhs(tensors)
         for a, b in zip(boundaries[-2::-1], boundaries[:0:-1], strict=True):
             # (SciPy's solvers are reference cycles, freed only by the garbage collector: they reach the
@@ -290,10 +293,12 @@ class Trajectory:
                                            **forward_options).sol]
 
             def backward(t: float, z: np.ndarray, segment: list = segment) -> np.ndarray:
-                y = tensor(segment[0](t))
-                _, pullback = func.vjp(lambda y, *p: problem.rhs(t, y, p), y, *tensors)
-                grads = pullback(tensor(z[:n].copy()))
-                return -np.concatenate([g.numpy().reshape(-1) for g in grads])
+                y = tensor(segment[0](t), requires_grad=True)
+                with enable_grad():  # (one reverse pass on plain leaves: cheaper than a func.vjp per call)
+                    out = problem.rhs(t, y, leaves)
+                grads = autograd_grad(out, (y, *leaves), tensor(z[:n].copy()), allow_unused=True)
+                return -np.concatenate([np.zeros(a.numel()) if g is None else g.numpy().reshape(-1)
+                                        for a, g in zip((y, *leaves), grads, strict=True)])
 
             stiff = {}
             if problem.method in STIFF_METHODS:
