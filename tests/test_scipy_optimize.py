@@ -197,3 +197,19 @@ def test_package_keeps_the_old_names():
 
     assert dgs.minimize is optimize.minimize and dgs.least_squares is optimize.least_squares
     assert dgs.root is optimize.root and callable(dgs.minimize_problem) and callable(dgs.residual_problem)
+
+
+def test_least_squares_with_an_active_bound():
+    y = dg.tensor([0.5, 3.0])
+    fit = lambda y: optimize.least_squares(lambda p, y: p - y, dg.zeros(2), bounds=(-1.0, 1.0), args=(y,)).x
+    np.testing.assert_allclose(fit(y).numpy(), [0.5, 1.0], atol=1e-8)
+    np.testing.assert_allclose(jacrev(fit)(y).numpy(), [[1.0, 0.0], [0.0, 0.0]], atol=1e-8)
+    np.testing.assert_allclose(jacfwd(fit)(y).numpy(), [[1.0, 0.0], [0.0, 0.0]], atol=1e-8)
+
+
+def test_minimize_under_vmap_solves_each_member():
+    a = dg.tensor([[1.0, -2.0], [0.5, 0.3], [-1.0, 2.0]])
+    x_of = lambda a: optimize.minimize(quartic, dg.zeros(2), args=(a,), options={"gtol": 1e-12}).x
+    np.testing.assert_allclose(vmap(x_of)(a).numpy(), np.stack([x_of(row).numpy() for row in a]), atol=1e-9)
+    np.testing.assert_allclose(vmap(jacrev(x_of))(a).numpy(), np.stack([jacfwd(x_of)(row).numpy() for row in a]),
+                               atol=1e-9)

@@ -91,16 +91,19 @@ class ResidualProblem:
 
     def __init__(self, residuals: Callable[..., Any]):
         self.residuals = residuals
+        self._n_residuals: int | None = None
 
     def fun(self, x: Any, *args: Any) -> np.ndarray:
         """The residual vector at ``x``."""
-        return np.asarray(self.residuals(point(x), *args).detach().numpy(), dtype=np.float64).copy()
+        value = np.asarray(self.residuals(point(x), *args).detach().numpy(), dtype=np.float64).copy()
+        self._n_residuals = value.size  # (SciPy asks for fun before jac: jac need not evaluate it again)
+        return value
 
     def jac(self, x: Any, *args: Any) -> np.ndarray:
         """The Jacobian matrix ``d residuals / d x`` at ``x``."""
         at = point(x)
         f = lambda p: self.residuals(p, *args)
-        n_residuals = f(at).numel()
+        n_residuals = self._n_residuals if self._n_residuals is not None else f(at).numel()
         jacobian = func.jacfwd(f) if n_residuals >= at.numel() else func.jacrev(f)
         return jacobian(at).numpy().reshape(n_residuals, at.numel()).copy()
 
