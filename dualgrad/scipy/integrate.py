@@ -71,7 +71,7 @@ from ..factories import tensor
 from ..function import Function
 from ..implicit import NonConvergedError, Parameters, refuse_closed_over_tensors
 from ..implicit._node import _levels_in_use, _outside_vmap
-from ..ops.shape import stack
+from ..ops.shape import cat, stack
 from ..reverse import enable_grad
 from ..reverse import grad as autograd_grad
 from ..tensor import Tensor
@@ -450,6 +450,7 @@ def _contract(g: Tensor, jacobian: Tensor) -> Tensor:
 
 
 def _split(flat: Tensor, counts: list, inputs: list) -> list:
+    """``flat`` (one entry per sensitivity column) cut into one gradient per input (None for one without columns)."""
     grads, start = [], 0
     for count, inp in zip(counts, inputs, strict=True):
         grads.append(None if count == 0 else flat[start:start + count].reshape(inp.shape))
@@ -459,8 +460,6 @@ def _split(flat: Tensor, counts: list, inputs: list) -> list:
 
 def _directions(tangents: tuple, counts: list) -> Tensor:
     """The tangents of the inputs with columns, flattened and concatenated (zeros for a missing one)."""
-    from ..ops.shape import cat
-
     parts = []
     for t, count in zip(tangents, counts, strict=True):
         if count:
