@@ -153,7 +153,8 @@ def _recording(integrate: Any, method: Any, checkpoints: list, every: int) -> ty
             if self.status != "failed":
                 self._accepted = getattr(self, "_accepted", 0) + 1
                 if self._accepted % every == 0:
-                    checkpoints.append((float(self.t), np.array(self.y, dtype=np.float64)))
+                    checkpoints.append((float(self.t), np.array(self.y, dtype=np.float64),
+                                        abs(float(self.t) - float(self.t_old))))
             return message
 
     Recording.__name__ = base.__name__
@@ -273,7 +274,8 @@ class Trajectory:
         p_total = sum(sizes)
         t0 = problem.t_span[0]
         states = {t0: _values(self.y0).reshape(-1)}
-        states.update({t: y for t, y in self.checkpoints})
+        states.update({t: y for t, y, _ in self.checkpoints})
+        steps = {t: h for t, _, h in self.checkpoints}  # (the solver's step there: segments start with it)
         states.update({float(t): self.values[:, i] for i, t in enumerate(self.times)})
         outputs: dict = {}
         for i, t in enumerate(self.times):
@@ -290,21 +292,21 @@ class Trajectory:
             # (SciPy's solvers are reference cycles, freed only by the garbage collector: they reach the
             # segment's dense output only through ``segment``, emptied after use, so memory stays flat)
             segment = [integrate.solve_ivp(rhs, (a, b), states[a], method=problem.method, dense_output=True,
-                                           **forward_options).sol]
+                                           **_first_step(forward_options, steps.get(a), b - a)).sol]
 
             def backward(t: float, z: np.ndarray, segment: list = segment) -> np.ndarray:
                 y = tensor(segment[0](t), requires_grad=True)
                 with enable_grad():  # (one reverse pass on plain leaves: cheaper than a func.vjp per call)
                     out = problem.rhs(t, y, leaves)
                 grads = autograd_grad(out, (y, *leaves), tensor(z[:n].copy()), allow_unused=True)
-                return -np.concatenate([np.zeros(a.numel()) if g is None else g.numpy().reshape(-1)
-                                        for a, g in zip((y, *leaves), grads, strict=True)])
+                return -np.concatenate([np.zeros(leaf.numel()) if g is None else g.numpy().reshape(-1)
+                                        for leaf, g in zip((y, *leaves), grads, strict=True)])
 
             stiff = {}
             if problem.method in STIFF_METHODS:
                 stiff["jac"] = _adjoint_jacobian(problem, tensors, segment, n, p_total)
             raw = integrate.solve_ivp(backward, (b, a), np.concatenate([lam, mu]), method=problem.method,
-                                      t_eval=[a], **options, **stiff)
+                                      t_eval=[a], **_first_step(options, steps.get(b), b - a), **stiff)
             segment.clear()
             gc.collect(1)  # (this segment's young cycles: without it they pile up until a full collection)
             if raw.status == -1:
@@ -316,6 +318,14 @@ class Trajectory:
             grads.append(mu[start:start + size].reshape(shape))
             start += size
         return lam.reshape(self.y0.shape), grads
+
+
+def _first_step(options: dict, step: float | None, length: float) -> dict:
+    """``options`` with SciPy's ``first_step`` set to the forward solve's step at a checkpoint (unless given):
+    a restart from a checkpoint then does not climb again from a tiny step (costly for BDF)."""
+    if step is None or step <= 0 or "first_step" in options:
+        return options
+    return dict(options, first_step=min(step, length))
 
 
 def _unit_directions(tensors: tuple, counts: list, c: int) -> list:
