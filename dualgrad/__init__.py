@@ -17,6 +17,7 @@ from . import (  # the public namespaces
     func,
     functional,
     graph,
+    implicit,
     linalg,
     nn,
     numpy_dispatch,  # NumPy calls on Tensors (NEP 13/18)
