@@ -543,9 +543,14 @@ WHERE = elementwise("where", np.where, (None, lambda out, c, x, y: c, lambda out
                     jvp=_where_jvp, arg_names=("condition", "self", "other"), promotion=1)
 
 # -- complex parts ---------------------------------------------------------------------------
+def _imag_tangent(t: Tensor, out: Any) -> Tensor:
+    """``imag(t)``; zero for a real tangent (NumPy's ``imag`` of a real array is a constant 0)."""
+    return t.imag if t.dtype.kind == "c" else zeros_like(out)
+
+
 REAL = Op("real", _real_impl, vjp=(lambda g, out, x: g,), jvp=lambda ts, out, x: ts[0].real,
           family="elementwise", save_inputs=False)
-IMAG = Op("imag", _imag_impl, vjp=(lambda g, out, x: g * 1j,), jvp=lambda ts, out, x: ts[0].imag,
+IMAG = Op("imag", _imag_impl, vjp=(lambda g, out, x: g * 1j,), jvp=lambda ts, out, x: _imag_tangent(ts[0], out),
           family="elementwise", save_inputs=False)
 CONJ = Op("conj", np.conjugate, vjp=(lambda g, out, x: g.conj(),), jvp=lambda ts, out, x: ts[0].conj(),
           family="elementwise", save_inputs=False)
@@ -666,8 +671,20 @@ def pow(input: Any = None, exponent: Any = None, *, self: Any = None) -> Tensor:
     (tensor([1., 9.]), tensor([8.]))
     >>> dg.tensor([1, -1, 2]) ** dg.tensor([-2, -3, -1])
     tensor([ 1, -1,  0])
+
+    An array or a list on either side is a constant tensor (torch's ``pow(Tensor, Tensor)``):
+
+    >>> dg.tensor([2., 3.]) ** [3., 0.5], [2., 3.] ** dg.tensor([2.])
+    (tensor([8.0000, 1.7321]), tensor([4., 9.]))
     """
-    return apply(POW, self if input is None else input, exponent)
+    base = self if input is None else input
+    return apply(POW, _power_operand(base), _power_operand(exponent))
+
+
+def _power_operand(x: Any) -> Any:
+    """A number or Tensor as it is; an array or a list as a constant Tensor, so that ``pow``'s rules take
+    the tensor-exponent path (their number path compares the exponent with 0 and 2)."""
+    return x if isinstance(x, Tensor) or is_number(x) else as_operand(x)
 
 
 def clamp(input: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A001, A002 - torch's names

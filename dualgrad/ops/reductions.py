@@ -112,10 +112,13 @@ def _weighted(weight: Callable, holomorphic: bool = False, vjp_mask: Callable | 
         kept = keep_dims(out, x.ndim, axis, keepdims)
         w = weight(kept, x, axis=axis, **params)
         t = tangents[0]
+        # (a real result of a complex input, as ``var``'s, has the real part of ``conj(w) * t`` as its
+        # tangent; a complex result, as ``amax``'s of a complex input, keeps the whole tangent)
+        real_result = out.dtype.kind != "c"
         if w is None:
-            return _sum(zeros_like(t.real if t.dtype.kind == "c" else t), axis, keepdims)
+            return _sum(zeros_like(t.real if t.dtype.kind == "c" and real_result else t), axis, keepdims)
         product = t * w if holomorphic else _conj(w) * t
-        if not holomorphic and product.dtype.kind == "c":
+        if not holomorphic and product.dtype.kind == "c" and real_result:
             product = product.real
         if jvp_mask is not None:
             product = where(jvp_mask(kept, x), product, 0.0)
