@@ -831,11 +831,61 @@ def _norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> 
     return routed("linalg.matrix_norm", np.linalg.matrix_norm)(x, ord=ord, axis=axes, keepdims=keepdims)
 
 
+# NumPy's Hermitian routines read one triangle of their input and ignore the rest (LAPACK also ignores
+# the imaginary part of the diagonal). dualgrad.linalg's follow torch instead: the same values, but the
+# derivative of f((A + A^H) / 2), a Hermitian gradient. Called through NumPy, they differentiate the
+# function NumPy computes: f of the Hermitian matrix built from the triangle read.
+def _hermitian_from(a: Any, uplo: str, name: str) -> Tensor:
+    """The Hermitian matrix that NumPy's ``name`` reads from ``a``: its ``uplo`` triangle mirrored.
+
+    ``S + S^H + diag(Re diag(a))`` with ``S = tril(a, -1)`` for ``'L'`` (``triu(a, 1)`` for ``'U'``):
+    LAPACK ignores the imaginary part of the diagonal too.
+    """
+    if uplo not in ("L", "U"):
+        raise ValueError(f"{name}: UPLO argument must be 'L' or 'U', got {uplo!r}")
+    a = _t(a)
+    if a.ndim < 2:
+        return a  # (the function itself raises NumPy's error for it)
+    strict = dg.tril(a, -1) if uplo == "L" else dg.triu(a, 1)
+    diagonal = dg.diagonal(a, 0, -2, -1)
+    if diagonal.dtype.kind == "c":
+        diagonal = real_part(diagonal)
+    return strict + strict.mH + dg.diag_embed(diagonal)
+
+
+@implements(np.linalg.eigh)
+def _eigh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803 - NumPy's argument name
+    """``np.linalg.eigh``: eigh of the ``UPLO`` triangle mirrored, differentiated as that function of ``a``
+    (also along perturbations that are not Hermitian)."""
+    return dg.linalg.eigh(_hermitian_from(a, UPLO, "eigh"), UPLO)
+
+
+@implements(np.linalg.eigvalsh)
+def _eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
+    return dg.linalg.eigvalsh(_hermitian_from(a, UPLO, "eigvalsh"), UPLO)
+
+
+@implements(np.linalg.cholesky)
+def _cholesky(a: Any, /, *, upper: bool = False) -> Any:
+    """``np.linalg.cholesky``: reads the lower triangle (the upper one with ``upper=True``) only."""
+    return dg.linalg.cholesky(_hermitian_from(a, "U" if upper else "L", "cholesky"), upper=upper)
+
+
 @implements(np.linalg.svd)
 def _svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
+    """``hermitian=True`` reads the lower triangle only, as NumPy's (which then computes by ``eigh``)."""
+    if hermitian:
+        a = _hermitian_from(a, "L", "svd")
     if not compute_uv:
         return routed("linalg.svdvals", np.linalg.svdvals)(a)
     return routed("linalg.svd", np.linalg.svd)(a, full_matrices=full_matrices)
+
+
+@implements(np.linalg.matrix_rank)
+def _matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Any:  # noqa: N803
+    if hermitian:
+        A = _hermitian_from(A, "L", "matrix_rank")  # noqa: N806
+    return routed("linalg.matrix_rank", np.linalg.matrix_rank)(A, tol=tol, rtol=rtol)
 
 
 @implements(np.linalg.pinv)
@@ -843,6 +893,8 @@ def _pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NO
     options = {"hermitian": hermitian}
     if rcond is not None or _given(rtol):
         options["rtol"] = rcond if rcond is not None else rtol
+    if hermitian:  # (NumPy's reads the lower triangle only)
+        a = _hermitian_from(a, "L", "pinv")
     return routed("linalg.pinv", np.linalg.pinv)(a, **options)
 
 
@@ -860,8 +912,8 @@ def _qr(a: Any, mode: str = "reduced") -> Any:
     return result.R if mode == "r" else result
 
 
-for _name in ["inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svdvals", "lstsq",
-              "matrix_power", "multi_dot", "matrix_norm", "vector_norm", "eig", "eigvals", "matrix_rank",
+for _name in ["inv", "det", "slogdet", "svdvals", "lstsq",
+              "matrix_power", "multi_dot", "matrix_norm", "vector_norm", "eig", "eigvals",
               "cond", "tensorsolve", "tensorinv"]:
     FUNCTIONS[getattr(np.linalg, _name)] = routed(f"linalg.{_name}", getattr(np.linalg, _name))
 for _name in ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn",

@@ -207,6 +207,9 @@ def _sign_impl(x: np.ndarray) -> np.ndarray:
     bools are their own sign (NumPy has no bool ``sign``)."""
     if x.dtype.kind == "b":
         return x.copy()
+    if x.dtype.kind == "c":  # (NumPy's z / |z| would be a value whose gradient this op declares 0)
+        raise RuntimeError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
+                           "Please use torch.sgn instead.")
     signs = np.sign(x)
     if signs.dtype.kind == "f" and np.isnan(signs).any():
         return np.where(np.isnan(signs), signs.dtype.type(0), signs)
