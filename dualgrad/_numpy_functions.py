@@ -23,7 +23,7 @@ import dualgrad as dg
 from .numpy_dispatch import FUNCTIONS, RAW_FUNCTIONS, implements, no_rule, routed, run_untracked, write_out
 from .ops.elementwise import imag_part, real_part
 from .ops.linalg_decomp import solve_system
-from .tensor import Tensor, _wrap
+from .tensor import Tensor, _wrap, is_number
 
 _NO = np._NoValue
 
@@ -730,25 +730,29 @@ def _astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> 
     return dg.clone(result) if copy and result is x else result
 
 
-def _like(factory: Any) -> Any:
+def _like(fill_value: Any) -> Any:
     def adaptor(a: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None, *,
                 device: Any = None) -> Tensor:
-        a = _t(a)
-        return factory(a.shape if shape is None else shape, a.dtype if dtype is None else np.dtype(dtype))
+        return _full_like(a, fill_value, dtype, shape=shape)
 
     return adaptor
 
 
-FUNCTIONS[np.zeros_like] = _like(lambda shape, dtype: dg.zeros(shape, dtype=dtype))
-FUNCTIONS[np.ones_like] = _like(lambda shape, dtype: dg.ones(shape, dtype=dtype))
-FUNCTIONS[np.empty_like] = _like(lambda shape, dtype: dg.zeros(shape, dtype=dtype))
+FUNCTIONS[np.zeros_like] = _like(0)
+FUNCTIONS[np.ones_like] = _like(1)
+FUNCTIONS[np.empty_like] = _like(0)
 
 
 @implements(np.full_like)
 def _full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K", subok: bool = True,
                shape: Any = None, *, device: Any = None) -> Tensor:
+    """``a.new_full``: inside ``vmap`` one result per batch member, batched wherever ``a`` is."""
     a = _t(a)
-    return dg.full(a.shape if shape is None else shape, fill_value, dtype=a.dtype if dtype is None else dtype)
+    size = a.shape if shape is None else (tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
+    dtype = a.dtype if dtype is None else np.dtype(dtype)
+    if not is_number(fill_value):  # an array or a tensor, broadcast (and differentiable in a tensor)
+        return (a.new_zeros(size, dtype=dtype) + fill_value).to(dtype)
+    return a.new_full(size, fill_value, dtype=dtype)
 
 
 # -- linear algebra ---------------------------------------------------------------------------------
