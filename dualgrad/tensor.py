@@ -569,7 +569,8 @@ class Tensor:
         A view whose base or sibling view was changed in place since its node
         was made gets a node rebuilt from the base first.
         """
-        return NAMED_NODE[0](self._node())
+        node = self._node()
+        return None if node is not None and _stands_in_for_leaf(node) else NAMED_NODE[0](node)
 
     @grad_fn.setter
     def grad_fn(self, node: Any) -> None:
@@ -652,8 +653,10 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        """True for tensors not produced by a recorded operation."""
-        return self._node() is None
+        """True for tensors not produced by a recorded operation (and for a leaf unpacked from a
+        saved-tensor hook, as in torch: its gradients go to the leaf that was packed)."""
+        node = self._node()
+        return node is None or _stands_in_for_leaf(node)
 
     @property
     def output_nr(self) -> int:
@@ -674,7 +677,8 @@ class Tensor:
         backward never fills it, so the read is most likely a mistake.
         """
         grad = self._grad
-        if grad is None and self._grad_fn is not None and not self.retains_grad:
+        if grad is None and self._grad_fn is not None and not self.retains_grad and not _stands_in_for_leaf(
+                self._grad_fn):
             warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return grad
 
@@ -959,6 +963,13 @@ def numeric_array(value: Any) -> np.ndarray | None:
     """
     array = np.asarray(value)
     return array if array.dtype.kind in "biufc" else None
+
+
+def _stands_in_for_leaf(node: Any) -> bool:
+    """Whether ``node`` only links a tensor to a leaf whose gradients it passes on (the node of a leaf
+    unpacked from a saved-tensor hook): the tensor is then a leaf itself to the user, as torch's,
+    whose unpacked leaf shares the packed leaf's gradient accumulator."""
+    return getattr(getattr(node, "op", None), "leaf_stand_in", False)
 
 
 def as_operand(x: Any) -> Tensor:

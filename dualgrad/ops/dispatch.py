@@ -300,14 +300,20 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
         a, b = args
         edges = ((a._grad_fn or a, a._output_nr) if needs[0] else NO_EDGE,
                  (b._grad_fn or b, b._output_nr) if needs[1] else NO_EDGE)
-        save_a, save_b = (save_inputs, save_inputs) if type(save_inputs) is bool else save_inputs
-        inputs = ((save_tensor(a) if save_a else meta_of(a._data)) if isinstance(a, Tensor) else a,
-                  (save_tensor(b) if save_b else meta_of(b._data)) if isinstance(b, Tensor) else b)
+        if op.pack_order is not None and save_inputs is not False:
+            inputs = _kept_in_order(op, args, save_inputs)
+        else:
+            save_a, save_b = (save_inputs, save_inputs) if type(save_inputs) is bool else save_inputs
+            inputs = ((save_tensor(a) if save_a else meta_of(a._data)) if isinstance(a, Tensor) else a,
+                      (save_tensor(b) if save_b else meta_of(b._data)) if isinstance(b, Tensor) else b)
         saved = _saved_of(inputs) if type(inputs[0]) is SavedTensor or type(inputs[1]) is SavedTensor else ()
     else:
         edges = tuple([(a._grad_fn or a, a._output_nr) if need else NO_EDGE for a, need in zip(args, needs)])
-        inputs = tuple([(save_tensor(a) if save_inputs is True or (save_inputs is not False and save_inputs[i])
-                         else meta_of(a._data)) if isinstance(a, Tensor) else a for i, a in enumerate(args)])
+        if op.pack_order is not None and save_inputs is not False:
+            inputs = _kept_in_order(op, args, save_inputs)
+        else:
+            inputs = tuple([(save_tensor(a) if save_inputs is True or (save_inputs is not False and save_inputs[i])
+                             else meta_of(a._data)) if isinstance(a, Tensor) else a for i, a in enumerate(args)])
         saved = _saved_of(inputs)
     if op.multi_output:
         _record_outputs(op, edges, inputs, saved, params, out, save_out)
@@ -320,6 +326,18 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
     if save_out:  # (saved once it points at the node: a pack hook sees it)
         node.out = saved_out = save_tensor(out, is_output=True)
         node.saved = saved + (saved_out,)
+
+
+def _kept_in_order(op: Any, args: tuple, save_inputs: Any) -> tuple:
+    """What a node keeps of each argument (as ``_record``), the saved ones saved in ``op.pack_order``:
+    torch's order, which saved-tensor hooks observe."""
+    order = op.pack_order if type(op.pack_order) is tuple else op.pack_order(*args)
+    kept = list(args)
+    for i in order:
+        a = args[i]
+        if isinstance(a, Tensor):
+            kept[i] = save_tensor(a) if save_inputs is True or save_inputs[i] else meta_of(a._data)
+    return tuple(kept)
 
 
 def _saved_of(inputs: tuple) -> tuple:

@@ -453,6 +453,7 @@ ABS = Op("abs", np.abs, vjp=(_abs_vjp,), jvp=_abs_jvp, family="elementwise")
 SGN = Op("sgn", _sgn_impl, vjp=(_sgn_vjp,), jvp=_sgn_jvp, family="elementwise", save_out=True)
 SIGN = _zero_gradient("sign", _sign_impl)
 REMAINDER = elementwise("remainder", _integer_division(np.remainder), (1, lambda out, x, y: -floor_divide(x, y)),
+                        save_inputs=lambda needs: (needs[1], needs[1]),
                         grad_name_for=name_by_operands({(True, True): "RemainderBackward1"}))
 # (torch's div with a rounding mode; its floor_divide has no derivative)
 FLOOR_DIVIDE = _zero_gradient("floor_divide", _integer_division(np.floor_divide), grad_name="DivBackward2")
@@ -504,7 +505,7 @@ ASINH = elementwise("asinh", np.arcsinh, (lambda out, x: rsqrt(x * x + 1),))
 ACOSH = elementwise("acosh", np.arccosh, (lambda out, x: rsqrt(x - 1) * rsqrt(x + 1),))
 ATANH = elementwise("atanh", np.arctanh, (lambda out, x: 1 / (1 - x * x),))
 HYPOT = elementwise("hypot", np.hypot, (lambda out, x, y: x / out, lambda out, x, y: y / out),
-                    save_out=True, to_float=True)
+                    save_inputs=lambda needs: needs, save_out=True, to_float=True)
 
 # -- activations and selections -------------------------------------------------------------
 SIGMOID_BACKWARD = elementwise("sigmoid_backward", _sigmoid_backward_impl,
@@ -527,11 +528,15 @@ CLAMP = selecting("clamp", _clamp_impl, (
     lambda out, x, lo, hi: x < lo,
     lambda out, x, lo, hi: x > hi,
 ), arg_names=("self", "min", "max"), grad_name_for=_clamp_name)
+CLAMP.pack_order = (2, 1, 0)  # (torch's: max, min, self)
 # torch's clamp_min and clamp_max: clamp's rules, nodes of their own names (...Backward1 for a Tensor bound)
 CLAMP_MIN = overload(CLAMP, "clamp_min", "ClampMinBackward0",
                      name_by_operands({(True, True, False): "ClampMinBackward1"}))
 CLAMP_MAX = overload(CLAMP, "clamp_max", "ClampMaxBackward0",
                      name_by_operands({(True, False, True): "ClampMaxBackward1"}))
+# torch's nodes save ``other`` before ``self`` (the order saved-tensor hooks see them packed in)
+for _op in (MUL, DIV, POW, ATAN2, HYPOT, LOGADDEXP, REMAINDER, MAXIMUM, MINIMUM):
+    _op.pack_order = (1, 0)
 
 
 def _where_jvp(tangents: tuple, out: Any, c: Any, x: Any, y: Any) -> Tensor:
@@ -543,7 +548,8 @@ def _where_jvp(tangents: tuple, out: Any, c: Any, x: Any, y: Any) -> Tensor:
 # gives 0, as torch's)
 WHERE = elementwise("where", np.where, (None, lambda out, c, x, y: c, lambda out, c, x, y: ~c), number_inputs=True,
                     vjp=(None, lambda g, out, c, x, y: _where(c, g, 0.0), lambda g, out, c, x, y: _where(c, 0.0, g)),
-                    jvp=_where_jvp, arg_names=("condition", "self", "other"), promotion=1)
+                    jvp=_where_jvp, arg_names=("condition", "self", "other"), promotion=1,
+                    save_inputs=(True, False, False))  # (only the condition is read, and saved, as torch's)
 
 # -- complex parts ---------------------------------------------------------------------------
 def _imag_tangent(t: Tensor, out: Any) -> Tensor:

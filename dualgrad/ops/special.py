@@ -191,6 +191,7 @@ XLOG1PY = elementwise("special_xlog1py", _float64_impl("xlog1py", _xlog1py_impl)
     lambda out, x, y: _where((x == 0) & (y <= -1), 0.0, log1p(y)),
     lambda out, x, y: x / (1 + y),
 ), to_float=True, grad_name="SpecialXlog1PyBackward0")
+XLOG1PY.pack_order = (1, 0)  # (torch's: other before self)
 ENTR = elementwise("special_entr", _float64_impl("entr", _entr_impl), (lambda out, x: -(log(x) + 1),),
                    grad_name="SpecialEntrBackward0")
 NDTR = elementwise("special_ndtr", _float64_impl("ndtr", _ndtr_impl),
