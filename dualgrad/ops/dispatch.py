@@ -40,6 +40,10 @@ from .promotion import default_float_result, promote
 _ndarray = np.ndarray
 NO_EDGE = (None, 0)
 
+# ``Op.pack_order`` of the binary ops whose torch nodes save ``other`` before ``self`` (most of them);
+# recording and unpacking test for this very object
+OTHER_FIRST = (1, 0)
+
 # Set by ``dualgrad.batching`` when it is imported: ``run(op, args, params)``
 # returns the batched result, or NotImplemented when no argument is batched.
 batching_hook: list = [None]
@@ -300,12 +304,16 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
         a, b = args
         edges = ((a._grad_fn or a, a._output_nr) if needs[0] else NO_EDGE,
                  (b._grad_fn or b, b._output_nr) if needs[1] else NO_EDGE)
-        if op.pack_order is not None and save_inputs is not False:
-            inputs = _kept_in_order(op, args, save_inputs)
-        else:
-            save_a, save_b = (save_inputs, save_inputs) if type(save_inputs) is bool else save_inputs
+        save_a, save_b = (save_inputs, save_inputs) if type(save_inputs) is bool else save_inputs
+        order = op.pack_order  # (None, or OTHER_FIRST: ``b`` saved before ``a``, as torch's ``a * b``)
+        if order is not None and type(order) is not tuple:
+            order = order(a, b)
+        if order is not OTHER_FIRST or not (save_a and save_b):
             inputs = ((save_tensor(a) if save_a else meta_of(a._data)) if isinstance(a, Tensor) else a,
                       (save_tensor(b) if save_b else meta_of(b._data)) if isinstance(b, Tensor) else b)
+        else:
+            kept_b = (save_tensor(b) if save_b else meta_of(b._data)) if isinstance(b, Tensor) else b
+            inputs = ((save_tensor(a) if save_a else meta_of(a._data)) if isinstance(a, Tensor) else a, kept_b)
         saved = _saved_of(inputs) if type(inputs[0]) is SavedTensor or type(inputs[1]) is SavedTensor else ()
     else:
         edges = tuple([(a._grad_fn or a, a._output_nr) if need else NO_EDGE for a, need in zip(args, needs)])

@@ -24,7 +24,7 @@ import opt_einsum
 
 from ..tensor import Tensor, TensorMeta, _wrap
 from .batch_rules import NOT_BATCHED, to_front
-from .dispatch import apply
+from .dispatch import OTHER_FIRST, apply
 from .registry import Op
 
 
@@ -130,7 +130,7 @@ def _einsum_batch(args: tuple, bdims: tuple, subscripts: str) -> tuple:
 EINSUM = Op("einsum", _einsum_impl, vjp=_einsum_vjp, jvp=_einsum_jvp, batch=_einsum_batch,
             family="linalg", arg_names=(), save_inputs=_saved_for_others)
 # (torch contracts two operands by bmm, which saves the second before the first)
-EINSUM.pack_order = lambda *operands: (1, 0) if len(operands) == 2 else tuple(range(len(operands)))
+EINSUM.pack_order = lambda *operands: OTHER_FIRST if len(operands) == 2 else tuple(range(len(operands)))
 
 
 # -- parsing the equation --------------------------------------------------------------------

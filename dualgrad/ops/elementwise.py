@@ -20,7 +20,7 @@ import numpy as np
 from .._state import STATE
 from ..factories import zeros_like
 from ..tensor import Tensor, _wrap, as_operand, is_differentiable_dtype, is_number, torch_dtype_name
-from .dispatch import apply, tensor_arg
+from .dispatch import OTHER_FIRST, apply, tensor_arg
 from .registry import (
     ENGINE_ONLY,
     Op,
@@ -536,7 +536,7 @@ CLAMP_MAX = overload(CLAMP, "clamp_max", "ClampMaxBackward0",
                      name_by_operands({(True, False, True): "ClampMaxBackward1"}))
 # torch's nodes save ``other`` before ``self`` (the order saved-tensor hooks see them packed in)
 for _op in (MUL, DIV, POW, ATAN2, HYPOT, LOGADDEXP, REMAINDER, MAXIMUM, MINIMUM):
-    _op.pack_order = (1, 0)
+    _op.pack_order = OTHER_FIRST
 
 
 def _where_jvp(tangents: tuple, out: Any, c: Any, x: Any, y: Any) -> Tensor:
@@ -687,7 +687,14 @@ def pow(input: Any = None, exponent: Any = None, *, self: Any = None) -> Tensor:
     (tensor([8.0000, 1.7321]), tensor([4., 9.]))
     """
     base = self if input is None else input
-    return apply(POW, _power_operand(base), _power_operand(exponent))
+    if type(exponent) not in _PLAIN_OPERANDS:  # (one test for the common ``x ** 2`` and ``x ** y``)
+        exponent = _power_operand(exponent)
+    if type(base) not in _PLAIN_OPERANDS:
+        base = _power_operand(base)
+    return apply(POW, base, exponent)
+
+
+_PLAIN_OPERANDS = (Tensor, int, float)
 
 
 def _power_operand(x: Any) -> Any:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..factories import zeros_like
 from ..tensor import Tensor, numeric_array, torch_dtype_name
-from .dispatch import apply, tensor_arg
+from .dispatch import OTHER_FIRST, apply, tensor_arg
 from .elementwise import (
     CLAMP_MAX,
     CLAMP_MIN,
@@ -223,7 +223,7 @@ ADDCDIV = elementwise("addcdiv", lambda x, a, b, value=1: x + value * a / b,
 # torch's order of the saved tensors (what saved-tensor hooks see): ``other`` before ``self``; lerp's
 # end, self, weight; addcmul's and addcdiv's tensor1, tensor2 (self is never saved)
 for _op in (LOGADDEXP2, FMOD, FMAX, FMIN, XLOGY):
-    _op.pack_order = (1, 0)
+    _op.pack_order = OTHER_FIRST
 LERP.pack_order = (1, 0, 2)
 ADDCMUL.pack_order = ADDCDIV.pack_order = (1, 2, 0)
 

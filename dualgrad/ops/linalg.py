@@ -18,7 +18,7 @@ from ..factories import eye
 from ..tensor import Tensor, _wrap, as_operand
 from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, aligned_at_front, to_front
-from .dispatch import apply, tensor_arg
+from .dispatch import OTHER_FIRST, apply, tensor_arg
 from .einsum import einsum
 from .registry import Op, overload, unseen
 from .shape import PAD, PERMUTE, RESHAPE, TRANSPOSE, broadcast_to, roll
@@ -278,7 +278,7 @@ def _matmul_name(node: Any) -> str:
 MATMUL = Op("matmul", _matmul_impl, vjp=(_matmul_vjp_x, _matmul_vjp_y), jvp=_matmul_jvp,
             batch=_matmul_batch, family="linalg", grad_name="MmBackward0", promotion=0,
             grad_name_for=_matmul_name, save_inputs=lambda needs: (needs[1], needs[0]))
-MATMUL.pack_order = lambda x, y: (0, 1) if len(y.shape) == 1 else (1, 0)
+MATMUL.pack_order = lambda x, y: (0, 1) if len(y.shape) == 1 else OTHER_FIRST
 BMM = overload(MATMUL, "bmm", "BmmBackward0")  # (torch's bmm, not its matmul, records a BmmBackward0)
 
 

@@ -50,7 +50,7 @@ from ..tensor import (
     is_untracked_like,
     private_tangent,
 )
-from .dispatch import apply
+from .dispatch import OTHER_FIRST, apply
 
 ALL_OPS: dict[str, Op] = {}
 
@@ -156,8 +156,9 @@ class Op:
         self.scatter_index = None
         # None (inputs are saved and unpacked in argument order), or the order in which torch's node
         # saves and unpacks them, which saved-tensor hooks observe (``x * y`` packs ``y``, then ``x``):
-        # a tuple of all argument positions, or a function of the arguments (or of what a node keeps
-        # of them: each has a ``shape``) giving one (``matmul``'s depends on the ranks)
+        # a tuple of all argument positions (``OTHER_FIRST`` for two), or a function of the arguments
+        # (or of what a node keeps of them: each has a ``shape``) giving one (``matmul``'s depends on
+        # the ranks); None or ``OTHER_FIRST`` for two arguments take spelled-out paths
         self.pack_order = None
         ALL_OPS[name] = self
 
@@ -193,11 +194,18 @@ class Op:
             for x in kept:
                 inputs.append(x.unpack(node) if type(x) is SavedTensor else x)
         else:  # (unpacked in the order they were packed, as torch's: saved-tensor hooks see both)
-            inputs = list(kept)
             order = self.pack_order
-            for i in order if type(order) is tuple else order(*kept):
-                if type(kept[i]) is SavedTensor:
-                    inputs[i] = kept[i].unpack(node)
+            if type(order) is not tuple:
+                order = order(*kept)
+            if order is OTHER_FIRST:
+                x, y = kept
+                y = y.unpack(node) if type(y) is SavedTensor else y
+                inputs = [x.unpack(node) if type(x) is SavedTensor else x, y]
+            else:
+                inputs = list(kept)
+                for i in order:
+                    if type(kept[i]) is SavedTensor:
+                        inputs[i] = kept[i].unpack(node)
         saved_out = node.out
         if saved_out is None:
             return None, inputs
