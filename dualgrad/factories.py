@@ -34,6 +34,7 @@ from .tensor import (
     new_leaf,
     numeric_array,
     torch_dtype_name,
+    untracked_number,
 )
 
 _initial_seed = [secrets.randbits(64)]  # what ``initial_seed`` gives: the last seed set, or one drawn at import
@@ -400,7 +401,9 @@ def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = Fa
     >>> dg.full((2,), 3.5), dg.full((2,), 3)
     (tensor([3.5000, 3.5000]), tensor([3, 3]))
     """
-    if isinstance(fill_value, (Tensor, np.generic)):
+    if isinstance(fill_value, Tensor):
+        fill_value = untracked_number(fill_value, "full")
+    elif isinstance(fill_value, np.generic):
         fill_value = fill_value.item()
     elif not isinstance(fill_value, (int, float, complex)):
         raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")

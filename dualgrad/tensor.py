@@ -376,7 +376,7 @@ class Tensor:
                             f"{type(size).__name__}")
         dtype = np.dtype(dtype or self.dtype)
         if isinstance(fill_value, Tensor):
-            fill_value = fill_value.item()
+            fill_value = untracked_number(fill_value, "new_full")
         elif not is_number(fill_value):
             raise TypeError(f"new_full(): argument 'fill_value' (position 2) must be Number, not "
                             f"{type(fill_value).__name__}")
@@ -963,6 +963,16 @@ def numeric_array(value: Any) -> np.ndarray | None:
     """
     array = np.asarray(value)
     return array if array.dtype.kind in "biufc" else None
+
+
+def untracked_number(value: Tensor, fn: str) -> Any:
+    """The number a one-element Tensor given as ``fn``'s ``fill_value`` holds; torch's TypeError for one
+    that autograd tracks (requires grad, or has a tangent at an active dual level): its number
+    would be a constant, with a zero derivative."""
+    fw = value._fw
+    if value.requires_grad or (fw and any(fw.get(level) is not None for level in STATE.dual_levels)):
+        raise TypeError(f"{fn}(): argument 'fill_value' (position 2) must be Number, not Tensor")
+    return value.item()
 
 
 def _stands_in_for_leaf(node: Any) -> bool:

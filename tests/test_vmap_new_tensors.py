@@ -95,3 +95,25 @@ def test_new_full_errors_are_torchs():
         dg.func.vmap(lambda v: v.new_full(3, 1.0))(dg.tensor(X))
     with pytest.raises(TypeError, match='new_empty\\(\\) missing 1 required positional arguments: "size"'):
         dg.func.vmap(lambda v: v.new_empty())(dg.tensor(X))
+
+
+def test_np_full_like_with_a_tracked_fill_value_is_differentiable():
+    x = dg.ones(2, 3)
+    assert dg.func.grad(lambda v: np.full_like(x, v).sum())(dg.tensor(2.0)).item() == 6.0
+    _, tangent = dg.func.jvp(lambda v: np.full_like(x, v), (dg.tensor(2.0),), (dg.tensor(1.0),))
+    assert tangent.tolist() == [[1.0] * 3] * 2
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda v: dg.full((2,), v), "full"),
+    (lambda v: dg.ones(2).new_full((2,), v), "new_full"),
+    (lambda v: dg.full_like(dg.ones(2), v), "full"),
+])
+def test_a_tracked_tensor_as_fill_value_is_torchs_type_error(make, name):
+    # (its number would be a constant: a zero derivative; torch raises the same TypeError)
+    message = f"{name}\\(\\): argument 'fill_value' \\(position 2\\) must be Number, not Tensor"
+    with pytest.raises(TypeError, match=message):
+        make(dg.tensor(2.0, requires_grad=True))
+    with pytest.raises(TypeError, match=message):
+        dg.func.jvp(make, (dg.tensor(2.0),), (dg.tensor(1.0),))
+    assert make(dg.tensor(2.0)).tolist() == [2.0, 2.0]  # (an untracked one gives its number, as torch)
