@@ -52,3 +52,12 @@ def test_second_derivative_of_array_exponent():
 def test_bad_operand_is_a_type_error():
     with pytest.raises(TypeError, match="expected a Tensor, an array or a number, not str"):
         dg.tensor([1.0]) ** "a"
+
+
+def test_array_exponent_changed_after_the_call_does_not_change_the_gradient():
+    x = dg.tensor([1.5, 2.0], requires_grad=True)
+    e = np.array([3.0, 2.0])
+    y = x ** e
+    e[:] = 1.0  # (the node keeps a copy, as torch's tensor constructors would)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3 * 1.5 ** 2, 2 * 2.0])

@@ -699,8 +699,12 @@ _PLAIN_OPERANDS = (Tensor, int, float)
 
 def _power_operand(x: Any) -> Any:
     """A number or Tensor as it is; an array or a list as a constant Tensor, so that ``pow``'s rules take
-    the tensor-exponent path (their number path compares the exponent with 0 and 2)."""
-    return x if isinstance(x, Tensor) or is_number(x) else as_operand(x)
+    the tensor-exponent path (their number path compares the exponent with 0 and 2). An array is
+    copied, as torch's tensor constructors copy: the node saves it, and the caller may change the
+    array in place before the backward pass (no version counter would notice)."""
+    if isinstance(x, Tensor) or is_number(x):
+        return x
+    return as_operand(x.copy() if isinstance(x, np.ndarray) else x)
 
 
 def clamp(input: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A001, A002 - torch's names
