@@ -1,10 +1,11 @@
-"""Table-driven forward mode on complex inputs: every op of the table that takes complex numbers.
+"""Table-driven forward and reverse mode on complex inputs: every op of the table that takes complex numbers.
 
 Each op's samples (``op_samples.SAMPLES``) are moved off the real line (``z = a + i b``, ``b`` small so
 that the sample stays inside the op's domain) and the tangent along a complex direction is compared
 with central differences of the function itself, along a real direction, an imaginary one and a
 general complex one. A dropped imaginary part of a tangent (a rule that takes ``.real`` of it, or
-casts it to a real dtype) shows as a mismatch along the imaginary direction. An op whose impl refuses
+casts it to a real dtype) shows as a mismatch along the imaginary direction. Reverse mode must agree
+with the tangents (``Re <u, J v> == Re <J^H u, v>``). An op whose impl refuses
 complex inputs is left out (its samples raise before any derivative is taken).
 """
 
@@ -70,3 +71,13 @@ def test_complex_tangent_matches_finite_differences(name, data):
         for g, w in zip(got, want, strict=True):
             assert g.shape == w.shape, f"{name}: tangent shape"
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=f"{name}: J v along a {label} direction")
+    # reverse mode agrees (conjugate Wirtinger: Re <u, J v> == Re <vjp(u), v>)
+    tangents = _complex_tangents(sample.call, points, general)
+    cotangents = [rng.standard_normal(t.shape) + (1j * rng.standard_normal(t.shape) if t.dtype.kind == "c" else 0)
+                  for t in tangents]
+    leaves = [dg.tensor(p, requires_grad=True) for p in points]
+    outs = as_outputs(sample.call(*leaves))
+    grads = dg.grad(outs, leaves, [dg.tensor(u) for u in cotangents], allow_unused=True, materialize_grads=True)
+    forward = sum(np.vdot(u, t).real for u, t in zip(cotangents, tangents, strict=True))
+    reverse = sum(np.vdot(g.numpy(), v).real for g, v in zip(grads, general, strict=True))
+    np.testing.assert_allclose(reverse, forward, rtol=1e-8, atol=1e-10, err_msg=f"{name}: <u, J v> vs <J^H u, v>")

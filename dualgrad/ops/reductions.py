@@ -398,7 +398,8 @@ def _logcumsumexp_jvp(tangents: tuple, out: Tensor, x: Tensor, *, axis: int) -> 
 
 
 def _softmax_vjp(g: Tensor, out: Tensor, x: Any, *, axis: int) -> Tensor:
-    """``out * (g - sum(g * out))``."""
+    """``conj(out) * (g - sum(g * conj(out)))`` (softmax is holomorphic: the conjugate Jacobian)."""
+    out = _conj(out)
     return out * (g - apply(SUM, g * out, axis=(axis,), keepdims=True))
 
 
@@ -408,8 +409,8 @@ def _softmax_jvp(tangents: tuple, out: Tensor, x: Any, *, axis: int) -> Tensor:
 
 
 def _log_softmax_vjp(g: Tensor, out: Tensor, x: Any, *, axis: int) -> Tensor:
-    """``g - softmax * sum(g)``."""
-    return g - out.exp() * apply(SUM, g, axis=(axis,), keepdims=True)
+    """``g - conj(softmax) * sum(g)`` (holomorphic: the conjugate Jacobian)."""
+    return g - _conj(out.exp()) * apply(SUM, g, axis=(axis,), keepdims=True)
 
 
 def _log_softmax_jvp(tangents: tuple, out: Tensor, x: Any, *, axis: int) -> Tensor:
