@@ -308,9 +308,13 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
         order = op.pack_order  # (None, or OTHER_FIRST: ``b`` saved before ``a``, as torch's ``a * b``)
         if order is not None and type(order) is not tuple:
             order = order(a, b)
+        # (a NumPy array argument that the rules read is kept as a copy: no version counter would see
+        # the caller change it in place before the backward pass)
         if order is not OTHER_FIRST or not (save_a and save_b):
-            inputs = ((save_tensor(a) if save_a else meta_of(a._data)) if isinstance(a, Tensor) else a,
-                      (save_tensor(b) if save_b else meta_of(b._data)) if isinstance(b, Tensor) else b)
+            inputs = ((save_tensor(a) if save_a else meta_of(a._data)) if isinstance(a, Tensor)
+                      else (a.copy() if save_a and type(a) is np.ndarray else a),
+                      (save_tensor(b) if save_b else meta_of(b._data)) if isinstance(b, Tensor)
+                      else (b.copy() if save_b and type(b) is np.ndarray else b))
         else:
             kept_b = (save_tensor(b) if save_b else meta_of(b._data)) if isinstance(b, Tensor) else b
             inputs = ((save_tensor(a) if save_a else meta_of(a._data)) if isinstance(a, Tensor) else a, kept_b)
@@ -320,8 +324,8 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
         if op.pack_order is not None and save_inputs is not False:
             inputs = _kept_in_order(op, args, save_inputs)
         else:
-            inputs = tuple([(save_tensor(a) if save_inputs is True or (save_inputs is not False and save_inputs[i])
-                             else meta_of(a._data)) if isinstance(a, Tensor) else a for i, a in enumerate(args)])
+            inputs = tuple([_kept(a, save_inputs is True or (save_inputs is not False and save_inputs[i]))
+                            for i, a in enumerate(args)])
         saved = _saved_of(inputs)
     if op.multi_output:
         _record_outputs(op, edges, inputs, saved, params, out, save_out)
@@ -342,10 +346,16 @@ def _kept_in_order(op: Any, args: tuple, save_inputs: Any) -> tuple:
     order = op.pack_order if type(op.pack_order) is tuple else op.pack_order(*args)
     kept = list(args)
     for i in order:
-        a = args[i]
-        if isinstance(a, Tensor):
-            kept[i] = save_tensor(a) if save_inputs is True or save_inputs[i] else meta_of(a._data)
+        kept[i] = _kept(args[i], save_inputs is True or save_inputs[i])
     return tuple(kept)
+
+
+def _kept(a: Any, save: bool) -> Any:
+    """What a node keeps of argument ``a``: a SavedTensor or TensorMeta of a Tensor; a copy of a NumPy
+    array its rules read (the caller may change the array before backward); anything else as it is."""
+    if isinstance(a, Tensor):
+        return save_tensor(a) if save else meta_of(a._data)
+    return a.copy() if save and type(a) is np.ndarray else a
 
 
 def _saved_of(inputs: tuple) -> tuple:
