@@ -603,6 +603,8 @@ def _like(factory: Any, name: str, random: bool = False) -> Any:
         data = x if isinstance(x, Tensor) else numeric_array(x)
         if data is None:
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+        if args and isinstance(args[0], Tensor):  # (full_like's fill value: torch's error names full_like)
+            args = (untracked_number(args[0], name), *args[1:])
         return factory(data.shape, *args, dtype=dtype or data.dtype, requires_grad=requires_grad)
 
     like.__name__ = like.__qualname__ = name

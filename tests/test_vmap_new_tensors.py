@@ -107,7 +107,7 @@ def test_np_full_like_with_a_tracked_fill_value_is_differentiable():
 @pytest.mark.parametrize("make, name", [
     (lambda v: dg.full((2,), v), "full"),
     (lambda v: dg.ones(2).new_full((2,), v), "new_full"),
-    (lambda v: dg.full_like(dg.ones(2), v), "full"),
+    (lambda v: dg.full_like(dg.ones(2), v), "full_like"),
 ])
 def test_a_tracked_tensor_as_fill_value_is_torchs_type_error(make, name):
     # (its number would be a constant: a zero derivative; torch raises the same TypeError)
