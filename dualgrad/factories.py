@@ -40,6 +40,7 @@ from .tensor import (
     new_leaf,
     numeric_array,
     torch_dtype_name,
+    untracked_number,
 )
 
 
@@ -393,7 +394,9 @@ def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = Fa
     (tensor([3.5000, 3.5000]), tensor([3, 3]))
     """
     check_device("full", _device.get("device"))
-    if isinstance(fill_value, (Tensor, np.generic)):
+    if isinstance(fill_value, Tensor):
+        fill_value = untracked_number(fill_value, "full")
+    elif isinstance(fill_value, np.generic):
         fill_value = fill_value.item()
     elif not isinstance(fill_value, (int, float, complex)):
         raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
@@ -596,6 +599,8 @@ def _like(factory: Any, name: str, random: bool = False) -> Any:
         data = x if isinstance(x, Tensor) else numeric_array(x)
         if data is None:
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+        if args and isinstance(args[0], Tensor):  # (full_like's fill value: torch's error names full_like)
+            args = (untracked_number(args[0], name), *args[1:])
         return factory(data.shape, *args, dtype=dtype or data.dtype, requires_grad=requires_grad)
 
     like.__name__ = like.__qualname__ = name

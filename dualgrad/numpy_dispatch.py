@@ -80,6 +80,13 @@ def _op_call(name: str) -> Callable:
     return lambda *inputs: apply(op, *inputs)
 
 
+def _numpy_sign(x: Any) -> Tensor:
+    """``np.sign``: ``z / |z|`` for a complex ``z`` (NumPy 2's, torch's ``sgn``, differentiable), else ``sign``."""
+    if isinstance(x, Tensor) and x.dtype.kind == "c":
+        return _resolve("sgn")(x)
+    return apply(ALL_OPS["sign"], x)
+
+
 def _float_power(x: Any, y: Any) -> Tensor:
     """``np.float_power``: ``pow`` computed in at least float64 (complex128 for complex)."""
     return _resolve("pow")(_at_least_double(x), _at_least_double(y))
@@ -158,7 +165,7 @@ UFUNCS: dict[np.ufunc, str | Callable] = {
     np.bitwise_xor: _op_call("bitwise_xor"), np.invert: _op_call("bitwise_not"),
     np.floor: _op_call("floor"), np.ceil: _op_call("ceil"), np.trunc: _op_call("trunc"),
     np.rint: _op_call("round"), np.isnan: _op_call("isnan"), np.isinf: _op_call("isinf"),
-    np.isfinite: _op_call("isfinite"), np.signbit: _op_call("signbit"), np.sign: _op_call("sign"),
+    np.isfinite: _op_call("isfinite"), np.signbit: _op_call("signbit"), np.sign: _numpy_sign,
     np.floor_divide: _op_call("floor_divide"),
 }
 # Keywords a ufunc's dualgrad function takes (generalized ufuncs with an axis).

@@ -385,7 +385,7 @@ class Tensor:
                             f"{type(size).__name__}")
         dtype = np.dtype(dtype or self.dtype)
         if isinstance(fill_value, Tensor):
-            fill_value = fill_value.item()
+            fill_value = untracked_number(fill_value, "new_full")
         elif not is_number(fill_value):
             raise TypeError(f"new_full(): argument 'fill_value' (position 2) must be Number, not "
                             f"{type(fill_value).__name__}")
@@ -588,7 +588,8 @@ class Tensor:
         A view whose base or sibling view was changed in place since its node
         was made gets a node rebuilt from the base first.
         """
-        return NAMED_NODE[0](self._node())
+        node = self._node()
+        return None if node is not None and _stands_in_for_leaf(node) else NAMED_NODE[0](node)
 
     @grad_fn.setter
     def grad_fn(self, node: Any) -> None:
@@ -671,8 +672,10 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        """True for tensors not produced by a recorded operation."""
-        return self._node() is None
+        """True for tensors not produced by a recorded operation (and for a leaf unpacked from a
+        saved-tensor hook, as in torch: its gradients go to the leaf that was packed)."""
+        node = self._node()
+        return node is None or _stands_in_for_leaf(node)
 
     @property
     def output_nr(self) -> int:
@@ -693,7 +696,8 @@ class Tensor:
         backward never fills it, so the read is most likely a mistake.
         """
         grad = self._grad
-        if grad is None and self._grad_fn is not None and not self.retains_grad:
+        if grad is None and self._grad_fn is not None and not self.retains_grad and not _stands_in_for_leaf(
+                self._grad_fn):
             warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return grad
 
@@ -979,6 +983,23 @@ def numeric_array(value: Any) -> np.ndarray | None:
     """
     array = np.asarray(value)
     return array if array.dtype.kind in "biufc" else None
+
+
+def untracked_number(value: Tensor, fn: str) -> Any:
+    """The number a one-element Tensor given as ``fn``'s ``fill_value`` holds; torch's TypeError for one
+    that autograd tracks (requires grad, or has a tangent at an active dual level): its number
+    would be a constant, with a zero derivative."""
+    fw = value._fw
+    if value.requires_grad or (fw and any(fw.get(level) is not None for level in STATE.dual_levels)):
+        raise TypeError(f"{fn}(): argument 'fill_value' (position 2) must be Number, not Tensor")
+    return value.item()
+
+
+def _stands_in_for_leaf(node: Any) -> bool:
+    """Whether ``node`` only links a tensor to a leaf whose gradients it passes on (the node of a leaf
+    unpacked from a saved-tensor hook): the tensor is then a leaf itself to the user, as torch's,
+    whose unpacked leaf shares the packed leaf's gradient accumulator."""
+    return getattr(getattr(node, "op", None), "leaf_stand_in", False)
 
 
 def as_operand(x: Any) -> Tensor:

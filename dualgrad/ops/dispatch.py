@@ -41,6 +41,9 @@ from .promotion import default_float_result, promote
 _ndarray = np.ndarray
 NO_EDGE = (None, 0)
 
+# ``Op.pack_order`` of the binary ops whose torch nodes save ``other`` before ``self`` (most of them);
+# recording and unpacking test for this very object
+OTHER_FIRST = (1, 0)
 
 
 def tensor_arg(x: Any, fn: str) -> Tensor:
@@ -299,13 +302,27 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
         edges = ((a._grad_fn or a, a._output_nr) if needs[0] else NO_EDGE,
                  (b._grad_fn or b, b._output_nr) if needs[1] else NO_EDGE)
         save_a, save_b = (save_inputs, save_inputs) if type(save_inputs) is bool else save_inputs
-        inputs = ((save_tensor(a) if save_a else meta_of(a._data)) if isinstance(a, Tensor) else a,
-                  (save_tensor(b) if save_b else meta_of(b._data)) if isinstance(b, Tensor) else b)
+        order = op.pack_order  # (None, or OTHER_FIRST: ``b`` saved before ``a``, as torch's ``a * b``)
+        if order is not None and type(order) is not tuple:
+            order = order(a, b)
+        # (a NumPy array argument that the rules read is kept as a copy: no version counter would see
+        # the caller change it in place before the backward pass)
+        if order is not OTHER_FIRST or not (save_a and save_b):
+            inputs = ((save_tensor(a) if save_a else meta_of(a._data)) if isinstance(a, Tensor)
+                      else (a.copy() if save_a and type(a) is np.ndarray else a),
+                      (save_tensor(b) if save_b else meta_of(b._data)) if isinstance(b, Tensor)
+                      else (b.copy() if save_b and type(b) is np.ndarray else b))
+        else:
+            kept_b = (save_tensor(b) if save_b else meta_of(b._data)) if isinstance(b, Tensor) else b
+            inputs = ((save_tensor(a) if save_a else meta_of(a._data)) if isinstance(a, Tensor) else a, kept_b)
         saved = _saved_of(inputs) if type(inputs[0]) is SavedTensor or type(inputs[1]) is SavedTensor else ()
     else:
         edges = tuple([(a._grad_fn or a, a._output_nr) if need else NO_EDGE for a, need in zip(args, needs)])
-        inputs = tuple([(save_tensor(a) if save_inputs is True or (save_inputs is not False and save_inputs[i])
-                         else meta_of(a._data)) if isinstance(a, Tensor) else a for i, a in enumerate(args)])
+        if op.pack_order is not None and save_inputs is not False:
+            inputs = _kept_in_order(op, args, save_inputs)
+        else:
+            inputs = tuple([_kept(a, save_inputs is True or (save_inputs is not False and save_inputs[i]))
+                            for i, a in enumerate(args)])
         saved = _saved_of(inputs)
     if op.multi_output:
         _record_outputs(op, edges, inputs, saved, params, out, save_out)
@@ -318,6 +335,24 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple) -> None:
     if save_out:  # (saved once it points at the node: a pack hook sees it)
         node.out = saved_out = save_tensor(out, is_output=True)
         node.saved = saved + (saved_out,)
+
+
+def _kept_in_order(op: Any, args: tuple, save_inputs: Any) -> tuple:
+    """What a node keeps of each argument (as ``_record``), the saved ones saved in ``op.pack_order``:
+    torch's order, which saved-tensor hooks observe."""
+    order = op.pack_order if type(op.pack_order) is tuple else op.pack_order(*args)
+    kept = list(args)
+    for i in order:
+        kept[i] = _kept(args[i], save_inputs is True or save_inputs[i])
+    return tuple(kept)
+
+
+def _kept(a: Any, save: bool) -> Any:
+    """What a node keeps of argument ``a``: a SavedTensor or TensorMeta of a Tensor; a copy of a NumPy
+    array its rules read (the caller may change the array before backward); anything else as it is."""
+    if isinstance(a, Tensor):
+        return save_tensor(a) if save else meta_of(a._data)
+    return a.copy() if save and type(a) is np.ndarray else a
 
 
 def _saved_of(inputs: tuple) -> tuple:

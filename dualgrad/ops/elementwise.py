@@ -21,7 +21,7 @@ from .._state import STATE
 from ..factories import zeros_like
 from ..fastpath import broadcast_product, engine_only, is_scratch, multiply_into, scale_into, unseen
 from ..tensor import Tensor, _wrap, as_operand, is_differentiable_dtype, is_number, torch_dtype_name
-from .dispatch import apply, tensor_arg
+from .dispatch import OTHER_FIRST, apply, tensor_arg
 from .registry import (
     Op,
     elementwise,
@@ -202,6 +202,9 @@ def _sign_impl(x: np.ndarray) -> np.ndarray:
     bools are their own sign (NumPy has no bool ``sign``)."""
     if x.dtype.kind == "b":
         return x.copy()
+    if x.dtype.kind == "c":  # (NumPy's z / |z| would be a value whose gradient this op declares 0)
+        raise RuntimeError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
+                           "Please use torch.sgn instead.")
     signs = np.sign(x)
     if signs.dtype.kind == "f" and np.isnan(signs).any():
         return np.where(np.isnan(signs), signs.dtype.type(0), signs)
@@ -447,6 +450,7 @@ ABS = Op("abs", np.abs, vjp=(_abs_vjp,), jvp=_abs_jvp, family="elementwise")
 SGN = Op("sgn", _sgn_impl, vjp=(_sgn_vjp,), jvp=_sgn_jvp, family="elementwise", save_out=True)
 SIGN = _zero_gradient("sign", _sign_impl)
 REMAINDER = elementwise("remainder", _integer_division(np.remainder), (1, lambda out, x, y: -floor_divide(x, y)),
+                        save_inputs=lambda needs: (needs[1], needs[1]),
                         grad_name_for=name_by_operands({(True, True): "RemainderBackward1"}))
 # (torch's div with a rounding mode; its floor_divide has no derivative)
 FLOOR_DIVIDE = _zero_gradient("floor_divide", _integer_division(np.floor_divide), grad_name="DivBackward2")
@@ -498,7 +502,7 @@ ASINH = elementwise("asinh", np.arcsinh, (lambda out, x: rsqrt(x * x + 1),))
 ACOSH = elementwise("acosh", np.arccosh, (lambda out, x: rsqrt(x - 1) * rsqrt(x + 1),))
 ATANH = elementwise("atanh", np.arctanh, (lambda out, x: 1 / (1 - x * x),))
 HYPOT = elementwise("hypot", np.hypot, (lambda out, x, y: x / out, lambda out, x, y: y / out),
-                    save_out=True, to_float=True)
+                    save_inputs=lambda needs: needs, save_out=True, to_float=True)
 
 # -- activations and selections -------------------------------------------------------------
 SIGMOID_BACKWARD = elementwise("sigmoid_backward", _sigmoid_backward_impl,
@@ -521,11 +525,15 @@ CLAMP = selecting("clamp", _clamp_impl, (
     lambda out, x, lo, hi: x < lo,
     lambda out, x, lo, hi: x > hi,
 ), arg_names=("self", "min", "max"), grad_name_for=_clamp_name)
+CLAMP.pack_order = (2, 1, 0)  # (torch's: max, min, self)
 # torch's clamp_min and clamp_max: clamp's rules, nodes of their own names (...Backward1 for a Tensor bound)
 CLAMP_MIN = overload(CLAMP, "clamp_min", "ClampMinBackward0",
                      name_by_operands({(True, True, False): "ClampMinBackward1"}))
 CLAMP_MAX = overload(CLAMP, "clamp_max", "ClampMaxBackward0",
                      name_by_operands({(True, False, True): "ClampMaxBackward1"}))
+# torch's nodes save ``other`` before ``self`` (the order saved-tensor hooks see them packed in)
+for _op in (MUL, DIV, POW, ATAN2, HYPOT, LOGADDEXP, REMAINDER, MAXIMUM, MINIMUM):
+    _op.pack_order = OTHER_FIRST
 
 
 def _where_jvp(tangents: tuple, out: Any, c: Any, x: Any, y: Any) -> Tensor:
@@ -537,12 +545,18 @@ def _where_jvp(tangents: tuple, out: Any, c: Any, x: Any, y: Any) -> Tensor:
 # gives 0, as torch's)
 WHERE = elementwise("where", np.where, (None, lambda out, c, x, y: c, lambda out, c, x, y: ~c), number_inputs=True,
                     vjp=(None, lambda g, out, c, x, y: _where(c, g, 0.0), lambda g, out, c, x, y: _where(c, 0.0, g)),
-                    jvp=_where_jvp, arg_names=("condition", "self", "other"), promotion=1)
+                    jvp=_where_jvp, arg_names=("condition", "self", "other"), promotion=1,
+                    save_inputs=(True, False, False))  # (only the condition is read, and saved, as torch's)
 
 # -- complex parts ---------------------------------------------------------------------------
+def _imag_tangent(t: Tensor, out: Any) -> Tensor:
+    """``imag(t)``; zero for a real tangent (NumPy's ``imag`` of a real array is a constant 0)."""
+    return t.imag if t.dtype.kind == "c" else zeros_like(out)
+
+
 REAL = Op("real", _real_impl, vjp=(lambda g, out, x: g,), jvp=lambda ts, out, x: ts[0].real,
           family="elementwise", save_inputs=False)
-IMAG = Op("imag", _imag_impl, vjp=(lambda g, out, x: g * 1j,), jvp=lambda ts, out, x: ts[0].imag,
+IMAG = Op("imag", _imag_impl, vjp=(lambda g, out, x: g * 1j,), jvp=lambda ts, out, x: _imag_tangent(ts[0], out),
           family="elementwise", save_inputs=False)
 CONJ = Op("conj", np.conjugate, vjp=(lambda g, out, x: g.conj(),), jvp=lambda ts, out, x: ts[0].conj(),
           family="elementwise", save_inputs=False)
@@ -663,8 +677,31 @@ def pow(input: Any = None, exponent: Any = None, *, self: Any = None) -> Tensor:
     (tensor([1., 9.]), tensor([8.]))
     >>> dg.tensor([1, -1, 2]) ** dg.tensor([-2, -3, -1])
     tensor([ 1, -1,  0])
+
+    An array or a list on either side is a constant tensor (torch's ``pow(Tensor, Tensor)``):
+
+    >>> dg.tensor([2., 3.]) ** [3., 0.5], [2., 3.] ** dg.tensor([2.])
+    (tensor([8.0000, 1.7321]), tensor([4., 9.]))
     """
-    return apply(POW, self if input is None else input, exponent)
+    base = self if input is None else input
+    if type(exponent) not in _PLAIN_OPERANDS:  # (one test for the common ``x ** 2`` and ``x ** y``)
+        exponent = _power_operand(exponent)
+    if type(base) not in _PLAIN_OPERANDS:
+        base = _power_operand(base)
+    return apply(POW, base, exponent)
+
+
+_PLAIN_OPERANDS = (Tensor, int, float)
+
+
+def _power_operand(x: Any) -> Any:
+    """A number or Tensor as it is; an array or a list as a constant Tensor, so that ``pow``'s rules take
+    the tensor-exponent path (their number path compares the exponent with 0 and 2). An array is
+    copied, as torch's tensor constructors copy: the node saves it, and the caller may change the
+    array in place before the backward pass (no version counter would notice)."""
+    if isinstance(x, Tensor) or is_number(x):
+        return x
+    return as_operand(x.copy() if isinstance(x, np.ndarray) else x)
 
 
 def clamp(input: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A001, A002 - torch's names

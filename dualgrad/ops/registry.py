@@ -53,7 +53,7 @@ from ..tensor import (
     TensorMeta,
     _wrap,
 )
-from .dispatch import apply
+from .dispatch import OTHER_FIRST, apply
 
 ALL_OPS: dict[str, Op] = {}
 
@@ -68,7 +68,7 @@ class Op(NodeOp):
     __slots__ = ("name", "impl", "vjp", "jvp", "batch", "family", "save_inputs", "save_out",
                  "differentiable", "grad_name", "grad_name_for", "multi_output", "arg_names", "view", "ufunc_out",
                  "jvp_reads", "scatter_index", "saves_by_needs", "backward", "plain", "promotion", "to_float",
-                 "scalar_impl", "number_inputs")
+                 "scalar_impl", "number_inputs", "pack_order")
 
     def __init__(
         self,
@@ -140,6 +140,12 @@ class Op(NodeOp):
         # gradient into zeros of the input's shape at a basic ``index``: the backward engine may
         # then add the gradient there directly, into a gradient the input already received
         self.scatter_index = None
+        # None (inputs are saved and unpacked in argument order), or the order in which torch's node
+        # saves and unpacks them, which saved-tensor hooks observe (``x * y`` packs ``y``, then ``x``):
+        # a tuple of all argument positions (``OTHER_FIRST`` for two), or a function of the arguments
+        # (or of what a node keeps of them: each has a ``shape``) giving one (``matmul``'s depends on
+        # the ranks); None or ``OTHER_FIRST`` for two arguments take spelled-out paths
+        self.pack_order = None
         ALL_OPS[name] = self
 
     # True for an op whose backward runs even when every gradient reaching its node is undefined
@@ -169,10 +175,23 @@ class Op(NodeOp):
         if len(kept) == 1:  # (spelled out: no list for the many one-input ops)
             x = kept[0]
             inputs = (x.unpack(node) if type(x) is SavedTensor else x,)
-        else:
+        elif self.pack_order is None:
             inputs = []
             for x in kept:
                 inputs.append(x.unpack(node) if type(x) is SavedTensor else x)
+        else:  # (unpacked in the order they were packed, as torch's: saved-tensor hooks see both)
+            order = self.pack_order
+            if type(order) is not tuple:
+                order = order(*kept)
+            if order is OTHER_FIRST:
+                x, y = kept
+                y = y.unpack(node) if type(y) is SavedTensor else y
+                inputs = [x.unpack(node) if type(x) is SavedTensor else x, y]
+            else:
+                inputs = list(kept)
+                for i in order:
+                    if type(kept[i]) is SavedTensor:
+                        inputs[i] = kept[i].unpack(node)
         saved_out = node.out
         if saved_out is None:
             return None, inputs
@@ -532,5 +551,5 @@ def overload(op: Op, name: str, grad_name: str, grad_name_for: Callable[[Any], s
               grad_name=grad_name, grad_name_for=grad_name_for, multi_output=op.multi_output,
               arg_names=op.arg_names, view=op.view, promotion=op.promotion, to_float=op.to_float,
               number_inputs=op.number_inputs if number_inputs is None else number_inputs)
-    twin.jvp_reads, twin.scatter_index = op.jvp_reads, op.scatter_index
+    twin.jvp_reads, twin.scatter_index, twin.pack_order = op.jvp_reads, op.scatter_index, op.pack_order
     return twin
