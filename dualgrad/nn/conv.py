@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ..tensor import Tensor
-from . import init
 from ._convolution import _conv, pad
-from ._factory import new_empty
 from ._messages import int_tuple as _tuple
+from .linear import add_weight_and_bias, reset_weight_and_bias
 from .module import Module
-from .parameter import Parameter
 
 __all__ = ["Conv1d", "Conv2d"]
 
@@ -45,21 +42,11 @@ class _ConvNd(Module):
         self.padding = padding if isinstance(padding, str) else _tuple(padding, nd)
         self.dilation, self.groups, self.padding_mode = _tuple(dilation, nd), groups, padding_mode
         self.output_padding, self.transposed = (0,) * nd, False
-        self.weight = Parameter(new_empty(out_channels, in_channels // groups, *self.kernel_size, device=device,
-                                          dtype=dtype))
-        if bias:
-            self.bias = Parameter(new_empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        add_weight_and_bias(self, (out_channels, in_channels // groups, *self.kernel_size), bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.weight.shape[1] * math.prod(self.weight.shape[2:])
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        reset_weight_and_bias(self.weight, self.bias, zero_bias_without_fan_in=False)
 
     def _padding_amounts(self) -> list[int]:
         """``F.pad``'s amounts for a padding mode other than zeros (last dimension first)."""

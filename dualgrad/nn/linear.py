@@ -25,6 +25,27 @@ class Identity(Module):
         return input
 
 
+def add_weight_and_bias(module: Module, weight_shape: tuple, bias: bool, device: Any, dtype: Any) -> None:
+    """Give ``module`` an uninitialised ``weight`` of ``weight_shape`` and a ``bias`` of its first
+    dimension (or a ``bias`` of None)."""
+    module.weight = Parameter(new_empty(*weight_shape, device=device, dtype=dtype))
+    if bias:
+        module.bias = Parameter(new_empty(weight_shape[0], device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+
+
+def reset_weight_and_bias(weight: Tensor, bias: Tensor | None, *, zero_bias_without_fan_in: bool) -> None:
+    """torch's default initialisation of Linear and ConvNd: ``kaiming_uniform_(weight, a=sqrt(5))``
+    and ``bias`` from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``. For ``fan_in`` 0, torch's Linear
+    zeroes the bias and its ConvNd leave it as it is."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    fan_in = math.prod(weight.shape[1:])
+    if bias is not None and (fan_in > 0 or zero_bias_without_fan_in):
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+        init.uniform_(bias, -bound, bound)
+
+
 class Linear(Module):
     """``y = x W^T + b`` with ``W`` of shape ``(out_features, in_features)``. Initialised as torch:
     ``W ~ kaiming_uniform_(a=sqrt(5))``, i.e. ``U(-1/sqrt(in), 1/sqrt(in))``, and ``b ~ U(-1/sqrt(in),
@@ -40,19 +61,11 @@ class Linear(Module):
                  dtype: Any = None) -> None:
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(new_empty(out_features, in_features, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(new_empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        add_weight_and_bias(self, (out_features, in_features), bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.weight.shape[1]
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        reset_weight_and_bias(self.weight, self.bias, zero_bias_without_fan_in=True)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return linear(input, self.weight, self.bias)
@@ -69,11 +82,7 @@ class Bilinear(Module):
                  device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
-        self.weight = Parameter(new_empty(out_features, in1_features, in2_features, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(new_empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        add_weight_and_bias(self, (out_features, in1_features, in2_features), bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
