@@ -14,8 +14,8 @@ import inspect
 
 import numpy as np
 import pytest
-from grad_checks import check_first_order
-from helpers import as_outputs, directional_fd
+from grad_checks import check_first_order, check_forward, check_vmap
+from helpers import as_outputs
 
 import dualgrad as dg
 from dualgrad import forward_ad as fwAD
@@ -25,33 +25,6 @@ RNG = np.random.default_rng(24)
 # Values of the tracked input: inside the domain of every supported ufunc after the offset below
 X = RNG.uniform(0.3, 0.8, (2, 3))
 TRACKED = r"NumPy asked for the data of a Tensor that requires grad .*detached from the graph"
-
-
-def check_forward(call, arrays, seed=0):
-    """Tangents of ``call`` (one dual level) equal central differences along a random direction."""
-    rng = np.random.default_rng(seed)
-    directions = [rng.standard_normal(a.shape) for a in arrays]
-    with fwAD.dual_level():
-        duals = [fwAD.make_dual(dg.tensor(a), dg.tensor(v)) for a, v in zip(arrays, directions, strict=True)]
-        tangents = [fwAD.unpack_dual(o).tangent for o in as_outputs(call(*duals))]
-    expected = directional_fd(call, arrays, directions)
-    assert tangents and len(tangents) == len(expected)
-    for tangent, e in zip(tangents, expected, strict=True):
-        assert tangent is not None, "forward mode lost the tangent"
-        np.testing.assert_allclose(tangent.numpy(), e, rtol=1e-5, atol=1e-6)
-
-
-def check_vmap(call, arrays, size=3):
-    """vmap over a batch of scaled copies of the inputs equals a loop over the batch."""
-    members = [[a * (1.0 + 0.05 * k) for a in arrays] for k in range(size)]
-    stacked = [dg.tensor(np.stack([m[i] for m in members])) for i in range(len(arrays))]
-    got = dg.vmap(lambda *xs: as_outputs(call(*xs)))(*stacked)
-    for k, member in enumerate(members):
-        with dg.no_grad():
-            expected = as_outputs(call(*[dg.tensor(a) for a in member]))
-        assert len(got) == len(expected)
-        for g, e in zip(got, expected, strict=True):
-            np.testing.assert_allclose(g.numpy()[k], e.numpy(), rtol=1e-12, atol=1e-12)
 
 
 def check_all_modes(call, arrays, vmap=True):
