@@ -14,7 +14,6 @@ import scipy.sparse as sp
 from ..batching import vmap
 from ..func import grad, jacfwd, jvp, vjp
 from ..func import hessian as dense_hessian
-from ..reverse import enable_grad, inference_mode
 from ..tensor import Tensor
 from .coloring import AcyclicColoring, Coloring, SymmetricColoring, choose, color_acyclic, color_symmetric
 from .detection import hessian_sparsity, jacobian_sparsity
@@ -139,10 +138,6 @@ class SparseJacobian:
                 f"ncolors={self.ncolors}, format={self.format!r})")
 
     def __call__(self, x: Any) -> sp.sparray:
-        with inference_mode(False), enable_grad():  # (the pullback needs a graph, whatever the caller's mode)
-            return self._evaluate(x)
-
-    def _evaluate(self, x: Any) -> sp.sparray:
         x = as_input(x, "SparseJacobian")
         m, n = self.shape
         if x.size != n:
@@ -206,10 +201,6 @@ class SparseHessian:
                 f"ncolors={self.ncolors}, format={self.format!r})")
 
     def __call__(self, x: Any) -> sp.sparray:
-        with inference_mode(False), enable_grad():  # (the gradient needs a graph, whatever the caller's mode)
-            return self._evaluate(x)
-
-    def _evaluate(self, x: Any) -> sp.sparray:
         x = as_input(x, "SparseHessian")
         n = self.shape[0]
         if x.size != n:
@@ -263,8 +254,7 @@ def jacobian_fn(f: Callable, x0: Any, *, local: bool = False, mode: str = "auto"
     jac = SparseJacobian(f, pattern, choose(pattern, mode), format)
     if check:
         point = _check_point(x0, local)
-        with inference_mode(False), enable_grad():
-            dense = jacfwd(_Flat(f))(Tensor(point))._data.reshape(pattern.shape)
+        dense = jacfwd(_Flat(f))(Tensor(point))._data.reshape(pattern.shape)
         _compare(jac(point).toarray(), dense, "Jacobian", "jacobian_fn")
     return jac
 
@@ -303,8 +293,7 @@ def hessian_fn(f: Callable, x0: Any, *, local: bool = False, coloring: str = "st
                          format)
     if check:
         point = _check_point(x0, local)
-        with inference_mode(False), enable_grad():
-            dense = dense_hessian(_Flat(f, scalar=True))(Tensor(point))._data
+        dense = dense_hessian(_Flat(f, scalar=True))(Tensor(point))._data
         _compare(hess(point).toarray(), dense, "Hessian", "hessian_fn")
     return hess
 
