@@ -296,6 +296,8 @@ class Tensor:
         """
         if dtype is None:
             return f"torch.{torch_dtype_name(self.dtype)}Tensor"
+        if isinstance(dtype, (bool, int, float, complex)) or dtype is Ellipsis:  # (``to`` takes an int as a device)
+            raise TypeError("dtype must be a type, str, or dtype object")
         return self.to(_TYPE_NAME_DTYPES.get(dtype, dtype) if isinstance(dtype, str) else dtype)
 
     def numel(self) -> int:

@@ -107,3 +107,9 @@ def test_gpu_fallback_boilerplate_runs_unchanged():
     loss.backward()
     assert w.grad.device.type == "cpu" and w.grad.shape == (3, 2)
     dg.backends.cudnn.benchmark = False
+
+
+def test_type_with_a_number_is_torchs_type_error_not_a_device():
+    """``to(0)`` names a device, but ``type(0)`` asks for a dtype: torch's TypeError."""
+    with pytest.raises(TypeError, match="dtype must be a type, str, or dtype object"):
+        dg.tensor(0).type(0)
