@@ -56,6 +56,7 @@ from .factories import (
     zeros,
     zeros_like,
 )
+from .compile import compile  # noqa: A004 - dualgrad.compile (trace and replay)
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .ops.aliases import *  # noqa: F403

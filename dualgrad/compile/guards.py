@@ -1,0 +1,197 @@
+"""What a trace assumed about its call, checked before a replay.
+
+* ``call_key``: the hashable part (modes, argument structure, shapes, dtypes, strides
+  class, ``requires_grad``, Python argument values, which arguments are the same object);
+* ``HeldGuard``: closed-over tensors (identity, array, version counter, ``requires_grad``);
+* ``closure_guards``: Python values the function reads from its closure cells, defaults and
+  globals (by value for numbers and strings, by identity for anything else), followed into
+  the functions it calls.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import numpy as np
+
+from .._pytree import flatten
+from .._state import STATE
+from ..factories import get_default_dtype
+from ..tensor import Tensor
+
+_SCALARS = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
+
+
+class NotGuardable(TypeError):
+    """An argument of a type whose value a guard cannot check."""
+
+
+def _strides_class(array: np.ndarray) -> str:
+    if array.flags.c_contiguous:
+        return "C"
+    return "F" if array.flags.f_contiguous else "strided"
+
+
+def _leaf_key(leaf: Any) -> Any:
+    if type(leaf) is Tensor:
+        a = leaf._data
+        return ("Tensor", a.shape, a.dtype.str, _strides_class(a), leaf._requires_grad, a.flags.writeable)
+    if type(leaf) is np.ndarray:
+        return ("ndarray", leaf.shape, leaf.dtype.str, _strides_class(leaf), leaf.flags.writeable)
+    if type(leaf) in _SCALARS:
+        return (type(leaf).__name__, repr(leaf))
+    if isinstance(leaf, slice):
+        return ("slice", repr(leaf))
+    if isinstance(leaf, np.dtype):
+        return ("dtype", leaf.str)
+    raise NotGuardable(f"an argument of type {type(leaf).__name__} cannot be guarded")
+
+
+MODE_NAMES = ("grad mode", "inference mode", "default dtype")
+
+
+def call_key(args: tuple, kwargs: dict) -> tuple:
+    """``(key, leaves)``: the guard key of a call and its flattened arguments."""
+    leaves, spec = flatten((args, kwargs))
+    keys = tuple(_leaf_key(leaf) for leaf in leaves)
+    first: dict = {}
+    same = tuple(first.setdefault(id(leaf), i) if isinstance(leaf, (Tensor, np.ndarray)) else i
+                 for i, leaf in enumerate(leaves))
+    modes = (STATE.grad_enabled, STATE.inference_mode, get_default_dtype().str)
+    return (modes, repr(spec), keys, same), leaves
+
+
+def describe_difference(old: tuple, new: tuple) -> str:
+    """Which guard of ``old`` the key ``new`` fails, in words."""
+    reasons = []
+    for name, a, b in zip(MODE_NAMES, old[0], new[0]):
+        if a != b:
+            reasons.append(f"{name} {a} -> {b}")
+    if old[1] != new[1]:
+        reasons.append("argument structure changed")
+    elif old[2] != new[2]:
+        fields = ("kind", "shape", "dtype", "strides", "requires_grad", "writeable")
+        for i, (a, b) in enumerate(zip(old[2], new[2])):
+            if a == b:
+                continue
+            if a[0] != b[0] or a[0] not in ("Tensor", "ndarray"):
+                reasons.append(f"argument {i}: {a[1] if a[0] not in ('Tensor', 'ndarray') else a[0]} -> "
+                               f"{b[1] if b[0] not in ('Tensor', 'ndarray') else b[0]}")
+                continue
+            names = fields if a[0] == "Tensor" else fields[:4] + fields[5:]
+            for field, x, y in zip(names, a, b):
+                if x != y:
+                    reasons.append(f"argument {i} {field} {x} -> {y}")
+    elif old[3] != new[3]:
+        reasons.append("which arguments are the same tensor changed")
+    return "; ".join(reasons) or "a new guard set"
+
+
+class HeldGuard:
+    """A tensor the call read but did not receive: it must be the same, unchanged."""
+
+    __slots__ = ("tensor", "array", "version", "requires_grad")
+
+    def __init__(self, tensor: Tensor, array: np.ndarray, version: int, requires_grad: bool) -> None:
+        self.tensor, self.array, self.version, self.requires_grad = tensor, array, version, requires_grad
+
+    def failure(self) -> str | None:
+        t = self.tensor
+        if t._data is not self.array:
+            return f"closed-over tensor of shape {tuple(self.array.shape)} got new data"
+        counter = t._counter
+        version = 0 if counter is None else counter.value
+        if version != self.version:
+            return (f"closed-over tensor of shape {tuple(self.array.shape)} changed in place "
+                    f"(version {self.version} -> {version})")
+        if t._requires_grad != self.requires_grad:
+            return f"closed-over tensor of shape {tuple(self.array.shape)} requires_grad changed"
+        return None
+
+
+def _is_dualgrad(fn: Any) -> bool:
+    return (getattr(fn, "__module__", None) or "").startswith("dualgrad")
+
+
+def _names(code: types.CodeType) -> set:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+def closure_guards(fn: Any) -> list:
+    """``[(describe, read, expected)]`` for the Python values ``fn`` reads from outside its arguments."""
+    guards: list = []
+    _visit(fn, guards, set(), 0)
+    return guards
+
+
+def _expected(value: Any) -> tuple:
+    if type(value) in _SCALARS:
+        return ("value", type(value), repr(value))
+    return ("object", value)
+
+
+def _matches(value: Any, expected: tuple) -> bool:
+    if expected[0] == "value":
+        return type(value) is expected[1] and repr(value) == expected[2]
+    return value is expected[1]
+
+
+def _guard(guards: list, describe: str, read: Any, value: Any, seen: set, depth: int) -> None:
+    if isinstance(value, types.ModuleType) or isinstance(value, type):
+        return
+    guards.append((describe, read, _expected(value)))
+    if callable(value):
+        _visit(value, guards, seen, depth + 1)
+
+
+def _visit(fn: Any, guards: list, seen: set, depth: int) -> None:
+    if id(fn) in seen or depth > 6:
+        return
+    seen.add(id(fn))
+    if isinstance(fn, types.MethodType):
+        _visit(fn.__func__, guards, seen, depth)
+        return
+    inner = getattr(fn, "func", None)  # functools.partial
+    if inner is not None and hasattr(fn, "keywords"):
+        _visit(inner, guards, seen, depth + 1)
+        return
+    wrapped = getattr(fn, "__wrapped__", None)
+    if wrapped is not None:
+        _visit(wrapped, guards, seen, depth + 1)
+    if not isinstance(fn, types.FunctionType):
+        return
+    for i, cell in enumerate(fn.__closure__ or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        _guard(guards, f"closure variable {fn.__code__.co_freevars[i]!r} of {fn.__qualname__}",
+               lambda cell=cell: cell.cell_contents, value, seen, depth)
+    if fn.__defaults__:
+        _guard(guards, f"defaults of {fn.__qualname__}", lambda fn=fn: fn.__defaults__, fn.__defaults__, seen, depth)
+        for value in fn.__defaults__:
+            if callable(value):
+                _visit(value, guards, seen, depth + 1)
+    if _is_dualgrad(fn):
+        return
+    namespace = fn.__globals__
+    for name in sorted(_names(fn.__code__)):
+        if name in namespace:
+            _guard(guards, f"global {name!r} of {fn.__qualname__}",
+                   lambda ns=namespace, name=name: ns.get(name), namespace[name], seen, depth)
+
+
+def closure_failure(guards: list) -> str | None:
+    for describe, read, expected in guards:
+        try:
+            value = read()
+        except Exception:  # noqa: BLE001 - a value that cannot be read any more has changed
+            return f"{describe} cannot be read"
+        if not _matches(value, expected):
+            return f"{describe} changed"
+    return None

@@ -1,0 +1,169 @@
+"""A trace as a replay: plain Python over NumPy calls, generated as source and compiled.
+
+``Program`` takes the tracer's steps, drops the dead ones, merges common subexpressions
+(only in traces without in-place writes, where two equal calls on the same arrays give equal
+values), and writes the rest out as one Python function. Guards are statements of that
+function: a failing one raises ``Miss`` before anything outside the replay was touched.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from ..tensor import _wrap
+from .trace import Step, _value_key
+
+
+class Miss(Exception):
+    """A guard of the replay failed: the call must be traced again (``step`` names the guard)."""
+
+    def __init__(self, step: Step) -> None:
+        super().__init__(step.name)
+        self.step = step
+
+
+def _equal(a: np.ndarray, expected: np.ndarray) -> bool:
+    return a.shape == expected.shape and a.dtype == expected.dtype and bool(np.array_equal(a, expected))
+
+
+def _outputs(data: Any) -> tuple:
+    return tuple(d if type(d) is np.ndarray else np.asarray(d) for d in data)
+
+
+def _look(original: Any) -> Any:
+    def look(array: np.ndarray) -> str:
+        return _value_key(original(_wrap(array)))
+    return look
+
+
+def _literal(value: Any) -> str | None:
+    """Source text for a constant argument when it is exact and readable, else None."""
+    if value is None or type(value) in (bool, int, str):
+        return repr(value)
+    if type(value) is float and math.isfinite(value):
+        return repr(value)
+    return None
+
+
+def _resolve(arg: tuple, alias: dict) -> tuple:
+    return ("slot", alias.get(arg[1], arg[1])) if arg[0] == "slot" else arg
+
+
+def prune_and_merge(steps: list, outputs: list, merge: bool) -> list:
+    """The steps still needed for ``outputs`` (slots) and every guard and write; equal op calls merged."""
+    alias: dict = {}
+    if merge:
+        seen: dict = {}
+        kept = []
+        for step in steps:
+            step.args = [_resolve(a, alias) for a in step.args]
+            if step.kind == "op" and step.key is not None:
+                try:
+                    key = (step.key, tuple((k, v) if k == "slot" else (k, type(v).__name__, repr(v))
+                                           for k, v in step.args))
+                    hash(key)
+                except TypeError:
+                    key = None
+                if key is not None:
+                    first = seen.get(key)
+                    if first is not None and len(first.outs) == len(step.outs):
+                        for mine, theirs in zip(step.outs, first.outs):
+                            alias[mine] = theirs
+                        continue
+                    seen[key] = step
+            kept.append(step)
+        steps = kept
+        outputs[:] = [alias.get(s, s) for s in outputs]
+    live = set(outputs)
+    result = []
+    for step in reversed(steps):
+        if step.kind == "op" and not any(o in live for o in step.outs):
+            continue
+        result.append(step)
+        live.update(v for k, v in step.args if k == "slot")
+    result.reverse()
+    return result
+
+
+class Program:
+    """The replay of one trace: ``run(input_arrays)`` returns the output arrays or raises ``Miss``."""
+
+    def __init__(self, tracer: Any, outputs: list, optimize: bool = True) -> None:
+        merge = optimize and not tracer.mutable and not any(s.kind == "write" for s in tracer.steps)
+        outs = list(outputs)
+        self.steps = prune_and_merge(list(tracer.steps), outs, merge) if optimize else list(tracer.steps)
+        self.outputs = outs
+        self.namespace: dict = {"np": np, "Miss": Miss, "_equal": _equal, "_outputs": _outputs,
+                                "copyto": np.copyto}
+        self.source_text = self._generate(tracer)
+        code = compile(self.source_text, "<dualgrad.compile replay>", "exec")
+        exec(code, self.namespace)  # noqa: S102 - source generated above from the trace
+        self.run = self.namespace["replay"]
+
+    def _name(self, tracer: Any, slot: int) -> str:
+        origin = tracer.origin[slot]
+        if origin == "input":
+            return f"x{tracer.inputs.index(slot)}"
+        if origin == "step":
+            return f"v{slot}"
+        name = f"c{slot}"
+        self.namespace.setdefault("_" + name if slot in tracer.mutable else name, tracer.arrays[slot])
+        return name
+
+    def _generate(self, tracer: Any) -> str:
+        ns = self.namespace
+        params = ", ".join(f"x{i}" for i in range(len(tracer.inputs)))
+        lines = [f"def replay({params}):"]
+        for slot in sorted(tracer.mutable):  # constants a write changes: a fresh copy per replay
+            lines.append(f"    c{slot} = np.array(_c{slot}, copy=True, order='K')")
+            ns[f"_c{slot}"] = tracer.arrays[slot]
+        used_names: set = set()
+        for index, step in enumerate(self.steps):
+            args = []
+            for j, (kind, value) in enumerate(step.args):
+                if kind == "slot":
+                    args.append(self._name(tracer, value))
+                else:
+                    text = _literal(value)
+                    if text is None:
+                        text = f"k{index}_{j}"
+                        ns[text] = value
+                    args.append(text)
+            if step.kind == "op":
+                base = re.sub(r"\W", "_", step.name) or "op"
+                name = base if base not in used_names and base not in ns else f"{base}_{index}"
+                used_names.add(name)
+                ns[name] = step.fn
+                call = f"{name}({', '.join(args)})"
+                targets = ", ".join(f"v{o}" for o in step.outs)
+                note = f"  # {step.how}" + (f" {step.params}" if step.params else "")
+                if len(step.outs) > 1 or step.wrap:
+                    lines.append(f"    {targets}{',' if len(step.outs) == 1 else ''} = _outputs("
+                                 f"{call if len(step.outs) > 1 else '(' + call + ',)'}){note}")
+                else:
+                    lines.append(f"    {targets} = {call}{note}")
+                if step.shape is not None:
+                    for o, shape in zip(step.outs, step.shape):
+                        ns[f"step{index}"] = step
+                        lines.append(f"    if v{o}.shape != {shape!r}:")
+                        lines.append(f"        raise Miss(step{index})")
+            elif step.kind == "guard":
+                ns[f"step{index}"] = step
+                ns[f"look{index}"] = _look(step.fn)
+                ns[f"e{index}"] = step.expected
+                lines.append(f"    if look{index}({args[0]}) != e{index}:  # {step.name}() at {step.where}")
+                lines.append(f"        raise Miss(step{index})")
+            elif step.kind == "equal":
+                ns[f"step{index}"] = step
+                ns[f"e{index}"] = step.expected
+                lines.append(f"    if not _equal({args[0]}, e{index}):  # values read at {step.where}")
+                lines.append(f"        raise Miss(step{index})")
+            else:
+                lines.append(f"    copyto({args[0]}, {args[1]})  # in-place write")
+        names = [self._name(tracer, s) for s in self.outputs]
+        lines.append(f"    return ({', '.join(names)}{',' if len(names) == 1 else ''})")
+        return "\n".join(lines) + "\n"
