@@ -44,30 +44,37 @@ def _as_array(data: Any) -> np.ndarray:
     return data if type(data) is _ndarray else np.asarray(data)
 
 
-def primal_callable(op: Any, args: tuple, params: dict) -> tuple[Callable, str]:
-    """``(f, how)``: ``f(*raw_args)`` computes the op's output array(s) as dispatch does for these
-    argument kinds; ``how`` names the path taken (shown by ``source()``)."""
+def primal_callable(op: Any, args: tuple, params: dict) -> tuple[Callable, str, str, dict]:
+    """``(f, how, expr, objects)``: ``f(*raw_args)`` computes the op's output array(s) as dispatch
+    does for these argument kinds; ``how`` names the path taken; ``expr`` is the same call as
+    Python source (``{0}``, ``{1}``... the arguments, other names from ``objects``), which the
+    replay inlines."""
     impl = op.impl
     raw = [a._data if isinstance(a, Tensor) else a for a in args]
     n = len(args)
+    objects: dict = {"impl": impl}
+    if params:
+        objects["params"] = params
     if n == 1:
         floated = (type(raw[0]) is _ndarray and raw[0].dtype not in FLOATING_DTYPES
                    and op.family == "elementwise" and not params)
         if op.ufunc_out and not params:
             def call(a: Any) -> Any:
                 return impl(a, out=...)
-            how = "out=..."
+            how, expr = "out=...", "{impl}({0}, out=...)"
         else:
             def call(a: Any) -> Any:
                 return impl(a, **params)
-            how = "impl"
+            how, expr = "impl", "{impl}({0}" + (", **{params})" if params else ")")
         if floated:
             plain = call
 
             def call(a: Any) -> Any:  # noqa: F811 - the same call, then dispatch's default float result
                 return default_float_result(plain(a))
             how += ", float result"
-        return call, how
+            expr = "{floated}(" + expr + ")"
+            objects["floated"] = default_float_result
+        return call, how, expr, objects
     if n == 2:
         promoted = _needs_promotion(args[0], args[1])
         a, b = promote(op, (raw[0], raw[1])) if promoted else (raw[0], raw[1])
@@ -77,35 +84,39 @@ def primal_callable(op: Any, args: tuple, params: dict) -> tuple[Callable, str]:
                        or type(b) is _ndarray and not b.ndim and b.dtype is a.dtype))
         if scalar:
             scalar_impl = op.scalar_impl
+            objects["scalar"] = scalar_impl
             if type(b) is _ndarray:
                 def inner(a: Any, b: Any) -> Any:
                     return scalar_impl(a[()], b[()])
+                expr = "{scalar}({0}[()], {1}[()])"
             else:
                 def inner(a: Any, b: Any) -> Any:
                     return scalar_impl(a[()], b)
+                expr = "{scalar}({0}[()], {1})"
             how = "scalar"
         elif op.ufunc_out and not params:
             def inner(a: Any, b: Any) -> Any:
                 return impl(a, b, out=...)
-            how = "out=..."
+            how, expr = "out=...", "{impl}({0}, {1}, out=...)"
         else:
             def inner(a: Any, b: Any) -> Any:
                 return impl(a, b, **params)
-            how = "impl"
+            how, expr = "impl", "{impl}({0}, {1}" + (", **{params})" if params else ")")
         if not promoted:
-            return inner, how
+            return inner, how, expr, objects
 
         def call(a: Any, b: Any) -> Any:
             return inner(*promote(op, (a, b)))
-        return call, how + ", promoted"
+        return call, how + ", promoted", "{call}({0}, {1})", {"call": call}
     if op.promotion is None:
         def call(*arrays: Any) -> Any:
             return impl(*arrays, **params)
-        return call, "impl"
+        return call, "impl", "{impl}(" + ", ".join(f"{{{i}}}" for i in range(n)) + (
+            ", **{params})" if params else ")"), objects
 
     def call(*arrays: Any) -> Any:
         return impl(*promote(op, list(arrays)), **params)
-    return call, "impl, promoted"
+    return call, "impl, promoted", "{call}(" + ", ".join(f"{{{i}}}" for i in range(n)) + ")", {"call": call}
 
 
 def as_outputs(op: Any, data: Any) -> tuple:

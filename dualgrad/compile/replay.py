@@ -98,7 +98,7 @@ class Program:
         self.steps = prune_and_merge(list(tracer.steps), outs, merge) if optimize else list(tracer.steps)
         self.outputs = outs
         self.namespace: dict = {"np": np, "Miss": Miss, "_equal": _equal, "_outputs": _outputs,
-                                "copyto": np.copyto}
+                                "copyto": np.copyto, "asarray": np.asarray}
         self.source_text = self._generate(tracer)
         code = compile(self.source_text, "<dualgrad.compile replay>", "exec")
         exec(code, self.namespace)  # noqa: S102 - source generated above from the trace
@@ -121,7 +121,6 @@ class Program:
         for slot in sorted(tracer.mutable):  # constants a write changes: a fresh copy per replay
             lines.append(f"    c{slot} = np.array(_c{slot}, copy=True, order='K')")
             ns[f"_c{slot}"] = tracer.arrays[slot]
-        used_names: set = set()
         for index, step in enumerate(self.steps):
             args = []
             for j, (kind, value) in enumerate(step.args):
@@ -135,15 +134,18 @@ class Program:
                     args.append(text)
             if step.kind == "op":
                 base = re.sub(r"\W", "_", step.name) or "op"
-                name = base if base not in used_names and base not in ns else f"{base}_{index}"
-                used_names.add(name)
-                ns[name] = step.fn
-                call = f"{name}({', '.join(args)})"
+                names = {}
+                for placeholder, obj in step.objects.items():
+                    name = f"{base}_{placeholder}_{index}"
+                    ns[name] = obj
+                    names[placeholder] = name
+                call = step.expr.format(*args, **names)
                 targets = ", ".join(f"v{o}" for o in step.outs)
-                note = f"  # {step.how}" + (f" {step.params}" if step.params else "")
-                if len(step.outs) > 1 or step.wrap:
-                    lines.append(f"    {targets}{',' if len(step.outs) == 1 else ''} = _outputs("
-                                 f"{call if len(step.outs) > 1 else '(' + call + ',)'}){note}")
+                note = f"  # {step.name}: {step.how}" + (f" {step.params}" if step.params else "")
+                if len(step.outs) > 1:
+                    lines.append(f"    {targets} = _outputs({call}){note}")
+                elif step.wrap:
+                    lines.append(f"    {targets} = asarray({call}){note}")
                 else:
                     lines.append(f"    {targets} = {call}{note}")
                 if step.shape is not None:

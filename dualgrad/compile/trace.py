@@ -31,6 +31,7 @@ import numpy as np
 from .._state import STATE
 from ..ops import dispatch, inplace
 from ..ops.registry import Op
+from ..reverse import engine
 from ..tensor import Tensor, _wrap
 from .primal import as_outputs, primal_callable
 
@@ -56,6 +57,10 @@ RANDOM_CREATORS = {"rand", "randn", "randint", "rand_like", "randn_like", "randi
                    "bernoulli", "multinomial", "randperm", "poisson", "uniform_", "normal_", "get_rng_state"}
 
 
+# Families whose output shapes follow from the input shapes and params alone (no shape guard).
+STATIC_SHAPE_FAMILIES = {"elementwise", "reduction", "linalg", "fft", "shape", "linear"}
+
+
 class Unsupported(Exception):
     """The call did something a replay cannot repeat exactly (``what``), at ``where``."""
 
@@ -73,7 +78,8 @@ class Step:
     An argument is ``("slot", n)`` or ``("const", value)``.
     """
 
-    __slots__ = ("kind", "fn", "name", "how", "args", "outs", "shape", "expected", "where", "key", "params", "wrap")
+    __slots__ = ("kind", "fn", "name", "how", "args", "outs", "shape", "expected", "where", "key", "params", "wrap",
+                 "expr", "objects")
 
     def __init__(self, kind: str, fn: Any, name: str, args: list, outs: tuple = (), **extra: Any) -> None:
         self.kind = kind
@@ -88,6 +94,8 @@ class Step:
         self.key = extra.get("key")
         self.params = extra.get("params", {})
         self.wrap = extra.get("wrap", False)
+        self.expr = extra.get("expr", "")
+        self.objects = extra.get("objects", {})
 
 
 class _Local(threading.local):
@@ -300,27 +308,27 @@ class Tracer:
             self.steps.append(Step("equal", None, "values", [("slot", slot)], expected=array.copy(),
                                    where=user_location()))
 
-    def _scan_params(self, value: Any, depth: int = 0) -> None:
+    def _scan_params(self, value: Any, op: str, depth: int = 0) -> None:
         """Arrays inside params are baked into the replay: traced ones get an equality guard."""
         if isinstance(value, Tensor):
-            raise Unsupported("a Tensor inside an op's parameters", user_location())
+            raise Unsupported(f"{op}: a Tensor inside the op's parameters", user_location())
         if isinstance(value, _ndarray):
             slot = self._known(value)
             if slot is None:
                 if not _user_supplied(value) and value.size:
-                    raise Unsupported("an array computed outside dispatch is an op parameter", user_location())
+                    raise Unsupported(f"{op}: an array computed outside dispatch is a parameter", user_location())
                 return
             if value.dtype.kind not in "biu":
-                raise Unsupported("a traced floating array is an op parameter", user_location())
+                raise Unsupported(f"{op}: a traced floating array is a parameter", user_location())
             self.steps.append(Step("equal", None, "values", [("slot", slot)], expected=value.copy(),
                                    where=user_location()))
             return
         if depth < 4 and isinstance(value, (tuple, list)):
             for v in value:
-                self._scan_params(v, depth + 1)
+                self._scan_params(v, op, depth + 1)
         elif depth < 4 and isinstance(value, dict):
             for v in value.values():
-                self._scan_params(v, depth + 1)
+                self._scan_params(v, op, depth + 1)
 
     def record_op(self, op: Any, args: tuple, params: dict, out: Any) -> None:
         """Record one primitive call whose result ``out`` dispatch just computed."""
@@ -330,8 +338,8 @@ class Tracer:
             raise Unsupported("saved-tensor hooks (pack/unpack run Python code on traced values)", user_location())
         guard_values = op.family != "elementwise"
         slots = [self._arg(a, guard_values) for a in args]
-        self._scan_params(params)
-        fn, how = primal_callable(op, args, params)
+        self._scan_params(params, op.name)
+        fn, how, expr, objects = primal_callable(op, args, params)
         outs = out if isinstance(out, tuple) else (out,)
         arrays = [o._data for o in outs]
         raw = [self.arrays[v] if kind == "slot" else v for kind, v in slots]
@@ -344,11 +352,17 @@ class Tracer:
             raise Unsupported(f"{op.name}: a replay of the call does not give dispatch's result "
                               "(random, or computed differently)", user_location())
         out_slots = tuple(self._new_slot(a, "step") for a in arrays)
-        check_shape = op.family != "elementwise"
+        check_shape = op.family not in STATIC_SHAPE_FAMILIES
         self.steps.append(Step("op", fn, op.name, slots, out_slots, how=how,
                                shape=tuple(a.shape for a in arrays) if check_shape else None,
                                key=_params_key(op, how, params), params=params,
-                               wrap=op.multi_output or type(result) is not _ndarray))
+                               wrap=op.multi_output or type(result) is not _ndarray, expr=expr, objects=objects))
+
+    def record_copy(self, t: Tensor, copy: Tensor) -> None:
+        """``copy``'s array is a fresh copy of ``t``'s (``inplace._snapshot``): a copy step."""
+        slot = self.slot_of_tensor(t)
+        self.steps.append(Step("op", np.ndarray.copy, "copy", [("slot", slot)],
+                               (self._new_slot(copy._data, "step"),), how="copy", expr="{0}.copy()"))
 
     def record_look(self, kind: str, original: Callable, t: Tensor, value: Any) -> None:
         """A Python-level look at a value (``bool(t)``...): a guard step unless the value is constant."""
@@ -378,8 +392,11 @@ class Tracer:
 
 
 def _same_array(x: np.ndarray, y: np.ndarray) -> bool:
+    """Same shape, dtype, strides and values (bit for bit when small; NaN equal to NaN)."""
     if x.shape != y.shape or x.dtype != y.dtype or x.strides != y.strides:
         return False
+    if x.size <= 16 and x.dtype.kind in "fciub":
+        return x.tobytes() == y.tobytes() or bool(np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"))
     try:
         return bool(np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"))
     except TypeError:
@@ -450,6 +467,25 @@ def _commit(t: Tensor, result: Tensor) -> None:
     _ORIGINALS["commit"](t, result)
 
 
+def _snapshot(t: Tensor) -> Tensor:
+    s = _ORIGINALS["_snapshot"](t)
+    tracer = LOCAL.tracer
+    if tracer is not None and tracer.failure is None:
+        try:
+            tracer.record_copy(t, s)
+        except Unsupported as failure:
+            tracer.fail(failure)
+    return s
+
+
+def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> None:
+    tracer = LOCAL.tracer
+    if tracer is not None:
+        tracer.fail(Unsupported("backward() accumulates into .grad of a leaf (a training step: v1 runs it "
+                                "eagerly)", user_location()))
+    _ORIGINALS["_accumulate_into_leaf"](leaf, grad, create_graph)
+
+
 def _look(name: str) -> Callable:
     original = getattr(Tensor, name)
 
@@ -498,6 +534,10 @@ def install_hooks() -> None:
         _ORIGINALS["propagate_tangents"] = dispatch.propagate_tangents
         _ORIGINALS["commit"] = inplace.commit
         _ORIGINALS["_new"] = tensor_module._new
+        _ORIGINALS["_snapshot"] = inplace._snapshot
+        _ORIGINALS["_accumulate_into_leaf"] = engine._accumulate_into_leaf
+        inplace._snapshot = _snapshot
+        engine._accumulate_into_leaf = _accumulate_into_leaf
         for name in LOOKS:
             setattr(Tensor, name, _look(name))
         for name in ESCAPES:
@@ -523,6 +563,8 @@ def remove_hooks() -> None:
         dispatch.propagate_tangents = _ORIGINALS["propagate_tangents"]
         inplace.commit = _ORIGINALS["commit"]
         tensor_module._new = _ORIGINALS["_new"]
+        inplace._snapshot = _ORIGINALS["_snapshot"]
+        engine._accumulate_into_leaf = _ORIGINALS["_accumulate_into_leaf"]
 
 
 class TraceObserver:
