@@ -200,14 +200,17 @@ class CompiledFunction:
                         or t._grad is not grad or t._requires_grad != requires_grad):
                     raise Unsupported("the call changed a tensor the caller holds (in place, .data, .grad "
                                       "or .backward())")
-                entry.held.append(HeldGuard(t, array, version, requires_grad))
             _check_escapes(tracer, out_leaves)
             entry.program = Program(tracer, slots)
         except Unsupported as failure:
             entry.program = None
-            entry.held = []
             entry.reason = str(failure)
             self._fallback(str(failure))
+        # (an eager entry for a result that required grad keeps them too: a closed-over tensor that no
+        # longer requires grad makes the call traceable; one that mutates held tensors stays eager)
+        if entry.program is not None or "requires grad" in entry.reason:
+            entry.held = [HeldGuard(t, array, version, requires_grad) for t, array, version, requires_grad, _
+                          in tracer.held]
         self.cache.setdefault(key, []).append(entry)
         return result
 
@@ -226,13 +229,13 @@ class CompiledFunction:
                 if position is not None:
                     template.append(("input", position))
                     continue
-                if any(h[0] is leaf for h in tracer.held):
-                    template.append(("held", leaf))
-                    continue
                 if id(leaf) in made:
                     template.append(("same", made[id(leaf)]))
                     continue
                 slot = tracer.slot_of_tensor(leaf)
+                if tracer.origin[slot] == "held" and leaf._data is tracer.arrays[slot]:
+                    template.append(("held", leaf))
+                    continue
                 array = tracer.arrays[slot]
                 if any(np.may_share_memory(array, p) for p in protected):
                     raise Unsupported("the result shares memory with an input or a closed-over tensor (a view)")
@@ -263,6 +266,8 @@ class CompiledFunction:
                 built.append(t)
             elif kind == "input":
                 built.append(inputs[value])
+            elif kind == "held":
+                built.append(value)
             elif kind == "same":
                 built.append(built[value])
             else:

@@ -27,10 +27,13 @@ class NotGuardable(TypeError):
     """An argument of a type whose value a guard cannot check."""
 
 
-def _strides_class(array: np.ndarray) -> str:
+def _strides_class(array: np.ndarray) -> Any:
+    """"C", "F", or the exact strides in elements (whether a reshape copies or views depends on them)."""
     if array.flags.c_contiguous:
         return "C"
-    return "F" if array.flags.f_contiguous else "strided"
+    if array.flags.f_contiguous:
+        return "F"
+    return tuple(s // array.itemsize for s in array.strides)
 
 
 def _leaf_key(leaf: Any) -> Any:
