@@ -205,7 +205,10 @@ class CompiledFunction:
         except Unsupported as failure:
             entry.program = None
             entry.reason = str(failure)
-            self._fallback(str(failure))
+            if failure.quiet and not self.fullgraph:
+                self.events.append(f"eager: {failure}")
+            else:
+                self._fallback(str(failure))
         # (an eager entry for a result that required grad keeps them too: a closed-over tensor that no
         # longer requires grad makes the call traceable; one that mutates held tensors stays eager)
         if entry.program is not None or "requires grad" in entry.reason:
@@ -224,7 +227,7 @@ class CompiledFunction:
                 if type(leaf) is not Tensor:
                     raise Unsupported(f"the result holds a {type(leaf).__name__}")
                 if leaf._requires_grad or leaf._fw or leaf._grad_fn is not None:
-                    raise Unsupported("the result requires grad or carries tangents")
+                    raise Unsupported("the result requires grad or carries tangents (v1: eager)", quiet=True)
                 position = next((i for i, t in enumerate(inputs) if t is leaf), None)
                 if position is not None:
                     template.append(("input", position))

@@ -64,10 +64,11 @@ STATIC_SHAPE_FAMILIES = {"elementwise", "reduction", "linalg", "fft", "shape", "
 class Unsupported(Exception):
     """The call did something a replay cannot repeat exactly (``what``), at ``where``."""
 
-    def __init__(self, what: str, where: str = "") -> None:
+    def __init__(self, what: str, where: str = "", quiet: bool = False) -> None:
         super().__init__(what + (f" (at {where})" if where else ""))
         self.what = what
         self.where = where
+        self.quiet = quiet  # a documented v1 limit (eager without a warning), not a construct to report
 
 
 class Step:
@@ -305,7 +306,7 @@ class Tracer:
         may have branched on its values (index normalisation): the replay checks them."""
         array = self.arrays[slot]
         if guard_values and self.origin[slot] in ("input", "step") and array.dtype.kind in "biu":
-            self.steps.append(Step("equal", None, "values", [("slot", slot)], expected=array.copy(),
+            self.steps.append(Step("equal", None, "index values", [("slot", slot)], expected=array.copy(),
                                    where=user_location()))
 
     def _scan_params(self, value: Any, op: str, depth: int = 0) -> None:
@@ -320,7 +321,7 @@ class Tracer:
                 return
             if value.dtype.kind not in "biu":
                 raise Unsupported(f"{op}: a traced floating array is a parameter", user_location())
-            self.steps.append(Step("equal", None, "values", [("slot", slot)], expected=value.copy(),
+            self.steps.append(Step("equal", None, "index values", [("slot", slot)], expected=value.copy(),
                                    where=user_location()))
             return
         if depth < 4 and isinstance(value, (tuple, list)):
