@@ -94,6 +94,7 @@ class Program:
 
     def __init__(self, tracer: Any, outputs: list, optimize: bool = True) -> None:
         merge = optimize and not tracer.mutable and not any(s.kind == "write" for s in tracer.steps)
+        self.reuse = merge  # buffer reuse through out=: only where no write can see the buffers
         outs = list(outputs)
         self.steps = prune_and_merge(list(tracer.steps), outs, merge) if optimize else list(tracer.steps)
         self.outputs = outs
@@ -103,6 +104,25 @@ class Program:
         code = compile(self.source_text, "<dualgrad.compile replay>", "exec")
         exec(code, self.namespace)  # noqa: S102 - source generated above from the trace
         self.run = self.namespace["replay"]
+
+    @staticmethod
+    def _reusable(tracer: Any, step: Step, index: int, last_use: dict, views: list) -> int | None:
+        """The position of an argument whose buffer can take this ufunc's result (``out=``): a step's
+        own array that dies here, of the result's shape, dtype and strides, that no other array views."""
+        out = tracer.arrays[step.outs[0]]
+        if out.size < 1024:
+            return None
+        for position, (kind, slot) in enumerate(step.args):
+            if kind != "slot" or tracer.origin[slot] != "step" or last_use.get(slot) != index:
+                continue
+            array = tracer.arrays[slot]
+            if (array.base is not None or not array.flags.owndata or not array.flags.writeable
+                    or array.shape != out.shape or array.dtype != out.dtype or array.strides != out.strides):
+                continue
+            if any(np.may_share_memory(array, view) for view in views):
+                continue
+            return position
+        return None
 
     def _name(self, tracer: Any, slot: int) -> str:
         origin = tracer.origin[slot]
@@ -121,6 +141,14 @@ class Program:
         for slot in sorted(tracer.mutable):  # constants a write changes: a fresh copy per replay
             lines.append(f"    c{slot} = np.array(_c{slot}, copy=True, order='K')")
             ns[f"_c{slot}"] = tracer.arrays[slot]
+        last_use: dict = {}
+        for index, step in enumerate(self.steps):
+            for kind, value in step.args:
+                if kind == "slot":
+                    last_use[value] = index
+        for slot in self.outputs:
+            last_use[slot] = len(self.steps)
+        views = [a for a in tracer.arrays if a.base is not None]
         for index, step in enumerate(self.steps):
             args = []
             for j, (kind, value) in enumerate(step.args):
@@ -139,7 +167,12 @@ class Program:
                     name = f"{base}_{placeholder}_{index}"
                     ns[name] = obj
                     names[placeholder] = name
-                call = step.expr.format(*args, **names)
+                expr = step.expr
+                if self.reuse and step.how == "out=..." and not step.wrap and len(step.outs) == 1:
+                    target = self._reusable(tracer, step, index, last_use, views)
+                    if target is not None:
+                        expr = expr.replace("out=...", f"out={{{target}}}")
+                call = expr.format(*args, **names)
                 targets = ", ".join(f"v{o}" for o in step.outs)
                 note = f"  # {step.name}: {step.how}" + (f" {step.params}" if step.params else "")
                 if len(step.outs) > 1:
@@ -166,6 +199,11 @@ class Program:
                 lines.append(f"        raise Miss(step{index})")
             else:
                 lines.append(f"    copyto({args[0]}, {args[1]})  # in-place write")
+            dead = sorted({v for k, v in step.args if k == "slot" and last_use.get(v) == index
+                           and tracer.origin[v] == "step" and tracer.arrays[v].size >= 1024}
+                          | {o for o in step.outs if o not in last_use and tracer.arrays[o].size >= 1024})
+            if dead:  # (large arrays freed now: the allocator hands their memory to the next step)
+                lines.append(f"    del {', '.join(f'v{v}' for v in dead)}")
         names = [self._name(tracer, s) for s in self.outputs]
         lines.append(f"    return ({', '.join(names)}{',' if len(names) == 1 else ''})")
         return "\n".join(lines) + "\n"

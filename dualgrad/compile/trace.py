@@ -187,7 +187,17 @@ def _constant_creation(frame: Any) -> bool:
     return True
 
 
+_CREATOR_CACHE: dict = {}
+
+
 def _is_constant_creator(code: Any) -> bool:
+    known = _CREATOR_CACHE.get(code)
+    if known is None:
+        known = _CREATOR_CACHE[code] = _constant_code(code)
+    return known
+
+
+def _constant_code(code: Any) -> bool:
     if code is None or not code.co_filename.startswith(_DUALGRAD_DIR):
         return False
     path = code.co_filename[len(_DUALGRAD_DIR):].replace(os.sep, "/")
@@ -246,7 +256,7 @@ class Tracer:
         entry = self.created.get(id(t))
         if entry is not None and entry[0]() is t:
             if not entry[2]:
-                raise Unsupported(f"{entry[1]} computes a tensor outside dispatch", user_location())
+                raise Unsupported(f"{_describe(entry[1])} computes a tensor outside dispatch", user_location())
             self._check_no_alias(array, "a constant")
             return self._new_slot(array, "fresh")
         self._check_no_alias(array, "a tensor held by the caller")
@@ -276,9 +286,10 @@ class Tracer:
 
     def note_created(self, t: Tensor, frame: Any, constant: bool | None = None) -> None:
         creator = _creator(frame)
+        code = None if creator is None else creator.f_code
         if constant is None:
             constant = _constant_creation(creator)
-        self.created[id(t)] = (weakref.ref(t), _describe(None if creator is None else creator.f_code), constant)
+        self.created[id(t)] = (weakref.ref(t), code, constant)
 
     def _arg(self, a: Any, guard_values: bool) -> tuple:
         if isinstance(a, Tensor):
@@ -311,6 +322,8 @@ class Tracer:
 
     def _scan_params(self, value: Any, op: str, depth: int = 0) -> None:
         """Arrays inside params are baked into the replay: traced ones get an equality guard."""
+        if not value and depth == 0:
+            return
         if isinstance(value, Tensor):
             raise Unsupported(f"{op}: a Tensor inside the op's parameters", user_location())
         if isinstance(value, _ndarray):
