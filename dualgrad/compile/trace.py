@@ -322,7 +322,7 @@ class Tracer:
 
     def _scan_params(self, value: Any, op: str, depth: int = 0) -> None:
         """Arrays inside params are baked into the replay: traced ones get an equality guard."""
-        if not value and depth == 0:
+        if depth == 0 and not value:  # (no params: the common case)
             return
         if isinstance(value, Tensor):
             raise Unsupported(f"{op}: a Tensor inside the op's parameters", user_location())
