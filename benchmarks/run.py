@@ -21,9 +21,10 @@ ROW = "{:<34} {:<14} {:>11} {:>11} {:>8} {:>7}  {}"
 
 
 def discover() -> list[Workload]:
-    """The ``workload()`` of every ``w*`` module in this package, in name order."""
+    """The ``workload()`` of every module in this package but ``_*``, ``run`` and ``scaling``, in name order."""
     package = Path(__file__).parent
-    names = sorted(m.name for m in pkgutil.iter_modules([str(package)]) if m.name.startswith("w"))
+    names = sorted(m.name for m in pkgutil.iter_modules([str(package)])
+                   if not m.name.startswith("_") and m.name not in ("run", "scaling"))
     return [importlib.import_module(f"{__package__}.{name}").workload() for name in names]
 
 

@@ -149,6 +149,17 @@ class Program:
         for slot in self.outputs:
             last_use[slot] = len(self.steps)
         views = [a for a in tracer.arrays if a.base is not None]
+        # A value of NumPy's scalar arithmetic read only by scalar arithmetic (``a[()]``) or by ufuncs called
+        # with ``out=...`` (which return arrays) stays a NumPy scalar: same bits, no ``asarray``.
+        scalar_safe: dict = {}
+        for step in self.steps:
+            for kind, value in step.args:
+                if kind == "slot":
+                    safe = step.kind == "op" and step.how in ("scalar", "out=...") and not step.wrap or (
+                        step.kind == "op" and step.how == "scalar")
+                    scalar_safe[value] = scalar_safe.get(value, True) and safe
+        for slot in self.outputs:
+            scalar_safe[slot] = False
         for index, step in enumerate(self.steps):
             args = []
             for j, (kind, value) in enumerate(step.args):
@@ -177,7 +188,7 @@ class Program:
                 note = f"  # {step.name}: {step.how}" + (f" {step.params}" if step.params else "")
                 if len(step.outs) > 1:
                     lines.append(f"    {targets} = _outputs({call}){note}")
-                elif step.wrap:
+                elif step.wrap and not (step.how == "scalar" and scalar_safe.get(step.outs[0], True)):
                     lines.append(f"    {targets} = asarray({call}){note}")
                 else:
                     lines.append(f"    {targets} = {call}{note}")

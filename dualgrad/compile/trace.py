@@ -47,6 +47,8 @@ CONSTANT_CREATORS = {
     ("factories.py", "*"),
     ("reverse/api.py", "implicit_grad"),
     ("ops/dispatch.py", "tensor_arg"),
+    ("ops/registry.py", "_zeros_for"),
+    ("ops/registry.py", "<genexpr>"),  # (_backward_general: zeros for the outputs given no gradient)
     ("_basis.py", "*"),
     ("ops/einsum.py", "_expand_diagonal"),
     ("ops/linalg_more.py", "*eye*"),
