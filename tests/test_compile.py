@@ -371,3 +371,35 @@ def test_compiled_equals_eager_on_random_compositions(ops, values, transform):
         assert_same(compiled(x), fn(x))
         assert_same(compiled(x * 0.75), fn(x * 0.75))
     assert compiled.traces == 1
+
+
+def test_custom_function_inside_grad():
+    class Square(dg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+    replayed(dg.func.grad(lambda x: Square.apply(x).sin().sum()), (dg.tensor([0.5, 1.0]),), (dg.tensor([2.0, 1.0]),))
+
+
+@pytest.mark.parametrize("fn", [lambda x: x * 2 if 1.0 in x else x, lambda x: x * 2 if x.equal(x * 1) else x,
+                                lambda x: x if x.allclose(x + 1e-3) else -x])
+def test_python_values_computed_from_raw_data_fall_back(fn):
+    c = dg.compile(fn)
+    with pytest.warns(CompileWarning, match="takes the raw values out of the trace"):
+        c(dg.tensor([1.0, 2.0]))
+    assert_same(c(dg.tensor([3.0, 2.0])), fn(dg.tensor([3.0, 2.0])))
+
+
+def test_an_error_during_a_replay_is_the_eager_error():
+    c = dg.compile(lambda a, b: dg.linalg.solve(a, b))
+    b = dg.tensor([1.0, 2.0])
+    c(dg.eye(2), b)
+    with pytest.raises(np.linalg.LinAlgError, match="linalg.solve: The solver failed because the input matrix is "
+                                                    "singular"):
+        c(dg.tensor([[1.0, 2.0], [2.0, 4.0]]), b)

@@ -360,7 +360,8 @@ class Tracer:
         arrays = [o._data for o in outs]
         raw = [self.arrays[v] if kind == "slot" else v for kind, v in slots]
         try:
-            result = fn(*raw)
+            with np.errstate(all="ignore"):  # (the eager call gave its warnings already)
+                result = fn(*raw)
             again = as_outputs(op, result)
         except Exception as exc:  # noqa: BLE001 - any difference from dispatch means: not replayable
             raise Unsupported(f"{op.name}: its replay raises {type(exc).__name__}: {exc}") from exc
@@ -536,7 +537,9 @@ def _escape(name: str) -> Callable:
 
 LOOKS = ("__bool__", "__float__", "__int__", "__index__", "__complex__", "item", "tolist")
 ESCAPES = ("numpy", "__array__", "__repr__", "__str__", "__format__", "__dlpack__", "register_hook",
-           "resize_", "resize_as_", "storage", "data_ptr", "untyped_storage")
+           "resize_", "resize_as_", "storage", "data_ptr", "untyped_storage",
+           # Python values computed from the raw data (not through a look at one value)
+           "equal", "allclose", "__contains__")
 
 
 def install_hooks() -> None:
