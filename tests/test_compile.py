@@ -403,3 +403,10 @@ def test_an_error_during_a_replay_is_the_eager_error():
     with pytest.raises(np.linalg.LinAlgError, match="linalg.solve: The solver failed because the input matrix is "
                                                     "singular"):
         c(dg.tensor([[1.0, 2.0], [2.0, 4.0]]), b)
+
+
+def test_signed_zero_parameters_are_not_merged():
+    def f(x):
+        return dg.clamp(x, min=0.0) * 1.0, dg.clamp(x, min=-0.0) * 1.0, x * 0.0 + x * -0.0
+    x = dg.tensor([-1.0, 2.0])
+    replayed(f, (x,), (-x,))

@@ -149,6 +149,7 @@ class Program:
         for slot in self.outputs:
             last_use[slot] = len(self.steps)
         views = [a for a in tracer.arrays if a.base is not None]
+        object_names: dict = {}
         # A value of NumPy's scalar arithmetic read only by scalar arithmetic (``a[()]``) or by ufuncs called
         # with ``out=...`` (which return arrays) stays a NumPy scalar: same bits, no ``asarray``.
         scalar_safe: dict = {}
@@ -175,8 +176,10 @@ class Program:
                 base = re.sub(r"\W", "_", step.name) or "op"
                 names = {}
                 for placeholder, obj in step.objects.items():
-                    name = f"{base}_{placeholder}_{index}"
-                    ns[name] = obj
+                    name = object_names.get(id(obj))
+                    if name is None:  # (one name per object: the same ufunc is one global of the replay)
+                        name = object_names[id(obj)] = f"{base}_{placeholder}_{index}"
+                        ns[name] = obj
                     names[placeholder] = name
                 expr = step.expr
                 if self.reuse and step.how == "out=..." and not step.wrap and len(step.outs) == 1:

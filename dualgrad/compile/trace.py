@@ -233,6 +233,7 @@ class Tracer:
         self.inputs = []
         self.failure: Unsupported | None = None
         self.pending: dict = {}  # id(out) -> True once the op call making it was recorded
+        self.primals: dict = {}  # (op, params, argument kinds) -> primal_callable's result
         for t in inputs:
             array = t._data if isinstance(t, Tensor) else t
             self.inputs.append(self._new_slot(array, "input"))
@@ -355,7 +356,16 @@ class Tracer:
         guard_values = op.family != "elementwise"
         slots = [self._arg(a, guard_values) for a in args]
         self._scan_params(params, op.name)
-        fn, how, expr, objects = primal_callable(op, args, params)
+        key = _params_key(op, "", params)
+        signature = None if key is None else (key, tuple(
+            (type(a), a._data.dtype, a._data.ndim) if isinstance(a, Tensor)
+            else (type(a), a.dtype, a.ndim) if type(a) is _ndarray else (type(a),) for a in args))
+        made = None if signature is None else self.primals.get(signature)
+        if made is None:  # (the same op on the same kinds of arguments: the same primal function)
+            made = primal_callable(op, args, params)
+            if signature is not None:
+                self.primals[signature] = made
+        fn, how, expr, objects = made
         outs = out if isinstance(out, tuple) else (out,)
         arrays = [o._data for o in outs]
         raw = [self.arrays[v] if kind == "slot" else v for kind, v in slots]
@@ -372,7 +382,7 @@ class Tracer:
         check_shape = op.family not in STATIC_SHAPE_FAMILIES
         self.steps.append(Step("op", fn, op.name, slots, out_slots, how=how,
                                shape=tuple(a.shape for a in arrays) if check_shape else None,
-                               key=_params_key(op, how, params), params=params,
+                               key=None if key is None else key + (how,), params=params,
                                wrap=op.multi_output or type(result) is not _ndarray, expr=expr, objects=objects))
 
     def record_copy(self, t: Tensor, copy: Tensor) -> None:
@@ -434,6 +444,8 @@ def _hashable(value: Any) -> Any:
         return ("slice", value.start, value.stop, value.step)
     if isinstance(value, _ndarray):
         return ("array", id(value))
+    if isinstance(value, (float, complex, np.floating, np.complexfloating)):
+        return (type(value).__name__, repr(value))  # (0.0 and -0.0 are equal and hash alike: not the same)
     hash(value)
     return (type(value).__name__, value)
 
