@@ -231,3 +231,27 @@ def test_unguardable_argument_runs_eagerly():
     c = dg.compile(lambda x, box: x * box.value)
     with pytest.warns(CompileWarning, match="argument of type Box cannot be guarded"):
         assert same(c(POS, Box()), POS * 2.0)
+
+
+def test_argument_that_is_also_closed_over():
+    w = dg.tensor([1.0, 2.0])
+    c = dg.compile(lambda x: x * w)
+    for x in [w, dg.tensor([3.0, 4.0]), w, dg.tensor([5.0, 6.0])]:
+        assert same(c(x), x * w)
+    assert "argument 0 is not the tensor traced" in c.explain()
+
+
+def test_argument_sharing_data_with_a_closed_over_tensor_runs_eagerly():
+    w = dg.tensor([1.0, 2.0])
+    c = dg.compile(lambda x: x * w)
+    with pytest.warns(CompileWarning, match="shares its data with an argument"):
+        assert same(c(w.detach()), w * w)
+    assert same(c(dg.tensor([3.0, 4.0])), dg.tensor([3.0, 8.0]))
+
+
+def test_tensors_from_a_local_list_replay():
+    xs = [dg.tensor([1.0, float(i)]) for i in range(4)]
+    c = dg.compile(lambda x: x * 2)
+    for x in xs:
+        assert same(c(x), x * 2)
+    assert c.traces == 1

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import functools
 import gc
+import sys
+import types
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +41,7 @@ def _plain_key(value: Any) -> Any:
 class _Entry:
     """One trace: its replay (None: run eagerly), its held-tensor and closure guards, its outputs."""
 
-    __slots__ = ("program", "held", "closure", "template", "spec", "verified", "reason")
+    __slots__ = ("program", "held", "closure", "template", "spec", "verified", "reason", "identity")
 
     def __init__(self) -> None:
         self.program: Program | None = None
@@ -48,6 +51,7 @@ class _Entry:
         self.spec: Any = None
         self.verified = False
         self.reason = ""
+        self.identity: list = []  # (leaf position, weakref): arguments the function may also reach otherwise
 
 
 class CompiledFunction:
@@ -102,6 +106,10 @@ class CompiledFunction:
             arrays = [leaf._data if type(leaf) is Tensor else leaf for leaf in leaves
                       if isinstance(leaf, (Tensor, np.ndarray))]
             for entry in list(entries):
+                failure = self._other_arguments(entry, leaves)
+                if failure is not None:
+                    reasons.append(failure)
+                    continue
                 failure = self._stale(entry)
                 if failure is not None:
                     entries.remove(entry)
@@ -160,6 +168,13 @@ class CompiledFunction:
             self._warned.add(tag)
             warnings.warn(f"dualgrad.compile({self.__name__}) runs eagerly: {why}", CompileWarning, stacklevel=3)
 
+    @staticmethod
+    def _other_arguments(entry: _Entry, leaves: list) -> str | None:
+        for position, ref in entry.identity:
+            if leaves[position] is not ref():
+                return f"argument {position} is not the tensor traced (the function also holds that one)"
+        return None
+
     def _stale(self, entry: _Entry) -> str | None:
         for guard in entry.held:
             failure = guard.failure()
@@ -172,7 +187,8 @@ class CompiledFunction:
         self.traces += 1
         self.events.append(f"trace {self.traces}: {reason}")
         entry = _Entry()
-        entry.closure = closure_guards(self.fn)
+        reached: set = set()
+        entry.closure = closure_guards(self.fn, reached)
         inputs = [leaf for leaf in leaves if isinstance(leaf, (Tensor, np.ndarray))]
         before = [_tensor_state(t) for t in inputs if isinstance(t, Tensor)]
         tracer = Tracer(inputs)
@@ -203,6 +219,7 @@ class CompiledFunction:
                     raise Unsupported("the call changed a tensor the caller holds (in place, .data, .grad "
                                       "or .backward())")
             _check_escapes(tracer, out_leaves)
+            entry.identity = _held_arguments(leaves, (args, kwargs), result, inputs, reached)
             entry.program = Program(tracer, slots)
         except Unsupported as failure:
             entry.program = None
@@ -301,6 +318,60 @@ class CompiledFunction:
 def _tensor_state(t: Tensor) -> tuple:
     counter = t._counter
     return (id(t._data), 0 if counter is None else counter.value, id(t._grad), t._requires_grad)
+
+
+def _containers(tree: Any, found: set) -> None:
+    if isinstance(tree, (tuple, list, dict)):
+        found.add(id(tree))
+        for child in tree.values() if isinstance(tree, dict) else tree:
+            _containers(child, found)
+
+
+def _held_arguments(leaves: list, call: tuple, result: Any, inputs: list, reached: set) -> list:
+    """``(position, weakref)`` of each tensor argument the function may also reach without its arguments
+    (through a closure cell, a global, an object's attribute): a replay is then valid only for that same
+    tensor (else ``f(w)`` traced with ``x is w`` would replay ``x * x`` for ``x * w``).
+
+    Found with the garbage collector's referrers: a frame (a local variable) is not reachable by the
+    function, nor is a container only frames refer to, a closure cell of another function, or a module's
+    global the function does not name (``reached``: see ``closure_guards``); anything else is, conservatively.
+    """
+    positions = [i for i, leaf in enumerate(leaves) if type(leaf) is Tensor]
+    if not positions:
+        return []
+    mine: set = {id(leaves), id(inputs), id(positions)}
+    _containers(call, mine)
+    _containers(result, mine)
+    return [(i, weakref.ref(leaves[i])) for i in positions if _reachable(leaves[i], mine, 0, reached)]
+
+
+_CONTAINER_TYPES = (list, tuple, dict, set, enumerate, zip, map, filter, reversed)
+
+
+def _is_module_namespace(namespace: dict) -> bool:
+    module = sys.modules.get(namespace.get("__name__")) if isinstance(namespace.get("__name__"), str) else None
+    return module is not None and getattr(module, "__dict__", None) is namespace
+
+
+def _reachable(obj: Any, mine: set, depth: int, reached: set) -> bool:
+    referrers = gc.get_referrers(obj)
+    mine.add(id(referrers))
+    for referrer in referrers:
+        if id(referrer) in mine or isinstance(referrer, types.FrameType):
+            continue
+        if type(referrer) is types.CellType and id(referrer) not in reached:
+            continue  # (another function's closure)
+        if type(referrer) is dict and _is_module_namespace(referrer):
+            if any(v is obj and (id(referrer), k) in reached for k, v in referrer.items()):
+                return True
+            continue
+        if (type(referrer) in _CONTAINER_TYPES or type(referrer).__name__.endswith("iterator")) and depth < 3:
+            mine.add(id(referrer))  # (checked once)
+            if _reachable(referrer, mine, depth + 1, reached):
+                return True
+            continue
+        return True
+    return False
 
 
 def _check_escapes(tracer: Tracer, out_leaves: list) -> None:

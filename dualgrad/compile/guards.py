@@ -125,10 +125,13 @@ def _names(code: types.CodeType) -> set:
     return names
 
 
-def closure_guards(fn: Any) -> list:
-    """``[(describe, read, expected)]`` for the Python values ``fn`` reads from outside its arguments."""
+def closure_guards(fn: Any, reached: set | None = None) -> list:
+    """``[(describe, read, expected)]`` for the Python values ``fn`` reads from outside its arguments.
+
+    ``reached`` collects ``id(cell)`` of each closure cell and ``(id(globals), name)`` of each global read.
+    """
     guards: list = []
-    _visit(fn, guards, set(), 0)
+    _visit(fn, guards, set(), 0, set() if reached is None else reached)
     return guards
 
 
@@ -144,49 +147,53 @@ def _matches(value: Any, expected: tuple) -> bool:
     return value is expected[1]
 
 
-def _guard(guards: list, describe: str, read: Any, value: Any, seen: set, depth: int) -> None:
+def _guard(guards: list, describe: str, read: Any, value: Any, seen: set, depth: int, reached: set) -> None:
     if isinstance(value, types.ModuleType) or isinstance(value, type):
         return
     guards.append((describe, read, _expected(value)))
     if callable(value):
-        _visit(value, guards, seen, depth + 1)
+        _visit(value, guards, seen, depth + 1, reached)
 
 
-def _visit(fn: Any, guards: list, seen: set, depth: int) -> None:
+def _visit(fn: Any, guards: list, seen: set, depth: int, reached: set) -> None:
     if id(fn) in seen or depth > 6:
         return
     seen.add(id(fn))
     if isinstance(fn, types.MethodType):
-        _visit(fn.__func__, guards, seen, depth)
+        _visit(fn.__func__, guards, seen, depth, reached)
         return
     inner = getattr(fn, "func", None)  # functools.partial
     if inner is not None and hasattr(fn, "keywords"):
-        _visit(inner, guards, seen, depth + 1)
+        _visit(inner, guards, seen, depth + 1, reached)
         return
     wrapped = getattr(fn, "__wrapped__", None)
     if wrapped is not None:
-        _visit(wrapped, guards, seen, depth + 1)
+        _visit(wrapped, guards, seen, depth + 1, reached)
     if not isinstance(fn, types.FunctionType):
         return
     for i, cell in enumerate(fn.__closure__ or ()):
+        reached.add(id(cell))
         try:
             value = cell.cell_contents
         except ValueError:
             continue
         _guard(guards, f"closure variable {fn.__code__.co_freevars[i]!r} of {fn.__qualname__}",
-               lambda cell=cell: cell.cell_contents, value, seen, depth)
+               lambda cell=cell: cell.cell_contents, value, seen, depth, reached)
     if fn.__defaults__:
-        _guard(guards, f"defaults of {fn.__qualname__}", lambda fn=fn: fn.__defaults__, fn.__defaults__, seen, depth)
+        _guard(guards, f"defaults of {fn.__qualname__}", lambda fn=fn: fn.__defaults__, fn.__defaults__, seen, depth,
+               reached)
+        reached.add(id(fn.__defaults__))
         for value in fn.__defaults__:
             if callable(value):
-                _visit(value, guards, seen, depth + 1)
+                _visit(value, guards, seen, depth + 1, reached)
     if _is_dualgrad(fn):
         return
     namespace = fn.__globals__
     for name in sorted(_names(fn.__code__)):
+        reached.add((id(namespace), name))
         if name in namespace:
             _guard(guards, f"global {name!r} of {fn.__qualname__}",
-                   lambda ns=namespace, name=name: ns.get(name), namespace[name], seen, depth)
+                   lambda ns=namespace, name=name: ns.get(name), namespace[name], seen, depth, reached)
 
 
 def closure_failure(guards: list) -> str | None:

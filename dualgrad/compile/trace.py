@@ -234,6 +234,7 @@ class Tracer:
         self.failure: Unsupported | None = None
         self.pending: dict = {}  # id(out) -> True once the op call making it was recorded
         self.primals: dict = {}  # (op, params, argument kinds) -> primal_callable's result
+        self.input_ids = {id(t) for t in inputs}
         for t in inputs:
             array = t._data if isinstance(t, Tensor) else t
             self.inputs.append(self._new_slot(array, "input"))
@@ -254,9 +255,13 @@ class Tracer:
         """The slot of ``t``'s array, classifying an array seen for the first time."""
         array = t._data
         slot = self._known(array)
-        if slot is not None:
-            return slot
         entry = self.created.get(id(t))
+        if slot is not None:
+            if (self.origin[slot] == "input" and id(t) not in self.input_ids
+                    and (entry is None or entry[0]() is not t)):
+                raise Unsupported("a tensor the function holds (closed over, global) shares its data with an "
+                                  "argument", user_location())
+            return slot
         if entry is not None and entry[0]() is t:
             if not entry[2]:
                 raise Unsupported(f"{_describe(entry[1])} computes a tensor outside dispatch", user_location())
