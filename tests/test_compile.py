@@ -410,3 +410,19 @@ def test_signed_zero_parameters_are_not_merged():
         return dg.clamp(x, min=0.0) * 1.0, dg.clamp(x, min=-0.0) * 1.0, x * 0.0 + x * -0.0
     x = dg.tensor([-1.0, 2.0])
     replayed(f, (x,), (-x,))
+
+
+def test_hooks_registered_in_the_call_fall_back():
+    seen = []
+
+    def f(x):
+        x = x.clone().requires_grad_()
+        y = x * 2
+        y.register_hook(lambda g: seen.append(1))
+        (g,) = dg.autograd.grad(y.sum(), x)
+        return g
+    c = dg.compile(f)
+    with dg.enable_grad(), pytest.warns(CompileWarning, match="hook"):
+        c(dg.tensor([1.0]))
+    c(dg.tensor([1.0]))
+    assert len(seen) == 2

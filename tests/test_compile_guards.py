@@ -255,3 +255,13 @@ def test_tensors_from_a_local_list_replay():
     for x in xs:
         assert same(c(x), x * 2)
     assert c.traces == 1
+
+
+def test_ndarray_argument_that_is_also_closed_over():
+    a = np.array([1.0, 2.0])
+    c = dg.compile(lambda x: dg.tensor(np.ones(2)) * x + dg.from_numpy(a) * 0 + np.sin(dg.tensor(a)))
+    for x in [a, np.array([3.0, 4.0]), a]:
+        want = dg.tensor(np.ones(2)) * x + dg.from_numpy(a) * 0 + np.sin(dg.tensor(a))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CompileWarning)
+            assert same(c(x), want)

@@ -336,7 +336,7 @@ def _held_arguments(leaves: list, call: tuple, result: Any, inputs: list, reache
     function, nor is a container only frames refer to, a closure cell of another function, or a module's
     global the function does not name (``reached``: see ``closure_guards``); anything else is, conservatively.
     """
-    positions = [i for i, leaf in enumerate(leaves) if type(leaf) is Tensor]
+    positions = [i for i, leaf in enumerate(leaves) if type(leaf) is Tensor or type(leaf) is np.ndarray]
     if not positions:
         return []
     mine: set = {id(leaves), id(inputs), id(positions)}

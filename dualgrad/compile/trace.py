@@ -32,6 +32,7 @@ from .._state import STATE
 from ..ops import dispatch, inplace
 from ..ops.registry import Op
 from ..reverse import engine
+from ..reverse import node as node_module
 from ..tensor import Tensor, _wrap
 from .primal import as_outputs, primal_callable
 
@@ -520,6 +521,13 @@ def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> Non
     _ORIGINALS["_accumulate_into_leaf"](leaf, grad, create_graph)
 
 
+def _add_hook(hooks: dict, fn: Callable) -> Any:
+    tracer = LOCAL.tracer
+    if tracer is not None:
+        tracer.fail(Unsupported("a hook registered during the call (it would run only when traced)", user_location()))
+    return _ORIGINALS["add_hook"](hooks, fn)
+
+
 def _look(name: str) -> Callable:
     original = getattr(Tensor, name)
 
@@ -574,6 +582,8 @@ def install_hooks() -> None:
         _ORIGINALS["_accumulate_into_leaf"] = engine._accumulate_into_leaf
         inplace._snapshot = _snapshot
         engine._accumulate_into_leaf = _accumulate_into_leaf
+        _ORIGINALS["add_hook"] = tensor_module.add_hook
+        tensor_module.add_hook = node_module.add_hook = _add_hook
         for name in LOOKS:
             setattr(Tensor, name, _look(name))
         for name in ESCAPES:
@@ -600,6 +610,7 @@ def remove_hooks() -> None:
         inplace.commit = _ORIGINALS["commit"]
         tensor_module._new = _ORIGINALS["_new"]
         inplace._snapshot = _ORIGINALS["_snapshot"]
+        tensor_module.add_hook = node_module.add_hook = _ORIGINALS["add_hook"]
         engine._accumulate_into_leaf = _ORIGINALS["_accumulate_into_leaf"]
 
 
