@@ -265,3 +265,7 @@ def test_ndarray_argument_that_is_also_closed_over():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", CompileWarning)
             assert same(c(x), want)
+
+
+def test_numpy_scalar_arguments_are_guarded_by_value():
+    check(lambda x, s: x * s, [(POS, np.float64(2.0)), (POS, np.float64(3.0)), (POS, np.float32(2.0))], 3)

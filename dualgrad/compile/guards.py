@@ -48,6 +48,8 @@ def _leaf_key(leaf: Any) -> Any:
         return ("slice", repr(leaf))
     if isinstance(leaf, np.dtype):
         return ("dtype", leaf.str)
+    if isinstance(leaf, np.generic) and leaf.dtype.kind in "biufc":
+        return (type(leaf).__name__, repr(leaf))
     raise NotGuardable(f"an argument of type {type(leaf).__name__} cannot be guarded")
 
 
