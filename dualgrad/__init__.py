@@ -23,6 +23,7 @@ from . import (  # noqa: E402 - transforms, built on the names above  # noqa: E4
 from . import ops as _ops  # noqa: F401 - builds the op table and Tensor methods
 from ._printing import set_printoptions
 from .batching import vmap
+from .compile import compile  # noqa: A004 - dualgrad.compile (trace and replay)
 from .factories import (
     arange,
     as_tensor,
@@ -56,7 +57,6 @@ from .factories import (
     zeros,
     zeros_like,
 )
-from .compile import compile  # noqa: A004 - dualgrad.compile (trace and replay)
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .ops.aliases import *  # noqa: F403
