@@ -426,3 +426,14 @@ def test_hooks_registered_in_the_call_fall_back():
         c(dg.tensor([1.0]))
     c(dg.tensor([1.0]))
     assert len(seen) == 2
+
+
+def test_reading_grad_of_a_held_tensor_falls_back():
+    p = dg.tensor([1.0, 2.0], requires_grad=True)
+    (p * p).sum().backward()
+    c = dg.compile(lambda p: p.detach() - 0.1 * p.grad)
+    with dg.no_grad(), pytest.warns(CompileWarning, match=r"reads \.grad"):
+        c(p)
+    p.grad = dg.tensor([10.0, 10.0])
+    with dg.no_grad():
+        assert c(p).tolist() == [0.0, 1.0]

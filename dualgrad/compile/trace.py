@@ -528,6 +528,36 @@ def _add_hook(hooks: dict, fn: Callable) -> Any:
     return _ORIGINALS["add_hook"](hooks, fn)
 
 
+def _is_fresh(tracer: Tracer, t: Tensor) -> bool:
+    entry = tracer.created.get(id(t))
+    return entry is not None and entry[0]() is t
+
+
+def _grad_property() -> property:
+    """``.grad`` of a tensor the caller holds is state no guard sees (reassigned between calls)."""
+    original = Tensor.__dict__["grad"]
+
+    def get(self: Tensor) -> Any:
+        tracer = LOCAL.tracer
+        if tracer is not None and not _is_fresh(tracer, self):
+            tracer.fail(Unsupported("reads .grad of a tensor the caller holds", user_location()))
+        return original.fget(self)
+
+    def set_(self: Tensor, value: Any) -> None:
+        tracer = LOCAL.tracer
+        if tracer is not None and not _is_fresh(tracer, self):
+            tracer.fail(Unsupported("assigns .grad of a tensor the caller holds", user_location()))
+        original.fset(self, value)
+
+    def delete(self: Tensor) -> None:
+        tracer = LOCAL.tracer
+        if tracer is not None and not _is_fresh(tracer, self):
+            tracer.fail(Unsupported("deletes .grad of a tensor the caller holds", user_location()))
+        original.fdel(self)
+
+    return property(get, set_, delete, original.__doc__)
+
+
 def _look(name: str) -> Callable:
     original = getattr(Tensor, name)
 
@@ -573,7 +603,7 @@ def install_hooks() -> None:
         _PATCH_COUNT[0] += 1
         if _PATCH_COUNT[0] > 1:
             return
-        _ORIGINALS["class"] = {name: Tensor.__dict__.get(name) for name in LOOKS + ESCAPES + ("__init__",)}
+        _ORIGINALS["class"] = {name: Tensor.__dict__.get(name) for name in LOOKS + ESCAPES + ("__init__", "grad")}
         _ORIGINALS["__init__"] = Tensor.__init__
         _ORIGINALS["propagate_tangents"] = dispatch.propagate_tangents
         _ORIGINALS["commit"] = inplace.commit
@@ -590,6 +620,7 @@ def install_hooks() -> None:
             if hasattr(Tensor, name):
                 setattr(Tensor, name, _escape(name))
         Tensor.__init__ = _recording_init
+        Tensor.grad = _grad_property()
         dispatch.propagate_tangents = _propagate_tangents
         inplace.commit = _commit
         tensor_module._new = _recording_new
