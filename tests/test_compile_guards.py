@@ -12,6 +12,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import dualgrad as dg
 from dualgrad.compile import CompileWarning, api
@@ -269,3 +271,36 @@ def test_ndarray_argument_that_is_also_closed_over():
 
 def test_numpy_scalar_arguments_are_guarded_by_value():
     check(lambda x, s: x * s, [(POS, np.float64(2.0)), (POS, np.float64(3.0)), (POS, np.float32(2.0))], 3)
+
+
+BRANCHES = [
+    lambda x: x * 2 if x.sum() > 0 else x.sin(),
+    lambda x: x[: int((x > 0).sum()) + 1].sum() * x,
+    lambda x: x * x.max().item() if x[0] < x[-1] else x.flip(0) * 1,
+    lambda x: x[x > 0.2].sum() + x,
+    lambda x: x * float(x.abs().argmax()),
+]
+
+
+def _program(choices):
+    def f(x):
+        out = dg.zeros(3)
+        for i, c in enumerate(choices):
+            x = BRANCHES[c](x)
+            out[i % 3] = x.sum()
+        return out, x
+    return f
+
+
+@given(choices=st.lists(st.integers(0, len(BRANCHES) - 1), min_size=1, max_size=4),
+       calls=st.lists(st.lists(st.floats(-2, 2), min_size=3, max_size=3), min_size=2, max_size=6),
+       transform=st.sampled_from(["plain", "grad"]))
+def test_random_value_dependent_programs_never_replay_a_wrong_branch(choices, calls, transform):
+    f = _program(choices)
+    fn = f if transform == "plain" else dg.func.grad(lambda x: f(x)[0].sum() + f(x)[1].sum())
+    compiled = dg.compile(fn, cache_size=64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)  # (a construct may run eagerly: still compared)
+        for values in calls + calls:
+            x = dg.tensor(values)
+            assert same(compiled(x), fn(x))
