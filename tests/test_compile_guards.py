@@ -304,3 +304,29 @@ def test_random_value_dependent_programs_never_replay_a_wrong_branch(choices, ca
         for values in calls + calls:
             x = dg.tensor(values)
             assert same(compiled(x), fn(x))
+
+
+def test_attributes_the_function_names_are_guarded():
+    class Model:
+        def __init__(self):
+            self.w = dg.tensor([1.0, 2.0, 3.0])
+            self.scale = 2.0
+
+        def forward(self, x):
+            return x * self.w * self.scale
+
+    model = Model()
+    c = dg.compile(model.forward)
+    assert same(c(POS), POS * model.w * 2.0)
+    model.scale = 3.0
+    assert same(c(POS), POS * model.w * 3.0)
+    model.w = dg.tensor([0.0, 1.0, 0.0])
+    assert same(c(POS), POS * model.w * 3.0)
+    assert "attribute 'scale'" in c.explain() and "attribute 'w'" in c.explain()
+
+    def f(x):
+        return x * model.w
+    g = dg.compile(f)
+    assert same(g(POS), POS * model.w)
+    model.w = dg.tensor([5.0, 5.0, 5.0])
+    assert same(g(POS), POS * 5.0)

@@ -149,12 +149,29 @@ def _matches(value: Any, expected: tuple) -> bool:
     return value is expected[1]
 
 
-def _guard(guards: list, describe: str, read: Any, value: Any, seen: set, depth: int, reached: set) -> None:
+def _guard(guards: list, describe: str, read: Any, value: Any, seen: set, depth: int, reached: set,
+           names: frozenset = frozenset()) -> None:
     if isinstance(value, types.ModuleType) or isinstance(value, type):
         return
     guards.append((describe, read, _expected(value)))
     if callable(value):
         _visit(value, guards, seen, depth + 1, reached)
+    _attributes(value, describe, names, guards, seen, depth, reached)
+
+
+def _attributes(obj: Any, describe: str, names: frozenset, guards: list, seen: set, depth: int,
+                reached: set) -> None:
+    """Guards on the attributes of a plain object that the function's code names (``self.w``, ``model.k``)."""
+    if (depth > 6 or not names or type(obj) in _SCALARS or isinstance(obj, (Tensor, np.ndarray, types.FunctionType))
+            or id(obj) in seen):
+        return
+    namespace = getattr(obj, "__dict__", None)
+    if type(namespace) is not dict:
+        return
+    seen.add(id(obj))
+    for name in sorted(names & namespace.keys()):
+        _guard(guards, f"attribute {name!r} of {describe}", lambda ns=namespace, name=name: ns.get(name),
+               namespace[name], seen, depth + 1, reached, names)
 
 
 def _visit(fn: Any, guards: list, seen: set, depth: int, reached: set) -> None:
@@ -163,6 +180,10 @@ def _visit(fn: Any, guards: list, seen: set, depth: int, reached: set) -> None:
     seen.add(id(fn))
     if isinstance(fn, types.MethodType):
         _visit(fn.__func__, guards, seen, depth, reached)
+        code = getattr(fn.__func__, "__code__", None)
+        if code is not None:
+            _attributes(fn.__self__, f"{fn.__func__.__qualname__}'s self", frozenset(_names(code)), guards, seen,
+                        depth, reached)
         return
     inner = getattr(fn, "func", None)  # functools.partial
     if inner is not None and hasattr(fn, "keywords"):
@@ -172,7 +193,11 @@ def _visit(fn: Any, guards: list, seen: set, depth: int, reached: set) -> None:
     if wrapped is not None:
         _visit(wrapped, guards, seen, depth + 1, reached)
     if not isinstance(fn, types.FunctionType):
+        call = next((k.__dict__["__call__"] for k in type(fn).__mro__ if "__call__" in k.__dict__), None)
+        if isinstance(call, types.FunctionType):  # a callable object: its __call__ and its attributes
+            _visit(types.MethodType(call, fn), guards, seen, depth + 1, reached)
         return
+    names = frozenset(_names(fn.__code__))
     for i, cell in enumerate(fn.__closure__ or ()):
         reached.add(id(cell))
         try:
@@ -180,7 +205,7 @@ def _visit(fn: Any, guards: list, seen: set, depth: int, reached: set) -> None:
         except ValueError:
             continue
         _guard(guards, f"closure variable {fn.__code__.co_freevars[i]!r} of {fn.__qualname__}",
-               lambda cell=cell: cell.cell_contents, value, seen, depth, reached)
+               lambda cell=cell: cell.cell_contents, value, seen, depth, reached, names)
     if fn.__defaults__:
         _guard(guards, f"defaults of {fn.__qualname__}", lambda fn=fn: fn.__defaults__, fn.__defaults__, seen, depth,
                reached)
@@ -191,11 +216,11 @@ def _visit(fn: Any, guards: list, seen: set, depth: int, reached: set) -> None:
     if _is_dualgrad(fn):
         return
     namespace = fn.__globals__
-    for name in sorted(_names(fn.__code__)):
+    for name in sorted(names):
         reached.add((id(namespace), name))
         if name in namespace:
             _guard(guards, f"global {name!r} of {fn.__qualname__}",
-                   lambda ns=namespace, name=name: ns.get(name), namespace[name], seen, depth, reached)
+                   lambda ns=namespace, name=name: ns.get(name), namespace[name], seen, depth, reached, names)
 
 
 def closure_failure(guards: list) -> str | None:
