@@ -330,3 +330,15 @@ def test_attributes_the_function_names_are_guarded():
     assert same(g(POS), POS * model.w)
     model.w = dg.tensor([5.0, 5.0, 5.0])
     assert same(g(POS), POS * 5.0)
+
+
+def test_arrays_and_lists_copied_by_a_factory_are_guarded_by_value():
+    coefficients = [1.0, 2.0, 3.0]
+    table = np.array([1.0, 1.0, 1.0])
+    c = dg.compile(lambda x: x * dg.tensor(coefficients) + dg.tensor(table))
+    assert same(c(POS), POS * dg.tensor(coefficients) + dg.tensor(table))
+    coefficients[0] = 10.0
+    assert same(c(POS), POS * dg.tensor(coefficients) + dg.tensor(table))
+    table[1] = -1.0
+    assert same(c(POS), POS * dg.tensor(coefficients) + dg.tensor(table))
+    assert c.traces == 3 and "a list a constant was made from changed" in c.explain()

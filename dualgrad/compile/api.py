@@ -19,7 +19,7 @@ from ..batching import BatchedTensor
 from ..tensor import Tensor, _wrap, mark_inference
 from .guards import HeldGuard, NotGuardable, call_key, closure_failure, closure_guards, describe_difference
 from .replay import Miss, Program
-from .trace import LOCAL, TraceObserver, Tracer, Unsupported, _same_array, install_hooks, remove_hooks
+from .trace import LOCAL, TraceObserver, Tracer, Unsupported, _same_array, install_hooks, remove_hooks, unchanged
 
 # The first replay of every new trace is also run eagerly and compared; a mismatch sends that
 # guard set to eager for good (tests switch this off to prove the replays exact on their own).
@@ -41,7 +41,7 @@ def _plain_key(value: Any) -> Any:
 class _Entry:
     """One trace: its replay (None: run eagerly), its held-tensor and closure guards, its outputs."""
 
-    __slots__ = ("program", "held", "closure", "template", "spec", "verified", "reason", "identity")
+    __slots__ = ("program", "held", "closure", "template", "spec", "verified", "reason", "identity", "sources")
 
     def __init__(self) -> None:
         self.program: Program | None = None
@@ -52,6 +52,7 @@ class _Entry:
         self.verified = False
         self.reason = ""
         self.identity: list = []  # (leaf position, weakref): arguments the function may also reach otherwise
+        self.sources: list = []  # (array or list, snapshot): what constants were copied from
 
 
 class CompiledFunction:
@@ -176,6 +177,9 @@ class CompiledFunction:
         return None
 
     def _stale(self, entry: _Entry) -> str | None:
+        for value, copy in entry.sources:
+            if not unchanged(value, copy):
+                return f"a {type(value).__name__} a constant was made from changed"
         for guard in entry.held:
             failure = guard.failure()
             if failure is not None:
@@ -220,6 +224,7 @@ class CompiledFunction:
                                       "or .backward())")
             _check_escapes(tracer, out_leaves)
             entry.identity = _held_arguments(leaves, (args, kwargs), result, inputs, reached)
+            entry.sources = tracer.sources
             entry.program = Program(tracer, slots)
         except Unsupported as failure:
             entry.program = None
@@ -386,7 +391,7 @@ def _check_escapes(tracer: Tracer, out_leaves: list) -> None:
 
     def escaped() -> list:
         found = []
-        for key, (ref, _, _) in list(tracer.created.items()):
+        for key, (ref, *_) in list(tracer.created.items()):
             t = ref()
             if t is None or key in allowed:
                 continue

@@ -235,6 +235,7 @@ class Tracer:
         self.failure: Unsupported | None = None
         self.pending: dict = {}  # id(out) -> True once the op call making it was recorded
         self.primals: dict = {}  # (op, params, argument kinds) -> primal_callable's result
+        self.sources: list = []  # (array or list, snapshot) a constant was copied from
         self.input_ids = {id(t) for t in inputs}
         for t in inputs:
             array = t._data if isinstance(t, Tensor) else t
@@ -267,6 +268,7 @@ class Tracer:
             if not entry[2]:
                 raise Unsupported(f"{_describe(entry[1])} computes a tensor outside dispatch", user_location())
             self._check_no_alias(array, "a constant")
+            self.sources.extend(entry[3])  # (the values a factory copied: guarded, they may change)
             return self._new_slot(array, "fresh")
         self._check_no_alias(array, "a tensor held by the caller")
         counter = t._counter
@@ -293,12 +295,15 @@ class Tracer:
         if self.failure is None:
             self.failure = failure
 
-    def note_created(self, t: Tensor, frame: Any, constant: bool | None = None) -> None:
+    def note_created(self, t: Tensor, frame: Any, constant: bool | None = None, data: tuple = ()) -> None:
         creator = _creator(frame)
         code = None if creator is None else creator.f_code
         if constant is None:
             constant = _constant_creation(creator)
-        self.created[id(t)] = (weakref.ref(t), code, constant)
+            if constant and code.co_filename.endswith("factories.py"):
+                data = tuple(_arguments(creator))
+        sources = tuple((v, snapshot(v)) for v in data if isinstance(v, (_ndarray, list, tuple, dict)))
+        self.created[id(t)] = (weakref.ref(t), code, constant, sources)
 
     def _arg(self, a: Any, guard_values: bool) -> tuple:
         if isinstance(a, Tensor):
@@ -424,6 +429,31 @@ class Tracer:
         self.steps.append(Step("write", None, "copyto", [("slot", slot), ("slot", source)]))
 
 
+def snapshot(value: Any) -> Any:
+    """A copy of a (nested) list, tuple, dict or ndarray a factory reads, for ``unchanged``."""
+    if isinstance(value, _ndarray):
+        return value.copy()
+    if isinstance(value, (list, tuple)):
+        return [snapshot(v) for v in value]
+    if isinstance(value, dict):
+        return {k: snapshot(v) for k, v in value.items()}
+    return ("value", type(value), repr(value))
+
+
+def unchanged(value: Any, copy: Any) -> bool:
+    """True if ``value`` still equals its ``snapshot`` (same types, shapes, dtypes, values bit for bit)."""
+    if isinstance(value, _ndarray):
+        return (isinstance(copy, _ndarray) and value.shape == copy.shape and value.dtype == copy.dtype
+                and value.tobytes() == copy.tobytes())
+    if isinstance(value, (list, tuple)):
+        return (isinstance(copy, list) and len(value) == len(copy)
+                and all(unchanged(v, c) for v, c in zip(value, copy)))
+    if isinstance(value, dict):
+        return isinstance(copy, dict) and value.keys() == copy.keys() and all(
+            unchanged(value[k], copy[k]) for k in value)
+    return copy == ("value", type(value), repr(value))
+
+
 def _same_array(x: np.ndarray, y: np.ndarray) -> bool:
     """Same shape, dtype, strides and values (bit for bit when small; NaN equal to NaN)."""
     if x.shape != y.shape or x.dtype != y.dtype or x.strides != y.strides:
@@ -477,7 +507,7 @@ def _recording_init(self: Tensor, *args: Any, **kwargs: Any) -> None:
     _ORIGINALS["__init__"](self, *args, **kwargs)
     tracer = LOCAL.tracer
     if tracer is not None:  # Tensor(data): a constant unless made from a Tensor
-        tracer.note_created(self, sys._getframe(1), not _has_tensor((args, kwargs)))
+        tracer.note_created(self, sys._getframe(1), not _has_tensor((args, kwargs)), args)
 
 
 def _propagate_tangents(op: Any, args: tuple, params: dict, out: Any) -> None:
