@@ -342,3 +342,14 @@ def test_arrays_and_lists_copied_by_a_factory_are_guarded_by_value():
     table[1] = -1.0
     assert same(c(POS), POS * dg.tensor(coefficients) + dg.tensor(table))
     assert c.traces == 3 and "a list a constant was made from changed" in c.explain()
+
+
+def test_module_attributes_the_function_names_are_guarded():
+    import types as _types
+    constants = _types.ModuleType("constants")
+    constants.k = 2.0
+    c = dg.compile(lambda x: x * constants.k)
+    assert same(c(POS), POS * 2.0)
+    constants.k = 3.0
+    assert same(c(POS), POS * 3.0)
+    assert "attribute 'k'" in c.explain()

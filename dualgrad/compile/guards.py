@@ -151,7 +151,10 @@ def _matches(value: Any, expected: tuple) -> bool:
 
 def _guard(guards: list, describe: str, read: Any, value: Any, seen: set, depth: int, reached: set,
            names: frozenset = frozenset()) -> None:
-    if isinstance(value, types.ModuleType) or isinstance(value, type):
+    if isinstance(value, type):
+        return
+    if isinstance(value, types.ModuleType):  # (``np.pi``, ``mymodule.k``: the attributes the code names)
+        _attributes(value, describe, names, guards, seen, depth, reached)
         return
     guards.append((describe, read, _expected(value)))
     if callable(value):
