@@ -353,3 +353,10 @@ def test_module_attributes_the_function_names_are_guarded():
     constants.k = 3.0
     assert same(c(POS), POS * 3.0)
     assert "attribute 'k'" in c.explain()
+
+
+def test_argument_also_reachable_through_a_list_the_function_names():
+    params = [dg.tensor([1.0, 2.0, 3.0])]
+    c = dg.compile(lambda x: x * params[0])
+    for x in [params[0], POS, params[0]]:
+        assert same(c(x), x * params[0])

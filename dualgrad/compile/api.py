@@ -333,21 +333,16 @@ def _containers(tree: Any, found: set) -> None:
 
 
 def _held_arguments(leaves: list, call: tuple, result: Any, inputs: list, reached: set) -> list:
-    """``(position, weakref)`` of each tensor argument the function may also reach without its arguments
-    (through a closure cell, a global, an object's attribute): a replay is then valid only for that same
-    tensor (else ``f(w)`` traced with ``x is w`` would replay ``x * x`` for ``x * w``).
-
-    Found with the garbage collector's referrers: a frame (a local variable) is not reachable by the
-    function, nor is a container only frames refer to, a closure cell of another function, or a module's
-    global the function does not name (``reached``: see ``closure_guards``); anything else is, conservatively.
-    """
+    """``(position, weakref)`` of each tensor or array argument the function may also reach without its
+    arguments (a closure cell, a global, an attribute, a list it names): a replay is then valid only for
+    that same object (else ``f(w)`` traced with ``x is w`` would replay ``x * x`` for ``x * w``)."""
     positions = [i for i, leaf in enumerate(leaves) if type(leaf) is Tensor or type(leaf) is np.ndarray]
     if not positions:
         return []
     mine: set = {id(leaves), id(inputs), id(positions)}
     _containers(call, mine)
     _containers(result, mine)
-    return [(i, weakref.ref(leaves[i])) for i in positions if _reachable(leaves[i], mine, 0, reached)]
+    return [(i, weakref.ref(leaves[i])) for i in positions if _reachable(leaves[i], mine, reached)]
 
 
 _CONTAINER_TYPES = (list, tuple, dict, set, enumerate, zip, map, filter, reversed)
@@ -358,23 +353,28 @@ def _is_module_namespace(namespace: dict) -> bool:
     return module is not None and getattr(module, "__dict__", None) is namespace
 
 
-def _reachable(obj: Any, mine: set, depth: int, reached: set) -> bool:
+def _reachable(obj: Any, mine: set, reached: set) -> bool:
+    """Whether the function can reach ``obj`` other than through its arguments: found by the closure
+    walk (``reached``), or referred to by a closure cell or a module global the function names, or by
+    an object (an attribute: conservatively). Lists, dicts and frames (local variables) that refer to it
+    count only if the walk found them."""
+    if ("object", id(obj)) in reached:
+        return True
     referrers = gc.get_referrers(obj)
     mine.add(id(referrers))
     for referrer in referrers:
         if id(referrer) in mine or isinstance(referrer, types.FrameType):
             continue
-        if type(referrer) is types.CellType and id(referrer) not in reached:
+        if type(referrer) is types.CellType:
+            if id(referrer) in reached:
+                return True
             continue  # (another function's closure)
         if type(referrer) is dict and _is_module_namespace(referrer):
             if any(v is obj and (id(referrer), k) in reached for k, v in referrer.items()):
                 return True
             continue
-        if (type(referrer) in _CONTAINER_TYPES or type(referrer).__name__.endswith("iterator")) and depth < 3:
-            mine.add(id(referrer))  # (checked once)
-            if _reachable(referrer, mine, depth + 1, reached):
-                return True
-            continue
+        if type(referrer) in _CONTAINER_TYPES or type(referrer).__name__.endswith("iterator"):
+            continue  # (a container the walk did not reach)
         return True
     return False
 

@@ -151,6 +151,7 @@ def _matches(value: Any, expected: tuple) -> bool:
 
 def _guard(guards: list, describe: str, read: Any, value: Any, seen: set, depth: int, reached: set,
            names: frozenset = frozenset()) -> None:
+    _collect(value, reached, 0)
     if isinstance(value, type):
         return
     if isinstance(value, types.ModuleType):  # (``np.pi``, ``mymodule.k``: the attributes the code names)
@@ -160,6 +161,15 @@ def _guard(guards: list, describe: str, read: Any, value: Any, seen: set, depth:
     if callable(value):
         _visit(value, guards, seen, depth + 1, reached)
     _attributes(value, describe, names, guards, seen, depth, reached)
+
+
+def _collect(value: Any, reached: set, depth: int) -> None:
+    """Note ``("object", id)`` of ``value`` and of what its lists, tuples, dicts and sets hold: the objects
+    the function can reach (an argument among them is guarded by identity)."""
+    reached.add(("object", id(value)))
+    if depth < 4 and type(value) in (list, tuple, set, frozenset, dict) and len(value) <= 10_000:
+        for child in value.values() if type(value) is dict else value:
+            _collect(child, reached, depth + 1)
 
 
 def _attributes(obj: Any, describe: str, names: frozenset, guards: list, seen: set, depth: int,
