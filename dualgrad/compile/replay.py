@@ -49,6 +49,19 @@ def _literal(value: Any) -> str | None:
     return None
 
 
+def _scalar_call_exact(tracer: Any, step: Step) -> bool:
+    """Whether the step's ufunc, called on its input as a NumPy scalar, gives a NumPy scalar with the bits
+    of the traced result (checked on the traced values)."""
+    impl = step.objects.get("impl")
+    source, out = tracer.arrays[step.args[0][1]], tracer.arrays[step.outs[0]]
+    if impl is None or source.ndim or out.ndim:
+        return False
+    with np.errstate(all="ignore"):
+        result = impl(source[()])
+    return (isinstance(result, np.generic) and result.dtype == out.dtype
+            and np.asarray(result).tobytes() == out.tobytes())
+
+
 def _resolve(arg: tuple, alias: dict) -> tuple:
     return ("slot", alias.get(arg[1], arg[1])) if arg[0] == "slot" else arg
 
@@ -161,6 +174,7 @@ class Program:
                     scalar_safe[value] = scalar_safe.get(value, True) and safe
         for slot in self.outputs:
             scalar_safe[slot] = False
+        scalars: set = set()  # slots whose replay value is a NumPy scalar (read without ``[()]``)
         for index, step in enumerate(self.steps):
             args = []
             for j, (kind, value) in enumerate(step.args):
@@ -182,19 +196,30 @@ class Program:
                         ns[name] = obj
                     names[placeholder] = name
                 expr = step.expr
-                if self.reuse and step.how == "out=..." and not step.wrap and len(step.outs) == 1:
+                for position, (kind, value) in enumerate(step.args):
+                    if kind == "slot" and value in scalars:
+                        expr = expr.replace(f"{{{position}}}[()]", f"{{{position}}}")
+                scalar_call = (step.how == "out=..." and len(step.args) == 1 and step.args[0][0] == "slot"
+                               and step.args[0][1] in scalars and len(step.outs) == 1
+                               and scalar_safe.get(step.outs[0], True) and _scalar_call_exact(tracer, step))
+                if scalar_call:  # (a ufunc on a NumPy scalar returns one, with the same bits)
+                    expr = expr.replace(", out=...", "")
+                elif self.reuse and step.how == "out=..." and not step.wrap and len(step.outs) == 1:
                     target = self._reusable(tracer, step, index, last_use, views)
                     if target is not None:
                         expr = expr.replace("out=...", f"out={{{target}}}")
                 call = expr.format(*args, **names)
                 targets = ", ".join(f"v{o}" for o in step.outs)
-                note = f"  # {step.name}: {step.how}" + (f" {step.params}" if step.params else "")
+                how = "on a NumPy scalar" if scalar_call else step.how
+                note = f"  # {step.name}: {how}" + (f" {step.params}" if step.params else "")
                 if len(step.outs) > 1:
                     lines.append(f"    {targets} = _outputs({call}){note}")
                 elif step.wrap and not (step.how == "scalar" and scalar_safe.get(step.outs[0], True)):
                     lines.append(f"    {targets} = asarray({call}){note}")
                 else:
                     lines.append(f"    {targets} = {call}{note}")
+                    if scalar_call or step.wrap and step.how == "scalar":
+                        scalars.add(step.outs[0])
                 if step.shape is not None:
                     for o, shape in zip(step.outs, step.shape):
                         ns[f"step{index}"] = step
