@@ -62,6 +62,22 @@ def _scalar_call_exact(tracer: Any, step: Step) -> bool:
             and np.asarray(result).tobytes() == out.tobytes())
 
 
+def _fold_constants(steps: list, tracer: Any, outputs: set) -> list:
+    """Op steps that read only constants give the same arrays every call: their traced results become
+    constants (in traces without writes; not for outputs, which are fresh arrays for every call)."""
+    constant = {slot for slot, origin in enumerate(tracer.origin) if origin in ("fresh", "held")}
+    kept = []
+    for step in steps:
+        if (step.kind == "op" and all(kind != "slot" or value in constant for kind, value in step.args)
+                and not any(o in outputs for o in step.outs)):
+            for o in step.outs:
+                tracer.origin[o] = "fresh"
+                constant.add(o)
+            continue
+        kept.append(step)
+    return kept
+
+
 def _resolve(arg: tuple, alias: dict) -> tuple:
     return ("slot", alias.get(arg[1], arg[1])) if arg[0] == "slot" else arg
 
@@ -110,6 +126,8 @@ class Program:
         self.reuse = merge  # buffer reuse through out=: only where no write can see the buffers
         outs = list(outputs)
         self.steps = prune_and_merge(list(tracer.steps), outs, merge) if optimize else list(tracer.steps)
+        if merge:
+            self.steps = _fold_constants(self.steps, tracer, set(outs))
         self.outputs = outs
         self.namespace: dict = {"np": np, "Miss": Miss, "_equal": _equal, "_outputs": _outputs,
                                 "copyto": np.copyto, "asarray": np.asarray}

@@ -390,7 +390,9 @@ class Tracer:
             raise Unsupported(f"{op.name}: a replay of the call does not give dispatch's result "
                               "(random, or computed differently)", user_location())
         out_slots = tuple(self._new_slot(a, "step") for a in arrays)
-        check_shape = op.family not in STATIC_SHAPE_FAMILIES
+        # (basic indexing, ``x[1:, None]``: the shape follows from x's; an index array may not)
+        basic_index = op.name == "getitem" and len(args) == 1 and not _holds_array(params)
+        check_shape = op.family not in STATIC_SHAPE_FAMILIES and not basic_index
         self.steps.append(Step("op", fn, op.name, slots, out_slots, how=how,
                                shape=tuple(a.shape for a in arrays) if check_shape else None,
                                key=None if key is None else key + (how,), params=params,
@@ -452,6 +454,16 @@ def unchanged(value: Any, copy: Any) -> bool:
         return isinstance(copy, dict) and value.keys() == copy.keys() and all(
             unchanged(value[k], copy[k]) for k in value)
     return copy == ("value", type(value), repr(value))
+
+
+def _holds_array(value: Any, depth: int = 4) -> bool:
+    if isinstance(value, (_ndarray, Tensor)):
+        return True
+    if depth and isinstance(value, (tuple, list)):
+        return any(_holds_array(v, depth - 1) for v in value)
+    if depth and isinstance(value, dict):
+        return any(_holds_array(v, depth - 1) for v in value.values())
+    return False
 
 
 def _same_array(x: np.ndarray, y: np.ndarray) -> bool:
