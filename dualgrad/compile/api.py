@@ -34,10 +34,6 @@ class CompileError(RuntimeError):
     """Raised instead of running eagerly when ``fullgraph=True``."""
 
 
-def _plain_key(value: Any) -> Any:
-    return value
-
-
 class _Entry:
     """One trace: its replay (None: run eagerly), its held-tensor and closure guards, its outputs."""
 

@@ -33,7 +33,7 @@ from ..ops import dispatch, inplace
 from ..ops.registry import Op
 from ..reverse import engine
 from ..reverse import node as node_module
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor
 from .primal import as_outputs, primal_callable
 
 tensor_module = sys.modules["dualgrad.tensor"]  # (the package's name ``tensor`` is the factory)
@@ -712,4 +712,4 @@ class TraceObserver:
         return run
 
 
-__all__ = ["Tracer", "TraceObserver", "Unsupported", "install_hooks", "remove_hooks", "LOCAL", "_wrap"]
+__all__ = ["Tracer", "TraceObserver", "Unsupported", "install_hooks", "remove_hooks", "LOCAL"]
