@@ -368,9 +368,17 @@ def test_compiled_equals_eager_on_random_compositions(ops, values, transform):
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileWarning)
         compiled(x)
-        assert_same(compiled(x), fn(x))
-        assert_same(compiled(x * 0.75), fn(x * 0.75))
+        assert_close(compiled(x), fn(x))
+        assert_close(compiled(x * 0.75), fn(x * 0.75))
     assert compiled.traces == 1
+
+
+def assert_close(got, want):
+    """``assert_same`` up to a few ulps: eager's shortcuts outside dispatch (off while tracing) may order a
+    product differently or give 0.0 for -0.0."""
+    for a, b in zip(leaves(got), leaves(want), strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(a._data, b._data, rtol=8 * np.finfo(b.dtype).eps, atol=0.0)
 
 
 def test_custom_function_inside_grad():
@@ -437,3 +445,16 @@ def test_reading_grad_of_a_held_tensor_falls_back():
     p.grad = dg.tensor([10.0, 10.0])
     with dg.no_grad():
         assert c(p).tolist() == [0.0, 1.0]
+
+
+def test_a_tensor_computed_by_another_thread_during_the_call_falls_back():
+    from concurrent.futures import ThreadPoolExecutor
+
+    def f(x):
+        with ThreadPoolExecutor(1) as pool:
+            y = pool.submit(lambda: x * 2).result()
+        return y + 1
+    c = dg.compile(f)
+    with pytest.warns(CompileWarning, match="another thread"):
+        c(dg.tensor([1.0]))
+    assert c(dg.tensor([5.0])).tolist() == [11.0]

@@ -35,6 +35,17 @@ def same(a, b):
     return repr(a) == repr(b)
 
 
+def close(a, b):
+    """``same``, up to a few ulps: eager's shortcuts outside dispatch (off while tracing) may order a product
+    differently or give 0.0 for -0.0 (the issue's contract: bit for bit where the same NumPy calls run)."""
+    if isinstance(b, dg.Tensor):
+        return (isinstance(a, dg.Tensor) and a.dtype == b.dtype and a.shape == b.shape
+                and bool(np.allclose(a._data, b._data, rtol=8 * np.finfo(b.dtype).eps, atol=0.0, equal_nan=True)))
+    if isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+    return repr(a) == repr(b)
+
+
 def check(fn, inputs, traces, match=None):
     """Call the compiled ``fn`` on each input in turn (the sequence twice): always equal to eager."""
     compiled = dg.compile(fn)
@@ -303,7 +314,7 @@ def test_random_value_dependent_programs_never_replay_a_wrong_branch(choices, ca
         warnings.simplefilter("ignore", CompileWarning)  # (a construct may run eagerly: still compared)
         for values in calls + calls:
             x = dg.tensor(values)
-            assert same(compiled(x), fn(x))
+            assert close(compiled(x), fn(x))
 
 
 def test_attributes_the_function_names_are_guarded():

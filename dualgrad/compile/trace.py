@@ -236,6 +236,7 @@ class Tracer:
         self.pending: dict = {}  # id(out) -> True once the op call making it was recorded
         self.primals: dict = {}  # (op, params, argument kinds) -> primal_callable's result
         self.sources: list = []  # (array or list, snapshot) a constant was copied from
+        self.foreign: dict = {}  # id(tensor) -> weakref: tensors other threads made during the call
         self.input_ids = {id(t) for t in inputs}
         for t in inputs:
             array = t._data if isinstance(t, Tensor) else t
@@ -270,6 +271,9 @@ class Tracer:
             self._check_no_alias(array, "a constant")
             self.sources.extend(entry[3])  # (the values a factory copied: guarded, they may change)
             return self._new_slot(array, "fresh")
+        made_elsewhere = self.foreign.get(id(t))
+        if made_elsewhere is not None and made_elsewhere() is t:
+            raise Unsupported("a tensor made by another thread during the call", user_location())
         self._check_no_alias(array, "a tensor held by the caller")
         counter = t._counter
         self.held.append((t, array, 0 if counter is None else counter.value, t._requires_grad, t._grad))
@@ -507,11 +511,22 @@ def _params_key(op: Any, how: str, params: dict) -> Any:
 
 
 # -- hooks active while any thread traces ------------------------------------------------
+# Tracers running in any thread: a tensor another thread makes meanwhile is no constant of theirs.
+ACTIVE: set = set()
+
+
+def _foreign(t: Tensor) -> None:
+    for tracer in list(ACTIVE):
+        tracer.foreign[id(t)] = weakref.ref(t)
+
+
 def _recording_new(cls: type) -> Any:
     t = object.__new__(cls)
     tracer = LOCAL.tracer
     if tracer is not None:
         tracer.note_created(t, sys._getframe(1))
+    elif ACTIVE:
+        _foreign(t)
     return t
 
 
@@ -520,6 +535,8 @@ def _recording_init(self: Tensor, *args: Any, **kwargs: Any) -> None:
     tracer = LOCAL.tracer
     if tracer is not None:  # Tensor(data): a constant unless made from a Tensor
         tracer.note_created(self, sys._getframe(1), not _has_tensor((args, kwargs)), args)
+    elif ACTIVE:
+        _foreign(self)
 
 
 def _propagate_tangents(op: Any, args: tuple, params: dict, out: Any) -> None:
