@@ -458,3 +458,15 @@ def test_a_tensor_computed_by_another_thread_during_the_call_falls_back():
     with pytest.warns(CompileWarning, match="another thread"):
         c(dg.tensor([1.0]))
     assert c(dg.tensor([5.0])).tolist() == [11.0]
+
+
+def test_writes_read_the_initial_value_of_a_fresh_constant_and_views():
+    def f(x):
+        out = dg.zeros(2, 3)
+        out[0].add_(x)  # reads the zeros
+        y = x * 2
+        y.view(3).mul_(3)  # writes y through a view
+        out[1] = y
+        out.t()[0, 0] += 7.0
+        return out * 1, y + 0
+    replayed(f, (dg.tensor([1.0, 2.0, 3.0]),), (dg.tensor([4.0, 5.0, 6.0]),), (dg.tensor([1.0, 2.0, 3.0]),))

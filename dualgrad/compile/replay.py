@@ -162,7 +162,8 @@ class Program:
         if origin == "step":
             return f"v{slot}"
         name = f"c{slot}"
-        self.namespace.setdefault("_" + name if slot in tracer.mutable else name, tracer.arrays[slot])
+        if slot not in tracer.mutable:  # (a mutable one is a local copy of tracer.initial[slot]: _generate)
+            self.namespace.setdefault(name, tracer.arrays[slot])
         return name
 
     def _generate(self, tracer: Any) -> str:
@@ -171,7 +172,7 @@ class Program:
         lines = [f"def replay({params}):"]
         for slot in sorted(tracer.mutable):  # constants a write changes: a fresh copy per replay
             lines.append(f"    c{slot} = np.array(_c{slot}, copy=True, order='K')")
-            ns[f"_c{slot}"] = tracer.arrays[slot]
+            ns[f"_c{slot}"] = tracer.initial[slot]
         last_use: dict = {}
         for index, step in enumerate(self.steps):
             for kind, value in step.args:

@@ -231,6 +231,7 @@ class Tracer:
         self.created: dict = {}  # id(tensor) -> (weakref, code of its creator)
         self.held: list = []  # (tensor, array, version, requires_grad, grad): pre-existing tensors used
         self.mutable: set = set()  # constant slots a write changes: copied fresh for every replay
+        self.initial: dict = {}  # mutable constant slot -> its value before the call wrote into it
         self.inputs = []
         self.failure: Unsupported | None = None
         self.pending: dict = {}  # id(out) -> True once the op call making it was recorded
@@ -429,7 +430,9 @@ class Tracer:
             if np.may_share_memory(dest, known):
                 if self.origin[other] in ("input", "held"):
                     raise Unsupported("an in-place write into memory the caller holds", user_location())
-                if self.origin[other] == "fresh":
+                if self.origin[other] == "fresh" and other not in self.mutable:
+                    # (its value before the first write: every replay starts from a copy of it)
+                    self.initial[other] = np.array(known, copy=True, order="K")
                     self.mutable.add(other)
         source = self.slot_of_tensor(result)
         self.steps.append(Step("write", None, "copyto", [("slot", slot), ("slot", source)]))
