@@ -275,7 +275,7 @@ class CompiledFunction:
                     raise Unsupported("the result shares memory with an input or a closed-over tensor (a view)")
                 protected.append(array)
                 made[id(leaf)] = len(template)
-                template.append(("copy" if tracer.origin[slot] == "fresh" else "slot", len(slots)))
+                template.append(("slot", len(slots)))  # (the replay copies what shares a constant's memory)
                 slots.append(slot)
             elif type(leaf) in (type(None), bool, int, float, complex, str):
                 template.append(("value", leaf))
@@ -292,9 +292,9 @@ class CompiledFunction:
         built: list = []
         inference = STATE.inference_mode
         for kind, value in entry.template:
-            if kind == "slot" or kind == "copy":
+            if kind == "slot":
                 array = arrays[value]
-                t = _wrap(array.copy() if kind == "copy" else array)
+                t = _wrap(array)
                 if inference:
                     mark_inference(t)
                 built.append(t)

@@ -262,6 +262,10 @@ class Program:
                           | {o for o in step.outs if o not in last_use and tracer.arrays[o].size >= 1024})
             if dead:  # (large arrays freed now: the allocator hands their memory to the next step)
                 lines.append(f"    del {', '.join(f'v{v}' for v in dead)}")
-        names = [self._name(tracer, s) for s in self.outputs]
+        # A result in a constant's memory (a constant, a view of one) is copied: every call returns new memory.
+        constants = [tracer.arrays[c] for c, origin in enumerate(tracer.origin) if origin == "fresh"]
+        names = [f"np.array({self._name(tracer, s)}, copy=True, order='K')"
+                 if tracer.origin[s] == "fresh" or any(np.may_share_memory(tracer.arrays[s], c) for c in constants)
+                 else self._name(tracer, s) for s in self.outputs]
         lines.append(f"    return ({', '.join(names)}{',' if len(names) == 1 else ''})")
         return "\n".join(lines) + "\n"
