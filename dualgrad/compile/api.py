@@ -17,7 +17,15 @@ from .._pytree import flatten, unflatten
 from .._state import STATE, install_observer, remove_observer
 from ..batching import BatchedTensor
 from ..tensor import Tensor, _wrap, mark_inference
-from .guards import HeldGuard, NotGuardable, call_key, closure_failure, closure_guards, describe_difference
+from .guards import (
+    HeldGuard,
+    NotGuardable,
+    call_key,
+    closure_failure,
+    closure_guards,
+    describe_difference,
+    flat_arguments,
+)
 from .replay import Miss, Program
 from .trace import (
     ACTIVE,
@@ -96,13 +104,14 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if LOCAL.tracer is not None:  # inside another trace: its tracer records our ops
             return self.fn(*args, **kwargs)
-        eager = self._eager_reason(args, kwargs)
+        leaves, spec = flat_arguments(args, kwargs)
+        eager = self._eager_reason(leaves)
         if eager is not None:
             if eager:
                 self._fallback(eager)
             return self.fn(*args, **kwargs)
         try:
-            key, leaves = call_key(args, kwargs)
+            key = call_key(leaves, spec)
         except NotGuardable as exc:
             self._fallback(str(exc))
             return self.fn(*args, **kwargs)
@@ -146,7 +155,7 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         return self._trace(key, leaves, args, kwargs, "; ".join(reasons))
 
-    def _eager_reason(self, args: tuple, kwargs: dict) -> str | None:
+    def _eager_reason(self, leaves: list) -> str | None:
         """None to compile; "" to run eagerly without a warning (v1 composition); else the warning."""
         state = STATE
         if state.observers:
@@ -156,7 +165,6 @@ class CompiledFunction:
         if state.vmap_depth or state.dual_levels or state.reverse_levels or state.graph_task is not None:
             return ""
         grad = state.grad_enabled
-        leaves, _ = flatten((args, kwargs))
         for leaf in leaves:
             if isinstance(leaf, Tensor):
                 if type(leaf) is not Tensor or isinstance(leaf, BatchedTensor):

@@ -56,15 +56,21 @@ def _leaf_key(leaf: Any) -> Any:
 MODE_NAMES = ("grad mode", "inference mode", "default dtype")
 
 
-def call_key(args: tuple, kwargs: dict) -> tuple:
-    """``(key, leaves)``: the guard key of a call and its flattened arguments."""
-    leaves, spec = flatten((args, kwargs))
+def flat_arguments(args: tuple, kwargs: dict) -> tuple:
+    """``(leaves, spec)`` of a call's arguments (positional Tensors only, the common call, without a walk)."""
+    if not kwargs and all(type(a) is Tensor for a in args):
+        return list(args), len(args)
+    return flatten((args, kwargs))
+
+
+def call_key(leaves: list, spec: Any) -> tuple:
+    """The guard key of a call, from its flattened arguments."""
     keys = tuple(_leaf_key(leaf) for leaf in leaves)
     first: dict = {}
     same = tuple(first.setdefault(id(leaf), i) if isinstance(leaf, (Tensor, np.ndarray)) else i
                  for i, leaf in enumerate(leaves))
     modes = (STATE.grad_enabled, STATE.inference_mode, get_default_dtype().str)
-    return (modes, repr(spec), keys, same), leaves
+    return (modes, repr(spec), keys, same)
 
 
 def describe_difference(old: tuple, new: tuple) -> str:
@@ -242,6 +248,6 @@ def closure_failure(guards: list) -> str | None:
             value = read()
         except Exception:  # noqa: BLE001 - a value that cannot be read any more has changed
             return f"{describe} cannot be read"
-        if not _matches(value, expected):
+        if value is not expected[1] if expected[0] == "object" else not _matches(value, expected):
             return f"{describe} changed"
     return None
