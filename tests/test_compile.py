@@ -481,3 +481,25 @@ def test_results_in_a_constants_memory_are_copied():
     for t in a[:2]:
         t.mul_(0.0)
     assert_same(compiled(dg.tensor([1.0, 2.0])), f(dg.tensor([1.0, 2.0])))
+
+
+def test_the_callers_arrays_are_read_live_and_never_written_by_a_replay():
+    w = np.array([1.0, 2.0, 3.0])
+    held = dg.tensor([1.0, 1.0, 1.0])
+
+    def f(x):
+        return x * dg.from_numpy(w).exp() + x * np.sqrt(w) + held.exp()
+    compiled = replayed(f, (dg.tensor([1.0, 2.0, 3.0]),))
+    x = dg.tensor([1.0, 2.0, 3.0])
+    w[:] = [3.0, 2.0, 1.0]  # (no version counter sees this)
+    held.data[0] = 5.0  # (an alias with a counter of its own)
+    assert_same(compiled(x), f(x))
+
+    def g(x):
+        dg.from_numpy(w).add_(1.0)
+        return x * 1
+    c = dg.compile(g)
+    with pytest.warns(CompileWarning, match="caller holds"):
+        c(x)
+    c(x)
+    assert w.tolist() == [5.0, 4.0, 3.0]

@@ -371,3 +371,15 @@ def test_argument_also_reachable_through_a_list_the_function_names():
     c = dg.compile(lambda x: x * params[0])
     for x in [params[0], POS, params[0]]:
         assert same(c(x), x * params[0])
+
+
+def test_numbers_in_lists_and_numpy_arrays_the_function_reads_are_guarded_by_contents():
+    coefficients = [2.0, 3.0]
+    table = np.array([1.0, 2.0, 3.0])
+    c = dg.compile(lambda x: x * coefficients[0] + np.sqrt(table))
+    assert same(c(POS), POS * 2.0 + np.sqrt(table))
+    coefficients[0] = 5.0
+    assert same(c(POS), POS * 5.0 + np.sqrt(table))
+    table[0] = 9.0
+    assert same(c(POS), POS * 5.0 + np.sqrt(table))
+    assert c.traces == 3 and "changed" in c.explain()

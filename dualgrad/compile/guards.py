@@ -144,14 +144,39 @@ def closure_guards(fn: Any, reached: set | None = None) -> list:
 
 
 def _expected(value: Any) -> tuple:
+    """What a guard expects of a value: numbers and strings by value; NumPy arrays (changed in place by
+    NumPy, which no version counter sees) and small lists, dicts and sets by identity and contents; any
+    other object by identity (a tensor's contents have its version counter: ``HeldGuard``)."""
     if type(value) in _SCALARS:
         return ("value", type(value), repr(value))
+    if type(value) is np.ndarray:
+        return ("contents", value, _frozen(value, 0))
+    if type(value) in (list, dict, set) and len(value) <= 1000:
+        return ("contents", value, _frozen(value, 0))
     return ("object", value)
+
+
+def _frozen(value: Any, depth: int) -> Any:
+    """A comparable copy of ``value``'s contents (``_matches``): scalars by value, arrays by bytes, nested
+    lists, tuples, dicts and sets to depth 3, anything else by identity."""
+    if type(value) in _SCALARS:
+        return ("value", type(value), repr(value))
+    if type(value) is np.ndarray:
+        return ("array", value.shape, value.dtype.str, value.tobytes())
+    if depth < 3 and type(value) in (list, tuple):
+        return (type(value), tuple(_frozen(v, depth + 1) for v in value))
+    if depth < 3 and type(value) is dict:
+        return (dict, tuple((repr(k), _frozen(v, depth + 1)) for k, v in value.items()))
+    if depth < 3 and type(value) is set:
+        return (set, frozenset(repr(v) for v in value))
+    return ("object", id(value))
 
 
 def _matches(value: Any, expected: tuple) -> bool:
     if expected[0] == "value":
         return type(value) is expected[1] and repr(value) == expected[2]
+    if expected[0] == "contents":
+        return value is expected[1] and _frozen(value, 0) == expected[2]
     return value is expected[1]
 
 

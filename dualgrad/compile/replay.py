@@ -65,7 +65,9 @@ def _scalar_call_exact(tracer: Any, step: Step) -> bool:
 def _fold_constants(steps: list, tracer: Any, outputs: set) -> list:
     """Op steps that read only constants give the same arrays every call: their traced results become
     constants (in traces without writes; not for outputs, which are fresh arrays for every call)."""
-    constant = {slot for slot, origin in enumerate(tracer.origin) if origin in ("fresh", "held")}
+    # (only constants in memory of their own: a held tensor or the caller's array may be changed in place
+    # without a version bump, through ``.data`` or NumPy, and the replay reads those live)
+    constant = {slot for slot, origin in enumerate(tracer.origin) if origin == "fresh"}
     kept = []
     for step in steps:
         if (step.kind == "op" and all(kind != "slot" or value in constant for kind, value in step.args)

@@ -225,7 +225,9 @@ class Tracer:
 
     def __init__(self, inputs: list) -> None:
         self.arrays: list = []  # slot -> array (kept alive: ids stay unique while tracing)
-        self.origin: list = []  # slot -> "input", "step", "fresh" (constant made in the call) or "held"
+        # slot -> "input", "step", "fresh" (a constant made in the call, in memory of its own), "external" (a
+        # constant in the caller's memory: a raw array, ``from_numpy``) or "held" (a tensor that existed before)
+        self.origin: list = []
         self.slot_of: dict = {}
         self.steps: list[Step] = []
         self.created: dict = {}  # id(tensor) -> (weakref, code of its creator)
@@ -270,6 +272,8 @@ class Tracer:
             if not entry[2]:
                 raise Unsupported(f"{_describe(entry[1])} computes a tensor outside dispatch", user_location())
             self._check_no_alias(array, "a constant")
+            if any(isinstance(v, _ndarray) and np.may_share_memory(array, v) for v, _ in entry[3]):
+                return self._new_slot(array, "external")  # (the caller's memory: read live by the replay)
             self.sources.extend(entry[3])  # (the values a factory copied: guarded, they may change)
             return self._new_slot(array, "fresh")
         made_elsewhere = self.foreign.get(id(t))
@@ -293,7 +297,7 @@ class Tracer:
         if not _user_supplied(array):
             raise Unsupported("an array computed outside dispatch is given to an op", user_location())
         self._check_no_alias(array, "a raw array")
-        return self._new_slot(array, "fresh")
+        return self._new_slot(array, "external")
 
     # -- recording ------------------------------------------------------------------
     def fail(self, failure: Unsupported) -> None:
@@ -305,9 +309,9 @@ class Tracer:
         code = None if creator is None else creator.f_code
         if constant is None:
             constant = _constant_creation(creator)
-            if constant and code.co_filename.endswith("factories.py"):
+            if constant:
                 data = tuple(_arguments(creator))
-        sources = tuple((v, snapshot(v)) for v in data if isinstance(v, (_ndarray, list, tuple, dict)))
+        sources = tuple((v, snapshot(v)) for v in data if _mutable(v))
         self.created[id(t)] = (weakref.ref(t), code, constant, sources)
 
     def _arg(self, a: Any, guard_values: bool) -> tuple:
@@ -335,7 +339,7 @@ class Tracer:
         """An integer or boolean array of the trace read by a non-elementwise op: code around the op
         may have branched on its values (index normalisation): the replay checks them."""
         array = self.arrays[slot]
-        if guard_values and self.origin[slot] in ("input", "step") and array.dtype.kind in "biu":
+        if guard_values and self.origin[slot] != "fresh" and array.dtype.kind in "biu":
             self.steps.append(Step("equal", None, "index values", [("slot", slot)], expected=array.copy(),
                                    where=user_location()))
 
@@ -412,7 +416,7 @@ class Tracer:
     def record_look(self, kind: str, original: Callable, t: Tensor, value: Any) -> None:
         """A Python-level look at a value (``bool(t)``...): a guard step unless the value is constant."""
         slot = self.slot_of_tensor(t)
-        if self.origin[slot] in ("fresh", "held"):
+        if self.origin[slot] == "fresh":  # (a constant's value; any other may differ on the next call)
             return
         self.steps.append(Step("guard", original, kind, [("slot", slot)], expected=_value_key(value),
                                where=user_location()))
@@ -423,12 +427,12 @@ class Tracer:
         if not dest.flags.writeable:
             raise Unsupported("an in-place write through a read-only (expanded) view", user_location())
         slot = self.slot_of_tensor(t)
-        if self.origin[slot] in ("input", "held"):
+        if self.origin[slot] in ("input", "held", "external"):
             raise Unsupported("an in-place write into a tensor the caller holds (an input or a closed-over "
                               "tensor)", user_location())
         for other, known in enumerate(self.arrays):
             if np.may_share_memory(dest, known):
-                if self.origin[other] in ("input", "held"):
+                if self.origin[other] in ("input", "held", "external"):
                     raise Unsupported("an in-place write into memory the caller holds", user_location())
                 if self.origin[other] == "fresh" and other not in self.mutable:
                     # (its value before the first write: every replay starts from a copy of it)
@@ -436,6 +440,13 @@ class Tracer:
                     self.mutable.add(other)
         source = self.slot_of_tensor(result)
         self.steps.append(Step("write", None, "copyto", [("slot", slot), ("slot", source)]))
+
+
+def _mutable(value: Any, depth: int = 4) -> bool:
+    """An ndarray, list or dict, or a tuple holding one: a value that may change in place between calls."""
+    if isinstance(value, (_ndarray, list, dict)):
+        return True
+    return depth > 0 and type(value) is tuple and any(_mutable(v, depth - 1) for v in value)
 
 
 def snapshot(value: Any) -> Any:
