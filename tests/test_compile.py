@@ -503,3 +503,25 @@ def test_the_callers_arrays_are_read_live_and_never_written_by_a_replay():
         c(x)
     c(x)
     assert w.tolist() == [5.0, 4.0, 3.0]
+
+
+def test_changing_a_global_mode_or_an_argument_falls_back():
+    def f(x, log):
+        log.append(1)
+        return x * 2
+    c = dg.compile(f)
+    log = []
+    with pytest.warns(CompileWarning, match="changed its arguments"):
+        c(dg.tensor([1.0]), log)
+    c(dg.tensor([1.0]), log)
+    assert log == [1, 1]
+
+    def g(x):
+        dg.set_grad_enabled(False)
+        return x * 2
+    c = dg.compile(g)
+    try:
+        with pytest.warns(CompileWarning, match="global mode"):
+            c(dg.tensor([1.0]))
+    finally:
+        dg.set_grad_enabled(True)

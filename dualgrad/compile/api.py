@@ -231,6 +231,9 @@ class CompiledFunction:
                        if _tensor_state(t) != state]
             if changed:
                 raise Unsupported("the call changed a tensor it was given (in place, .data or .grad)")
+            if call_key(*flat_arguments(args, kwargs)) != key:
+                raise Unsupported("the call changed its arguments or a global mode (grad mode, inference mode, "
+                                  "default dtype) and did not restore it")
             for t, array, version, requires_grad, grad in tracer.held:
                 counter = t._counter
                 if (t._data is not array or (0 if counter is None else counter.value) != version
