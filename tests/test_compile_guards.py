@@ -383,3 +383,12 @@ def test_numbers_in_lists_and_numpy_arrays_the_function_reads_are_guarded_by_con
     table[0] = 9.0
     assert same(c(POS), POS * 5.0 + np.sqrt(table))
     assert c.traces == 3 and "changed" in c.explain()
+
+
+def test_a_list_argument_changed_after_the_call_does_not_change_the_replay():
+    shape = [3, 1]
+    c = dg.compile(lambda x, s: x.reshape(s) * 2)
+    assert same(c(POS, shape), (POS * 2).reshape(3, 1))
+    shape[0], shape[1] = 1, 3  # (a new guard set: the list's values are part of the key)
+    assert same(c(POS, shape), (POS * 2).reshape(1, 3))
+    assert same(c(POS, [3, 1]), (POS * 2).reshape(3, 1))

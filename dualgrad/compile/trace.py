@@ -332,7 +332,7 @@ class Tracer:
         if a is None or type(a) in (int, float, complex, bool, str, slice, type(Ellipsis)) or isinstance(a, np.dtype):
             return ("const", a)
         if isinstance(a, (tuple, list)) and not any(isinstance(v, (Tensor, _ndarray)) for v in a):
-            return ("const", a)
+            return ("const", _own_copy(a))
         raise Unsupported(f"an op argument of type {type(a).__name__}", user_location())
 
     def _maybe_guard_index(self, slot: int, guard_values: bool) -> None:
@@ -376,6 +376,7 @@ class Tracer:
         guard_values = op.family != "elementwise"
         slots = [self._arg(a, guard_values) for a in args]
         self._scan_params(params, op.name)
+        params = _own_copy(params)  # (a list the caller changes later must not change the replay)
         key = _params_key(op, "", params)
         signature = None if key is None else (key, tuple(
             (type(a), a._data.dtype, a._data.ndim) if isinstance(a, Tensor)
@@ -472,6 +473,19 @@ def unchanged(value: Any, copy: Any) -> bool:
         return isinstance(copy, dict) and value.keys() == copy.keys() and all(
             unchanged(value[k], copy[k]) for k in value)
     return copy == ("value", type(value), repr(value))
+
+
+def _own_copy(value: Any, depth: int = 0) -> Any:
+    """``value`` with its lists and dicts copied (tuples rebuilt only if they hold one)."""
+    if depth > 6:
+        return value
+    if type(value) is dict:
+        return {k: _own_copy(v, depth + 1) for k, v in value.items()}
+    if type(value) is list:
+        return [_own_copy(v, depth + 1) for v in value]
+    if type(value) is tuple and any(type(v) in (list, dict, tuple) for v in value):
+        return tuple(_own_copy(v, depth + 1) for v in value)
+    return value
 
 
 def _holds_array(value: Any, depth: int = 4) -> bool:
