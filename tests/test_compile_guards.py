@@ -392,3 +392,33 @@ def test_a_list_argument_changed_after_the_call_does_not_change_the_replay():
     shape[0], shape[1] = 1, 3  # (a new guard set: the list's values are part of the key)
     assert same(c(POS, shape), (POS * 2).reshape(1, 3))
     assert same(c(POS, [3, 1]), (POS * 2).reshape(3, 1))
+
+
+def test_attributes_read_by_methods_properties_and_class_attributes_are_guarded():
+    class Model:
+        k = 2.0
+
+        def __init__(self):
+            self.w = dg.tensor([1.0, 2.0, 3.0])
+            self.s = 1.0
+
+        @property
+        def scale(self):
+            return self.s * self.k
+
+        def weights(self):
+            return self.w
+
+        def forward(self, x):
+            return x * self.weights() * self.scale
+
+    model = Model()
+    c = dg.compile(model.forward)
+    assert same(c(POS), model.forward(POS))
+    model.s = 3.0
+    assert same(c(POS), model.forward(POS))
+    Model.k = 5.0
+    assert same(c(POS), model.forward(POS))
+    model.w = dg.tensor([0.0, 1.0, 0.0])
+    assert same(c(POS), model.forward(POS))
+    assert c.traces == 4, c.explain()

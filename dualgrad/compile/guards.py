@@ -213,9 +213,45 @@ def _attributes(obj: Any, describe: str, names: frozenset, guards: list, seen: s
     if type(namespace) is not dict:
         return
     seen.add(id(obj))
+    if not isinstance(obj, types.ModuleType):
+        names = _with_method_names(type(obj), names)
     for name in sorted(names & namespace.keys()):
         _guard(guards, f"attribute {name!r} of {describe}", lambda ns=namespace, name=name: ns.get(name),
                namespace[name], seen, depth + 1, reached, names)
+    if isinstance(obj, types.ModuleType):
+        return
+    for name in sorted(names - namespace.keys()):  # class attributes the code names (not methods: code)
+        for klass in type(obj).__mro__:
+            value = klass.__dict__.get(name)
+            if value is None:
+                continue
+            if type(value) in _SCALARS or type(value) in (list, dict, set, tuple) or type(value) is np.ndarray:
+                _guard(guards, f"class attribute {name!r} of {describe}",
+                       lambda ns=klass.__dict__, name=name: ns.get(name), value, seen, depth + 1, reached, names)
+            break
+
+
+def _with_method_names(klass: type, names: frozenset) -> frozenset:
+    """``names`` and the names in the code of the methods and properties of ``klass`` they name, until
+    nothing new (``self.helper()`` reads what helper's code names)."""
+    while True:
+        more = set(names)
+        for name in names:
+            for base in klass.__mro__:
+                value = base.__dict__.get(name)
+                if value is None:
+                    continue
+                if isinstance(value, property):
+                    value = value.fget
+                elif isinstance(value, (staticmethod, classmethod)):
+                    value = value.__func__
+                code = getattr(value, "__code__", None)
+                if code is not None and not _is_dualgrad(value):
+                    more |= _names(code)
+                break
+        if more == names:
+            return frozenset(names)
+        names = frozenset(more)
 
 
 def _visit(fn: Any, guards: list, seen: set, depth: int, reached: set) -> None:
