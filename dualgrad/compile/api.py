@@ -407,8 +407,8 @@ def _reachable(obj: Any, mine: set, reached: set) -> bool:
 
 
 def _check_escapes(tracer: Tracer, out_leaves: list) -> None:
-    """A tensor computed in the call that is still alive and not returned was stored somewhere:
-    a Python side effect the replay would not repeat."""
+    """A tensor made in the call that is still alive and not returned was stored somewhere: a Python
+    side effect the replay would not repeat."""
     allowed = {id(t) for t in out_leaves if isinstance(t, Tensor)}
     for t in out_leaves:
         view = getattr(t, "_view", None)
@@ -422,15 +422,13 @@ def _check_escapes(tracer: Tracer, out_leaves: list) -> None:
             t = ref()
             if t is None or key in allowed:
                 continue
-            slot = tracer._known(t._data)
-            if slot is not None and tracer.origin[slot] == "step":
-                found.append(t)
+            found.append(t)
         return found
 
     if escaped():
         gc.collect()
         if escaped():
-            raise Unsupported("a tensor computed in the call was stored outside it (a Python side effect)")
+            raise Unsupported("a tensor made in the call was stored outside it (a Python side effect)")
 
 
 def compile(fn: Callable | None = None, *, dynamic: bool = False, fullgraph: bool = False,  # noqa: A001
