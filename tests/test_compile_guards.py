@@ -422,3 +422,12 @@ def test_attributes_read_by_methods_properties_and_class_attributes_are_guarded(
     model.w = dg.tensor([0.0, 1.0, 0.0])
     assert same(c(POS), model.forward(POS))
     assert c.traces == 4, c.explain()
+
+
+def test_inference_tensor_arguments_are_a_guard():
+    with dg.inference_mode():
+        frozen = dg.tensor([1.0, 2.0, 3.0]) * 1
+    c = dg.compile(lambda x: x * 2)
+    assert same(c(POS), POS * 2)
+    out = c(frozen)
+    assert same(out, frozen * 2) and c.traces == 2 and "inference" in c.explain()

@@ -39,7 +39,8 @@ def _strides_class(array: np.ndarray) -> Any:
 def _leaf_key(leaf: Any) -> Any:
     if type(leaf) is Tensor:
         a = leaf._data
-        return ("Tensor", a.shape, a.dtype.str, _strides_class(a), leaf._requires_grad, a.flags.writeable)
+        return ("Tensor", a.shape, a.dtype.str, _strides_class(a), leaf._requires_grad, a.flags.writeable,
+                leaf._extra is not None and leaf.is_inference())
     if type(leaf) is np.ndarray:
         return ("ndarray", leaf.shape, leaf.dtype.str, _strides_class(leaf), leaf.flags.writeable)
     if type(leaf) in _SCALARS:
@@ -82,7 +83,7 @@ def describe_difference(old: tuple, new: tuple) -> str:
     if old[1] != new[1]:
         reasons.append("argument structure changed")
     elif old[2] != new[2]:
-        fields = ("kind", "shape", "dtype", "strides", "requires_grad", "writeable")
+        fields = ("kind", "shape", "dtype", "strides", "requires_grad", "writeable", "inference")
         for i, (a, b) in enumerate(zip(old[2], new[2])):
             if a == b:
                 continue
@@ -90,7 +91,7 @@ def describe_difference(old: tuple, new: tuple) -> str:
                 reasons.append(f"argument {i}: {a[1] if a[0] not in ('Tensor', 'ndarray') else a[0]} -> "
                                f"{b[1] if b[0] not in ('Tensor', 'ndarray') else b[0]}")
                 continue
-            names = fields if a[0] == "Tensor" else fields[:4] + fields[5:]
+            names = fields if a[0] == "Tensor" else fields[:4] + fields[5:6]
             for field, x, y in zip(names, a, b):
                 if x != y:
                     reasons.append(f"argument {i} {field} {x} -> {y}")
