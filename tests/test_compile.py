@@ -525,3 +525,19 @@ def test_changing_a_global_mode_or_an_argument_falls_back():
             c(dg.tensor([1.0]))
     finally:
         dg.set_grad_enabled(True)
+
+
+@pytest.mark.parametrize("make", [dg.as_tensor, dg.from_numpy, dg.tensor])
+def test_tensors_made_from_array_arguments(make):
+    c = dg.compile(lambda a: make(a).sin() * 2)
+    for values in ([1.0, 2.0], [3.0, 4.0], [1.0, 2.0]):
+        a = np.array(values)
+        assert_same(c(a), dg.tensor(a).sin() * 2)
+    assert c.traces == 1
+
+
+def test_a_factory_copying_an_argument_among_other_values_falls_back():
+    c = dg.compile(lambda a: dg.tensor([a, a]) * 2)
+    with pytest.warns(CompileWarning, match="copies an argument's array"):
+        c(np.array([1.0, 2.0]))
+    assert_same(c(np.array([3.0, 4.0])), dg.tensor([[3.0, 4.0], [3.0, 4.0]]) * 2)

@@ -272,6 +272,9 @@ class Tracer:
             if not entry[2]:
                 raise Unsupported(f"{_describe(entry[1])} computes a tensor outside dispatch", user_location())
             self._check_no_alias(array, "a constant")
+            copied = self._copied_argument(array, entry[3])
+            if copied is not None:
+                return copied
             if any(isinstance(v, _ndarray) and np.may_share_memory(array, v) for v, _ in entry[3]):
                 return self._new_slot(array, "external")  # (the caller's memory: read live by the replay)
             self.sources.extend(entry[3])  # (the values a factory copied: guarded, they may change)
@@ -283,6 +286,27 @@ class Tracer:
         counter = t._counter
         self.held.append((t, array, 0 if counter is None else counter.value, t._requires_grad, t._grad))
         return self._new_slot(array, "held")
+
+    def _copied_argument(self, array: np.ndarray, sources: tuple) -> int | None:
+        """A factory's copy of an argument's array (``dg.tensor(a)``, ``a`` an argument): a copy step, since
+        the argument is another array on the next call; None if the factory read no argument."""
+        inputs = [self.arrays[s] for s in self.inputs]
+        found = [a for value, _ in sources for a in _arrays_in(value) if any(np.may_share_memory(a, i) for i in inputs)]
+        if not found:
+            return None
+        source = found[0]
+        slot = self._known(source)
+        holders = [value for value, _ in sources if _arrays_in(value)]
+        if len(holders) == 1 and holders[0] is source and slot is not None and self.origin[slot] == "input":
+            copy = np.array(source, dtype=array.dtype, copy=True, order="K")
+            if _same_array(copy, array):
+                out = self._new_slot(array, "step")
+                self.steps.append(Step("op", None, "copy", [("slot", slot)], (out,), how="copy",
+                                       expr="{array}({0}, dtype={dtype}, copy=True, order='K')",
+                                       objects={"array": np.array, "dtype": array.dtype}))
+                return out
+        raise Unsupported("a factory copies an argument's array into a tensor (use dg.as_tensor, which shares it)",
+                          user_location())
 
     def _check_no_alias(self, array: np.ndarray, what: str) -> None:
         for slot, known in enumerate(self.arrays):
@@ -441,6 +465,16 @@ class Tracer:
                     self.mutable.add(other)
         source = self.slot_of_tensor(result)
         self.steps.append(Step("write", None, "copyto", [("slot", slot), ("slot", source)]))
+
+
+def _arrays_in(value: Any, depth: int = 4) -> list:
+    if isinstance(value, _ndarray):
+        return [value]
+    if depth and isinstance(value, (list, tuple)):
+        return [a for v in value for a in _arrays_in(v, depth - 1)]
+    if depth and isinstance(value, dict):
+        return [a for v in value.values() for a in _arrays_in(v, depth - 1)]
+    return []
 
 
 def _mutable(value: Any, depth: int = 4) -> bool:
