@@ -529,15 +529,17 @@ def test_changing_a_global_mode_or_an_argument_falls_back():
 
 @pytest.mark.parametrize("make", [dg.as_tensor, dg.from_numpy, dg.tensor])
 def test_tensors_made_from_array_arguments(make):
-    c = dg.compile(lambda a: make(a).sin() * 2)
+    c = dg.compile(lambda a: make(a).sin() * 2 + float(a[0]) + dg.as_tensor(np.sqrt(a)))
     for values in ([1.0, 2.0], [3.0, 4.0], [1.0, 2.0]):
         a = np.array(values)
-        assert_same(c(a), dg.tensor(a).sin() * 2)
-    assert c.traces == 1
+        assert_same(c(a), dg.tensor(a).sin() * 2 + float(a[0]) + dg.as_tensor(np.sqrt(a)))
+    assert c.traces == 2  # (a NumPy array argument is guarded by value: NumPy code reads it unseen)
+    assert "argument 0 values" in c.explain()
 
 
 def test_a_factory_copying_an_argument_among_other_values_falls_back():
     c = dg.compile(lambda a: dg.tensor([a, a]) * 2)
     with pytest.warns(CompileWarning, match="copies an argument's array"):
         c(np.array([1.0, 2.0]))
+    c(np.array([1.0, 2.0]))
     assert_same(c(np.array([3.0, 4.0])), dg.tensor([[3.0, 4.0], [3.0, 4.0]]) * 2)

@@ -41,8 +41,8 @@ def _leaf_key(leaf: Any) -> Any:
         a = leaf._data
         return ("Tensor", a.shape, a.dtype.str, _strides_class(a), leaf._requires_grad, a.flags.writeable,
                 leaf._extra is not None and leaf.is_inference())
-    if type(leaf) is np.ndarray:
-        return ("ndarray", leaf.shape, leaf.dtype.str, _strides_class(leaf), leaf.flags.writeable)
+    if type(leaf) is np.ndarray:  # (by value too: NumPy and Python code read it unseen, np.sqrt(a), float(a[0]))
+        return ("ndarray", leaf.shape, leaf.dtype.str, _strides_class(leaf), leaf.flags.writeable, leaf.tobytes())
     if type(leaf) in _SCALARS:
         return (type(leaf).__name__, repr(leaf))
     if isinstance(leaf, slice):
@@ -91,10 +91,11 @@ def describe_difference(old: tuple, new: tuple) -> str:
                 reasons.append(f"argument {i}: {a[1] if a[0] not in ('Tensor', 'ndarray') else a[0]} -> "
                                f"{b[1] if b[0] not in ('Tensor', 'ndarray') else b[0]}")
                 continue
-            names = fields if a[0] == "Tensor" else fields[:4] + fields[5:6]
+            names = fields if a[0] == "Tensor" else fields[:4] + fields[5:6] + ("values",)
             for field, x, y in zip(names, a, b):
                 if x != y:
-                    reasons.append(f"argument {i} {field} {x} -> {y}")
+                    reasons.append(f"argument {i} values changed" if field == "values"
+                                   else f"argument {i} {field} {x} -> {y}")
     elif old[3] != new[3]:
         reasons.append("which arguments are the same tensor changed")
     return "; ".join(reasons) or "a new guard set"
