@@ -431,3 +431,59 @@ def test_inference_tensor_arguments_are_a_guard():
     assert same(c(POS), POS * 2)
     out = c(frozen)
     assert same(out, frozen * 2) and c.traces == 2 and "inference" in c.explain()
+
+
+class _State:
+    """State a compiled function reads without receiving it; events change it between calls."""
+
+    def __init__(self):
+        self.w = dg.tensor([1.0, -2.0, 0.5])
+        self.k = 2.0
+        self.table = np.array([1.0, 2.0, 3.0])
+        self.coefficients = [0.5, 1.5]
+
+
+def _stateful(state):
+    def f(x):
+        y = x * state.w + state.k
+        if (y.sum() > 0).item():
+            y = y * float(state.table[0])
+        else:
+            y = y.sin() * state.coefficients[0]
+        out = dg.zeros(y.shape[0])
+        out[: int((y > 0).sum())] += 1.0
+        return out + y
+    return f
+
+
+EVENTS = ["call", "w.add_", "w.rebind", "k", "table", "coefficients", "shape", "dtype", "negate"]
+
+
+@given(events=st.lists(st.sampled_from(EVENTS), min_size=3, max_size=14),
+       values=st.lists(st.floats(-2, 2), min_size=3, max_size=3))
+def test_random_state_changes_between_calls_never_replay_stale_state(events, values):
+    state = _State()
+    f = _stateful(state)
+    compiled = dg.compile(f, cache_size=64)
+    x = dg.tensor(values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)
+        for event in ["call", *events, "call"]:
+            if event == "w.add_":
+                state.w.add_(0.25)
+            elif event == "w.rebind":
+                state.w = state.w * -1.0
+            elif event == "k":
+                state.k = -state.k
+            elif event == "table":
+                state.table[0] += 1.0
+            elif event == "coefficients":
+                state.coefficients[0] *= -2.0
+            elif event == "shape":
+                x = dg.tensor(values[:2])
+                state.w = state.w[:2] * 1
+            elif event == "dtype":
+                x = x.to(dg.float32)
+            elif event == "negate":
+                x = -x
+            assert close(compiled(x), f(x))
