@@ -196,6 +196,7 @@ class Program:
         for slot in self.outputs:
             scalar_safe[slot] = False
         scalars: set = set()  # slots whose replay value is a NumPy scalar (read without ``[()]``)
+        bases: dict = {}
         for index, step in enumerate(self.steps):
             args = []
             for j, (kind, value) in enumerate(step.args):
@@ -208,7 +209,9 @@ class Program:
                         ns[text] = value
                     args.append(text)
             if step.kind == "op":
-                base = re.sub(r"\W", "_", step.name) or "op"
+                base = bases.get(step.name)
+                if base is None:
+                    base = bases[step.name] = re.sub(r"\W", "_", step.name) or "op"
                 names = {}
                 for placeholder, obj in step.objects.items():
                     name = object_names.get(id(obj))

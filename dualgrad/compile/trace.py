@@ -194,10 +194,10 @@ _CREATOR_CACHE: dict = {}
 
 
 def _is_constant_creator(code: Any) -> bool:
-    known = _CREATOR_CACHE.get(code)
-    if known is None:
-        known = _CREATOR_CACHE[code] = _constant_code(code)
-    return known
+    known = _CREATOR_CACHE.get(id(code))  # (by id: hashing a code object hashes its bytecode; the entry
+    if known is None or known[0] is not code:  # keeps the code alive, so the id is not reused)
+        known = _CREATOR_CACHE[id(code)] = (code, _constant_code(code))
+    return known[1]
 
 
 def _constant_code(code: Any) -> bool:
