@@ -543,3 +543,14 @@ def test_a_factory_copying_an_argument_among_other_values_falls_back():
         c(np.array([1.0, 2.0]))
     c(np.array([1.0, 2.0]))
     assert_same(c(np.array([3.0, 4.0])), dg.tensor([[3.0, 4.0], [3.0, 4.0]]) * 2)
+
+
+@pytest.mark.parametrize("transform", [dg.func.jacrev, dg.func.jacfwd, dg.func.hessian])
+def test_in_place_writes_under_batched_transforms(transform):
+    def rhs(x):
+        out = dg.zeros(3)
+        out[0] = x[1] * x[2]
+        out[1:] = x[:2].sin() * x[0]
+        return out.sum() if transform is dg.func.hessian else out
+    x = dg.tensor([0.5, -1.0, 2.0])
+    replayed(transform(rhs), (x,), (x * 2,))

@@ -49,6 +49,7 @@ CONSTANT_CREATORS = {
     ("reverse/api.py", "implicit_grad"),
     ("ops/dispatch.py", "tensor_arg"),
     ("ops/registry.py", "_zeros_for"),
+    ("ops/inplace.py", "_widen_tangents"),  # (zeros of the missing batch sizes)
     ("ops/registry.py", "<genexpr>"),  # (_backward_general: zeros for the outputs given no gradient)
     ("_basis.py", "*"),
     ("ops/einsum.py", "_expand_diagonal"),
@@ -153,6 +154,24 @@ def _user_supplied(value: Any) -> bool:
     count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
     local = entry.f_locals
     return any(_contains(local.get(name), value) for name in code.co_varnames[:count])
+
+
+# Functions that pass ops index arrays computed from shapes alone (module path under dualgrad/, name).
+SHAPE_ONLY_INDEX_MAKERS = {("ops/inplace.py", "_copy_slices_batch")}
+
+
+def _in_shape_only_index_maker() -> bool:
+    """Whether the op call comes from a function of ``SHAPE_ONLY_INDEX_MAKERS`` (a few frames up)."""
+    f = sys._getframe(2)
+    for _ in range(12):
+        if f is None:
+            return False
+        code = f.f_code
+        if code.co_filename.startswith(_DUALGRAD_DIR) and (
+                code.co_filename[len(_DUALGRAD_DIR):].replace(os.sep, "/"), code.co_name) in SHAPE_ONLY_INDEX_MAKERS:
+            return True
+        f = f.f_back
+    return False
 
 
 def _creator(frame: Any) -> Any:
@@ -376,7 +395,7 @@ class Tracer:
         if isinstance(value, _ndarray):
             slot = self._known(value)
             if slot is None:
-                if not _user_supplied(value) and value.size:
+                if not _user_supplied(value) and value.size and not _in_shape_only_index_maker():
                     raise Unsupported(f"{op}: an array computed outside dispatch is a parameter", user_location())
                 return
             if value.dtype.kind not in "biu":
