@@ -32,6 +32,7 @@ from . import ops as _ops  # noqa: F401 - builds the op table and Tensor methods
 from ._devices import device
 from ._printing import set_printoptions
 from .batching import vmap
+from .compile import compile  # noqa: A004 - dualgrad.compile (trace and replay)
 from .factories import (
     arange,
     as_tensor,
