@@ -1,4 +1,4 @@
-"""WS1: gradient of a scalar of the solution of a sparse nonlinear root, by implicit differentiation.
+"""I1: gradient of a scalar of the solution of a sparse nonlinear root, by implicit differentiation.
 
 ``x(p)`` solves ``x^3 + 3 x + (x_{i-1} + x_{i+1}) / 2 = p`` (2000 unknowns, one
 parameter each); the gradient of ``sum(x)`` with respect to ``p`` goes through a
@@ -51,6 +51,6 @@ def _numpy() -> Callable:
 
 
 def workload() -> Workload:
-    """WS1 with its goal: at most 2x one hand-written Newton step."""
-    return Workload(name="WS1 implicit root grad, n=2000", builders={"dualgrad": _dualgrad, "numpy": _numpy},
+    """I1 with its goal: at most 2x one hand-written Newton step."""
+    return Workload(name="I1 implicit root grad, n=2000", builders={"dualgrad": _dualgrad, "numpy": _numpy},
                     time_goals={"numpy": 2.0})

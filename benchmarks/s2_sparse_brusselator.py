@@ -1,7 +1,7 @@
 """S2 (issue 28): the 2-D Brusselator, N = 128 (n = 32768).
 
 Workload: dualgrad's sparse Jacobian (prepared once) against the hand-written sparse Jacobian (goal: the
-Jacobian in <= 20 ms). ``python -m benchmarks.ws2_sparse_brusselator`` also prints the colors (goal <= 2x
+Jacobian in <= 20 ms). ``python -m benchmarks.s2_sparse_brusselator`` also prints the colors (goal <= 2x
 the largest row count) and ``solve_ivp(method='BDF')`` over t in [0, 10] with dualgrad's ``jac``, with
 SciPy's grouped finite differences (``jac_sparsity``) and, on a smaller grid where a dense matrix fits,
 with SciPy's default dense finite differences.

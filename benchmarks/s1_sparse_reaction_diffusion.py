@@ -3,7 +3,7 @@
 Workload (``python -m benchmarks -k S1``): n = 2000, dualgrad's sparse Jacobian (prepared once) against
 dense ``jacfwd`` (dualgrad's and torch.func's). The issue's goal, 1000x faster, is set at n = 10^4, where
 the dense Jacobians (800 MB each, several GB inside ``jacfwd``) do not fit this machine's budget. ``python -m
-benchmarks.ws1_sparse_reaction_diffusion`` also prints the n = 10^5 figures: detection + coloring time
+benchmarks.s1_sparse_reaction_diffusion`` also prints the n = 10^5 figures: detection + coloring time
 (goal <= 0.5 s), colors (3) and one Jacobian over one residual evaluation (goal <= 5x).
 """
 

@@ -1,6 +1,6 @@
 """S3 (issue 28): an arrowhead Jacobian, n = 10^4: bicoloring needs <= 3 colors where column or row coloring
 alone needs n. Workload: dualgrad's sparse Jacobian against the hand-written one; ``python -m
-benchmarks.ws3_sparse_arrowhead`` prints the colors of each mode."""
+benchmarks.s3_sparse_arrowhead`` prints the colors of each mode."""
 
 from __future__ import annotations
 
