@@ -8,21 +8,31 @@
 tensor([2., 4., 6.])
 """
 
-from . import (  # noqa: E402 - transforms, built on the names above  # noqa: E402 - the np.fft / np.linalg namespaces (dualgrad/fft.py, linalg.py)
-    autograd,  # noqa: E402 - needs the names above
+from . import (  # the public namespaces
+    accelerator,
+    autograd,
+    backends,
+    cuda,
     fft,
     func,
     functional,
     graph,
+    implicit,
     linalg,
-    numpy_dispatch,  # noqa: E402 - NumPy calls on Tensors (NEP 13/18), needs the names above
+    nn,
+    numpy_dispatch,  # NumPy calls on Tensors (NEP 13/18)
+    optim,
     profiler,
+    serialization,
     special,
     testing,  # torch.testing's name; Hypothesis is imported only when a strategy is built
+    utils,
 )
 from . import ops as _ops  # noqa: F401 - builds the op table and Tensor methods
+from ._devices import device
 from ._printing import set_printoptions
 from .batching import vmap
+from .compile import compile  # noqa: A004 - dualgrad.compile (trace and replay)
 from .factories import (
     arange,
     as_tensor,
@@ -103,6 +113,7 @@ from .reverse import (
     set_grad_enabled,
 )
 from .reverse.anomaly import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
+from .serialization import load, save
 from .tensor import Tensor
 from .variable import Variable
 

@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import fastpath
 from .tensor import Tensor, _wrap
 
 
@@ -111,7 +112,7 @@ def identity_block_start(t: Any) -> int | None:
     The batch members of such a block are the unit tensors ``E_b`` with a one
     at flat position ``b - start`` (none for ``b`` outside ``start:start + size``).
     """
-    if type(t) is not Tensor:
+    if type(t) is not Tensor or not fastpath.ENABLED:  # (a fast path: matmul's rule skips the product)
         return None
     data = t._data
     entry = _REGISTRY.get(id(data))

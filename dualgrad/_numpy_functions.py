@@ -23,7 +23,7 @@ import dualgrad as dg
 from .numpy_dispatch import FUNCTIONS, RAW_FUNCTIONS, implements, no_rule, routed, run_untracked, write_out
 from .ops.elementwise import imag_part, real_part
 from .ops.linalg_decomp import solve_system
-from .tensor import Tensor, _wrap
+from .tensor import Tensor, _wrap, is_number
 
 _NO = np._NoValue
 
@@ -730,25 +730,29 @@ def _astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> 
     return dg.clone(result) if copy and result is x else result
 
 
-def _like(factory: Any) -> Any:
+def _like(fill_value: Any) -> Any:
     def adaptor(a: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None, *,
                 device: Any = None) -> Tensor:
-        a = _t(a)
-        return factory(a.shape if shape is None else shape, a.dtype if dtype is None else np.dtype(dtype))
+        return _full_like(a, fill_value, dtype, shape=shape)
 
     return adaptor
 
 
-FUNCTIONS[np.zeros_like] = _like(lambda shape, dtype: dg.zeros(shape, dtype=dtype))
-FUNCTIONS[np.ones_like] = _like(lambda shape, dtype: dg.ones(shape, dtype=dtype))
-FUNCTIONS[np.empty_like] = _like(lambda shape, dtype: dg.zeros(shape, dtype=dtype))
+FUNCTIONS[np.zeros_like] = _like(0)
+FUNCTIONS[np.ones_like] = _like(1)
+FUNCTIONS[np.empty_like] = _like(0)
 
 
 @implements(np.full_like)
 def _full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K", subok: bool = True,
                shape: Any = None, *, device: Any = None) -> Tensor:
+    """``a.new_full``: inside ``vmap`` one result per batch member, batched wherever ``a`` is."""
     a = _t(a)
-    return dg.full(a.shape if shape is None else shape, fill_value, dtype=a.dtype if dtype is None else dtype)
+    size = a.shape if shape is None else (tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
+    dtype = a.dtype if dtype is None else np.dtype(dtype)
+    if not is_number(fill_value):  # an array or a tensor, broadcast (and differentiable in a tensor)
+        return (a.new_zeros(size, dtype=dtype) + fill_value).to(dtype)
+    return a.new_full(size, fill_value, dtype=dtype)
 
 
 # -- linear algebra ---------------------------------------------------------------------------------
@@ -831,11 +835,61 @@ def _norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> 
     return routed("linalg.matrix_norm", np.linalg.matrix_norm)(x, ord=ord, axis=axes, keepdims=keepdims)
 
 
+# NumPy's Hermitian routines read one triangle of their input and ignore the rest (LAPACK also ignores
+# the imaginary part of the diagonal). dualgrad.linalg's follow torch instead: the same values, but the
+# derivative of f((A + A^H) / 2), a Hermitian gradient. Called through NumPy, they differentiate the
+# function NumPy computes: f of the Hermitian matrix built from the triangle read.
+def _hermitian_from(a: Any, uplo: str, name: str) -> Tensor:
+    """The Hermitian matrix that NumPy's ``name`` reads from ``a``: its ``uplo`` triangle mirrored.
+
+    ``S + S^H + diag(Re diag(a))`` with ``S = tril(a, -1)`` for ``'L'`` (``triu(a, 1)`` for ``'U'``):
+    LAPACK ignores the imaginary part of the diagonal too.
+    """
+    if uplo not in ("L", "U"):
+        raise ValueError(f"{name}: UPLO argument must be 'L' or 'U', got {uplo!r}")
+    a = _t(a)
+    if a.ndim < 2:
+        return a  # (the function itself raises NumPy's error for it)
+    strict = dg.tril(a, -1) if uplo == "L" else dg.triu(a, 1)
+    diagonal = dg.diagonal(a, 0, -2, -1)
+    if diagonal.dtype.kind == "c":
+        diagonal = real_part(diagonal)
+    return strict + strict.mH + dg.diag_embed(diagonal)
+
+
+@implements(np.linalg.eigh)
+def _eigh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803 - NumPy's argument name
+    """``np.linalg.eigh``: eigh of the ``UPLO`` triangle mirrored, differentiated as that function of ``a``
+    (also along perturbations that are not Hermitian)."""
+    return dg.linalg.eigh(_hermitian_from(a, UPLO, "eigh"), UPLO)
+
+
+@implements(np.linalg.eigvalsh)
+def _eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
+    return dg.linalg.eigvalsh(_hermitian_from(a, UPLO, "eigvalsh"), UPLO)
+
+
+@implements(np.linalg.cholesky)
+def _cholesky(a: Any, /, *, upper: bool = False) -> Any:
+    """``np.linalg.cholesky``: reads the lower triangle (the upper one with ``upper=True``) only."""
+    return dg.linalg.cholesky(_hermitian_from(a, "U" if upper else "L", "cholesky"), upper=upper)
+
+
 @implements(np.linalg.svd)
 def _svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
+    """``hermitian=True`` reads the lower triangle only, as NumPy's (which then computes by ``eigh``)."""
+    if hermitian:
+        a = _hermitian_from(a, "L", "svd")
     if not compute_uv:
         return routed("linalg.svdvals", np.linalg.svdvals)(a)
     return routed("linalg.svd", np.linalg.svd)(a, full_matrices=full_matrices)
+
+
+@implements(np.linalg.matrix_rank)
+def _matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Any:  # noqa: N803
+    if hermitian:
+        A = _hermitian_from(A, "L", "matrix_rank")  # noqa: N806
+    return routed("linalg.matrix_rank", np.linalg.matrix_rank)(A, tol=tol, rtol=rtol)
 
 
 @implements(np.linalg.pinv)
@@ -843,6 +897,8 @@ def _pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NO
     options = {"hermitian": hermitian}
     if rcond is not None or _given(rtol):
         options["rtol"] = rcond if rcond is not None else rtol
+    if hermitian:  # (NumPy's reads the lower triangle only)
+        a = _hermitian_from(a, "L", "pinv")
     return routed("linalg.pinv", np.linalg.pinv)(a, **options)
 
 
@@ -860,8 +916,8 @@ def _qr(a: Any, mode: str = "reduced") -> Any:
     return result.R if mode == "r" else result
 
 
-for _name in ["inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svdvals", "lstsq",
-              "matrix_power", "multi_dot", "matrix_norm", "vector_norm", "eig", "eigvals", "matrix_rank",
+for _name in ["inv", "det", "slogdet", "svdvals", "lstsq",
+              "matrix_power", "multi_dot", "matrix_norm", "vector_norm", "eig", "eigvals",
               "cond", "tensorsolve", "tensorinv"]:
     FUNCTIONS[getattr(np.linalg, _name)] = routed(f"linalg.{_name}", getattr(np.linalg, _name))
 for _name in ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn",

@@ -24,6 +24,8 @@ class _State(threading.local):
     # Number of enclosing vmap calls, and their levels (``batching.VmapLevel``), outermost first.
     vmap_depth: int = 0
     vmap_levels: tuple = ()
+    # Alive reverse-mode transform levels (``transform_levels.ReverseLevel``), outermost first.
+    reverse_levels: tuple = ()
     # True while the profiler or anomaly mode wants to see every op call.
     observed: bool = False
     anomaly_enabled: bool = False

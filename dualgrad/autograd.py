@@ -7,9 +7,10 @@ True
 
 import sys
 
-from . import forward_ad, function, functional, graph, profiler
+from . import forward_ad, function, functional, graph
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .profiler import autograd_profiler as profiler
 from .reverse import anomaly as anomaly_mode
 from .reverse import (
     backward,

@@ -36,7 +36,7 @@ from ._state import STATE
 from .forward_ad.engine import set_tangent, tangent_at
 from .reverse import api as reverse_api
 from .reverse.engine import run_backward
-from .tensor import Tensor, _new
+from .tensor import Tensor, _new, _new_size, as_size
 
 RANDOMNESS = ("error", "different", "same")
 RANDOM_ERROR = (
@@ -183,6 +183,21 @@ class BatchedTensor(Tensor):
 
     def detach(self) -> BatchedTensor:
         return make_batched(self.value.detach(), self.bdim, self.level)
+
+    # ``new_full`` and its kin (``new_zeros``, ``new_ones`` call ``new_full``): one new tensor of ``size``
+    # per batch member, batched wherever this tensor is (torch.func's), so that in-place writes of
+    # batched values into it work (``r = v.new_zeros(n, n); r.diagonal().copy_(v)``).
+    def new_full(self, size: Any, fill_value: Any, **kwargs: Any) -> BatchedTensor:
+        if not isinstance(size, (tuple, list)):
+            return Tensor.new_full(self, size, fill_value, **kwargs)  # (its TypeError)
+        size = as_size((size,), fn="new_full")
+        batch = self.value.shape[self.bdim]
+        return _batched(self.value.new_full((batch, *size), fill_value, **kwargs), 0, self.level)
+
+    def new_empty(self, *size: Any, dtype: Any = None, requires_grad: bool = False, **kwargs: Any) -> BatchedTensor:
+        size = _new_size("new_empty", size, kwargs)
+        batch = self.value.shape[self.bdim]
+        return _batched(self.value.new_empty(batch, *size, dtype=dtype, requires_grad=requires_grad), 0, self.level)
 
     def __repr__(self) -> str:
         value = textwrap.indent(repr(self.value), "    ")

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ._devices import check_device
 from ._dtypes import _complex_of, _default_float, _number_dtype, _promote_types
 from ._dtypes import get_default_dtype as get_default_dtype  # (public here: dualgrad.get_default_dtype)
 from ._random import _generator, _initial_seed
@@ -30,6 +31,7 @@ from .batching import BatchedTensor, make_batched, random_under_vmap
 from .tensor import (
     COPY_CONSTRUCT_WARNING,
     DEFAULT_DTYPES,
+    SCALAR_OF_GRAD_WARNING,
     Tensor,
     _wrap,
     as_size,
@@ -38,6 +40,7 @@ from .tensor import (
     new_leaf,
     numeric_array,
     torch_dtype_name,
+    untracked_number,
 )
 
 
@@ -203,7 +206,8 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, **_device:
     Python bools give bool, ints int64, floats the default dtype (float64); a list holding
     Tensors promotes their dtypes with those of its numbers as torch does (``[t32, 2]`` is
     float32 for a float32 ``t32``). From a Tensor, it warns as torch does (use
-    ``t.detach().clone()``). Torch's errors for lists that are not rectangular (ValueError
+    ``t.detach().clone()``); so does a list holding a Tensor that requires grad (the copy is a new
+    leaf, detached from it: ``stack`` keeps the graph). Torch's errors for lists that are not rectangular (ValueError
     "expected sequence of length ..."), for values of no dtype (RuntimeError "Could not infer
     dtype of NoneType"), for integers beyond int64 (ValueError "Overflow") and for numbers an
     integer ``dtype`` cannot hold (RuntimeError "value cannot be converted to type int8 without
@@ -212,10 +216,13 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, **_device:
     >>> dg.tensor([dg.tensor(1., dtype=dg.float32), 2])
     tensor([1., 2.], dtype=float32)
     """
+    check_device("tensor", _device.get("device"))
     if isinstance(data, Tensor):
         warnings.warn(COPY_CONSTRUCT_WARNING.format(fn="dualgrad.tensor"), UserWarning, stacklevel=2)
     tensors: list = []
     nested = _nested_to_array(data, tensors)
+    if tensors and isinstance(data, (list, tuple)) and _holds_grad_tensor(data):
+        warnings.warn(SCALAR_OF_GRAD_WARNING, UserWarning, stacklevel=2)
     if dtype is None and tensors and isinstance(data, (list, tuple)):
         dtype = _promoted_leaf_dtype(nested)
     try:
@@ -227,6 +234,11 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, **_device:
     if array.dtype.kind == "u" and dtype is None and not _holds_arrays(data):  # ints over int64's maximum
         raise ValueError("Overflow when unpacking long long")
     return new_leaf(_inferred(array, data, dtype), requires_grad)
+
+
+def _holds_grad_tensor(data: list | tuple) -> bool:
+    return any(d.requires_grad if isinstance(d, Tensor) else isinstance(d, (list, tuple)) and _holds_grad_tensor(d)
+               for d in data)
 
 
 def _nested_to_array(data: Any, tensors: list | None = None) -> Any:
@@ -317,6 +329,7 @@ def _no_dtype(data: Any, nested: Any) -> Exception:
 
 def as_tensor(data: Any, dtype: Any = None, **_device: Any) -> Tensor:
     """``data`` as a Tensor, sharing memory with an ndarray or Tensor when the dtype allows."""
+    check_device("as_tensor", _device.get("device"))
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == np.dtype(dtype) else data.to(dtype)
     nested = _nested_to_array(data)
@@ -380,7 +393,10 @@ def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = Fa
     >>> dg.full((2,), 3.5), dg.full((2,), 3)
     (tensor([3.5000, 3.5000]), tensor([3, 3]))
     """
-    if isinstance(fill_value, (Tensor, np.generic)):
+    check_device("full", _device.get("device"))
+    if isinstance(fill_value, Tensor):
+        fill_value = untracked_number(fill_value, "full")
+    elif isinstance(fill_value, np.generic):
         fill_value = fill_value.item()
     elif not isinstance(fill_value, (int, float, complex)):
         raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
@@ -403,6 +419,7 @@ def arange(start: Any = None, end: Any = None, step: Any = 1, dtype: Any = None,
     >>> dg.arange(3), dg.arange(1, 2, 0.5), dg.arange(0, 5, 1.5, dtype=dg.int64)
     (tensor([0, 1, 2]), tensor([1.0000, 1.5000]), tensor([0, 1, 2, 3, 4]))
     """
+    check_device("arange", _device.get("device"))
     if end is None:
         start, end = 0, start
     elif start is None:
@@ -444,6 +461,7 @@ def linspace(start: float, end: float, steps: int, dtype: Any = None,
     >>> dg.linspace(0, 1, 3), dg.linspace(-1, 1, 4, dtype=dg.int64)
     (tensor([0.0000, 0.5000, 1.0000]), tensor([-1,  0,  0,  1]))
     """
+    check_device("linspace", _device.get("device"))
     return new_leaf(_spaced(np.linspace, start, end, steps, dtype), requires_grad)
 
 
@@ -468,6 +486,7 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: An
     >>> dg.logspace(0, 2, 3), dg.logspace(0, 2, 3, base=2)
     (tensor([  1.,  10., 100.]), tensor([1., 2., 4.]))
     """
+    check_device("logspace", _device.get("device"))
     return new_leaf(_spaced(np.logspace, start, end, steps, dtype, base=base), requires_grad)
 
 
@@ -478,6 +497,7 @@ def scalar_tensor(s: Any, dtype: Any = None, requires_grad: bool = False, **_dev
     >>> dg.scalar_tensor(3), dg.scalar_tensor(True, dtype=dg.int64)
     (tensor(3.), tensor(1))
     """
+    check_device("scalar_tensor", _device.get("device"))
     value = s.item() if isinstance(s, Tensor) else s
     dtype = _float_dtype(dtype)
     if isinstance(value, complex) and dtype.kind != "c":
@@ -494,6 +514,7 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
     tensor([[1., 0., 0.],
             [0., 1., 0.]])
     """
+    check_device("eye", _device.get("device"))
     for name, size in (("n", n), ("m", m)):
         if size is not None and size < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {size}")
@@ -502,6 +523,7 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
 
 def _size(fn: str, size: tuple, kwargs: dict) -> tuple:
     """The size of a factory given ints, one tuple or ``size=`` (other keywords: device arguments, ignored)."""
+    check_device(fn, kwargs.get("device"))
     return as_size(size, kwargs.get("size"), fn)
 
 
@@ -552,6 +574,7 @@ def randint(low: int = 0, high: int | None = None, size: Any = None, *, dtype: A
     >>> dg.randint(10, (3,)).dtype, dg.randint(3, 5, (2, 2)).shape
     (dtype('int64'), (2, 2))
     """
+    check_device("randint", _device.get("device"))
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
     elif high is None:  # randint(high, size=size)
@@ -569,12 +592,15 @@ def randint(low: int = 0, high: int | None = None, size: Any = None, *, dtype: A
 def _like(factory: Any, name: str, random: bool = False) -> Any:
     def like(x: Any, *args: Any, dtype: Any = None, requires_grad: bool = False,
              **_device: Any) -> Tensor:
+        check_device(name, _device.get("device"))
         if not random and type(x) is BatchedTensor:  # one result per batch member, batched like ``x``
             value = like(x.value, *args, dtype=dtype or x.dtype, requires_grad=requires_grad)
             return make_batched(value, x.bdim, x.level)
         data = x if isinstance(x, Tensor) else numeric_array(x)
         if data is None:
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+        if args and isinstance(args[0], Tensor):  # (full_like's fill value: torch's error names full_like)
+            args = (untracked_number(args[0], name), *args[1:])
         return factory(data.shape, *args, dtype=dtype or data.dtype, requires_grad=requires_grad)
 
     like.__name__ = like.__qualname__ = name
@@ -600,6 +626,7 @@ def randint_like(x: Any, low: int = 0, high: int | None = None, *, dtype: Any = 
     >>> dg.randint_like(dg.zeros(2), 5).dtype
     dtype('float64')
     """
+    check_device("randint_like", _device.get("device"))
     if high is None:
         low, high = 0, low
     return randint(low, high, tuple(np.shape(x)), dtype=dtype or np.asarray(x).dtype, requires_grad=requires_grad)

@@ -7,7 +7,12 @@ the caller holds, or by calling NumPy directly where dispatch would only wrap it
 Everything that decides whether such a shortcut is safe is in this module; the
 callers (the op families in ``ops/registry.py``, the rules of ``ops/elementwise.py``,
 ``ops/linalg.py`` and ``ops/reductions.py``, the reverse and forward engines) ask
-an entry point and run the plain rule when it declines.
+an entry point and run the plain rule when it declines. Two shortcuts keep their
+bookkeeping where it lives and only read the switch: forward mode's deferred
+tangents (``forward_ad.engine._defer``: ``hvp`` computes every tangent when off) and
+the identity bases of Jacobians (``_basis.identity_block_start``: ``matmul``'s
+batching rule then multiplies by the basis; the values differ only where the
+other operand holds ``inf`` or ``nan``, which the product spreads as NaN).
 
 The switch
 ----------
@@ -92,7 +97,7 @@ def scalar_operator(impl: Any) -> Any:
 
 
 # -- operators that no mode can see ---------------------------------------------------------------------
-def quiet_operator(op: Any, plain: Callable, apply: Callable, call: Callable, record: Callable) -> Callable:
+def quiet_operator(op: Any, plain: Callable, call: Callable, record: Callable) -> Callable:
     """The Tensor operator ``self <op> other`` (``__mul__``, ...): ``plain``, the public function whose
     ``plain(self, other)`` is ``apply(op, self, other)`` (dispatch; ``op`` a binary elementwise ufunc of
     the op table), or, with the fast paths on, an operator that takes dispatch's common path itself.
@@ -103,9 +108,10 @@ def quiet_operator(op: Any, plain: Callable, apply: Callable, call: Callable, re
     no view graph to bring up to date), is: ``op.impl(a, b)`` on the arrays, wrapped in a new Tensor,
     and, if grad mode is on and an operand requires grad, dispatch's ``record(op, (self, other), {},
     out, needs, flags)`` (``dispatch._record``). That is what dispatch does then, after about twenty
-    tests that these few replace. Otherwise, without vmap or observer, the operator calls dispatch's
-    ``call(op, (self, other), {}, flags)`` (``dispatch._apply``: all that ``apply`` would do then),
-    else ``apply``. A broadcast error goes to dispatch, which raises torch's. Benchmarks M1 and M2
+    tests that these few replace. Otherwise the operator is ``plain`` (which, for a forward operator,
+    also defers to array types that take precedence under NumPy's rules: the operator then does, as
+    its ``defers`` attribute says). A broadcast error goes to dispatch (``call``: ``dispatch._apply``),
+    which raises torch's. Benchmarks M1 and M2
     (a recorded and an unrecorded ``y * w`` on 16 elements) measure what this saves.
     """
     if not ENABLED or not isinstance(op.impl, np.ufunc) or not op.plain:
@@ -115,7 +121,7 @@ def quiet_operator(op: Any, plain: Callable, apply: Callable, call: Callable, re
     def operator(self: Any, other: Any) -> Any:
         flags = state.__dict__
         if flags["vmap_depth"] or flags["observed"]:
-            return apply(op, self, other)
+            return plain(self, other)
         if not flags["dual_levels"] and not flags["inference_mode"] and type(self) is Tensor and self._view is None:
             a = self._data
             if a.ndim and a.dtype in FLOATING_DTYPES:
@@ -135,10 +141,11 @@ def quiet_operator(op: Any, plain: Callable, apply: Callable, call: Callable, re
                     if flags["grad_enabled"] and self._requires_grad:
                         record(op, (self, other), {}, out, (True, False), flags)
                     return out
-        return call(op, (self, other), {}, flags)
+        return plain(self, other)
 
     operator.__name__ = operator.__qualname__ = plain.__name__
     operator.__doc__ = plain.__doc__
+    operator.defers = getattr(plain, "defers", False)
     return operator
 
 

@@ -11,18 +11,36 @@ leading dimension per active vmap level (``batching.to_physical``), made a
 fresh leaf (or, when an enclosing transform tracks it, an alias that keeps
 its graph and tangents) and wrapped back as a batched tensor for the
 function. The backward pass then runs on the physical graph, where the batch
-members are independent, so each one gets its own gradient. The backward is
-recorded (``create_graph``) only when the graph reaches a tensor an enclosing
-transform or ``dualgrad.grad`` differentiates.
+members are independent, so each one gets its own gradient.
+
+Levels, as in torch.func and JAX: each ``grad``/``grad_and_value``/``vjp`` call
+runs its function at a reverse level of its own (``transform_levels``), each
+``jvp`` at a dual level, each ``vmap`` at a vmap level. A level is alive while
+its transform runs. The backward pass is recorded when an enclosing reverse
+level is alive or the graph reaches a tensor the user tracks (``requires_grad``
+outside every transform), so results stay differentiable for every enclosing
+transform; ``vjp_fn`` decides at each call, so it is differentiable with respect
+to its cotangent (the transpose of a vjp). When a transform returns, its
+results keep their tangents at the active dual levels, and their graph only if
+it reaches a leaf of a level still alive or of the user: a finished transform
+leaves no graph behind (``grad(outer)(x)`` is a plain tensor when ``outer``
+calls ``grad``). Grad mode off where a transform is called means no graph for
+its results (as torch: ``no_grad`` outside ``f`` does not reach inside).
 
 >>> import dualgrad as dg
->>> from dualgrad.func import grad, vmap
+>>> from dualgrad.func import grad, jvp, vjp, vmap
 >>> grad(lambda x: (x ** 3).sum())(dg.tensor([1., 2.]))
 tensor([ 3., 12.])
 >>> w = dg.tensor([1., -1.])
 >>> vmap(grad(lambda w, x: (w * x).sum()), in_dims=(None, 0))(w, dg.tensor([[1., 2.], [3., 4.]]))
 tensor([[1., 2.],
         [3., 4.]])
+>>> x = dg.tensor([1., 2.])
+>>> _, vjp_fn = vjp(lambda x: x ** 3, x)
+>>> jvp(lambda c: vjp_fn(c)[0], (dg.zeros(2),), (dg.ones(2),))[1]  # J^T v, through the cotangent
+tensor([ 3., 12.])
+>>> grad(lambda x: grad(lambda y: (x * y ** 2).sum())(dg.ones(2)).sum())(x).grad_fn is None
+True
 """
 
 from __future__ import annotations
@@ -38,7 +56,6 @@ from ._state import STATE
 from .batching import (
     from_physical,
     is_batched_at,
-    physical_value,
     tangent_batched_at,
     to_physical,
     vmap,
@@ -51,7 +68,16 @@ from .ops.shape import PERMUTE, RESHAPE
 from .reverse import enable_grad, is_grad_enabled
 from .reverse import grad as autograd_grad
 from .reverse.api import check_real_output
-from .tensor import Tensor, is_differentiable_dtype
+from .tensor import Tensor, _wrap, is_differentiable_dtype
+from .transform_levels import (
+    ReverseLevel,
+    leave_inference_mode,
+    lower,
+    needs_graph,
+    restore_modes,
+    reverse_level,
+    tag_leaf,
+)
 
 __all__ = ["functionalize", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "vjp",
            "vmap"]
@@ -67,7 +93,7 @@ def _has_tangent(x: Tensor) -> bool:
     return any(tangent_at(x, level) is not None for level in STATE.dual_levels)
 
 
-def _track(x: Any, levels: tuple) -> tuple[Tensor, Tensor]:
+def _track(x: Any, levels: tuple, level: ReverseLevel) -> tuple[Tensor, Tensor]:
     """``(input for the function, physical tensor to differentiate with respect to)``."""
     _check_transform_input(x)
     phys = to_physical(x, levels)
@@ -75,62 +101,35 @@ def _track(x: Any, levels: tuple) -> tuple[Tensor, Tensor]:
         leaf = apply(RESHAPE, phys, shape=phys.shape)  # an alias: keeps outer graphs and tangents
         if not leaf.requires_grad:
             leaf.requires_grad_()
-    else:
-        leaf = phys.detach().requires_grad_()
-    return from_physical(leaf, levels), leaf
+    else:  # (an inference tensor's leaf is a plain tensor: the transform records its graph, as torch.func's)
+        leaf = (_wrap(phys._data) if phys.is_inference() else phys.detach()).requires_grad_()
+    return from_physical(tag_leaf(leaf, level), levels), leaf
 
 
 def _call_tracked(func: Callable, flat: list, levels: tuple) -> tuple:
-    """``func(tracked inputs)`` (it returns ``(output, aux)``) with the tensors ``flat`` tracked
-    for reverse mode: ``(tracked, output, aux, levels used)``.
+    """``func(tracked inputs)`` (it returns ``(output, aux)``) at a new reverse level, with the
+    tensors ``flat`` tracked for reverse mode: ``(tracked, output, aux, levels used)``.
 
     Inputs are made physical at every active vmap level, except levels at which no input is
     batched and only tangents are (a vmap over a ``jvp`` of this transform, as in
     ``hessian = jacfwd(jacrev(f))``): there the inputs keep unbatched values, as in torch, so
     that ``func`` may write them into tensors it creates. If an output is batched at such a
     level after all (``func`` used a value batched there), ``func`` runs again with every
-    level, so that each batch member gets its own gradient.
+    level, so that each batch member gets its own gradient. The level has ended when this returns.
     """
-    if levels and STATE.dual_levels:
-        kept = tuple(level for level in levels if any(is_batched_at(x, level) for x in flat)
-                     or not any(tangent_batched_at(x, level) for x in flat))
-        if kept != levels:
-            tracked = [_track(x, kept) for x in flat]
-            output, aux = func([t for t, _ in tracked])
-            dropped = [level for level in levels if level not in kept]
-            if not any(is_batched_at(o, level) for o in pytree.flatten(output)[0] for level in dropped):
-                return tracked, output, aux, kept
-    tracked = [_track(x, levels) for x in flat]
-    output, aux = func([t for t, _ in tracked])
-    return tracked, output, aux, levels
-
-
-def _reaches_outer_graph(outputs: list, leaves: list) -> bool:
-    """True if the graph of ``outputs`` reaches a tensor requiring grad other than ``leaves``.
-
-    Then an enclosing transform (or ``dualgrad.grad``) differentiates through
-    this one, so the backward pass must be recorded.
-    """
-    own = {id(leaf) for leaf in leaves if leaf._node() is None}
-    stack, seen = [], set()
-    for out in outputs:
-        node = out._node()
-        if node is not None:
-            stack.append(node)
-            seen.add(id(node))
-        elif out.requires_grad and id(out) not in own:
-            return True
-    while stack:  # (a node is marked seen when it is pushed: each is popped once)
-        for target, _ in getattr(stack.pop(), "edges", ()):
-            if target is None:
-                continue
-            if isinstance(target, Tensor):
-                if id(target) not in own:
-                    return True
-            elif id(target) not in seen:
-                seen.add(id(target))
-                stack.append(target)
-    return False
+    with reverse_level() as level, enable_grad():
+        if levels and STATE.dual_levels:
+            kept = tuple(vl for vl in levels if any(is_batched_at(x, vl) for x in flat)
+                         or not any(tangent_batched_at(x, vl) for x in flat))
+            if kept != levels:
+                tracked = [_track(x, kept, level) for x in flat]
+                output, aux = func([t for t, _ in tracked])
+                dropped = [vl for vl in levels if vl not in kept]
+                if not any(is_batched_at(o, vl) for o in pytree.flatten(output)[0] for vl in dropped):
+                    return tracked, output, aux, kept
+        tracked = [_track(x, levels, level) for x in flat]
+        output, aux = func([t for t, _ in tracked])
+        return tracked, output, aux, levels
 
 
 def _pullback(outputs: list, leaves: list, cotangents: list, create: bool, retain_graph: bool) -> list:
@@ -183,18 +182,11 @@ def _split_aux(output: Any, has_aux: bool, api: str) -> tuple:
     return output
 
 
-def _undifferentiated(tree: Any, leaves: list) -> Any:
-    """``tree`` (e.g. aux) with tensors detached from this transform's own graph.
-
-    A tensor an enclosing transform (or ``dualgrad.grad``) tracks keeps its graph.
-    """
-    def undiff(x: Any) -> Any:
-        if not isinstance(x, Tensor) or _reaches_outer_graph([physical_value(x)], leaves):
-            return x
-        return x.detach()
-
+def _lowered(tree: Any, keep_graph: bool) -> Any:
+    """``tree`` (outputs, aux) as the enclosing levels see it once this transform has returned:
+    each tensor keeps its tangents, and its graph only if ``keep_graph`` and the graph reaches a live leaf."""
     flat, spec = pytree.flatten(tree)
-    return pytree.unflatten([undiff(x) for x in flat], spec)
+    return pytree.unflatten([lower(x, keep_graph) for x in flat], spec)
 
 
 # -- reverse mode ----------------------------------------------------------------------------
@@ -205,12 +197,13 @@ def _grad_transform(func: Callable, argnums: Any, has_aux: bool, with_value: boo
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         levels = STATE.vmap_levels
+        grad_was_enabled = is_grad_enabled()
         nums, chosen = _select(args, argnums)
         flat, spec = pytree.flatten(chosen)
+        tracked, output, aux, levels = _call_tracked(lambda new: _split_aux(
+            func(*_replace(args, nums, argnums, pytree.unflatten(new, spec)), **kwargs), has_aux,
+            api), flat, levels)
         with enable_grad():
-            tracked, output, aux, levels = _call_tracked(lambda new: _split_aux(
-                func(*_replace(args, nums, argnums, pytree.unflatten(new, spec)), **kwargs), has_aux,
-                api), flat, levels)
             if not isinstance(output, Tensor):
                 raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(output)}")
             if output.ndim != 0:
@@ -221,14 +214,14 @@ def _grad_transform(func: Callable, argnums: Any, has_aux: bool, with_value: boo
             check_real_output(output)
             leaves = [leaf for _, leaf in tracked]
             out_phys = to_physical(output, levels)
-            create = _reaches_outer_graph([out_phys], leaves)
+            create = needs_graph(grad_was_enabled, [out_phys, *leaves])
             grads = _pullback([out_phys], leaves, [ones_like(out_phys)], create, False)
-        result = pytree.unflatten([from_physical(g, levels) for g in grads], spec)
+        result = _lowered(pytree.unflatten([from_physical(g, levels) for g in grads], spec), create)
         if has_aux:
-            aux = _undifferentiated(aux, leaves)
+            aux = _lowered(aux, grad_was_enabled)
         if not with_value:
             return (result, aux) if has_aux else result
-        value = output if create else output.detach()
+        value = lower(output, create)  # (without create, its graph reaches no live leaf)
         return result, (value, aux) if has_aux else value
 
     return wrapper
@@ -290,10 +283,10 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     (tensor([1., 2.]),)
     """
     levels = STATE.vmap_levels
+    grad_was_enabled = is_grad_enabled()
     flat, spec = pytree.flatten(primals)
-    with enable_grad():
-        tracked, output, aux, levels = _call_tracked(lambda new: _split_aux(
-            func(*pytree.unflatten(new, spec)), has_aux, "vjp(f, *primals)"), flat, levels)
+    tracked, output, aux, levels = _call_tracked(lambda new: _split_aux(
+        func(*pytree.unflatten(new, spec)), has_aux, "vjp(f, *primals)"), flat, levels)
     flat_out, out_spec = pytree.flatten(output)
     _check_outputs(flat_out, "vjp(f, *primals)")
     for o in flat_out:
@@ -303,7 +296,6 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     leaves = [leaf for _, leaf in tracked]
     with enable_grad():
         outs_phys = [to_physical(o, levels) for o in flat_out]
-    create = _reaches_outer_graph(outs_phys, leaves)
 
     def vjp_fn(cotangents: Any, retain_graph: bool = True, create_graph: bool | None = None) -> tuple:
         flat_ct, ct_spec = pytree.flatten(cotangents)
@@ -321,17 +313,19 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
                     f"Mismatch in shape: grad_output[{i}] has a shape of {c.shape} and output[{i}] "
                     f"has a shape of {o.shape}."
                 )
-        differentiable = create and (is_grad_enabled() if create_graph is None else create_graph)
+        wanted = is_grad_enabled() if create_graph is None else create_graph
         with enable_grad():
             cts = [c if c is None else to_physical(c, levels) for c in flat_ct]
-            grads = _pullback(outs_phys, leaves, cts, differentiable, retain_graph)
-        return tuple(pytree.unflatten([from_physical(g, levels) for g in grads], spec))
+            # the graph is recorded for an enclosing transform that tracks the outputs' graph or
+            # the cotangents (the transpose of a vjp), whatever the levels were when vjp was called
+            create = needs_graph(wanted, [*outs_phys, *(c for c in cts if c is not None), *leaves])
+            grads = _pullback(outs_phys, leaves, cts, create, retain_graph)
+        return tuple(_lowered(pytree.unflatten([from_physical(g, levels) for g in grads], spec), create))
 
-    detached = output if create else pytree.unflatten(
-        [o.detach() for o in flat_out], out_spec)
+    output = _lowered(output, grad_was_enabled)
     if has_aux:
-        return detached, vjp_fn, _undifferentiated(aux, leaves)
-    return detached, vjp_fn
+        return output, vjp_fn, _lowered(aux, grad_was_enabled)
+    return output, vjp_fn
 
 
 # -- forward mode ----------------------------------------------------------------------------
@@ -372,6 +366,27 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
                     f"jvp(f, primals, tangents): Expected {name} to only contain Tensors, got {type(x)}"
                 )
     levels = STATE.vmap_levels
+    modes = leave_inference_mode()
+    try:
+        physical, aux, out_spec = _jvp_at_new_level(func, flat_p, flat_t, spec, levels, has_aux)
+    finally:
+        restore_modes(modes)
+    if strict and any(tangent is None for _, tangent, _ in physical):
+        raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+                           "inputs. This is not allowed with strict=True.")
+    primal_out, tangent_out = [], []
+    for primal, tangent, own in physical:
+        drop_dead(primal)  # its tangent at the level that just exited: the primal keeps none
+        # (a graph that reaches only finished reverse levels' leaves is dropped, as by those transforms)
+        primal_out.append(lower(from_physical(primal, own)))
+        tangent_out.append(lower(from_physical(zeros_like(primal) if tangent is None else tangent, own)))
+    result = (pytree.unflatten(primal_out, out_spec), pytree.unflatten(tangent_out, out_spec))
+    return result + (aux,) if has_aux else result
+
+
+def _jvp_at_new_level(func: Callable, flat_p: list, flat_t: list, spec: Any, levels: tuple, has_aux: bool) -> tuple:
+    """Run ``func`` on dual inputs at a new dual level: ``(outputs' (primal, tangent, vmap levels), aux,
+    output structure)``."""
     with dual_level() as number:
         level = STATE.dual_levels[number]
         duals = []
@@ -386,16 +401,7 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
             own = _batched_levels(o, levels)
             primal = to_physical(o, own)
             physical.append((primal, tangent_at(primal, level), own))
-    if strict and any(tangent is None for _, tangent, _ in physical):
-        raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
-                           "inputs. This is not allowed with strict=True.")
-    primal_out, tangent_out = [], []
-    for primal, tangent, own in physical:
-        drop_dead(primal)  # its tangent at the level that just exited: the primal keeps none
-        primal_out.append(from_physical(primal, own))
-        tangent_out.append(from_physical(zeros_like(primal) if tangent is None else tangent, own))
-    result = (pytree.unflatten(primal_out, out_spec), pytree.unflatten(tangent_out, out_spec))
-    return result + (aux,) if has_aux else result
+    return physical, aux, out_spec
 
 
 def _batched_levels(x: Tensor, levels: tuple) -> tuple:
@@ -623,3 +629,8 @@ def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
         return func(*args, **kwargs)
 
     return functionalized
+
+
+from .nn.stateless import functional_call, stack_module_state  # noqa: E402 - torch.func's names for nn.Module
+
+__all__ += ["functional_call", "stack_module_state"]

@@ -54,6 +54,10 @@ from .reverse.node import Node, NodeOp, new_node
 from .reverse.saved import FREED_MESSAGE, save_tensor
 from .tensor import Tensor, _wrap
 
+CLEARED_ON_ACCESS_MESSAGE = (
+    "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is set on the "
+    "autograd.Function. Either access saved_tensors only once, or set clear_saved_tensors_on_access=False."
+)
 ONCE_DIFFERENTIABLE_MESSAGE = (
     "trying to differentiate twice a function that was marked with @once_differentiable"
 )
@@ -91,6 +95,8 @@ class FunctionCtx:
         self._non_differentiable: tuple = ()
         self.materialize_grads = True
         self.needs_input_grad: tuple = ()
+        self._clear_on_access = False  # (the Function's ``clear_saved_tensors_on_access``)
+        self._saved_accessed = False
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
         """Save tensors (or ``None``) for ``backward``; read them back with ``saved_tensors``.
@@ -111,11 +117,30 @@ class FunctionCtx:
         """The tensors given to ``save_for_backward`` (``save_for_forward`` inside ``jvp``).
 
         A saved output comes back as a new Tensor with its data, attached to the
-        Function's node (an alias of the output inside ``jvp``).
+        Function's node (an alias of the output inside ``jvp``). When the Function sets
+        ``clear_saved_tensors_on_access = True``, the first read (``jvp``'s aside) lets go of
+        the saved values (the caller then holds the only references) and a second read raises
+        torch's RuntimeError.
         """
         if self._in_jvp:
             return tuple(self._jvp_outputs[t.position] if type(t) is _SavedOutput else t
                          for t in self._for_forward)
+        if not self._clear_on_access:
+            return self._saved_values()
+        if self._saved_accessed:
+            raise RuntimeError(CLEARED_ON_ACCESS_MESSAGE)
+        self._saved_accessed = True
+        values = self._saved_values()
+        if self._saved is not None:
+            node = self._node_ref()
+            for entry in self._saved:
+                if entry is not None:
+                    node.saved[entry[0]].release()
+        self._to_save = ()
+        return values
+
+    def _saved_values(self) -> tuple:
+        """What ``saved_tensors`` returns outside ``jvp`` (unpacked, version-checked), not counted as a read."""
         if self._saved is None:
             return self._to_save
         node = self._node_ref()
@@ -256,6 +281,7 @@ class FunctionOp(NodeOp):
     def __init__(self, cls: type, ctx: FunctionCtx, args: tuple):
         self.cls = cls
         self.ctx = ctx
+        ctx._clear_on_access = cls.clear_saved_tensors_on_access
         self.name = cls.__name__
         self.grad_name = f"{cls.__name__}Backward"
         self.input_metas = tuple((a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args)
@@ -457,6 +483,12 @@ class Function:
     """
 
     generate_vmap_rule = False
+    # With True, the first read of ``ctx.saved_tensors`` lets go of the saved values (so that memory
+    # comes back as soon as the caller drops them) and a second read raises RuntimeError.
+    clear_saved_tensors_on_access = False
+    # With True, ``backward(ctx, grads)`` gets the output gradients as one list that it may change
+    # (``grads.pop()`` frees a gradient as soon as it was used), instead of ``backward(ctx, *grads)``.
+    boxed_grads_call = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -545,7 +577,17 @@ class Function:
 
     @classmethod
     def _vjp_rule(cls, ctx: FunctionCtx, *grads: Any) -> Any:
+        if cls.boxed_grads_call:  # (torch's: one mutable list, also for ``grad_fn.apply(*grads)``)
+            grads = (list(grads),)
         return cls.vjp(ctx, *grads) if cls._has("vjp") else cls.backward(ctx, *grads)
+
+    @classmethod
+    def _check_flags(cls) -> None:
+        """torch's RuntimeError for a class attribute that must be a bool (checked at every ``apply``)."""
+        for name in ("clear_saved_tensors_on_access", "boxed_grads_call"):
+            value = getattr(cls, name)
+            if type(value) is not bool:
+                raise RuntimeError(f"{name} must be a bool, got {type(value).__name__}")
 
     @classmethod
     def _jvp_rule(cls, ctx: FunctionCtx, *tangents: Any) -> Any:
@@ -584,6 +626,7 @@ class Function:
         row for the forward; the backward node is ``<ClassName>Backward``).
         """
         state = STATE
+        cls._check_flags()
         if kwargs or cls._has("setup_context"):
             args, kwargs = cls._bind(args, kwargs)
         if state.vmap_depth and (level := _vmap_level_of(args)) is not None:
@@ -816,6 +859,7 @@ class _GeneratedRule:
         """A Function on the physical values, named ``Vmapped<Name>``, that may be batched again."""
         return type(f"Vmapped{self.cls.__name__}", (Function,), {
             "generate_vmap_rule": True,
+            "clear_saved_tensors_on_access": self.cls.clear_saved_tensors_on_access,  # (the ctx is this one's)
             "forward": staticmethod(self.forward),
             "backward": staticmethod(self.backward),
             "jvp": staticmethod(self.jvp),
@@ -963,12 +1007,14 @@ def once_differentiable(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapper(ctx: FunctionCtx, *grads: Any) -> Any:
+        sources = None
+        if STATE.grad_enabled:  # (read before ``fn``, which may empty a boxed list or clear the saved tensors)
+            values = [g for a in grads for g in (a if isinstance(a, list) else (a,))]  # (boxed: one list)
+            values += ctx._saved_values() if isinstance(ctx, FunctionCtx) else ctx.saved_tensors
+            sources = [t for t in values if isinstance(t, Tensor) and t._requires_grad]
         with no_grad():
             result = fn(ctx, *grads)
-        if not STATE.grad_enabled:
-            return result
-        sources = [t for t in (*grads, *ctx.saved_tensors) if isinstance(t, Tensor) and t._requires_grad]
-        if not sources:
+        if not STATE.grad_enabled or not sources:
             return result
         is_tuple = isinstance(result, tuple)
         outputs = result if is_tuple else (result,)

@@ -127,11 +127,11 @@ class saved_tensors_hooks:  # noqa: N801 - torch's name
     >>> b = dg.ones(5, requires_grad=True) * 2
     >>> with dg.graph.saved_tensors_hooks(pack_hook, unpack_hook):
     ...     y = a * b
-    Packing tensor([1., 1., 1., 1., 1.], requires_grad=True)
     Packing tensor([2., 2., 2., 2., 2.], grad_fn=<MulBackward0>)
+    Packing tensor([1., 1., 1., 1., 1.], requires_grad=True)
     >>> y.sum().backward()
-    Unpacking tensor([1., 1., 1., 1., 1.], requires_grad=True)
     Unpacking tensor([2., 2., 2., 2., 2.], grad_fn=<MulBackward0>)
+    Unpacking tensor([1., 1., 1., 1., 1.], requires_grad=True)
     """
 
     def __init__(self, pack_hook: Callable[[Tensor], Any], unpack_hook: Callable[[Any], Tensor]):

@@ -32,8 +32,12 @@ NumPy leaves them uninitialized), ``dtype=`` (inputs are cast first); the
 methods ``reduce`` (``axis``, ``keepdims``, ``initial``, ``where``) and
 ``accumulate`` (``axis``) for ``add``, ``multiply``, ``maximum``, ``minimum``.
 
-``np.asarray(t)`` and ``np.array(t)`` return the data without any graph (like
-torch's ``.numpy()``): the result is detached.
+Lists and tuples holding tracked Tensors, passed to a NumPy function or ufunc that dispatches here,
+become Tensors built with dualgrad ops (``tracked_array_like``), so ``np.add([x, 2 * x], y)`` and
+``np.dot([x, y], w)`` stay tracked. Where NumPy converts without dispatching (``np.asarray(t)``,
+``np.array([x, y])``, a list reaching a function with no Tensor argument), a tracked Tensor raises
+RuntimeError (``Tensor.__array__``) instead of becoming a constant. A Tensor gives way to array
+types that take precedence under NumPy's rules (``dualgrad._deference``).
 
 dtypes: float16, float32, float64, complex64, complex128 and bfloat16 (with the
 optional ``ml_dtypes`` package, extra ``dualgrad[bf16]``) are differentiable;
@@ -64,6 +68,7 @@ from typing import Any
 
 import numpy as np
 
+from ._deference import overrides_ufuncs
 from .ops.dispatch import apply
 from .ops.registry import ALL_OPS
 from .tensor import Tensor, _wrap
@@ -73,6 +78,13 @@ def _op_call(name: str) -> Callable:
     """A function applying table op ``name`` (used for the non-differentiable ufuncs)."""
     op = ALL_OPS[name]
     return lambda *inputs: apply(op, *inputs)
+
+
+def _numpy_sign(x: Any) -> Tensor:
+    """``np.sign``: ``z / |z|`` for a complex ``z`` (NumPy 2's, torch's ``sgn``, differentiable), else ``sign``."""
+    if isinstance(x, Tensor) and x.dtype.kind == "c":
+        return _resolve("sgn")(x)
+    return apply(ALL_OPS["sign"], x)
 
 
 def _float_power(x: Any, y: Any) -> Tensor:
@@ -153,7 +165,7 @@ UFUNCS: dict[np.ufunc, str | Callable] = {
     np.bitwise_xor: _op_call("bitwise_xor"), np.invert: _op_call("bitwise_not"),
     np.floor: _op_call("floor"), np.ceil: _op_call("ceil"), np.trunc: _op_call("trunc"),
     np.rint: _op_call("round"), np.isnan: _op_call("isnan"), np.isinf: _op_call("isinf"),
-    np.isfinite: _op_call("isfinite"), np.signbit: _op_call("signbit"), np.sign: _op_call("sign"),
+    np.isfinite: _op_call("isfinite"), np.signbit: _op_call("signbit"), np.sign: _numpy_sign,
     np.floor_divide: _op_call("floor_divide"),
 }
 # Keywords a ufunc's dualgrad function takes (generalized ufuncs with an axis).
@@ -181,6 +193,9 @@ FUNCTIONS: dict[Callable, Callable] = {}
 # NumPy functions without derivative that run on the data even for tracked inputs.
 RAW_FUNCTIONS: set = set()
 
+# Inputs of the ufuncs' short path: no list to convert, no other array type to defer to.
+_PLAIN_INPUTS = frozenset({Tensor, np.ndarray, float, int, bool, complex, np.float64, np.float32, np.int64})
+
 _RESOLVED: dict[str, Callable] = {}
 _UFUNC_FNS: dict[np.ufunc, Callable] = {}
 
@@ -194,6 +209,56 @@ def implements(*numpy_functions: Callable) -> Callable:
         return adaptor
 
     return register
+
+
+def holds_tensor(value: list | tuple) -> bool:
+    """True if the list or tuple ``value`` holds a Tensor at some depth."""
+    return any(isinstance(v, Tensor) or (isinstance(v, (list, tuple)) and holds_tensor(v)) for v in value)
+
+
+def tracked_array_like(value: Any, argument: str = "a list") -> Any:
+    """``value`` itself, unless it is a list or tuple holding a tracked Tensor: then the array NumPy
+    would make of it, as a Tensor built with dualgrad ops (``stack``, ``to_dtype``), so it stays tracked.
+
+    Its shape and dtype are NumPy's for the same list holding arrays (``[x, 2.0]`` with a float32
+    ``x`` is float64, as ``np.asarray`` makes it); lists that NumPy cannot make an array of raise
+    NumPy's error, prefixed with ``argument`` (where the list was: ``"numpy.add, input 1"``).
+
+    >>> import dualgrad as dg
+    >>> from dualgrad.numpy_dispatch import tracked_array_like
+    >>> x = dg.tensor(1.5, requires_grad=True)
+    >>> tracked_array_like([[x, 2.0], [3.0, 2 * x]])
+    tensor([[1.5000, 2.0000],
+            [3.0000, 3.0000]], grad_fn=<StackBackward0>)
+    """
+    if not isinstance(value, (list, tuple)) or not is_tracked(value):
+        return value
+    try:
+        dtype = np.asarray(_layout(value)).dtype
+    except ValueError as error:
+        raise ValueError(f"{argument}: {error}") from None
+    if dtype.kind not in "biufc":
+        raise TypeError(f"{argument}: a list holding tracked Tensors makes an array of dtype {dtype}, which has "
+                        "no derivative")
+    return _stacked(value, dtype)
+
+
+def _layout(value: Any) -> Any:
+    """``value`` with each Tensor replaced by a read-only array of its shape and dtype (no copy of its data)."""
+    if isinstance(value, Tensor):
+        return np.broadcast_to(np.zeros((), value.dtype), value.shape)
+    if isinstance(value, (list, tuple)):
+        return [_layout(v) for v in value]
+    return value
+
+
+def _stacked(value: Any, dtype: np.dtype) -> Tensor:
+    """The Tensor of ``value`` (a Tensor, a list holding Tensors or constants) in ``dtype``, in the graph."""
+    if isinstance(value, Tensor):
+        return value if value.dtype == dtype else _resolve("to_dtype")(value, dtype)
+    if isinstance(value, (list, tuple)) and holds_tensor(value):
+        return _resolve("stack")([_stacked(v, dtype) for v in value])
+    return _wrap(np.asarray(value, dtype))
 
 
 def is_tracked(value: Any) -> bool:
@@ -247,13 +312,40 @@ def _wrap_result(value: Any) -> Any:
     return value
 
 
-def no_rule(name: str) -> TypeError:
-    """The error for a tracked Tensor reaching NumPy function ``numpy.<name>`` without a rule."""
+def no_rule(name: str, argument: str = "") -> TypeError:
+    """The error for a tracked Tensor reaching NumPy function ``numpy.<name>`` without a rule
+    (``argument``, if given, names where the Tensor is)."""
+    where = f" in {argument}" if argument else ""
     return TypeError(
-        f"dualgrad has no derivative rule for numpy.{name}; it was called with a tracked Tensor "
+        f"dualgrad has no derivative rule for numpy.{name}; it was called with a tracked Tensor{where} "
         "(requires_grad, a forward-mode tangent or a vmap batch). Use a dualgrad function, or "
         "detach the input if no derivative is wanted."
     )
+
+
+def tracked_argument(func: Callable, args: tuple, kwargs: dict) -> str:
+    """The name of the first argument of ``func`` holding a tracked Tensor (``"argument 'a' (position 1)"``)."""
+    for position, value in enumerate(args):
+        if is_tracked(value):
+            return argument_name(func, position)
+    return next((f"argument '{key}'" for key, value in kwargs.items() if is_tracked(value)), "")
+
+
+def argument_name(func: Callable, position: int) -> str:
+    """``"argument 'a' (position 1)"``: positional argument ``position`` (from 0) of ``func``."""
+    names = _POSITIONAL_NAMES.get(func)
+    if names is None:
+        try:
+            parameters = inspect.signature(func).parameters.values()
+        except (TypeError, ValueError):
+            parameters = ()
+        names = _POSITIONAL_NAMES[func] = [p.name for p in parameters if p.kind in _POSITIONAL]
+    name = f"'{names[position]}' " if position < len(names) else ""
+    return f"argument {name}(position {position + 1})"
+
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+_POSITIONAL_NAMES: dict[Callable, list] = {}
 
 
 def run_untracked(fn: Callable, args: tuple, kwargs: dict) -> Any:
@@ -279,7 +371,15 @@ def _ufunc_fn(ufunc: np.ufunc) -> Callable | None:
 
 
 def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
-    """``Tensor.__array_ufunc__``: route a ufunc call to the op table."""
+    """``Tensor.__array_ufunc__``: route a ufunc call to the op table.
+
+    NotImplemented (NumPy then asks the other type) if an input or ``out`` is of a type that
+    overrides ``__array_ufunc__`` and is not a Tensor (NEP 13). Inputs that are lists or tuples
+    holding tracked Tensors become tracked Tensors (``tracked_array_like``).
+    """
+    if any(overrides_ufuncs(x) for x in (*inputs, *(kwargs.get("out") or ()))):
+        return NotImplemented
+    inputs = tuple(_array_input(x, ufunc, i) for i, x in enumerate(inputs, 1))
     if method == "__call__" and not kwargs:
         fn = _UFUNC_FNS.get(ufunc) or _ufunc_fn(ufunc)
         if fn is not None:
@@ -302,6 +402,14 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     if out is not None:
         return write_out(name, out, result)
     return result
+
+
+def _array_input(x: Any, ufunc: np.ufunc, position: int) -> Any:
+    """A ufunc's input: a list or tuple holding Tensors as a Tensor (tracked if they are), else ``x``."""
+    if not isinstance(x, (list, tuple)) or not holds_tensor(x):
+        return x
+    return tracked_array_like(x, f"numpy.{ufunc.__name__}, input {position}") if is_tracked(x) \
+        else _wrap(np.asarray(x))
 
 
 def _cast(inputs: tuple, dtype: Any) -> tuple:
@@ -366,7 +474,8 @@ def _ufunc_fallback(ufunc: np.ufunc, method: str, name: str, inputs: tuple, kwar
                     where: Any, dtype: Any) -> Any:
     """NumPy itself on the data, when nothing is tracked (or the ufunc has no derivative)."""
     if ufunc not in RAW_UFUNCS and (is_tracked(inputs) or is_tracked(where)):
-        raise no_rule(name)
+        position = next((i for i, x in enumerate(inputs, 1) if is_tracked(x)), None)
+        raise no_rule(name, "argument 'where'" if position is None else f"input {position}")
     extra = dict(kwargs)
     if where is not True:
         extra["where"] = _raw(where)
@@ -406,13 +515,60 @@ def write_out(name: str, out: Any, result: Any) -> Any:
 
 # -- functions ------------------------------------------------------------------------------------------
 def array_function(func: Callable, types: tuple, args: tuple, kwargs: dict) -> Any:
-    """``Tensor.__array_function__``: route a NumPy function call to the op table."""
+    """``Tensor.__array_function__``: route a NumPy function call to the op table.
+
+    NotImplemented if ``types`` holds a type that is neither ``ndarray`` nor a Tensor (NEP 18).
+    Array-like arguments that are lists or tuples holding tracked Tensors become tracked Tensors
+    (for a parameter taking a sequence of arrays, such as ``np.concatenate``'s, each of its
+    entries does); with no rule for ``func``, a tracked argument is the "no derivative rule"
+    TypeError naming it.
+    """
+    if not _OWN_TYPES.issuperset(types) and any(cls is not np.ndarray and not issubclass(cls, Tensor)
+                                                 for cls in types):
+        return NotImplemented
     target = FUNCTIONS.get(func)
     if target is not None:
+        sequences = not _SEQUENCES.isdisjoint(map(type, args)) or (
+            kwargs and not _SEQUENCES.isdisjoint(map(type, kwargs.values())))
+        if sequences and func not in STRUCTURED_FUNCTIONS:
+            args, kwargs = _tracked_arguments(func, args, kwargs)
         return target(*args, **kwargs)
     if func not in RAW_FUNCTIONS and (is_tracked(args) or is_tracked(kwargs)):
-        raise no_rule(numpy_name(func))
+        raise no_rule(numpy_name(func), tracked_argument(func, args, kwargs))
     return run_untracked(func, args, kwargs)
+
+
+# NumPy functions whose parameter (by name, and position) takes a sequence of arrays: its entries are array-likes.
+SEQUENCE_PARAMETERS: dict[Callable, tuple] = {
+    np.concatenate: (("arrays", 0),), np.concat: (("arrays", 0),), np.stack: (("arrays", 0),),
+    np.vstack: (("tup", 0),), np.hstack: (("tup", 0),), np.dstack: (("tup", 0),), np.column_stack: (("tup", 0),),
+    np.linalg.multi_dot: (("arrays", 0),), np.choose: (("choices", 1),),
+    np.select: (("condlist", 0), ("choicelist", 1)), np.piecewise: (("condlist", 1), ("funclist", 2)),
+}
+# NumPy functions whose nested lists are structure, not arrays (np.block's blocks).
+STRUCTURED_FUNCTIONS = {np.block}
+_SEQUENCES = frozenset({list, tuple})
+_OWN_TYPES = frozenset({Tensor, np.ndarray})
+
+
+def _tracked_arguments(func: Callable, args: tuple, kwargs: dict) -> tuple:
+    """``args`` and ``kwargs`` with their lists and tuples holding tracked Tensors made tracked Tensors."""
+    sequences = SEQUENCE_PARAMETERS.get(func, ())
+    positions = {position for _, position in sequences}
+    names = {name for name, _ in sequences}
+    name = numpy_name(func)
+    args = tuple(_entries_tracked(a, f"numpy.{name}, {argument_name(func, i)}") if i in positions
+                 else tracked_array_like(a, f"numpy.{name}, {argument_name(func, i)}") if type(a) in _SEQUENCES
+                 else a for i, a in enumerate(args))
+    kwargs = {k: _entries_tracked(v, f"numpy.{name}, argument '{k}'") if k in names
+              else tracked_array_like(v, f"numpy.{name}, argument '{k}'") for k, v in kwargs.items()}
+    return args, kwargs
+
+
+def _entries_tracked(sequence: Any, argument: str) -> Any:
+    if not isinstance(sequence, (list, tuple)):
+        return sequence
+    return type(sequence)(tracked_array_like(entry, f"{argument}, entry {i}") for i, entry in enumerate(sequence))
 
 
 _TORCH_KEYWORDS = {"axis": "dim", "axes": "dim", "keepdims": "keepdim"}
@@ -463,8 +619,8 @@ def install() -> None:
     tensor(3., grad_fn=<DotBackward0>)
     """
     def __array_ufunc__(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        if method == "__call__" and not kwargs:  # the common case, kept short
-            fn = _UFUNC_FNS.get(ufunc)
+        if method == "__call__" and not kwargs and _PLAIN_INPUTS.issuperset(map(type, inputs)):
+            fn = _UFUNC_FNS.get(ufunc)  # the common case, kept short
             if fn is not None:
                 return fn(*inputs)
         return array_ufunc(ufunc, method, inputs, kwargs)

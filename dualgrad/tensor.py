@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ._devices import check_device
 from ._hooks import RemovableHandle, add_hook
 from ._state import STATE
 
@@ -101,6 +102,18 @@ def check_number_fits(value: Any, dtype: np.dtype) -> None:
     if not fits:
         raise RuntimeError(f"value cannot be converted to type {_C_TYPE_NAMES.get(dtype.name, dtype.name)} "
                            "without overflow")
+
+
+def tracked_conversion_error(t: Any) -> str:
+    """The message for NumPy asking for the data of the tracked Tensor ``t`` (``__array__``)."""
+    why = "requires grad" if t._requires_grad else "carries a forward-mode tangent"
+    return (
+        f"NumPy asked for the data of a Tensor that {why} (shape {tuple(t.shape)}, dtype {t.dtype}): the array "
+        "would be a constant, detached from the graph. NumPy does this in np.asarray/np.array and when a list "
+        "or tuple holding Tensors reaches a NumPy function with no Tensor argument (np.array([x, y]), "
+        "np.add([x, y], 1.0)). Build arrays of Tensors with np.stack or dualgrad.stack, pass a Tensor argument, "
+        "or use tensor.detach() if no derivative is wanted."
+    )
 
 
 COPY_CONSTRUCT_WARNING = (
@@ -295,20 +308,12 @@ class Tensor:
     def strides(self) -> tuple:
         return self._data.strides
 
-    @property
-    def device(self) -> str:
-        return "cpu"
-
     def dim(self) -> int:
         return self.ndim
 
     def ndimension(self) -> int:
         """The number of dimensions (torch's alias of ``dim``)."""
         return self.ndim
-
-    def cpu(self) -> Tensor:
-        """This tensor (dualgrad's tensors always live in host memory, as torch's CPU tensors)."""
-        return self
 
     def type(self, dtype: Any = None) -> Any:
         """Without ``dtype``, torch's type name (``'torch.DoubleTensor'``); else ``self.to(dtype)``, ``dtype``
@@ -321,6 +326,8 @@ class Tensor:
         """
         if dtype is None:
             return f"torch.{torch_dtype_name(self.dtype)}Tensor"
+        if isinstance(dtype, (bool, int, float, complex)) or dtype is Ellipsis:  # (``to`` takes an int as a device)
+            raise TypeError("dtype must be a type, str, or dtype object")
         return self.to(_TYPE_NAME_DTYPES.get(dtype, dtype) if isinstance(dtype, str) else dtype)
 
     def numel(self) -> int:
@@ -404,12 +411,13 @@ class Tensor:
         >>> dg.tensor([1], dtype="float32").new_full((2,), 3)
         tensor([3., 3.], dtype=float32)
         """
+        check_device("new_full", _device.get("device"))
         if not isinstance(size, (tuple, list)):
             raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not "
                             f"{type(size).__name__}")
         dtype = np.dtype(dtype or self.dtype)
         if isinstance(fill_value, Tensor):
-            fill_value = fill_value.item()
+            fill_value = untracked_number(fill_value, "new_full")
         elif not is_number(fill_value):
             raise TypeError(f"new_full(): argument 'fill_value' (position 2) must be Number, not "
                             f"{type(fill_value).__name__}")
@@ -445,6 +453,7 @@ class Tensor:
         >>> dg.tensor([1.0], dtype="float32").new_tensor([1, 2])
         tensor([1., 2.], dtype=float32)
         """
+        check_device("new_tensor", _device.get("device"))
         if isinstance(data, Tensor):
             warnings.warn(COPY_CONSTRUCT_WARNING.format(fn="tensor.new_tensor"), UserWarning, stacklevel=2)
             data = data._data
@@ -485,16 +494,24 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        """``np.asarray(t)`` / ``np.array(t)`` return the data, like ``numpy()``: the result is detached.
+        """``np.asarray(t)`` / ``np.array(t)``: the data, like ``numpy()``, for a Tensor that is not tracked.
 
-        NumPy functions called *on* a Tensor are differentiated (``dualgrad.numpy_dispatch``);
-        only an explicit conversion, or a NumPy function given a plain list of Tensors
-        (``np.sum([t, u])``, which NumPy converts first), leaves the graph.
+        A tracked Tensor (one that requires grad while grad mode is on, or carries a
+        forward-mode tangent) raises RuntimeError: the array would be a constant, detached
+        from the graph (torch's ``numpy()`` refuses too). NumPy asks for it in
+        ``np.asarray``/``np.array`` and when a list holding Tensors reaches a NumPy function
+        that no Tensor argument dispatches (``np.array([x, y])``, ``np.add([x, y], 1.0)``);
+        NumPy functions called with a Tensor argument are differentiated instead, lists
+        included (``dualgrad.numpy_dispatch``).
 
         >>> import numpy as np, dualgrad as dg
-        >>> np.asarray(dg.tensor([1.0, 2.0], requires_grad=True))
+        >>> np.asarray(dg.tensor([1.0, 2.0]))
+        array([1., 2.])
+        >>> np.asarray(dg.tensor([1.0, 2.0], requires_grad=True).detach())
         array([1., 2.])
         """
+        if (self._requires_grad and STATE.grad_enabled) or (self._fw and STATE.dual_levels):
+            raise RuntimeError(tracked_conversion_error(self))
         data = self._data
         if dtype is not None and data.dtype != dtype:
             return data.astype(dtype)
@@ -521,10 +538,11 @@ class Tensor:
 
     def _scalar(self, warn: bool = True) -> Any:
         """The value of a one-element tensor for ``float()``, ``int()``, ``complex()`` (torch's error, and
-        with ``warn`` its warning for a tensor that requires grad: ``float`` and ``complex`` give it)."""
+        with ``warn`` its warning for a tensor that requires grad, in grad mode only as torch's; ``float`` and
+        ``complex`` give it)."""
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        if warn and self._requires_grad:
+        if warn and self._requires_grad and STATE.grad_enabled:
             warnings.warn(SCALAR_OF_GRAD_WARNING, UserWarning, stacklevel=3)
         return self._data.item()
 
@@ -558,7 +576,8 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        return FORMAT[0](self)
+        text = FORMAT[0](self)
+        return "Parameter containing:\n" + text if self._extra and self._extra.get("parameter") else text
 
     # -- versions -----------------------------------------------------------
     @property
@@ -601,7 +620,8 @@ class Tensor:
         A view whose base or sibling view was changed in place since its node
         was made gets a node rebuilt from the base first.
         """
-        return NAMED_NODE[0](self._node())
+        node = self._node()
+        return None if node is not None and _stands_in_for_leaf(node) else NAMED_NODE[0](node)
 
     @grad_fn.setter
     def grad_fn(self, node: Any) -> None:
@@ -684,8 +704,10 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        """True for tensors not produced by a recorded operation."""
-        return self._node() is None
+        """True for tensors not produced by a recorded operation (and for a leaf unpacked from a
+        saved-tensor hook, as in torch: its gradients go to the leaf that was packed)."""
+        node = self._node()
+        return node is None or _stands_in_for_leaf(node)
 
     @property
     def output_nr(self) -> int:
@@ -706,7 +728,8 @@ class Tensor:
         backward never fills it, so the read is most likely a mistake.
         """
         grad = self._grad
-        if grad is None and self._grad_fn is not None and not self.retains_grad:
+        if grad is None and self._grad_fn is not None and not self.retains_grad and not _stands_in_for_leaf(
+                self._grad_fn):
             warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return grad
 
@@ -872,6 +895,8 @@ class Tensor:
                 "protocol at the moment. Use tensor.detach() first to copy a computed tensor."
             )
         new = _unpickle(self._data.copy(), self._requires_grad)
+        if self._extra and self._extra.get("parameter"):  # (an nn.Parameter copies as one, as in torch)
+            new._get_extra()["parameter"] = True
         memo[id(self)] = new
         if self._grad is not None:
             new._grad = copy.deepcopy(self._grad, memo)
@@ -949,9 +974,10 @@ def as_size(size: tuple, keyword: Any = None, fn: str = "size") -> tuple:
 
 def _new_size(fn: str, size: tuple, kwargs: dict) -> tuple:
     """The size of ``Tensor.new_zeros`` and its kin: ints, one tuple or ``size=`` (torch's TypeError for none;
-    other keywords are device arguments, ignored)."""
+    ``device`` must be the CPU; other keywords are ignored)."""
     if not size and "size" not in kwargs:
         raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
+    check_device(fn, kwargs.get("device"))
     return as_size(size, kwargs.get("size"), fn)
 
 
@@ -989,6 +1015,23 @@ def numeric_array(value: Any) -> np.ndarray | None:
     """
     array = np.asarray(value)
     return array if array.dtype.kind in "biufc" else None
+
+
+def untracked_number(value: Tensor, fn: str) -> Any:
+    """The number a one-element Tensor given as ``fn``'s ``fill_value`` holds; torch's TypeError for one
+    that autograd tracks (requires grad, or has a tangent at an active dual level): its number
+    would be a constant, with a zero derivative."""
+    fw = value._fw
+    if value.requires_grad or (fw and any(fw.get(level) is not None for level in STATE.dual_levels)):
+        raise TypeError(f"{fn}(): argument 'fill_value' (position 2) must be Number, not Tensor")
+    return value.item()
+
+
+def _stands_in_for_leaf(node: Any) -> bool:
+    """Whether ``node`` only links a tensor to a leaf whose gradients it passes on (the node of a leaf
+    unpacked from a saved-tensor hook): the tensor is then a leaf itself to the user, as torch's,
+    whose unpacked leaf shares the packed leaf's gradient accumulator."""
+    return getattr(getattr(node, "op", None), "leaf_stand_in", False)
 
 
 def as_operand(x: Any) -> Tensor:

@@ -14,6 +14,7 @@ import numpy as np
 from helpers import as_outputs, assert_close, directional_fd, leaves, random_like, vdot
 
 import dualgrad as dg
+from dualgrad import forward_ad as fwAD
 
 
 def reverse_grads(call: Callable, arrays: Sequence[np.ndarray], cotangents: Sequence[np.ndarray],
@@ -64,3 +65,30 @@ def check_second_order(call: Callable, arrays: Sequence[np.ndarray], seed: int =
     plus = inner([a + eps * v for a, v in zip(arrays, vs, strict=True)])
     minus = inner([a - eps * v for a, v in zip(arrays, vs, strict=True)])
     assert_close(second, (plus - minus) / (2 * eps), rtol=rtol, atol=atol, what="second order")
+
+
+def check_forward(call, arrays, seed=0):
+    """Tangents of ``call`` (one dual level) equal central differences along random directions."""
+    rng = np.random.default_rng(seed)
+    directions = [rng.standard_normal(a.shape) for a in arrays]
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(dg.tensor(a), dg.tensor(v)) for a, v in zip(arrays, directions, strict=True)]
+        tangents = [fwAD.unpack_dual(o).tangent for o in as_outputs(call(*duals))]
+    expected = directional_fd(call, arrays, directions)
+    assert tangents and len(tangents) == len(expected)
+    for tangent, e in zip(tangents, expected, strict=True):
+        assert tangent is not None, "forward mode lost the tangent"
+        np.testing.assert_allclose(tangent.numpy(), e, rtol=1e-5, atol=1e-6)
+
+
+def check_vmap(call, arrays, size=3):
+    """vmap over a batch of scaled copies of the inputs equals a loop over the batch."""
+    members = [[a * (1.0 + 0.05 * k) for a in arrays] for k in range(size)]
+    stacked = [dg.tensor(np.stack([m[i] for m in members])) for i in range(len(arrays))]
+    got = dg.vmap(lambda *xs: as_outputs(call(*xs)))(*stacked)
+    for k, member in enumerate(members):
+        with dg.no_grad():
+            expected = as_outputs(call(*[dg.tensor(a) for a in member]))
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected, strict=True):
+            np.testing.assert_allclose(g.numpy()[k], e.numpy(), rtol=1e-12, atol=1e-12)

@@ -686,7 +686,7 @@ def _linalg_slogdet(draw: Any) -> Sample:
 def _linalg_cholesky(draw: Any) -> Sample:
     n = draw(st.integers(1, 4))
     x = array(draw, _stack_shape(draw) + (n, n), -1.0, 1.0)
-    return Sample(lambda t: dg.linalg.cholesky(t @ t.mT + n * np.eye(n)), (x,))
+    return Sample(lambda t: dg.linalg.cholesky(t @ t.mH + n * np.eye(n)), (x,))
 
 
 @sample("linalg_eigh")
@@ -695,10 +695,11 @@ def _linalg_eigh(draw: Any) -> Sample:
     lead = _stack_shape(draw)
     q = _orthogonal(draw, lead + (n, n))
     a = q @ (_spread(draw, lead, n, low=-1.0)[..., None] * q.swapaxes(-1, -2))
-    # LAPACK may flip an eigenvector's sign between nearby inputs: sample sign-invariant functions.
+    # LAPACK may flip an eigenvector's sign (phase) between nearby inputs: sample sign-invariant functions
+    # (``mH`` and ``conj``: Hermitian inputs and phase-invariant functions for complex ones too).
     def call(t: dg.Tensor) -> tuple:
-        values, vectors = dg.linalg.eigh((t + t.mT) * 0.5)
-        return values, vectors * vectors, (vectors * np.arange(1.0, n + 1)) @ vectors.mT
+        values, vectors = dg.linalg.eigh((t + t.mH) * 0.5)
+        return values, vectors * vectors.conj(), (vectors * np.arange(1.0, n + 1)) @ vectors.mH
 
     return Sample(call, (a,))
 
@@ -719,7 +720,7 @@ def _linalg_svd(draw: Any) -> Sample:
         big_u, s, big_vh = dg.linalg.svd(t, full_matrices=full_matrices)
         u, vh = big_u[..., :k], big_vh[..., :k, :]
         u2, vh2 = big_u[..., k:], big_vh[..., k:, :]
-        return s, u * u, vh * vh, (u * np.arange(1.0, k + 1)) @ vh, u2 @ u2.mT, vh2.mT @ vh2
+        return s, u * u.conj(), vh * vh.conj(), (u * np.arange(1.0, k + 1)) @ vh, u2 @ u2.mH, vh2.mH @ vh2
 
     return Sample(call, (a,))
 

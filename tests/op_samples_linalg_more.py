@@ -50,7 +50,7 @@ COVERED_BY["lu_pivots_to_permutation"] = "linalg_lu_factor"
 def _linalg_cholesky_ex(draw: Any) -> Sample:
     n = draw(st.integers(1, 4))
     x = array(draw, _stack_shape(draw) + (n, n), -1.0, 1.0)
-    return Sample(lambda t: dg.linalg.cholesky_ex(t @ t.mT + n * np.eye(n)).L, (x,))
+    return Sample(lambda t: dg.linalg.cholesky_ex(t @ t.mH + n * np.eye(n)).L, (x,))
 
 
 @sample("linalg_eig")

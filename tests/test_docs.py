@@ -13,6 +13,7 @@ import sys
 import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import dualgrad as dg
@@ -21,7 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 # Modules whose public names (``__all__``) the reference documents, besides ``dualgrad`` itself.
 SUBMODULES = ("autograd", "forward_ad", "functional", "func", "graph", "profiler", "testing", "linalg",
-              "fft", "scipy", "special")
+              "fft", "scipy", "scipy.optimize", "scipy.integrate", "implicit", "special", "nn", "optim",
+              "serialization", "sparse")
 
 
 def public_names() -> list[str]:
@@ -40,7 +42,8 @@ def test_every_public_name_is_in_the_api_reference():
 
 
 def test_every_public_submodule_has_a_reference_page():
-    pages = [m for m in (*SUBMODULES, "numpy_dispatch") if m != "autograd"]  # autograd: in api/autograd.md
+    pages = [m for m in (*SUBMODULES, "numpy_dispatch")  # autograd: in api/autograd.md; scipy.*: in api/scipy.md
+             if m != "autograd" and not m.startswith("scipy.")]
     missing = [m for m in pages if not (DOCS / "api" / f"{m}.md").exists()]
     assert not missing, f"no docs/api/<module>.md for: {missing}"
 
@@ -93,6 +96,13 @@ def test_per_example_gradients_match_a_loop():
     assert number_after(out, "max |mean of per-example gradients - gradient of the mean loss|:") < 1e-12
 
 
+def test_pinn_trains_with_adam_and_lbfgs_through_a_checkpoint():
+    out = run_example("pinn_ode.py")
+    assert "checkpoint restored: 6 tensors, Adam at step 400" in out
+    assert number_after(out, "after L-BFGS: loss") < 1e-5
+    assert number_after(out, "max |u(t) - cos t| on [0, pi] =") < 1e-3
+
+
 def test_numpy_sort_function_works_under_the_transforms_and_fits_through_outliers():
     out = run_example("numpy_sort.py")
     assert "gradcheck (reverse, forward, batched): True; gradgradcheck: True" in out
@@ -131,3 +141,29 @@ def test_example_plot_is_skipped_without_matplotlib(tmp_path):
     out = run_example("newton.py", "--plot", str(tmp_path / "newton.png"), extra_path=tmp_path)
     assert "matplotlib is not installed: plot skipped" in out
     assert not (tmp_path / "newton.png").exists()
+
+
+def test_ode_fit_recovers_the_parameters_with_consistent_sensitivities():
+    pytest.importorskip("scipy")
+    out = run_example("ode_fit.py")
+    fitted = re.search(r"fitted parameters: \[([^\]]*)\]", out).group(1).split()
+    assert np.allclose([float(v) for v in fitted], [1.1, 0.4, 0.1, 0.4], rtol=0.1), out
+    assert "success: True" in out
+    assert number_after(out, "max |adjoint - forward| / max |gradient|") < 1e-6
+    assert number_after(out, "max |finite differences - forward| / max |gradient|") < 1e-5
+
+
+def test_bilevel_hypergradient_matches_finite_differences():
+    pytest.importorskip("scipy")
+    out = run_example("bilevel.py")
+    assert number_after(out, "relative difference:") < 1e-5
+    assert number_after(out, "|hypergradient| at the optimum:") < 1e-5
+    assert "outer success: True" in out
+
+
+def test_steady_state_sensitivities_agree():
+    pytest.importorskip("scipy")
+    out = run_example("steady_state.py")
+    assert number_after(out, "max |F(u)| =") < 1e-9
+    assert number_after(out, "max |forward - reverse| =") < 1e-12
+    assert number_after(out, "max |finite differences - reverse| / max |reverse| =") < 1e-6

@@ -115,6 +115,7 @@ def test_mixed_dtypes_promote_as_the_product(fixed_dtype, input_dtype, monkeypat
     np.testing.assert_array_equal(fast, gemm)
 
 
+@pytest.mark.fastpath
 @pytest.mark.parametrize("shape, fixed, left", PRODUCTS)
 def test_the_product_with_the_basis_is_skipped(shape, fixed, left):
     """Only the primal product runs: no GEMM with the identity (two products on the old code)."""
@@ -127,6 +128,7 @@ def test_the_product_with_the_basis_is_skipped(shape, fixed, left):
         assert products == [[list(shape), list(fixed)] if left else [list(fixed), list(shape)]]
 
 
+@pytest.mark.fastpath
 def test_several_inputs_use_blocks_of_the_identity():
     rng = np.random.default_rng(4)
     a, b = dg.tensor(rng.standard_normal((3, 4))), dg.tensor(rng.standard_normal((2, 3)))
@@ -148,6 +150,7 @@ def test_several_inputs_use_blocks_of_the_identity():
     assert products == [[[2], [2, 2]], [[2, 2], [2, 3]], [[3, 4], [4]], [[8, 2], [2, 2]]]
 
 
+@pytest.mark.fastpath
 def test_blocks_of_several_inputs_start_where_their_columns_do():
     blocks = _basis.identity_blocks([dg.zeros(2), dg.zeros(2, 3), dg.zeros(())])
     assert [b.shape for b in blocks] == [(9, 2), (9, 2, 3), (9,)]
@@ -207,6 +210,7 @@ def test_the_jacobian_does_not_alias_the_matrix():
         a.copy_(dg.tensor(a_data))
 
 
+@pytest.mark.fastpath
 def test_a_matrix_with_infinities_gives_its_own_entries():
     """The Jacobian of ``A @ x`` is exactly ``A``: a GEMM with the identity would spread ``0 * inf = nan``."""
     a = dg.tensor([[1.0, np.inf], [2.0, 3.0]])
@@ -228,6 +232,7 @@ def test_in_place_change_of_a_dual_input_changes_its_tangent():
         np.testing.assert_allclose(got.numpy(), expected, rtol=1e-14)
 
 
+@pytest.mark.fastpath
 def test_a_block_changed_in_place_is_an_ordinary_operand():
     block = _basis.identity_blocks([dg.zeros(3)])[0]
     assert _basis.identity_block_start(block) == 0
@@ -240,6 +245,7 @@ def test_a_block_changed_in_place_is_an_ordinary_operand():
     assert _basis.identity_block_start(block) is None
 
 
+@pytest.mark.fastpath
 def test_views_copies_and_tracked_blocks_are_not_marked():
     block = _basis.identity_blocks([dg.zeros(3)])[0]
     assert _basis.identity_block_start(block.detach()) == 0  # the same array, untracked
@@ -257,6 +263,7 @@ def test_an_array_with_another_layout_is_not_marked():
     assert _basis.identity_block_start(block) is None
 
 
+@pytest.mark.fastpath
 def test_the_registry_forgets_blocks_that_died():
     before = len(_basis._REGISTRY)
     blocks = _basis.identity_blocks([dg.zeros(3), dg.zeros(2)])

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from grad_checks import check_first_order
-from helpers import as_outputs, directional_fd
+from grad_checks import check_first_order, check_forward, check_vmap
+from helpers import as_outputs
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -34,33 +34,6 @@ def unit(*shape):
 def nonzero(*shape):
     """Values in [-2, -0.3] U [0.3, 2]: away from the kinks of abs, sign, where(x > 0)."""
     return RNG.uniform(0.3, 2.0, shape) * RNG.choice([-1.0, 1.0], shape)
-
-
-def check_forward(call, arrays, seed=0):
-    """Tangents of ``call`` (one dual level) equal central differences along random directions."""
-    rng = np.random.default_rng(seed)
-    directions = [rng.standard_normal(a.shape) for a in arrays]
-    with fwAD.dual_level():
-        duals = [fwAD.make_dual(dg.tensor(a), dg.tensor(v)) for a, v in zip(arrays, directions, strict=True)]
-        outs = as_outputs(call(*duals))
-        tangents = [fwAD.unpack_dual(o).tangent for o in outs]
-    expected = directional_fd(call, arrays, directions)
-    assert outs and len(tangents) == len(expected)
-    for tangent, e in zip(tangents, expected, strict=True):
-        assert tangent is not None, "forward mode lost the tangent"
-        np.testing.assert_allclose(tangent.numpy(), e, rtol=1e-5, atol=1e-6)
-
-
-def check_vmap(call, arrays, size=3):
-    """vmap over a batch of scaled copies of every input equals a loop over the batch."""
-    members = [[a * (1.0 + 0.05 * k) for a in arrays] for k in range(size)]
-    stacked = [dg.tensor(np.stack([m[i] for m in members])) for i in range(len(arrays))]
-    got = dg.vmap(lambda *xs: as_outputs(call(*xs)))(*stacked)
-    for k, member in enumerate(members):
-        with dg.no_grad():
-            expected = as_outputs(call(*[dg.tensor(a) for a in member]))
-        for g, e in zip(got, expected, strict=True):
-            np.testing.assert_allclose(g.numpy()[k], e.numpy(), rtol=1e-12, atol=1e-12)
 
 
 def check_all_modes(call, arrays):
@@ -563,8 +536,17 @@ def test_function_without_rule_runs_numpy_on_untracked_tensors():
     np.testing.assert_array_equal(result.numpy(), [2.0, 3.5])
 
 
-def test_asarray_returns_the_data_detached():
+def test_asarray_returns_the_data_of_an_untracked_tensor():
     x = dg.tensor([1.0, 2.0], requires_grad=True)
-    data = np.asarray(x)
+    data = np.asarray(x.detach())
     assert type(data) is np.ndarray and np.shares_memory(data, x.detach().numpy())
-    assert type(np.array(x)) is np.ndarray
+    assert type(np.array(x.detach())) is np.ndarray
+    with dg.no_grad():
+        assert np.shares_memory(np.asarray(x), x.detach().numpy())
+
+
+def test_asarray_of_a_tracked_tensor_raises():
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    for convert in (np.asarray, np.array):
+        with pytest.raises(RuntimeError, match=r"requires grad \(shape \(2,\), dtype float64\).*detached"):
+            convert(x)

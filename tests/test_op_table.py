@@ -49,6 +49,7 @@ def _op_names_in_graph(outputs) -> set:
     return names
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SAMPLED)
 @given(data=st.data())
 def test_vjp_matches_finite_differences(name, data):
@@ -67,6 +68,7 @@ def test_vjp_matches_finite_differences(name, data):
     assert_close(vdot(grads, vs), expected, rtol=1e-5, atol=1e-6, what=f"{name} <J^T u, v>")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n in SAMPLED if n not in FIRST_ORDER_ONLY])
 @given(data=st.data())
 def test_second_order_matches_finite_differences(name, data):

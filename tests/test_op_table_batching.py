@@ -129,6 +129,7 @@ def batch_layouts(draw, arrays: tuple) -> tuple:
     return tuple(dims)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SAMPLED)
 @given(data=st.data())
 def test_batching_rule_matches_loop(name, data):
@@ -150,6 +151,7 @@ def test_batching_rule_matches_loop(name, data):
             np.testing.assert_allclose(member, e, rtol=1e-10, atol=1e-12, err_msg=f"{name}, member {k}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SAMPLED)
 @given(data=st.data())
 def test_nested_vmap_matches_double_loop(name, data):

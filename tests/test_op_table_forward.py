@@ -48,6 +48,7 @@ def _draw(name, data):
     return sample, rng
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SAMPLED)
 @given(data=st.data())
 def test_jvp_matches_finite_differences(name, data):
@@ -61,6 +62,7 @@ def test_jvp_matches_finite_differences(name, data):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=f"{name} J v")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SAMPLED)
 @given(data=st.data())
 def test_forward_and_reverse_agree_on_dot_product(name, data):
@@ -75,6 +77,7 @@ def test_forward_and_reverse_agree_on_dot_product(name, data):
                  what=f"{name} <u, J v> vs <J^T u, v>")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SAMPLED)
 @given(data=st.data())
 def test_nested_levels_give_second_directional_derivative(name, data):

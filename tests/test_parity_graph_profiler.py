@@ -4,10 +4,10 @@ import json
 import warnings
 
 import pytest
+from dualgrad.autograd.profiler import EventList, FunctionEvent
 
 import dualgrad as dg
-from dualgrad import profiler
-from dualgrad.profiler import EventList, FunctionEvent
+from dualgrad.autograd import profiler
 
 # -- graph ------------------------------------------------------------------------------
 

@@ -78,7 +78,7 @@ def test_result_is_a_fresh_writable_zero_dim_array():
 
 
 def test_zero_dim_gradient_products_match_the_array_path():
-    """A backward through 0-d products takes the scalar path too (``_unseen_product``)."""
+    """A backward through 0-d products takes the scalar path too (``fastpath.unseen_product``)."""
     def chain(x):
         for _ in range(5):
             x = dg.sin(x) * 1.01 + 0.1

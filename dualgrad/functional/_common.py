@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._state import STATE
+from ..batching import BatchedTensor
 from ..factories import zeros_like
 from ..tensor import Tensor
+from ..transform_levels import ReverseLevel, lower, tag_leaf, tracked_by_enclosing_transform
 
 # torch's strict-mode messages, by what was found independent of the inputs
 INDEPENDENT = (
@@ -29,6 +32,11 @@ GRAPH_INDEPENDENT = (
 )
 
 
+# what to use under vmap instead of each ``autograd.functional`` function
+_FUNC_EQUIVALENT = {"vjp": "vjp", "jvp": "jvp", "vhp": "vjp of func.grad", "hvp": "jvp of func.grad",
+                    "jacobian": "jacrev (or jacobian's forward mode)", "hessian": "hessian"}
+
+
 def as_tuple(value: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
     """``(was_tuple, value as a tuple of Tensors)``; TypeError otherwise (a list is not a tuple, as in torch)."""
     is_tuple = isinstance(value, tuple)
@@ -41,24 +49,46 @@ def as_tuple(value: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
     return is_tuple, values
 
 
+def refuse_batched(inputs: tuple, fn_name: str) -> None:
+    """torch refuses ``autograd.functional`` under vmap; so does this, except ``jacobian``'s forward mode."""
+    for i, x in enumerate(inputs):
+        if isinstance(x, BatchedTensor):
+            raise RuntimeError(
+                f"autograd.functional.{fn_name}: input {i} is batched by an enclosing vmap, which "
+                f"autograd.functional does not support here (nor does torch). Use "
+                f"dualgrad.func.{_FUNC_EQUIVALENT[fn_name]} inside vmap instead."
+            )
+
+
 def unpack(values: tuple, is_tuple: bool) -> Any:
     return values if is_tuple else values[0]
 
 
-def prepare(inputs: tuple, create_graph: bool, need_graph: bool = True) -> tuple:
-    """Inputs to differentiate: fresh leaves, or aliases that keep the graph with ``create_graph``."""
+def prepare(inputs: tuple, create_graph: bool, level: ReverseLevel, fn_name: str, need_graph: bool = True) -> tuple:
+    """Inputs to differentiate, as ``level``'s leaves: fresh leaves, or aliases that keep the graph
+    and tangents of an input that ``create_graph`` or an enclosing transform (``func``) tracks."""
+    refuse_batched(inputs, fn_name)
     result = []
     for x in inputs:
-        if create_graph and x.requires_grad:
-            result.append(x.view(x.shape))
+        if (create_graph and x.requires_grad) or tracked_by_enclosing_transform(x):
+            alias = x.view(x.shape)
+            result.append(alias if alias.requires_grad or not need_graph else tag_leaf(alias.requires_grad_(), level))
         else:
-            result.append(x.detach().requires_grad_(bool(need_graph)))
+            result.append(tag_leaf(x.detach().requires_grad_(bool(need_graph)), level))
     return tuple(result)
 
 
+def graph_needed(create_graph: bool) -> bool:
+    """Whether the products' own passes are recorded: with ``create_graph``, or for an enclosing
+    ``func`` transform (its reverse level is alive), which differentiates the results whatever
+    ``create_graph`` says (torch refuses ``autograd.functional`` inside its transforms)."""
+    return create_graph or bool(STATE.reverse_levels)
+
+
 def finish(values: tuple, create_graph: bool) -> tuple:
-    """Results, detached unless ``create_graph``."""
-    return tuple(v if v is None or create_graph else v.detach() for v in values)
+    """Results: with ``create_graph`` as they are; otherwise without a graph of the base level (as
+    torch), but with the graphs and tangents of enclosing transforms."""
+    return tuple(v if v is None or create_graph else lower(v, base=False) for v in values)
 
 
 def check_v(v: Any, others: tuple, others_tuple: bool, fn_name: str, none_message: str) -> tuple:

@@ -14,13 +14,16 @@ from ..ops.shape import stack
 from ..reverse import enable_grad
 from ..reverse import grad as autograd_grad
 from ..tensor import Tensor
+from ..transform_levels import reverse_level, tracked_by_enclosing_transform
 from ._common import (
     JACOBIAN_INDEPENDENT,
     as_tuple,
     check_requires_grad,
     fill_unused,
     finish,
+    graph_needed,
     prepare,
+    refuse_batched,
     scalar_output,
 )
 
@@ -39,14 +42,14 @@ STRICT_OUTPUT_INDEPENDENT = (
 )
 
 
-def _rows_loop(outputs: tuple, xs: tuple, create_graph: bool, strict: bool) -> list:
-    """One backward pass per output element (``vectorize=False``)."""
+def _rows_loop(outputs: tuple, xs: tuple, record: bool, strict: bool, create_graph: bool) -> list:
+    """One backward pass per output element (``vectorize=False``), recorded if ``record``."""
     jac = []
     for o, out in enumerate(outputs):
         flat = out.reshape(-1)
         rows: list = [[] for _ in xs]
         for j in range(flat.shape[0]):
-            grads = (autograd_grad(flat[j], xs, retain_graph=True, create_graph=create_graph,
+            grads = (autograd_grad(flat[j], xs, retain_graph=True, create_graph=record,
                                    allow_unused=True) if out.requires_grad else (None,) * len(xs))
             grads = fill_unused(grads, xs, strict, STRICT_OUTPUT_INDEPENDENT.replace("{o}", str(o)),
                                 create_graph)
@@ -83,7 +86,8 @@ def _columns_forward(func: Callable, inputs: tuple) -> tuple[list, bool]:
     ``vmap`` of ``func.jvp`` over the basis, without vmap's argument checks:
     the tangents are batched at a new vmap level directly.
     """
-    xs = tuple(x.detach() for x in inputs)
+    # (an alias keeps what an enclosing transform tracks; hessian's gradient may set requires_grad on it)
+    xs = tuple(x.view(x.shape) if tracked_by_enclosing_transform(x) else x.detach() for x in inputs)
     out_is_tuple = []
 
     def as_tuple_func(*args: Any) -> tuple:
@@ -149,18 +153,19 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
             raise NotImplementedError(FORWARD_NEEDS_VECTORIZE)
         jac, out_tuple = _columns_forward(func, inputs)
         return _structure(jac, out_tuple, in_tuple)
-    with enable_grad():
+    record = graph_needed(create_graph)
+    with enable_grad(), reverse_level() as level:
         in_tuple, inputs = as_tuple(inputs, "inputs", "jacobian")
-        xs = prepare(inputs, create_graph)
+        xs = prepare(inputs, create_graph, level, "jacobian")
         out_tuple, outputs = as_tuple(func(*xs), "outputs of the user-provided function", "jacobian")
         check_requires_grad(outputs, strict)
         if vectorize:
             if strict:
                 raise RuntimeError(NOT_TOGETHER.format(option="strict", other="vectorize=True", yet="",
                                                        alternative="vectorize=False"))
-            jac = _rows_batched(outputs, xs, create_graph)
+            jac = _rows_batched(outputs, xs, record)
         else:
-            jac = _rows_loop(outputs, xs, create_graph, strict)
+            jac = _rows_loop(outputs, xs, record, strict, create_graph)
     return _structure([finish(row, create_graph) for row in jac], out_tuple, in_tuple)
 
 
@@ -179,8 +184,10 @@ def hessian(func: Callable, inputs: Any, create_graph: bool = False, strict: boo
             [ 0., 12.]])
     """
     in_tuple, inputs = as_tuple(inputs, "inputs", "hessian")
+    refuse_batched(inputs, "hessian")
     _check_strategy(outer_jacobian_strategy, "hessian")
-    inner_graph = outer_jacobian_strategy == "reverse-mode"
+    # (recorded for the outer reverse-mode Jacobian, and for an enclosing transform)
+    inner_graph = outer_jacobian_strategy == "reverse-mode" or graph_needed(create_graph)
 
     def gradient(*xs: Tensor) -> tuple:
         with enable_grad():

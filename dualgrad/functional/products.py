@@ -14,6 +14,7 @@ from ..reverse import grad as autograd_grad
 from ..reverse.api import implicit_grad, in_dtype_of
 from ..reverse.engine import run_backward
 from ..tensor import Tensor
+from ..transform_levels import reverse_level
 from ._common import (
     INDEPENDENT,
     JACOBIAN_INDEPENDENT,
@@ -22,6 +23,7 @@ from ._common import (
     check_v,
     fill_unused,
     finish,
+    graph_needed,
     prepare,
     scalar_output,
     unpack,
@@ -85,13 +87,14 @@ def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     >>> vjp(lambda x: x ** 2, dg.tensor([1., 2.]), dg.tensor([1., 1.]))
     (tensor([1., 4.]), tensor([2., 4.]))
     """
-    with enable_grad():
+    record = graph_needed(create_graph)
+    with enable_grad(), reverse_level() as level:
         in_tuple, inputs = as_tuple(inputs, "inputs", "vjp")
-        xs = prepare(inputs, create_graph)
+        xs = prepare(inputs, create_graph, level, "vjp")
         out_tuple, outputs = as_tuple(func(*xs), "outputs of the user-provided function", "vjp")
         check_requires_grad(outputs, strict)
         vs = check_v(v, outputs, out_tuple, "vjp", V_NONE_OUTPUT)
-        grads = fill_unused(_pullback(outputs, xs, vs, create_graph), xs, strict, INDEPENDENT, create_graph)
+        grads = fill_unused(_pullback(outputs, xs, vs, record), xs, strict, INDEPENDENT, create_graph)
     return unpack(finish(outputs, create_graph), out_tuple), unpack(finish(grads, create_graph), in_tuple)
 
 
@@ -110,10 +113,11 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     """
     in_tuple, inputs = as_tuple(inputs, "inputs", "jvp")
     vs = _tangents(check_v(v, inputs, in_tuple, "jvp", V_NONE_INPUT), inputs)
-    with enable_grad(), dual_level() as number:
+    record = graph_needed(create_graph)
+    with enable_grad(), reverse_level() as own, dual_level() as number:
         level = STATE.dual_levels[number]
-        level.tape_tangents = create_graph
-        xs = prepare(inputs, create_graph, need_graph=create_graph or strict)
+        level.tape_tangents = record
+        xs = prepare(inputs, create_graph, own, "jvp", need_graph=create_graph or strict)
         out_tuple, outputs = as_tuple(func(*[make_dual(x, t) for x, t in zip(xs, vs, strict=True)]),
                                       "outputs of the user-provided function", "jvp")
         if strict:  # torch's checks: every output depends on the inputs, every input is used
@@ -138,14 +142,15 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     >>> vhp(lambda x: (x ** 3).sum(), dg.tensor([1., 2.]), dg.tensor([1., 1.]))
     (tensor(9.), tensor([ 6., 12.]))
     """
-    with enable_grad():
+    record = graph_needed(create_graph)
+    with enable_grad(), reverse_level() as level:
         in_tuple, inputs = as_tuple(inputs, "inputs", "vhp")
         vs = check_v(v, inputs, in_tuple, "vhp", V_NONE_INPUT)
-        xs = prepare(inputs, create_graph)
+        xs = prepare(inputs, create_graph, level, "vhp")
         out = scalar_output(func, xs, "vhp", strict)
         jac = fill_unused(_gradient(out, xs, True), xs, strict, INDEPENDENT)
         check_requires_grad(jac, strict, JACOBIAN_INDEPENDENT)
-        grads = fill_unused(_pullback(jac, xs, vs, create_graph), xs, strict, NOT_REACHED["vhp"],
+        grads = fill_unused(_pullback(jac, xs, vs, record), xs, strict, NOT_REACHED["vhp"],
                             create_graph, "hessian")
     return finish((out,), create_graph)[0], unpack(finish(grads, create_graph), in_tuple)
 
@@ -172,17 +177,18 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     """
     in_tuple, inputs = as_tuple(inputs, "inputs", "hvp")
     vs = _tangents(check_v(v, inputs, in_tuple, "hvp", V_NONE_INPUT), inputs)
-    with enable_grad(), dual_level() as number:
+    record = graph_needed(create_graph)
+    with enable_grad(), reverse_level() as own, dual_level() as number:
         level = STATE.dual_levels[number]
-        level.tape_tangents = create_graph
-        xs = tuple(_carrying(x, t, level) for x, t in zip(prepare(inputs, create_graph), vs, strict=True))
-        level.defer_tangents = not create_graph
+        level.tape_tangents = record
+        xs = tuple(_carrying(x, t, level) for x, t in zip(prepare(inputs, create_graph, own, "hvp"), vs, strict=True))
+        level.defer_tangents = not record
         out = scalar_output(func, xs, "hvp", strict)
         level.defer_tangents = False
-        if not create_graph:  # never read: what its deferred tangent holds goes now (with create_graph,
-            # a backward rule reading ``out`` as a saved output takes its tangent from ``out`` itself)
+        if not record:  # never read: what its deferred tangent holds goes now (when recorded, a
+            # backward rule reading ``out`` as a saved output takes its tangent from ``out`` itself)
             set_tangent(out, level, None)
-        grads = fill_unused(_gradient(out, xs, create_graph), xs, strict, INDEPENDENT)
+        grads = fill_unused(_gradient(out, xs, record), xs, strict, INDEPENDENT)
         # a missing tangent: the gradient does not depend on the inputs (torch's jacobian check)
         products = fill_unused(tuple(unpack_dual(g).tangent for g in grads), grads, strict,
                                JACOBIAN_INDEPENDENT, create_graph, "hessian")

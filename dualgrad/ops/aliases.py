@@ -22,12 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from .._devices import CPU, check_device
 from ..factories import _default_float, as_tensor, empty
 from ..tensor import Tensor, torch_dtype_name
 from . import special
 from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
-from .elementwise import selecting
+from .elementwise import selecting, to_dtype
 from .indexing import GETITEM
 from .inplace import COPY, _inplace, _method, update_
 from .linalg_derived import matrix_norm
@@ -391,6 +392,7 @@ def range(start: Any = 0, end: Any = None, step: Any = 1, *, dtype: Any = None, 
     ...     dg.range(1, 4)
     tensor([1., 2., 3., 4.])
     """
+    check_device("range", _device.get("device"))
     warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
                   "[start, end).", UserWarning, stacklevel=2)
@@ -413,6 +415,7 @@ def empty_strided(size: Any, stride: Any, *, dtype: Any = None, requires_grad: b
     >>> dg.empty_strided((2, 3), (1, 2)).stride()
     (1, 2)
     """
+    check_device("empty_strided", _device.get("device"))
     size, stride = tuple(size), tuple(stride)
     if len(size) != len(stride):
         raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides "
@@ -437,6 +440,7 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
     >>> a
     array([1., 0.])
     """
+    check_device("asarray", device)
     source = obj._data if isinstance(obj, Tensor) else obj
     current = np.asarray(source).dtype if isinstance(source, np.ndarray) else None
     if copy is False and dtype is not None and current is not None and np.dtype(dtype) != current:
@@ -449,7 +453,7 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
             warnings.warn("torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of "
                           "False. Pass requires_grad=False explicitly to get the old behavior and silence this "
                           "warning.", UserWarning, stacklevel=2)
-        result = obj.to(dtype) if dtype is not None else obj
+        result = to_dtype(obj, dtype) if dtype is not None else obj
         result = result.clone() if copy and result is obj else result
     else:
         result = as_tensor(np.array(source, copy=True) if copy else source, dtype=dtype)
@@ -639,18 +643,17 @@ def set_default_device(device: Any) -> None:
     >>> import dualgrad as dg
     >>> dg.set_default_device("cpu")
     """
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise RuntimeError(f"dualgrad runs on the CPU only, not on {device!r}")
+    check_device("set_default_device", device)
 
 
-def get_default_device() -> str:
-    """``'cpu'``, the only device dualgrad has (torch returns ``torch.device('cpu')``).
+def get_default_device() -> Any:
+    """``device(type='cpu')``, the only device dualgrad has.
 
     >>> import dualgrad as dg
     >>> dg.get_default_device()
-    'cpu'
+    device(type='cpu')
     """
-    return "cpu"
+    return CPU
 
 
 METHODS: dict[str, Any] = {

@@ -41,6 +41,9 @@ from .promotion import default_float_result, promote
 _ndarray = np.ndarray
 NO_EDGE = (None, 0)
 
+# ``Op.pack_order`` of the binary ops whose torch nodes save ``other`` before ``self`` (most of them);
+# recording and unpacking test for this very object
+OTHER_FIRST = (1, 0)
 
 
 def tensor_arg(x: Any, fn: str) -> Tensor:
@@ -295,8 +298,9 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple, flags: d
         return
     # The compact node (``Node.__slots__``): of each Tensor argument it keeps the Tensor itself when
     # saved ("folded", with its version), a SavedTensor under saved-tensor hooks, else its TensorMeta
-    # (shape and dtype); a constant as it is. (One and two arguments spelled out, as in _apply: the
-    # common calls build no tuple and call no helper per argument.)
+    # (shape and dtype); a constant as it is, a NumPy array its rules read as a copy (no version
+    # counter would see the caller change it before the backward pass). (One and two arguments
+    # spelled out, as in _apply: the common calls build no tuple and call no helper per argument.)
     # (``fold_input`` spelled out for the common case, a plain Tensor without saved-tensor hooks)
     hooked = (STATE.__dict__ if flags is None else flags)["saved_tensor_hooks"]
     if n == 1:
@@ -314,34 +318,38 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple, flags: d
     else:
         a, b = args
         save_a, save_b = (save_inputs, save_inputs) if type(save_inputs) is bool else save_inputs
-        version_a = version_b = None
-        saved = ()
-        if isinstance(a, Tensor):
-            if save_a:
-                if not hooked and type(a) is Tensor and a._extra is None:
-                    version_a = 0 if a._counter is None else a._counter.value
-                else:
-                    version_a = fold_input(a)
-                kept_a, saved = (a, ()) if version_a is not None else _saved_input(a)
-            else:
-                kept_a = meta_of(a._data)
+        if hooked and op.pack_order is not None and save_a and save_b:  # (hooks see the order: torch's)
+            kept_a, kept_b, saved = _kept_pair_in_order(op, a, b)
+            version_a = version_b = None
         else:
-            kept_a = a
-        if isinstance(b, Tensor):
-            if save_b:
-                if not hooked and type(b) is Tensor and b._extra is None:
-                    version_b = 0 if b._counter is None else b._counter.value
+            version_a = version_b = None
+            saved = ()
+            if isinstance(a, Tensor):
+                if save_a:
+                    if not hooked and type(a) is Tensor and a._extra is None:
+                        version_a = 0 if a._counter is None else a._counter.value
+                    else:
+                        version_a = fold_input(a)
+                    kept_a, saved = (a, ()) if version_a is not None else _saved_input(a)
                 else:
-                    version_b = fold_input(b)
-                if version_b is not None:
-                    kept_b = b
-                else:
-                    kept_b, saved_b = _saved_input(b)
-                    saved += saved_b
+                    kept_a = meta_of(a._data)
             else:
-                kept_b = meta_of(b._data)
-        else:
-            kept_b = b
+                kept_a = a.copy() if save_a and type(a) is np.ndarray else a
+            if isinstance(b, Tensor):
+                if save_b:
+                    if not hooked and type(b) is Tensor and b._extra is None:
+                        version_b = 0 if b._counter is None else b._counter.value
+                    else:
+                        version_b = fold_input(b)
+                    if version_b is not None:
+                        kept_b = b
+                    else:
+                        kept_b, saved_b = _saved_input(b)
+                        saved += saved_b
+                else:
+                    kept_b = meta_of(b._data)
+            else:
+                kept_b = b.copy() if save_b and type(b) is np.ndarray else b
         node = new_node2(op, (a._grad_fn or a) if needs[0] else None, a._output_nr if needs[0] else 0,
                          kept_a, version_a, (b._grad_fn or b) if needs[1] else None,
                          b._output_nr if needs[1] else 0, kept_b, version_b, saved, params)
@@ -359,12 +367,27 @@ def _saved_input(a: Tensor) -> tuple:
     return saved, (saved,)
 
 
+def _kept_pair_in_order(op: Any, a: Any, b: Any) -> tuple:
+    """``(kept_a, kept_b, saved)`` of two saved arguments under saved-tensor hooks (where every saved
+    Tensor is a SavedTensor), packed in ``op.pack_order``: torch's, ``a * b`` packs ``b`` first."""
+    order = op.pack_order if type(op.pack_order) is tuple else op.pack_order(a, b)
+    if order is OTHER_FIRST:
+        kept_b = _kept(b, True)
+        kept_a = _kept(a, True)
+    else:
+        kept_a, kept_b = _kept(a, True), _kept(b, True)
+    return kept_a, kept_b, _saved_of((kept_a, kept_b))
+
+
 def _record_general(op: Any, args: tuple, params: dict, out: Any, needs: tuple, save_inputs: Any,
                     save_out: Any) -> None:
     """``_record`` for calls of more than two arguments and multi-output ops: a node of tuples."""
     edges = tuple([(a._grad_fn or a, a._output_nr) if need else NO_EDGE for a, need in zip(args, needs)])
-    inputs = tuple([(save_tensor(a) if save_inputs is True or (save_inputs is not False and save_inputs[i])
-                     else meta_of(a._data)) if isinstance(a, Tensor) else a for i, a in enumerate(args)])
+    if op.pack_order is not None and save_inputs is not False:
+        inputs = _kept_in_order(op, args, save_inputs)
+    else:
+        inputs = tuple([_kept(a, save_inputs is True or (save_inputs is not False and save_inputs[i]))
+                        for i, a in enumerate(args)])
     saved = _saved_of(inputs)
     if op.multi_output:
         _record_outputs(op, edges, inputs, saved, params, out, save_out)
@@ -377,6 +400,24 @@ def _record_general(op: Any, args: tuple, params: dict, out: Any, needs: tuple, 
     if save_out:  # (saved once it points at the node: a pack hook sees it)
         node.out = saved_out = save_tensor(out, is_output=True)
         node.saved = saved + (saved_out,)
+
+
+def _kept_in_order(op: Any, args: tuple, save_inputs: Any) -> tuple:
+    """What a node keeps of each argument (as ``_record``), the saved ones saved in ``op.pack_order``:
+    torch's order, which saved-tensor hooks observe."""
+    order = op.pack_order if type(op.pack_order) is tuple else op.pack_order(*args)
+    kept = list(args)
+    for i in order:
+        kept[i] = _kept(args[i], save_inputs is True or save_inputs[i])
+    return tuple(kept)
+
+
+def _kept(a: Any, save: bool) -> Any:
+    """What a node keeps of argument ``a``: a SavedTensor or TensorMeta of a Tensor; a copy of a NumPy
+    array its rules read (the caller may change the array before backward); anything else as it is."""
+    if isinstance(a, Tensor):
+        return save_tensor(a) if save else meta_of(a._data)
+    return a.copy() if save and type(a) is np.ndarray else a
 
 
 def _saved_of(inputs: tuple) -> tuple:

@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import opt_einsum
 
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, TensorMeta, _wrap
 from .batch_rules import NOT_BATCHED, to_front
-from .dispatch import apply
+from .dispatch import OTHER_FIRST, apply
 from .registry import Op
 
 
@@ -150,11 +150,21 @@ def _operand_gradient(g: Tensor, operands: tuple, i: int, subscripts: str) -> Te
 
 
 def _einsum_vjp(g: Tensor, out: Any, *operands: Any, subscripts: str) -> list:
-    """One gradient per operand (None for operands that do not require grad)."""
+    """One gradient per operand (None for operands that do not require grad).
+
+    An operand is saved only when another one requires grad (``_saved_for_others``): one that was not
+    (a ``TensorMeta``) is then the one that requires grad, and all the others, which its gradient
+    reads, were saved."""
     return [
-        _operand_gradient(g, operands, i, subscripts) if isinstance(x, Tensor) and x.requires_grad else None
+        _operand_gradient(g, operands, i, subscripts)
+        if type(x) is TensorMeta or (isinstance(x, Tensor) and x.requires_grad) else None
         for i, x in enumerate(operands)
     ]
+
+
+def _saved_for_others(needs: tuple) -> tuple:
+    """Operand i is saved when another operand requires grad (its gradient reads all the others), as torch's."""
+    return tuple(any(need for j, need in enumerate(needs) if j != i) for i in range(len(needs)))
 
 
 def _einsum_jvp(tangents: tuple, out: Any, *operands: Any, subscripts: str) -> Tensor:
@@ -177,7 +187,9 @@ def _einsum_batch(args: tuple, bdims: tuple, subscripts: str) -> tuple:
 
 
 EINSUM = Op("einsum", _einsum_impl, vjp=_einsum_vjp, jvp=_einsum_jvp, batch=_einsum_batch,
-            family="linalg", arg_names=())
+            family="linalg", arg_names=(), save_inputs=_saved_for_others)
+# (torch contracts two operands by bmm, which saves the second before the first)
+EINSUM.pack_order = lambda *operands: OTHER_FIRST if len(operands) == 2 else tuple(range(len(operands)))
 
 
 # -- parsing the equation --------------------------------------------------------------------

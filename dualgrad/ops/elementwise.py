@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from .._deference import deferring_op
 from .._state import STATE
 from ..factories import zeros_like
 from ..fastpath import broadcast_product, engine_only, is_scratch, multiply_into, quiet_operator, scale_into, unseen
 from ..tensor import Tensor, _wrap, as_operand, is_differentiable_dtype, is_number, torch_dtype_name
-from .dispatch import _apply, _record, apply, tensor_arg
+from .dispatch import OTHER_FIRST, _apply, _record, apply, tensor_arg
 from .registry import (
     Op,
     elementwise,
@@ -201,6 +202,9 @@ def _sign_impl(x: np.ndarray) -> np.ndarray:
     bools are their own sign (NumPy has no bool ``sign``)."""
     if x.dtype.kind == "b":
         return x.copy()
+    if x.dtype.kind == "c":  # (NumPy's z / |z| would be a value whose gradient this op declares 0)
+        raise RuntimeError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
+                           "Please use torch.sgn instead.")
     signs = np.sign(x)
     if signs.dtype.kind == "f" and np.isnan(signs).any():
         return np.where(np.isnan(signs), signs.dtype.type(0), signs)
@@ -284,6 +288,8 @@ def _integer_division(fn: Callable) -> Callable:
     """``fn(x, y)``, but an integer division by zero raises torch's error (NumPy gives 0 and warns)."""
 
     def impl(x: Any, y: Any) -> Any:
+        # (a list or tuple operand as an array: np.result_type would read a tuple as a dtype)
+        x, y = (np.asarray(v) if isinstance(v, (list, tuple)) else v for v in (x, y))
         if np.result_type(x, y).kind in "iu" and not np.all(y):
             raise RuntimeError("ZeroDivisionError")
         return fn(x, y)
@@ -444,6 +450,7 @@ ABS = Op("abs", np.abs, vjp=(_abs_vjp,), jvp=_abs_jvp, family="elementwise")
 SGN = Op("sgn", _sgn_impl, vjp=(_sgn_vjp,), jvp=_sgn_jvp, family="elementwise", save_out=True)
 SIGN = _zero_gradient("sign", _sign_impl)
 REMAINDER = elementwise("remainder", _integer_division(np.remainder), (1, lambda out, x, y: -floor_divide(x, y)),
+                        save_inputs=lambda needs: (needs[1], needs[1]),
                         grad_name_for=name_by_operands({(True, True): "RemainderBackward1"}))
 # (torch's div with a rounding mode; its floor_divide has no derivative)
 FLOOR_DIVIDE = _zero_gradient("floor_divide", _integer_division(np.floor_divide), grad_name="DivBackward2")
@@ -495,7 +502,7 @@ ASINH = elementwise("asinh", np.arcsinh, (lambda out, x: rsqrt(x * x + 1),))
 ACOSH = elementwise("acosh", np.arccosh, (lambda out, x: rsqrt(x - 1) * rsqrt(x + 1),))
 ATANH = elementwise("atanh", np.arctanh, (lambda out, x: 1 / (1 - x * x),))
 HYPOT = elementwise("hypot", np.hypot, (lambda out, x, y: x / out, lambda out, x, y: y / out),
-                    save_out=True, to_float=True)
+                    save_inputs=lambda needs: needs, save_out=True, to_float=True)
 
 # -- activations and selections -------------------------------------------------------------
 SIGMOID_BACKWARD = elementwise("sigmoid_backward", _sigmoid_backward_impl,
@@ -518,11 +525,15 @@ CLAMP = selecting("clamp", _clamp_impl, (
     lambda out, x, lo, hi: x < lo,
     lambda out, x, lo, hi: x > hi,
 ), arg_names=("self", "min", "max"), grad_name_for=_clamp_name)
+CLAMP.pack_order = (2, 1, 0)  # (torch's: max, min, self)
 # torch's clamp_min and clamp_max: clamp's rules, nodes of their own names (...Backward1 for a Tensor bound)
 CLAMP_MIN = overload(CLAMP, "clamp_min", "ClampMinBackward0",
                      name_by_operands({(True, True, False): "ClampMinBackward1"}))
 CLAMP_MAX = overload(CLAMP, "clamp_max", "ClampMaxBackward0",
                      name_by_operands({(True, False, True): "ClampMaxBackward1"}))
+# torch's nodes save ``other`` before ``self`` (the order saved-tensor hooks see them packed in)
+for _op in (MUL, DIV, POW, ATAN2, HYPOT, LOGADDEXP, REMAINDER, MAXIMUM, MINIMUM):
+    _op.pack_order = OTHER_FIRST
 
 
 def _where_jvp(tangents: tuple, out: Any, c: Any, x: Any, y: Any) -> Tensor:
@@ -534,12 +545,18 @@ def _where_jvp(tangents: tuple, out: Any, c: Any, x: Any, y: Any) -> Tensor:
 # gives 0, as torch's)
 WHERE = elementwise("where", np.where, (None, lambda out, c, x, y: c, lambda out, c, x, y: ~c), number_inputs=True,
                     vjp=(None, lambda g, out, c, x, y: _where(c, g, 0.0), lambda g, out, c, x, y: _where(c, 0.0, g)),
-                    jvp=_where_jvp, arg_names=("condition", "self", "other"), promotion=1)
+                    jvp=_where_jvp, arg_names=("condition", "self", "other"), promotion=1,
+                    save_inputs=(True, False, False))  # (only the condition is read, and saved, as torch's)
 
 # -- complex parts ---------------------------------------------------------------------------
+def _imag_tangent(t: Tensor, out: Any) -> Tensor:
+    """``imag(t)``; zero for a real tangent (NumPy's ``imag`` of a real array is a constant 0)."""
+    return t.imag if t.dtype.kind == "c" else zeros_like(out)
+
+
 REAL = Op("real", _real_impl, vjp=(lambda g, out, x: g,), jvp=lambda ts, out, x: ts[0].real,
           family="elementwise", save_inputs=False)
-IMAG = Op("imag", _imag_impl, vjp=(lambda g, out, x: g * 1j,), jvp=lambda ts, out, x: ts[0].imag,
+IMAG = Op("imag", _imag_impl, vjp=(lambda g, out, x: g * 1j,), jvp=lambda ts, out, x: _imag_tangent(ts[0], out),
           family="elementwise", save_inputs=False)
 CONJ = Op("conj", np.conjugate, vjp=(lambda g, out, x: g.conj(),), jvp=lambda ts, out, x: ts[0].conj(),
           family="elementwise", save_inputs=False)
@@ -660,8 +677,31 @@ def pow(input: Any = None, exponent: Any = None, *, self: Any = None) -> Tensor:
     (tensor([1., 9.]), tensor([8.]))
     >>> dg.tensor([1, -1, 2]) ** dg.tensor([-2, -3, -1])
     tensor([ 1, -1,  0])
+
+    An array or a list on either side is a constant tensor (torch's ``pow(Tensor, Tensor)``):
+
+    >>> dg.tensor([2., 3.]) ** [3., 0.5], [2., 3.] ** dg.tensor([2.])
+    (tensor([8.0000, 1.7321]), tensor([4., 9.]))
     """
-    return apply(POW, self if input is None else input, exponent)
+    base = self if input is None else input
+    if type(exponent) not in _PLAIN_OPERANDS:  # (one test for the common ``x ** 2`` and ``x ** y``)
+        exponent = _power_operand(exponent)
+    if type(base) not in _PLAIN_OPERANDS:
+        base = _power_operand(base)
+    return apply(POW, base, exponent)
+
+
+_PLAIN_OPERANDS = (Tensor, int, float)
+
+
+def _power_operand(x: Any) -> Any:
+    """A number or Tensor as it is; an array or a list as a constant Tensor, so that ``pow``'s rules take
+    the tensor-exponent path (their number path compares the exponent with 0 and 2). An array is
+    copied, as torch's tensor constructors copy: the node saves it, and the caller may change the
+    array in place before the backward pass (no version counter would notice)."""
+    if isinstance(x, Tensor) or is_number(x):
+        return x
+    return as_operand(x.copy() if isinstance(x, np.ndarray) else x)
 
 
 def clamp(input: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A001, A002 - torch's names
@@ -715,6 +755,10 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor: 
     >>> dg.softplus(dg.tensor([0.]))
     tensor([0.6931])
     """
+    if not (is_number(beta) and is_number(threshold)):  # (a Tensor would be a constant there: torch's TypeError)
+        name, value, position = ("beta", beta, 2) if not is_number(beta) else ("threshold", threshold, 3)
+        raise TypeError(f"softplus(): argument '{name}' (position {position}) must be Number, not "
+                        f"{type(value).__name__}")
     return apply(SOFTPLUS, input, beta=beta, threshold=threshold)
 
 
@@ -906,28 +950,6 @@ def _reflected_division(self: Tensor, other: Any) -> Tensor:
     return div(other, self)
 
 
-def _to(self: Tensor, *args: Any, dtype: Any = None, copy: bool = False, **kwargs: Any) -> Tensor:
-    """``t.to(dtype)``, ``t.to(other)`` (its dtype); ``self`` if nothing changes, unless ``copy=True``.
-
-    Device arguments such as ``'cpu'`` and ``non_blocking`` are accepted and ignored; as in torch,
-    ``non_blocking`` and ``copy`` may also follow the dtype positionally (``t.to(dtype, False, True)``).
-
-    >>> import dualgrad as dg
-    >>> x = dg.tensor([1.5])
-    >>> x.to(dg.float32), x.to(dg.tensor([1])), x.to("cpu") is x, x.to(dg.float64, copy=True) is x
-    (tensor([1.5000], dtype=float32), tensor([1]), True, False)
-    """
-    flags = [a for a in args if isinstance(a, bool)]  # positional non_blocking, copy
-    if len(flags) > 1:
-        copy = flags[1]
-    for a in args:
-        if isinstance(a, bool) or (isinstance(a, str) and a.startswith(("cpu", "cuda"))):
-            continue
-        dtype = a.dtype if isinstance(a, Tensor) else a
-    result = self if dtype is None else to_dtype(self, dtype)
-    return clone(result) if copy and result is self else result
-
-
 def _cast_method(dtype: str) -> Any:
     """torch's ``t.double()``, ``t.long()``, ...: ``t.to(dtype)``."""
     dtype = np.dtype(dtype)
@@ -1074,19 +1096,20 @@ def _contiguous(self: Tensor) -> Tensor:
 
 def _operator(op: Op, plain: Any) -> Any:
     """The Tensor operator of ``op`` (``plain(self, other)`` dispatches it): see ``fastpath.quiet_operator``."""
-    return quiet_operator(op, plain, apply, _apply, _record)
+    return quiet_operator(op, plain, _apply, _record)
 
 
 METHODS: dict[str, Any] = {
     "where": lambda self, condition, other: where(condition, self, other),
     "type_as": lambda self, other: to_dtype(self, tensor_arg(other, "type_as").dtype),
     "contiguous": _contiguous,
-    # (``2 + x`` and ``2 * x`` are ``x + 2`` and ``x * 2``, as in torch: the node's inputs in that order)
-    # (dispatch's common path taken by the operators themselves: fastpath.quiet_operator)
-    "__add__": _operator(ADD, add), "__radd__": _operator(ADD, add),
-    "__sub__": _operator(SUB, sub), "__rsub__": _reflected(sub),
-    "__mul__": _operator(MUL, mul), "__rmul__": _operator(MUL, mul),
-    "__truediv__": _operator(DIV, div), "__rtruediv__": _reflected_division,
+    # (``2 + x`` and ``2 * x`` are ``x + 2`` and ``x * 2``, as in torch: the node's inputs in that order;
+    # the forward operators defer to array types that take precedence under NumPy's rules, see _deference;
+    # dispatch's common path taken by the operators themselves: fastpath.quiet_operator)
+    "__add__": _operator(ADD, deferring_op(apply, ADD)), "__radd__": _operator(ADD, add),
+    "__sub__": _operator(SUB, deferring_op(apply, SUB)), "__rsub__": _reflected(sub),
+    "__mul__": _operator(MUL, deferring_op(apply, MUL)), "__rmul__": _operator(MUL, mul),
+    "__truediv__": _operator(DIV, deferring_op(apply, DIV)), "__rtruediv__": _reflected_division,
     "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide),
     "__mod__": remainder, "__rmod__": _reflected(remainder),
     "__pow__": pow, "__rpow__": _reflected(pow),
@@ -1123,7 +1146,7 @@ METHODS: dict[str, Any] = {
     "gt": _compare("gt"), "ge": _compare("ge"),
     "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor, "logical_not": logical_not,
     "bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
-    "to": _to, "astype": astype,
+    "astype": astype,
     **{name: _cast_method(dtype) for dtype, name in _CAST_METHODS.items()},
 }
 

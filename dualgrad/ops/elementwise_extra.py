@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from ..factories import zeros_like
 from ..tensor import Tensor, numeric_array, torch_dtype_name
-from .dispatch import apply, tensor_arg
+from .dispatch import OTHER_FIRST, apply, tensor_arg
 from .elementwise import (
     CLAMP_MAX,
     CLAMP_MIN,
@@ -108,11 +109,14 @@ DEG2RAD = elementwise("deg2rad", np.deg2rad, (lambda out, x: _DEG,), save_inputs
                       grad_name="Deg2RadBackward0")
 RAD2DEG = elementwise("rad2deg", np.rad2deg, (lambda out, x: 1 / _DEG,), save_inputs=False,
                       grad_name="Rad2DegBackward0")
-_COPYSIGN_PARTIALS = (lambda out, x, y: _unit_sign(x) * _unit_sign(y), lambda out, x, y: y * 0.0)
+# (the sign of ``y`` read from the result, which has it: torch saves ``self`` and the result, not ``other``)
+_COPYSIGN_PARTIALS = (lambda out, x, y: _unit_sign(x) * _unit_sign(out), lambda out, x, y: zeros_like(out))
 COPYSIGN = elementwise("copysign", np.copysign, _COPYSIGN_PARTIALS,
                        vjp=(vjp_from_partial(_COPYSIGN_PARTIALS[0]), zero_vjp), to_float=True,
+                       save_inputs=lambda needs: (needs[0], False), save_out=True,
                        grad_name_for=name_by_operands({(True, False): "CopysignBackward1"}))
 FMOD = elementwise("fmod", _integer_division(np.fmod), (1, lambda out, x, y: -trunc(x / y)),
+                   save_inputs=lambda needs: (needs[1], needs[1]),
                    grad_name_for=name_by_operands({(True, True): "FmodBackward1"}))
 HEAVISIDE = elementwise("heaviside", np.heaviside, (
     lambda out, x, h0: out * 0.0,
@@ -207,14 +211,21 @@ def _lerp_impl(x: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
 
 LERP = elementwise("lerp", _lerp_impl, (lambda out, x, end, weight: 1 - weight, lambda out, x, end, weight: weight,
                                         lambda out, x, end, weight: end - x),
-                   arg_names=("self", "end", "weight"),
+                   arg_names=("self", "end", "weight"), save_inputs=lambda needs: (needs[2], needs[2], True),
                    grad_name_for=name_by_operands({(True, True, True): "LerpBackward1"}))
 ADDCMUL = elementwise("addcmul", lambda x, a, b, value=1: x + value * a * b,
                       (1, lambda out, x, a, b, value=1: value * b, lambda out, x, a, b, value=1: value * a),
-                      arg_names=("self", "tensor1", "tensor2"))
+                      arg_names=("self", "tensor1", "tensor2"), save_inputs=lambda needs: (False, needs[2], needs[1]))
 ADDCDIV = elementwise("addcdiv", lambda x, a, b, value=1: x + value * a / b,
                       (1, lambda out, x, a, b, value=1: value / b, lambda out, x, a, b, value=1: -value * a / (b * b)),
-                      arg_names=("self", "tensor1", "tensor2"), to_float=True)
+                      arg_names=("self", "tensor1", "tensor2"), to_float=True,
+                      save_inputs=lambda needs: (False, needs[2], True))  # (torch's: tensor2 always)
+# torch's order of the saved tensors (what saved-tensor hooks see): ``other`` before ``self``; lerp's
+# end, self, weight; addcmul's and addcdiv's tensor1, tensor2 (self is never saved)
+for _op in (LOGADDEXP2, FMOD, FMAX, FMIN, XLOGY):
+    _op.pack_order = OTHER_FIRST
+LERP.pack_order = (1, 0, 2)
+ADDCMUL.pack_order = ADDCDIV.pack_order = (1, 2, 0)
 
 
 def lerp(input: Any, end: Any, weight: Any) -> Tensor:  # noqa: A002 - torch's name

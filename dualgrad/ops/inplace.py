@@ -358,6 +358,11 @@ def commit(t: Tensor, result: Tensor) -> None:
             _widen_tangents(t, result)
         commit_tangents(t, result)
     take_graph(t, result)
+    if STATE.observed:  # (an observer may follow writes: sparsity detection's index sets, see dualgrad.sparse)
+        for observer in STATE.observers:
+            note_write = getattr(observer, "note_write", None)
+            if note_write is not None:
+                note_write(t, result)
 
 
 def _widen_tangents(t: Tensor, result: Tensor) -> None:

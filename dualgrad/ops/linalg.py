@@ -19,7 +19,7 @@ from ..fastpath import unseen
 from ..tensor import Tensor, _wrap, as_operand
 from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, aligned_at_front, to_front
-from .dispatch import apply, tensor_arg
+from .dispatch import OTHER_FIRST, apply, tensor_arg
 from .einsum import einsum
 from .registry import Op, overload
 from .shape import PAD, PERMUTE, RESHAPE, TRANSPOSE, broadcast_to, roll
@@ -46,11 +46,11 @@ def _matmul_vjp_x(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
     product = _unseen_matrix_product(g, y, False, True)
     if product is not None:
         return product
-    x, y = as_operand(x), as_operand(y)
-    yc = y.conj()
+    y = as_operand(y)  # (``x`` is not saved: a TensorMeta, read for its rank only)
+    yc, x_ndim = y.conj(), len(x.shape)
     if y.ndim == 1:
-        return g * yc if x.ndim == 1 else g.unsqueeze(-1) * yc
-    if x.ndim == 1:
+        return g * yc if x_ndim == 1 else g.unsqueeze(-1) * yc
+    if x_ndim == 1:
         return (yc @ g.unsqueeze(-1)).squeeze(-1)
     return g @ matrix_transpose(yc)
 
@@ -60,11 +60,11 @@ def _matmul_vjp_y(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
     product = _unseen_matrix_product(x, g, True, False)
     if product is not None:
         return product
-    x, y = as_operand(x), as_operand(y)
-    xc = x.conj()
+    x = as_operand(x)  # (``y`` is not saved: a TensorMeta, read for its rank only)
+    xc, y_ndim = x.conj(), len(y.shape)
     if x.ndim == 1:
-        return g * xc if y.ndim == 1 else xc.unsqueeze(-1) * g.unsqueeze(-2)
-    if y.ndim == 1:
+        return g * xc if y_ndim == 1 else xc.unsqueeze(-1) * g.unsqueeze(-2)
+    if y_ndim == 1:
         return (matrix_transpose(xc) @ g.unsqueeze(-1)).squeeze(-1)
     return matrix_transpose(xc) @ g
 
@@ -274,9 +274,12 @@ def _matmul_name(node: Any) -> str:
     return "UnsafeViewBackward0"
 
 
+# (as torch's: each operand saved only for the other's gradient; ``y`` saved before ``x``, as torch's mm
+# and bmm do, except for a vector ``y``: torch's mv and dot save ``x`` first)
 MATMUL = Op("matmul", _matmul_impl, vjp=(_matmul_vjp_x, _matmul_vjp_y), jvp=_matmul_jvp,
             batch=_matmul_batch, family="linalg", grad_name="MmBackward0", promotion=0,
-            grad_name_for=_matmul_name)
+            grad_name_for=_matmul_name, save_inputs=lambda needs: (needs[1], needs[0]))
+MATMUL.pack_order = lambda x, y: (0, 1) if len(y.shape) == 1 else OTHER_FIRST
 BMM = overload(MATMUL, "bmm", "BmmBackward0")  # (torch's bmm, not its matmul, records a BmmBackward0)
 
 

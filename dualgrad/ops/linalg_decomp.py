@@ -427,9 +427,11 @@ CHOLESKY.batch = _front_batch(CHOLESKY)
 def cholesky(a: Any, /, *, upper: bool = False) -> Tensor:
     """The Cholesky factor ``L`` (lower, ``a = L L^H``) of a Hermitian positive-definite matrix.
 
-    Only the lower triangle of ``a`` is read (as NumPy); derivatives are taken along
-    Hermitian directions. With ``upper=True``, returns ``L^H``. A matrix that is
-    not positive-definite raises ``LinAlgError`` naming the leading minor that is not.
+    Only the lower triangle of ``a`` is read (as NumPy); the derivative is torch's, that of
+    ``cholesky((a + a^H) / 2)`` (only the Hermitian part of a perturbation counts; the gradient is
+    Hermitian). ``np.linalg.cholesky`` on a Tensor differentiates NumPy's function instead: only the
+    triangle it reads (see the linalg reference page). With ``upper=True``, returns ``L^H``. A matrix
+    that is not positive-definite raises ``LinAlgError`` naming the leading minor that is not.
 
     >>> import dualgrad as dg
     >>> dg.linalg.cholesky(dg.tensor([[4., 2.], [2., 5.]]))
@@ -485,8 +487,10 @@ def _check_uplo(uplo: str) -> str:
 def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's argument name
     """Eigenvalues (ascending) and orthonormal eigenvectors of a Hermitian matrix.
 
-    Only the ``UPLO`` triangle is read; derivatives are taken along Hermitian
-    directions. Degenerate eigenvalues: the eigenvalues' derivatives stay exact,
+    Only the ``UPLO`` triangle is read; the derivative is torch's, that of ``eigh((a + a^H) / 2)``
+    (only the Hermitian part of a perturbation counts; the gradient is Hermitian).
+    ``np.linalg.eigh`` on a Tensor differentiates NumPy's function instead, which reads the ``UPLO``
+    triangle only (so does its derivative). Degenerate eigenvalues: the eigenvalues' derivatives stay exact,
     the eigenvectors' are undefined there (the factor ``1 / (l_j - l_i)`` is set
     to 0 for equal values, so do not trust them). Complex eigenvectors have an
     arbitrary phase: differentiate only phase-invariant functions of them.
@@ -503,6 +507,8 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's argumen
 
 def eigvalsh(a: Any, UPLO: str = "L") -> Tensor:  # noqa: N803
     """The eigenvalues (ascending) of a Hermitian matrix; differentiable even when some are equal.
+
+    The derivative follows torch's convention, as ``eigh``'s (``np.linalg.eigvalsh``: NumPy's).
 
     >>> import dualgrad as dg
     >>> dg.linalg.eigvalsh(dg.tensor([[2., 1.], [1., 2.]]))

@@ -16,7 +16,7 @@ from ..tensor import Tensor, _wrap, as_operand
 from . import reductions
 from ._axes import normalize_axis, pick_axis, pick_keepdims
 from .einsum import einsum
-from .elementwise import where
+from .elementwise import to_dtype, where
 from .linalg import cross_along, matmul
 from .linalg_decomp import LinAlgError, _check_matrix, _check_square, _h, inv, svd, svdvals
 from .reductions import amax, amin
@@ -318,7 +318,7 @@ def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
     tensor(5.)
     """
     result = diagonal(x, offset=offset).sum(axis=-1)
-    return result if dtype is None else result.to(dtype)
+    return result if dtype is None else to_dtype(result, dtype)
 
 
 reductions.MATRIX_NORM[0] = matrix_norm

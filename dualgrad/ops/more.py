@@ -109,6 +109,17 @@ def imag(input: Any) -> Tensor:  # noqa: A002 - torch's name
     return select(view_as_real(x), -1, 1)
 
 
+def _imag_attribute(self: Tensor) -> Tensor:
+    """``t.imag``: torch's view of a complex tensor's imaginary part; of a real tensor, read-only zeros
+    (NumPy's ``ndarray.imag``; torch raises), so that ``hasattr(t, "imag")`` is True, as duck-array
+    libraries such as xarray check (``dualgrad.imag(t)`` keeps torch's error)."""
+    if self.dtype.kind == "c":
+        return imag(self)
+    zeros = np.zeros(self.shape, self.dtype)
+    zeros.flags.writeable = False
+    return Tensor(zeros)
+
+
 def _set_real(self: Tensor, value: Any) -> None:
     real(self).copy_(value)
 
@@ -617,7 +628,7 @@ METHODS: dict[str, Any] = {
     "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit, "narrow_copy": narrow_copy, "conj_physical": conj_physical,
     "masked_fill": masked_fill,
 }
-PROPERTIES: dict[str, Any] = {"real": property(real, _set_real), "imag": property(imag, _set_imag)}
+PROPERTIES: dict[str, Any] = {"real": property(real, _set_real), "imag": property(_imag_attribute, _set_imag)}
 __all__ = ["adjoint", "broadcast_shapes", "broadcast_tensors", "column_stack", "combinations", "conj_physical",
            "dsplit", "hsplit", "imag", "is_conj", "is_neg", "isin", "masked_fill", "narrow_copy", "real",
            "resolve_conj", "resolve_neg", "row_stack", "rsub", "tril_indices", "triu_indices", "unravel_index",

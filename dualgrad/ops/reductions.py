@@ -27,7 +27,7 @@ from ..tensor import Tensor, _wrap, int_arg
 from ._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg
-from .elementwise import maximum, minimum, sgn, where
+from .elementwise import maximum, minimum, sgn, to_dtype, where
 from .registry import Op, linear, nondifferentiable
 from .shape import FLIP, NARROW, PAD, PERMUTE, RESHAPE, reshape
 
@@ -113,10 +113,13 @@ def _weighted(weight: Callable, holomorphic: bool = False, vjp_mask: Callable | 
         kept = keep_dims(out, x.ndim, axis, keepdims)
         w = weight(kept, x, axis=axis, **params)
         t = tangents[0]
+        # (a real result of a complex input, as ``var``'s, has the real part of ``conj(w) * t`` as its
+        # tangent; a complex result, as ``amax``'s of a complex input, keeps the whole tangent)
+        real_result = out.dtype.kind != "c"
         if w is None:
-            return _sum(zeros_like(t.real if t.dtype.kind == "c" else t), axis, keepdims)
+            return _sum(zeros_like(t.real if t.dtype.kind == "c" and real_result else t), axis, keepdims)
         product = t * w if holomorphic else _conj(w) * t
-        if not holomorphic and product.dtype.kind == "c":
+        if not holomorphic and product.dtype.kind == "c" and real_result:
             product = product.real
         if jvp_mask is not None:
             product = where(jvp_mask(kept, x), product, 0.0)
@@ -396,7 +399,8 @@ def _logcumsumexp_jvp(tangents: tuple, out: Tensor, x: Tensor, *, axis: int) -> 
 
 
 def _softmax_vjp(g: Tensor, out: Tensor, x: Any, *, axis: int) -> Tensor:
-    """``out * (g - sum(g * out))``."""
+    """``conj(out) * (g - sum(g * conj(out)))`` (softmax is holomorphic: the conjugate Jacobian)."""
+    out = _conj(out)
     return out * (g - apply(SUM, g * out, axis=(axis,), keepdims=True))
 
 
@@ -406,8 +410,8 @@ def _softmax_jvp(tangents: tuple, out: Tensor, x: Any, *, axis: int) -> Tensor:
 
 
 def _log_softmax_vjp(g: Tensor, out: Tensor, x: Any, *, axis: int) -> Tensor:
-    """``g - softmax * sum(g)``."""
-    return g - out.exp() * apply(SUM, g, axis=(axis,), keepdims=True)
+    """``g - conj(softmax) * sum(g)`` (holomorphic: the conjugate Jacobian)."""
+    return g - _conj(out.exp()) * apply(SUM, g, axis=(axis,), keepdims=True)
 
 
 def _log_softmax_jvp(tangents: tuple, out: Tensor, x: Any, *, axis: int) -> Tensor:
@@ -555,7 +559,7 @@ def _correction(correction: Any, unbiased: Any, ddof: Any, name: str, axis: Any)
 
 
 def _cast(x: Any, dtype: Any) -> Any:
-    return x if dtype is None else x.to(dtype)
+    return x if dtype is None else to_dtype(x, dtype)
 
 
 # -- public functions --------------------------------------------------------------------------------

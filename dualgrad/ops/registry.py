@@ -68,7 +68,7 @@ class Op(NodeOp):
     __slots__ = ("name", "impl", "vjp", "jvp", "batch", "family", "save_inputs", "save_out",
                  "differentiable", "grad_name", "grad_name_for", "multi_output", "arg_names", "view", "ufunc_out",
                  "jvp_reads", "scatter_index", "saves_by_needs", "backward", "plain", "promotion", "to_float",
-                 "scalar_impl", "number_inputs")
+                 "scalar_impl", "number_inputs", "pack_order")
 
     def __init__(
         self,
@@ -140,6 +140,12 @@ class Op(NodeOp):
         # gradient into zeros of the input's shape at a basic ``index``: the backward engine may
         # then add the gradient there directly, into a gradient the input already received
         self.scatter_index = None
+        # None (inputs are saved and unpacked in argument order), or the order in which torch's node
+        # saves and unpacks them, which saved-tensor hooks observe (``x * y`` packs ``y``, then ``x``):
+        # a tuple of all argument positions (``OTHER_FIRST`` for two), or a function of the arguments
+        # (or of what a node keeps of them: each has a ``shape``) giving one (``matmul``'s depends on
+        # the ranks); only SavedTensors (under saved-tensor hooks) are packed and unpacked in this order
+        self.pack_order = None
         ALL_OPS[name] = self
 
     # True for an op whose backward runs even when every gradient reaching its node is undefined
@@ -166,7 +172,10 @@ class Op(NodeOp):
     def unpack(self, node: Any) -> tuple:
         """``(out, inputs)`` as the rules see them, checked for versions and freeing."""
         arity = node._arity
-        if arity:  # the compact layout (see ``Node.__slots__``): spelled out, no list
+        if arity == 2 and self.pack_order is not None and (type(node._k0) is SavedTensor
+                                                           or type(node._k1) is SavedTensor):
+            inputs = self._unpack_in_order(node, (node._k0, node._k1))
+        elif arity:  # the compact layout (see ``Node.__slots__``): spelled out, no list
             x = node._k0
             version = node._v0
             if version is not None:
@@ -183,10 +192,12 @@ class Op(NodeOp):
                 elif type(y) is SavedTensor:
                     y = y.unpack(node)
                 inputs = (x, y)
-        else:
+        elif self.pack_order is None:
             inputs = []
             for x in node._kept:
                 inputs.append(x.unpack(node) if type(x) is SavedTensor else x)
+        else:
+            inputs = self._unpack_in_order(node, node._kept)
         saved_out = node.out
         if saved_out is None:
             return None, inputs
@@ -196,6 +207,15 @@ class Op(NodeOp):
             return tuple(s.unpack(node, i) for i, s in enumerate(saved_out)), inputs
         return saved_out.unpack(node), inputs
 
+    def _unpack_in_order(self, node: Any, kept: tuple) -> list:
+        """What ``node`` keeps of its inputs, the SavedTensors unpacked in ``pack_order``, the order
+        they were packed in (torch's, which saved-tensor hooks observe)."""
+        order = self.pack_order if type(self.pack_order) is tuple else self.pack_order(*kept)
+        inputs = list(kept)
+        for i in order:
+            if type(kept[i]) is SavedTensor:
+                inputs[i] = kept[i].unpack(node)
+        return inputs
     def _backward_unary(self, node: Any, grads: list) -> tuple:
         """``backward`` of a one-output op with one input (most ops: no loop, no list)."""
         if node._arity != 1:
@@ -560,5 +580,5 @@ def overload(op: Op, name: str, grad_name: str, grad_name_for: Callable[[Any], s
               grad_name=grad_name, grad_name_for=grad_name_for, multi_output=op.multi_output,
               arg_names=op.arg_names, view=op.view, promotion=op.promotion, to_float=op.to_float,
               number_inputs=op.number_inputs if number_inputs is None else number_inputs)
-    twin.jvp_reads, twin.scatter_index = op.jvp_reads, op.scatter_index
+    twin.jvp_reads, twin.scatter_index, twin.pack_order = op.jvp_reads, op.scatter_index, op.pack_order
     return twin

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._devices import check_device
 from .._state import STATE
 from ..batching import RANDOM_ERROR, physical_value
 from ..factories import _generator, _random, rand, rand_like, randn
@@ -100,6 +101,7 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
     >>> dg.normal(dg.zeros(2, 1), dg.ones(3)).shape, dg.normal(2.0, 0.5, size=(4,)).shape
     ((2, 3), (4,))
     """
+    check_device("normal", _device.get("device"))
     tensors = isinstance(mean, Tensor) or isinstance(std, Tensor)
     if tensors == (size is not None):
         given = ", ".join(type(a).__name__ for a in (mean, std) + ((size,) if size is not None else ()))
@@ -195,6 +197,7 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, requires_grad:
     >>> sorted(dg.randperm(4).tolist())
     [0, 1, 2, 3]
     """
+    check_device("randperm", _device.get("device"))
     n = int_arg(n, "randperm", "n", 1)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")

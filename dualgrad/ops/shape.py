@@ -498,6 +498,19 @@ def transpose(x: Tensor, dim0: int = -2, dim1: int = -1) -> Tensor:
 swapaxes = swapdims = transpose
 
 
+def _transpose_method(self: Tensor, dim0: Any = -2, dim1: int = -1) -> Tensor:
+    """``t.transpose(dim0, dim1)`` (torch's), or with one tuple of axes NumPy's ``a.transpose(axes)``
+    (``permute``; duck-array code such as xarray's calls it so).
+
+    >>> import dualgrad as dg
+    >>> dg.zeros(2, 3, 4).transpose(0, 1).shape, dg.zeros(2, 3, 4).transpose((2, 0, 1)).shape
+    ((3, 2, 4), (4, 2, 3))
+    """
+    if isinstance(dim0, (tuple, list)):
+        return permute(self, dim0)
+    return transpose(self, dim0, dim1)
+
+
 def moveaxis(x: Tensor, source: Any, destination: Any) -> Tensor:
     """Move dimensions ``source`` to positions ``destination`` (torch's ``movedim``).
 
@@ -1058,7 +1071,7 @@ METHODS: dict[str, Any] = {
     "reshape_as": lambda self, other: reshape(self, tensor_arg(other, "reshape_as").shape),
     "expand_as": lambda self, other: expand(self, tensor_arg(other, "expand_as").shape),
     "reshape": reshape, "view": view, "flatten": flatten, "ravel": ravel, "expand": expand,
-    "broadcast_to": broadcast_to, "permute": permute, "transpose": transpose, "swapaxes": swapaxes,
+    "broadcast_to": broadcast_to, "permute": permute, "transpose": _transpose_method, "swapaxes": swapaxes,
     "moveaxis": moveaxis, "movedim": movedim, "unsqueeze": unsqueeze, "squeeze": squeeze,
     "__reversed__": lambda self: self if self.ndim == 0 else flip(self, 0),
     "split": split, "tensor_split": tensor_split, "chunk": chunk, "unbind": unbind, "flip": flip, "roll": roll,

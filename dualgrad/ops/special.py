@@ -23,7 +23,7 @@ import numpy as np
 from ..factories import arange, get_default_dtype
 from ..tensor import Tensor, int_arg
 from . import _special_math as sm
-from .dispatch import apply, tensor_arg
+from .dispatch import OTHER_FIRST, apply, tensor_arg
 from .elementwise import _where, exp, log, log1p, sign
 from .elementwise_extra import _ERFC, _erfinv_impl, numeric_arrays, xlogy
 from .inplace import _inplace
@@ -191,6 +191,7 @@ XLOG1PY = elementwise("special_xlog1py", _float64_impl("xlog1py", _xlog1py_impl)
     lambda out, x, y: _where((x == 0) & (y <= -1), 0.0, log1p(y)),
     lambda out, x, y: x / (1 + y),
 ), to_float=True, grad_name="SpecialXlog1PyBackward0")
+XLOG1PY.pack_order = OTHER_FIRST  # (torch's: other before self)
 ENTR = elementwise("special_entr", _float64_impl("entr", _entr_impl), (lambda out, x: -(log(x) + 1),),
                    grad_name="SpecialEntrBackward0")
 NDTR = elementwise("special_ndtr", _float64_impl("ndtr", _ndtr_impl),

@@ -388,7 +388,9 @@ def _quantile(input: Any, q: Any, dim: int | None, keepdim: bool, interpolation:
         s = moveaxis(sort(x, axis).values, axis, -1) if x.ndim else reshape(x, (1,))
     n = s.shape[-1]
     count = (~isnan(s)).sum(-1, keepdim=True) if ignore_nan else full(s.shape[:-1] + (1,), n)
-    ranks = clamp((count - 1) * _tensor(qs.reshape(-1)), min=0)  # (..., Q); NaN last: the valid ones first
+    # (a Tensor q stays in the graph: a linear quantile's derivative in q is (count - 1) (above - below))
+    fractions = reshape(q, (-1,)) if isinstance(q, Tensor) else _tensor(qs.reshape(-1))
+    ranks = clamp((count - 1) * fractions, min=0)  # (..., Q); NaN last: the valid ones first
     low = ranks.floor()
     if interpolation == "nearest":
         low = ranks.round()

@@ -353,11 +353,13 @@ def _origin_of(tensor: Tensor) -> Any:
 
 
 class _Alias(NodeOp):
-    """Node op that passes gradients through unchanged: links an unpacked leaf to the leaf."""
+    """Node op that passes gradients through unchanged: links an unpacked leaf to the leaf (whose
+    stand-in the unpacked tensor is: a leaf to the user, ``grad_fn`` None, as in torch)."""
 
     grad_name = "AliasBackward0"
     scatter_index = None
     runs_on_undefined = False
+    leaf_stand_in = True
 
     @staticmethod
     def backward(node: Any, grads: list) -> list:

@@ -15,6 +15,7 @@ import os
 import tracemalloc
 
 import numpy as np
+import pytest
 
 import dualgrad as dg
 
@@ -31,6 +32,7 @@ def _sin_chain_derivatives(x0: float, n: int) -> tuple[float, float]:
     return d, s
 
 
+@pytest.mark.slow
 def test_long_chain_first_and_second_order():
     x = dg.tensor(1.2, requires_grad=True)
     y = x
@@ -66,6 +68,7 @@ def _add_fan_in(branches: list) -> dg.Tensor:
     return total
 
 
+@pytest.mark.slow
 def test_wide_fan_out_and_fan_in():
     """x feeds WIDTH branches, gathered once by stack (one node, WIDTH inputs) and by a chain of adds."""
     data = np.array([0.4, -1.1, 2.0])

@@ -1,25 +1,13 @@
-"""SciPy integration (optional extra ``dualgrad[scipy]``): exact derivatives for ``scipy.optimize``.
+"""The callables SciPy's optimizers take (``fun``, ``jac``, ``hess``, ``hessp``), with exact derivatives.
 
 ``minimize_problem(f)`` gives the callables ``scipy.optimize.minimize`` takes
-(``fun``, ``jac``, ``hess``, ``hessp``) for a scalar function ``f`` of a 1-D
-Tensor; ``residual_problem(r)`` gives ``fun`` and ``jac`` for
-``scipy.optimize.least_squares``. ``f`` and ``r`` may be plain NumPy code (NumPy
-calls on Tensors are differentiated, see ``dualgrad.numpy_dispatch``). Extra
-``args`` that SciPy passes are forwarded to them unchanged. The value and the
-gradient come from one reverse pass, cached for the last point, since SciPy asks
-for ``fun(x)`` and ``jac(x)`` at the same ``x``.
-
-``minimize`` and ``least_squares`` call SciPy with these callables; they import
-SciPy when called and raise ImportError if it is not installed. The problem
-builders themselves do not need SciPy.
-
->>> import numpy as np
->>> from dualgrad.scipy import minimize
->>> rosen = lambda x: np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
->>> result = minimize(rosen, np.array([-1.2, 1.0]), method="Newton-CG")
->>> bool(result.success), np.round(result.x, 4)
-(True, array([1., 1.]))
-"""
+for a scalar function ``f`` of a 1-D Tensor; ``residual_problem(r)`` gives
+``fun`` and ``jac`` for ``scipy.optimize.least_squares``. ``f`` and ``r`` may be
+plain NumPy code (NumPy calls on Tensors are differentiated, see
+``dualgrad.numpy_dispatch``). Extra ``args`` that SciPy passes are forwarded to
+them unchanged. The value and the gradient come from one reverse pass, cached
+for the last point, since SciPy asks for ``fun(x)`` and ``jac(x)`` at the same
+``x``. These builders do not need SciPy."""
 
 from __future__ import annotations
 
@@ -28,22 +16,22 @@ from typing import Any
 
 import numpy as np
 
-from . import func
-from .factories import tensor
-from .tensor import Tensor
+from .. import func
+from ..factories import tensor
+from ..tensor import Tensor
 
 
-def _scipy_optimize() -> Any:
+def scipy_module(name: str) -> Any:
+    """``scipy.<name>``, or ImportError saying how to install it."""
     try:
-        import scipy.optimize
+        return __import__(f"scipy.{name}", fromlist=[name])  # (not importlib: tests hide SciPy from __import__)
     except ImportError as err:
         raise ImportError(
             "dualgrad.scipy needs SciPy, which is not installed: pip install 'dualgrad[scipy]'"
         ) from err
-    return scipy.optimize
 
 
-def _point(x: Any) -> Tensor:
+def point(x: Any) -> Tensor:
     return tensor(np.asarray(x, dtype=np.float64))
 
 
@@ -64,7 +52,7 @@ class MinimizeProblem:
     def _value_and_grad(self, x: Any, args: tuple) -> tuple:
         key = np.asarray(x, dtype=np.float64).tobytes() + repr(args).encode()
         if key != self._cached_at:
-            gradient, value = func.grad_and_value(lambda p: self.f(p, *args))(_point(x))
+            gradient, value = func.grad_and_value(lambda p: self.f(p, *args))(point(x))
             self._cached = (float(value.item()), gradient.numpy().copy())
             self._cached_at = key
         return self._cached
@@ -79,12 +67,12 @@ class MinimizeProblem:
 
     def hess(self, x: Any, *args: Any) -> np.ndarray:
         """The Hessian matrix of ``f`` at ``x``."""
-        return func.hessian(lambda p: self.f(p, *args))(_point(x)).numpy().copy()
+        return func.hessian(lambda p: self.f(p, *args))(point(x)).numpy().copy()
 
     def hessp(self, x: Any, p: Any, *args: Any) -> np.ndarray:
         """The Hessian of ``f`` at ``x`` times ``p``, without forming the Hessian (forward over reverse)."""
         gradient = func.grad(lambda q: self.f(q, *args))
-        return func.jvp(gradient, (_point(x),), (_point(p),))[1].numpy().copy()
+        return func.jvp(gradient, (point(x),), (point(p),))[1].numpy().copy()
 
 
 class ResidualProblem:
@@ -103,18 +91,21 @@ class ResidualProblem:
 
     def __init__(self, residuals: Callable[..., Any]):
         self.residuals = residuals
+        self._n_residuals: int | None = None
 
     def fun(self, x: Any, *args: Any) -> np.ndarray:
         """The residual vector at ``x``."""
-        return np.asarray(self.residuals(_point(x), *args).detach().numpy(), dtype=np.float64).copy()
+        value = np.asarray(self.residuals(point(x), *args).detach().numpy(), dtype=np.float64).copy()
+        self._n_residuals = value.size  # (SciPy asks for fun before jac: jac need not evaluate it again)
+        return value
 
     def jac(self, x: Any, *args: Any) -> np.ndarray:
         """The Jacobian matrix ``d residuals / d x`` at ``x``."""
-        point = _point(x)
+        at = point(x)
         f = lambda p: self.residuals(p, *args)
-        n_residuals = f(point).numel()
-        jacobian = func.jacfwd(f) if n_residuals >= point.numel() else func.jacrev(f)
-        return jacobian(point).numpy().reshape(n_residuals, point.numel()).copy()
+        n_residuals = self._n_residuals if self._n_residuals is not None else f(at).numel()
+        jacobian = func.jacfwd(f) if n_residuals >= at.numel() else func.jacrev(f)
+        return jacobian(at).numpy().reshape(n_residuals, at.numel()).copy()
 
 
 def minimize_problem(f: Callable[..., Any]) -> MinimizeProblem:
@@ -144,40 +135,4 @@ def residual_problem(residuals: Callable[..., Any]) -> ResidualProblem:
     return ResidualProblem(residuals)
 
 
-def minimize(f: Callable[..., Any], x0: Any, method: str = "BFGS", **options: Any) -> Any:
-    """``scipy.optimize.minimize`` of ``f`` from ``x0`` with exact derivatives from dualgrad.
-
-    The Hessian is passed to the methods that use it (``hessp`` for Newton-CG and
-    the trust-region Krylov methods, ``hess`` for the others).
-
-    >>> import numpy as np
-    >>> result = minimize(lambda x: np.sum(np.cosh(x - 1.0)), np.zeros(3), method="trust-exact")
-    >>> np.round(result.x, 4)
-    array([1., 1., 1.])
-    """
-    optimize = _scipy_optimize()
-    problem = minimize_problem(f)
-    method_name = method.lower()
-    if method_name in ("newton-cg", "trust-ncg", "trust-krylov", "trust-constr"):
-        options.setdefault("hessp", problem.hessp)
-    elif method_name in ("dogleg", "trust-exact"):
-        options.setdefault("hess", problem.hess)
-    return optimize.minimize(problem.fun, np.asarray(x0, dtype=np.float64), jac=problem.jac, method=method,
-                             **options)
-
-
-def least_squares(residuals: Callable[..., Any], x0: Any, **options: Any) -> Any:
-    """``scipy.optimize.least_squares`` of ``residuals`` from ``x0`` with their exact Jacobian.
-
-    >>> import numpy as np
-    >>> fit = least_squares(lambda p: np.stack([p[0] + p[1] - 3.0, p[0] - p[1] - 1.0]), [0.0, 0.0])
-    >>> np.round(fit.x, 6)
-    array([2., 1.])
-    """
-    optimize = _scipy_optimize()
-    problem = residual_problem(residuals)
-    return optimize.least_squares(problem.fun, np.asarray(x0, dtype=np.float64), jac=problem.jac, **options)
-
-
-__all__ = ["MinimizeProblem", "ResidualProblem", "least_squares", "minimize", "minimize_problem",
-           "residual_problem"]
+__all__ = ["MinimizeProblem", "ResidualProblem", "minimize_problem", "residual_problem"]

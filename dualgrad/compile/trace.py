@@ -1,0 +1,813 @@
+"""Recording one eager call as a flat list of steps on raw arrays.
+
+The tracer is an observer (``_state.install_observer``): dispatch shows it every
+primitive op call after vmap, grad and jvp have expanded into primitive calls. Installing
+an observer also turns off every shortcut that computes outside dispatch (``registry.unseen``,
+``is_scratch``, the engine's in-place accumulation: they all test ``STATE.observed``).
+
+Each array the call touches gets a *slot*: an input's array, a step's output, or a constant.
+A constant is the array of a tensor that existed before the call (a closed-over tensor,
+guarded by identity and version), of a tensor made during the call by a factory from Python
+values only, or a raw array the user passed to a dualgrad function. Any other array, one
+that appears from nowhere while the call runs, may have been computed from traced values
+outside dispatch: the trace is then unsupported, never a constant.
+
+Python-level looks at traced values (``bool``, ``int``, ``float``, ``item``, ``tolist``...)
+become guard steps: the replay recomputes the value and gives up if it differs. Raw escapes
+(``numpy()``, ``__array__``, printing) make the call unsupported.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._state import STATE
+from ..ops import dispatch, inplace
+from ..ops.registry import Op
+from ..reverse import engine
+from ..reverse import node as node_module
+from ..tensor import Tensor
+from .primal import as_outputs, primal_callable
+
+tensor_module = sys.modules["dualgrad.tensor"]  # (the package's name ``tensor`` is the factory)
+
+_DUALGRAD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
+_ndarray = np.ndarray
+
+# Functions that make tensors out of Python values, shapes and dtypes only (module path under
+# dualgrad/, function name). A tensor they make while tracing is a constant of the trace.
+CONSTANT_CREATORS = {
+    ("factories.py", "*"),
+    ("reverse/api.py", "implicit_grad"),
+    ("ops/dispatch.py", "tensor_arg"),
+    ("ops/registry.py", "_zeros_for"),
+    ("ops/inplace.py", "_widen_tangents"),  # (zeros of the missing batch sizes)
+    ("ops/registry.py", "<genexpr>"),  # (_backward_general: zeros for the outputs given no gradient)
+    ("_basis.py", "*"),
+    ("ops/einsum.py", "_expand_diagonal"),
+    ("ops/linalg_more.py", "*eye*"),
+    ("ops/linalg_derived.py", "*eye*"),
+}
+# ... except these, which draw random numbers (a replay would repeat the same draw).
+RANDOM_CREATORS = {"rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "normal", "_random",
+                   "bernoulli", "multinomial", "randperm", "poisson", "uniform_", "normal_", "get_rng_state"}
+
+
+# Families whose output shapes follow from the input shapes and params alone (no shape guard).
+STATIC_SHAPE_FAMILIES = {"elementwise", "reduction", "linalg", "fft", "shape", "linear"}
+
+
+class Unsupported(Exception):
+    """The call did something a replay cannot repeat exactly (``what``), at ``where``."""
+
+    def __init__(self, what: str, where: str = "", quiet: bool = False) -> None:
+        super().__init__(what + (f" (at {where})" if where else ""))
+        self.what = what
+        self.where = where
+        self.quiet = quiet  # a documented v1 limit (eager without a warning), not a construct to report
+
+
+class Step:
+    """One replay step.
+
+    ``kind`` is "op" (``outs = fn(*args)``), "guard" (``fn(args[0])`` must give ``expected``),
+    "equal" (an integer array must equal ``expected``) or "write" (copy ``args[1]`` into ``args[0]``).
+    An argument is ``("slot", n)`` or ``("const", value)``.
+    """
+
+    __slots__ = ("kind", "fn", "name", "how", "args", "outs", "shape", "expected", "where", "key", "params", "wrap",
+                 "expr", "objects")
+
+    def __init__(self, kind: str, fn: Any, name: str, args: list, outs: tuple = (), **extra: Any) -> None:
+        self.kind = kind
+        self.fn = fn
+        self.name = name
+        self.args = args
+        self.outs = outs
+        self.how = extra.get("how", "")
+        self.shape = extra.get("shape")
+        self.expected = extra.get("expected")
+        self.where = extra.get("where", "")
+        self.key = extra.get("key")
+        self.params = extra.get("params", {})
+        self.wrap = extra.get("wrap", False)
+        self.expr = extra.get("expr", "")
+        self.objects = extra.get("objects", {})
+
+
+class _Local(threading.local):
+    tracer: Tracer | None = None
+
+
+LOCAL = _Local()
+_PATCH_LOCK = threading.Lock()
+_PATCH_COUNT = [0]
+_ORIGINALS: dict = {}
+
+
+def user_location() -> str:
+    """``file:line`` of the innermost frame outside dualgrad (the user's code that did it)."""
+    f = sys._getframe(1)
+    while f is not None and (f.f_code.co_filename.startswith(_DUALGRAD_DIR)
+                             or f.f_code.co_filename.startswith(_NUMPY_DIR)):
+        f = f.f_back
+    return "" if f is None else f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}"
+
+
+def _contains(value: Any, target: Any, depth: int = 3) -> bool:
+    if value is target:
+        return True
+    if depth and isinstance(value, (tuple, list)):
+        return any(_contains(v, target, depth - 1) for v in value)
+    if depth and isinstance(value, dict):
+        return any(_contains(v, target, depth - 1) for v in value.values())
+    return False
+
+
+def _user_supplied(value: Any) -> bool:
+    """True if ``value`` is an argument the user's code passed to the dualgrad function it called.
+
+    The frames are walked outwards to the first one outside dualgrad (and NumPy); the dualgrad
+    frame just inside it is the function the user called. Only its arguments count: a value
+    computed inside dualgrad from traced data is not one of them.
+    """
+    f = sys._getframe(1)
+    entry = None
+    while f is not None:
+        name = f.f_code.co_filename
+        if name.startswith(_DUALGRAD_DIR):
+            entry = f
+        elif not name.startswith(_NUMPY_DIR):
+            break
+        f = f.f_back
+    if entry is None:
+        return False
+    code = entry.f_code
+    count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
+    local = entry.f_locals
+    return any(_contains(local.get(name), value) for name in code.co_varnames[:count])
+
+
+# Functions that pass ops index arrays computed from shapes alone (module path under dualgrad/, name).
+SHAPE_ONLY_INDEX_MAKERS = {("ops/inplace.py", "_copy_slices_batch")}
+
+
+def _in_shape_only_index_maker() -> bool:
+    """Whether the op call comes from a function of ``SHAPE_ONLY_INDEX_MAKERS`` (a few frames up)."""
+    f = sys._getframe(2)
+    for _ in range(12):
+        if f is None:
+            return False
+        code = f.f_code
+        if code.co_filename.startswith(_DUALGRAD_DIR) and (
+                code.co_filename[len(_DUALGRAD_DIR):].replace(os.sep, "/"), code.co_name) in SHAPE_ONLY_INDEX_MAKERS:
+            return True
+        f = f.f_back
+    return False
+
+
+def _creator(frame: Any) -> Any:
+    """The first frame outside tensor.py (who asked for the new tensor)."""
+    tensor_file = tensor_module.__file__
+    while frame is not None and frame.f_code.co_filename == tensor_file:
+        frame = frame.f_back
+    return frame
+
+
+def _has_tensor(value: Any, depth: int = 4) -> bool:
+    if isinstance(value, Tensor):
+        return True
+    if depth and isinstance(value, (tuple, list)):
+        return any(_has_tensor(v, depth - 1) for v in value)
+    if depth and isinstance(value, dict):
+        return any(_has_tensor(v, depth - 1) for v in value.values())
+    return False
+
+
+def _arguments(frame: Any) -> list:
+    code = frame.f_code
+    count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
+    local = frame.f_locals
+    return [local.get(name) for name in code.co_varnames[:count]]
+
+
+def _constant_creation(frame: Any) -> bool:
+    """Whether the tensor ``frame``'s function makes is a constant: made by a factory from Python
+    values (a ``*_like`` factory reads only the shape and dtype of its Tensor argument)."""
+    if frame is None or not _is_constant_creator(frame.f_code):
+        return False
+    if frame.f_code.co_filename.endswith("factories.py") and not frame.f_code.co_name.endswith("like"):
+        return not _has_tensor(_arguments(frame))
+    return True
+
+
+_CREATOR_CACHE: dict = {}
+
+
+def _is_constant_creator(code: Any) -> bool:
+    known = _CREATOR_CACHE.get(id(code))  # (by id: hashing a code object hashes its bytecode; the entry
+    if known is None or known[0] is not code:  # keeps the code alive, so the id is not reused)
+        known = _CREATOR_CACHE[id(code)] = (code, _constant_code(code))
+    return known[1]
+
+
+def _constant_code(code: Any) -> bool:
+    if code is None or not code.co_filename.startswith(_DUALGRAD_DIR):
+        return False
+    path = code.co_filename[len(_DUALGRAD_DIR):].replace(os.sep, "/")
+    name = code.co_name
+    if name in RANDOM_CREATORS:
+        return False
+    for module, pattern in CONSTANT_CREATORS:
+        if module == path and (pattern == "*" or pattern == name
+                               or pattern.startswith("*") and pattern.strip("*") in name):
+            return True
+    return False
+
+
+def _describe(code: Any) -> str:
+    if code is None:
+        return "unknown code"
+    return f"{code.co_name}() in {os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+
+
+class Tracer:
+    """Observer that records one call (see the module docstring)."""
+
+    def __init__(self, inputs: list) -> None:
+        self.arrays: list = []  # slot -> array (kept alive: ids stay unique while tracing)
+        # slot -> "input", "step", "fresh" (a constant made in the call, in memory of its own), "external" (a
+        # constant in the caller's memory: a raw array, ``from_numpy``) or "held" (a tensor that existed before)
+        self.origin: list = []
+        self.slot_of: dict = {}
+        self.steps: list[Step] = []
+        self.created: dict = {}  # id(tensor) -> (weakref, code of its creator)
+        self.held: list = []  # (tensor, array, version, requires_grad, grad): pre-existing tensors used
+        self.mutable: set = set()  # constant slots a write changes: copied fresh for every replay
+        self.initial: dict = {}  # mutable constant slot -> its value before the call wrote into it
+        self.inputs = []
+        self.failure: Unsupported | None = None
+        self.pending: dict = {}  # id(out) -> True once the op call making it was recorded
+        self.primals: dict = {}  # (op, params, argument kinds) -> primal_callable's result
+        self.sources: list = []  # (array or list, snapshot) a constant was copied from
+        self.foreign: dict = {}  # id(tensor) -> weakref: tensors other threads made during the call
+        self.input_ids = {id(t) for t in inputs}
+        for t in inputs:
+            array = t._data if isinstance(t, Tensor) else t
+            self.inputs.append(self._new_slot(array, "input"))
+
+    # -- slots ----------------------------------------------------------------------
+    def _new_slot(self, array: np.ndarray, origin: str) -> int:
+        slot = len(self.arrays)
+        self.arrays.append(array)
+        self.origin.append(origin)
+        self.slot_of[id(array)] = slot
+        return slot
+
+    def _known(self, array: Any) -> int | None:
+        slot = self.slot_of.get(id(array))
+        return slot if slot is not None and self.arrays[slot] is array else None
+
+    def slot_of_tensor(self, t: Tensor) -> int:
+        """The slot of ``t``'s array, classifying an array seen for the first time."""
+        array = t._data
+        slot = self._known(array)
+        entry = self.created.get(id(t))
+        if slot is not None:
+            if (self.origin[slot] == "input" and id(t) not in self.input_ids
+                    and (entry is None or entry[0]() is not t)):
+                raise Unsupported("a tensor the function holds (closed over, global) shares its data with an "
+                                  "argument", user_location())
+            return slot
+        if entry is not None and entry[0]() is t:
+            if not entry[2]:
+                raise Unsupported(f"{_describe(entry[1])} computes a tensor outside dispatch", user_location())
+            self._check_no_alias(array, "a constant")
+            copied = self._copied_argument(array, entry[3])
+            if copied is not None:
+                return copied
+            if any(isinstance(v, _ndarray) and np.may_share_memory(array, v) for v, _ in entry[3]):
+                return self._new_slot(array, "external")  # (the caller's memory: read live by the replay)
+            self.sources.extend(entry[3])  # (the values a factory copied: guarded, they may change)
+            return self._new_slot(array, "fresh")
+        made_elsewhere = self.foreign.get(id(t))
+        if made_elsewhere is not None and made_elsewhere() is t:
+            raise Unsupported("a tensor made by another thread during the call", user_location())
+        self._check_no_alias(array, "a tensor held by the caller")
+        counter = t._counter
+        self.held.append((t, array, 0 if counter is None else counter.value, t._requires_grad, t._grad))
+        return self._new_slot(array, "held")
+
+    def _copied_argument(self, array: np.ndarray, sources: tuple) -> int | None:
+        """A factory's copy of an argument's array (``dg.tensor(a)``, ``a`` an argument): a copy step, since
+        the argument is another array on the next call; None if the factory read no argument."""
+        inputs = [self.arrays[s] for s in self.inputs]
+        found = [a for value, _ in sources for a in _arrays_in(value) if any(np.may_share_memory(a, i) for i in inputs)]
+        if not found:
+            return None
+        source = found[0]
+        slot = self._known(source)
+        holders = [value for value, _ in sources if _arrays_in(value)]
+        if len(holders) == 1 and holders[0] is source and slot is not None and self.origin[slot] == "input":
+            copy = np.array(source, dtype=array.dtype, copy=True, order="K")
+            if _same_array(copy, array):
+                out = self._new_slot(array, "step")
+                self.steps.append(Step("op", None, "copy", [("slot", slot)], (out,), how="copy",
+                                       expr="{array}({0}, dtype={dtype}, copy=True, order='K')",
+                                       objects={"array": np.array, "dtype": array.dtype}))
+                return out
+        raise Unsupported("a factory copies an argument's array into a tensor (use dg.as_tensor, which shares it)",
+                          user_location())
+
+    def _check_no_alias(self, array: np.ndarray, what: str) -> None:
+        for slot, known in enumerate(self.arrays):
+            if self.origin[slot] != "fresh" and np.may_share_memory(array, known):
+                raise Unsupported(f"{what} shares memory with a traced array", user_location())
+
+    def raw_slot(self, array: np.ndarray) -> int:
+        """The slot of a raw ndarray given to an op (not a Tensor's array)."""
+        slot = self._known(array)
+        if slot is not None:
+            return slot
+        if not _user_supplied(array):
+            raise Unsupported("an array computed outside dispatch is given to an op", user_location())
+        self._check_no_alias(array, "a raw array")
+        return self._new_slot(array, "external")
+
+    # -- recording ------------------------------------------------------------------
+    def fail(self, failure: Unsupported) -> None:
+        if self.failure is None:
+            self.failure = failure
+
+    def note_created(self, t: Tensor, frame: Any, constant: bool | None = None, data: tuple = ()) -> None:
+        creator = _creator(frame)
+        code = None if creator is None else creator.f_code
+        if constant is None:
+            constant = _constant_creation(creator)
+            if constant:
+                data = tuple(_arguments(creator))
+        sources = tuple((v, snapshot(v)) for v in data if _mutable(v))
+        self.created[id(t)] = (weakref.ref(t), code, constant, sources)
+
+    def _arg(self, a: Any, guard_values: bool) -> tuple:
+        if isinstance(a, Tensor):
+            if type(a) is not Tensor and not isinstance(a, Tensor):
+                raise Unsupported(f"an op argument of type {type(a).__name__}")
+            slot = self.slot_of_tensor(a)
+            self._maybe_guard_index(slot, guard_values)
+            return ("slot", slot)
+        if type(a) is _ndarray:
+            slot = self.raw_slot(a)
+            self._maybe_guard_index(slot, guard_values)
+            return ("slot", slot)
+        if isinstance(a, np.generic):
+            if not _user_supplied(a):
+                raise Unsupported("a NumPy scalar computed outside dispatch is given to an op", user_location())
+            return ("const", a)
+        if a is None or type(a) in (int, float, complex, bool, str, slice, type(Ellipsis)) or isinstance(a, np.dtype):
+            return ("const", a)
+        if isinstance(a, (tuple, list)) and not any(isinstance(v, (Tensor, _ndarray)) for v in a):
+            return ("const", _own_copy(a))
+        raise Unsupported(f"an op argument of type {type(a).__name__}", user_location())
+
+    def _maybe_guard_index(self, slot: int, guard_values: bool) -> None:
+        """An integer or boolean array of the trace read by a non-elementwise op: code around the op
+        may have branched on its values (index normalisation): the replay checks them."""
+        array = self.arrays[slot]
+        if guard_values and self.origin[slot] != "fresh" and array.dtype.kind in "biu":
+            self.steps.append(Step("equal", None, "index values", [("slot", slot)], expected=array.copy(),
+                                   where=user_location()))
+
+    def _scan_params(self, value: Any, op: str, depth: int = 0) -> None:
+        """Arrays inside params are baked into the replay: traced ones get an equality guard."""
+        if depth == 0 and not value:  # (no params: the common case)
+            return
+        if isinstance(value, Tensor):
+            raise Unsupported(f"{op}: a Tensor inside the op's parameters", user_location())
+        if isinstance(value, _ndarray):
+            slot = self._known(value)
+            if slot is None:
+                if not _user_supplied(value) and value.size and not _in_shape_only_index_maker():
+                    raise Unsupported(f"{op}: an array computed outside dispatch is a parameter", user_location())
+                return
+            if value.dtype.kind not in "biu":
+                raise Unsupported(f"{op}: a traced floating array is a parameter", user_location())
+            self.steps.append(Step("equal", None, "index values", [("slot", slot)], expected=value.copy(),
+                                   where=user_location()))
+            return
+        if depth < 4 and isinstance(value, (tuple, list)):
+            for v in value:
+                self._scan_params(v, op, depth + 1)
+        elif depth < 4 and isinstance(value, dict):
+            for v in value.values():
+                self._scan_params(v, op, depth + 1)
+
+    def record_op(self, op: Any, args: tuple, params: dict, out: Any) -> None:
+        """Record one primitive call whose result ``out`` dispatch just computed."""
+        if not isinstance(op, Op):  # a custom Function: its forward's ops are recorded one by one
+            return
+        if STATE.saved_tensor_hooks:
+            raise Unsupported("saved-tensor hooks (pack/unpack run Python code on traced values)", user_location())
+        guard_values = op.family != "elementwise"
+        slots = [self._arg(a, guard_values) for a in args]
+        self._scan_params(params, op.name)
+        params = _own_copy(params)  # (a list the caller changes later must not change the replay)
+        key = _params_key(op, "", params)
+        signature = None if key is None else (key, tuple(
+            (type(a), a._data.dtype, a._data.ndim) if isinstance(a, Tensor)
+            else (type(a), a.dtype, a.ndim) if type(a) is _ndarray else (type(a),) for a in args))
+        made = None if signature is None else self.primals.get(signature)
+        if made is None:  # (the same op on the same kinds of arguments: the same primal function)
+            made = primal_callable(op, args, params)
+            if signature is not None:
+                self.primals[signature] = made
+        fn, how, expr, objects = made
+        outs = out if isinstance(out, tuple) else (out,)
+        arrays = [o._data for o in outs]
+        raw = [self.arrays[v] if kind == "slot" else v for kind, v in slots]
+        try:
+            with np.errstate(all="ignore"):  # (the eager call gave its warnings already)
+                result = fn(*raw)
+            again = as_outputs(op, result)
+        except Exception as exc:  # noqa: BLE001 - any difference from dispatch means: not replayable
+            raise Unsupported(f"{op.name}: its replay raises {type(exc).__name__}: {exc}") from exc
+        if len(again) != len(arrays) or not all(_same_array(x, y) for x, y in zip(again, arrays)):
+            raise Unsupported(f"{op.name}: a replay of the call does not give dispatch's result "
+                              "(random, or computed differently)", user_location())
+        out_slots = tuple(self._new_slot(a, "step") for a in arrays)
+        # (basic indexing, ``x[1:, None]``: the shape follows from x's; an index array may not)
+        basic_index = op.name == "getitem" and len(args) == 1 and not _holds_array(params)
+        check_shape = op.family not in STATIC_SHAPE_FAMILIES and not basic_index
+        self.steps.append(Step("op", fn, op.name, slots, out_slots, how=how,
+                               shape=tuple(a.shape for a in arrays) if check_shape else None,
+                               key=None if key is None else key + (how,), params=params,
+                               wrap=op.multi_output or type(result) is not _ndarray, expr=expr, objects=objects))
+
+    def record_copy(self, t: Tensor, copy: Tensor) -> None:
+        """``copy``'s array is a fresh copy of ``t``'s (``inplace._snapshot``): a copy step."""
+        slot = self.slot_of_tensor(t)
+        self.steps.append(Step("op", np.ndarray.copy, "copy", [("slot", slot)],
+                               (self._new_slot(copy._data, "step"),), how="copy", expr="{0}.copy()"))
+
+    def record_look(self, kind: str, original: Callable, t: Tensor, value: Any) -> None:
+        """A Python-level look at a value (``bool(t)``...): a guard step unless the value is constant."""
+        slot = self.slot_of_tensor(t)
+        if self.origin[slot] == "fresh":  # (a constant's value; any other may differ on the next call)
+            return
+        self.steps.append(Step("guard", original, kind, [("slot", slot)], expected=_value_key(value),
+                               where=user_location()))
+
+    def record_write(self, t: Tensor, result: Tensor) -> None:
+        """An in-place write of ``result`` into ``t`` (``inplace.commit``)."""
+        dest = t._data
+        if not dest.flags.writeable:
+            raise Unsupported("an in-place write through a read-only (expanded) view", user_location())
+        slot = self.slot_of_tensor(t)
+        if self.origin[slot] in ("input", "held", "external"):
+            raise Unsupported("an in-place write into a tensor the caller holds (an input or a closed-over "
+                              "tensor)", user_location())
+        for other, known in enumerate(self.arrays):
+            if np.may_share_memory(dest, known):
+                if self.origin[other] in ("input", "held", "external"):
+                    raise Unsupported("an in-place write into memory the caller holds", user_location())
+                if self.origin[other] == "fresh" and other not in self.mutable:
+                    # (its value before the first write: every replay starts from a copy of it)
+                    self.initial[other] = np.array(known, copy=True, order="K")
+                    self.mutable.add(other)
+        source = self.slot_of_tensor(result)
+        self.steps.append(Step("write", None, "copyto", [("slot", slot), ("slot", source)]))
+
+
+def _arrays_in(value: Any, depth: int = 4) -> list:
+    if isinstance(value, _ndarray):
+        return [value]
+    if depth and isinstance(value, (list, tuple)):
+        return [a for v in value for a in _arrays_in(v, depth - 1)]
+    if depth and isinstance(value, dict):
+        return [a for v in value.values() for a in _arrays_in(v, depth - 1)]
+    return []
+
+
+def _mutable(value: Any, depth: int = 4) -> bool:
+    """An ndarray, list or dict, or a tuple holding one: a value that may change in place between calls."""
+    if isinstance(value, (_ndarray, list, dict)):
+        return True
+    return depth > 0 and type(value) is tuple and any(_mutable(v, depth - 1) for v in value)
+
+
+def snapshot(value: Any) -> Any:
+    """A copy of a (nested) list, tuple, dict or ndarray a factory reads, for ``unchanged``."""
+    if isinstance(value, _ndarray):
+        return value.copy()
+    if isinstance(value, (list, tuple)):
+        return [snapshot(v) for v in value]
+    if isinstance(value, dict):
+        return {k: snapshot(v) for k, v in value.items()}
+    return ("value", type(value), repr(value))
+
+
+def unchanged(value: Any, copy: Any) -> bool:
+    """True if ``value`` still equals its ``snapshot`` (same types, shapes, dtypes, values bit for bit)."""
+    if isinstance(value, _ndarray):
+        return (isinstance(copy, _ndarray) and value.shape == copy.shape and value.dtype == copy.dtype
+                and value.tobytes() == copy.tobytes())
+    if isinstance(value, (list, tuple)):
+        return (isinstance(copy, list) and len(value) == len(copy)
+                and all(unchanged(v, c) for v, c in zip(value, copy)))
+    if isinstance(value, dict):
+        return isinstance(copy, dict) and value.keys() == copy.keys() and all(
+            unchanged(value[k], copy[k]) for k in value)
+    return copy == ("value", type(value), repr(value))
+
+
+def _own_copy(value: Any, depth: int = 0) -> Any:
+    """``value`` with its lists and dicts copied (tuples rebuilt only if they hold one)."""
+    if depth > 6:
+        return value
+    if type(value) is dict:
+        return {k: _own_copy(v, depth + 1) for k, v in value.items()}
+    if type(value) is list:
+        return [_own_copy(v, depth + 1) for v in value]
+    if type(value) is tuple and any(type(v) in (list, dict, tuple) for v in value):
+        return tuple(_own_copy(v, depth + 1) for v in value)
+    return value
+
+
+def _holds_array(value: Any, depth: int = 4) -> bool:
+    if isinstance(value, (_ndarray, Tensor)):
+        return True
+    if depth and isinstance(value, (tuple, list)):
+        return any(_holds_array(v, depth - 1) for v in value)
+    if depth and isinstance(value, dict):
+        return any(_holds_array(v, depth - 1) for v in value.values())
+    return False
+
+
+def _same_array(x: np.ndarray, y: np.ndarray) -> bool:
+    """Same shape, dtype, strides and values (bit for bit when small; NaN equal to NaN)."""
+    if x.shape != y.shape or x.dtype != y.dtype or x.strides != y.strides:
+        return False
+    if x.size <= 16 and x.dtype.kind in "fciub":
+        return x.tobytes() == y.tobytes() or bool(np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"))
+    try:
+        return bool(np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"))
+    except TypeError:
+        return bool(np.array_equal(x, y))
+
+
+def _value_key(value: Any) -> str:
+    """Exact comparison key of a Python value (repr: keeps -0.0, nan, True vs 1 apart)."""
+    return f"{type(value).__name__}:{value!r}"
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__,) + tuple(_hashable(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    if isinstance(value, slice):
+        return ("slice", value.start, value.stop, value.step)
+    if isinstance(value, _ndarray):
+        return ("array", id(value))
+    if isinstance(value, (float, complex, np.floating, np.complexfloating)):
+        return (type(value).__name__, repr(value))  # (0.0 and -0.0 are equal and hash alike: not the same)
+    hash(value)
+    return (type(value).__name__, value)
+
+
+def _params_key(op: Any, how: str, params: dict) -> Any:
+    """A key equal for two calls that compute the same thing from the same inputs (CSE), or None."""
+    try:
+        return (id(op), how, _hashable(params))
+    except TypeError:
+        return None
+
+
+# -- hooks active while any thread traces ------------------------------------------------
+# Tracers running in any thread: a tensor another thread makes meanwhile is no constant of theirs.
+ACTIVE: set = set()
+
+
+def _foreign(t: Tensor) -> None:
+    for tracer in list(ACTIVE):
+        tracer.foreign[id(t)] = weakref.ref(t)
+
+
+def _recording_new(cls: type) -> Any:
+    t = object.__new__(cls)
+    tracer = LOCAL.tracer
+    if tracer is not None:
+        tracer.note_created(t, sys._getframe(1))
+    elif ACTIVE:
+        _foreign(t)
+    return t
+
+
+def _recording_init(self: Tensor, *args: Any, **kwargs: Any) -> None:
+    _ORIGINALS["__init__"](self, *args, **kwargs)
+    tracer = LOCAL.tracer
+    if tracer is not None:  # Tensor(data): a constant unless made from a Tensor
+        tracer.note_created(self, sys._getframe(1), not _has_tensor((args, kwargs)), args)
+    elif ACTIVE:
+        _foreign(self)
+
+
+def _propagate_tangents(op: Any, args: tuple, params: dict, out: Any) -> None:
+    """Dispatch's tangent step: the call is recorded first, so that its jvp's ops come after it."""
+    tracer = LOCAL.tracer
+    if tracer is not None and tracer.failure is None and id(out) not in tracer.pending:
+        tracer.pending[id(out)] = out
+        try:
+            tracer.record_op(op, args, params, out)
+        except Unsupported as failure:
+            tracer.fail(failure)
+    _ORIGINALS["propagate_tangents"](op, args, params, out)
+
+
+def _commit(t: Tensor, result: Tensor) -> None:
+    tracer = LOCAL.tracer
+    if tracer is not None and tracer.failure is None:
+        try:
+            tracer.record_write(t, result)
+        except Unsupported as failure:
+            tracer.fail(failure)
+    _ORIGINALS["commit"](t, result)
+
+
+def _snapshot(t: Tensor) -> Tensor:
+    s = _ORIGINALS["_snapshot"](t)
+    tracer = LOCAL.tracer
+    if tracer is not None and tracer.failure is None:
+        try:
+            tracer.record_copy(t, s)
+        except Unsupported as failure:
+            tracer.fail(failure)
+    return s
+
+
+def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> None:
+    tracer = LOCAL.tracer
+    if tracer is not None:
+        tracer.fail(Unsupported("backward() accumulates into .grad of a leaf (a training step: v1 runs it "
+                                "eagerly)", user_location()))
+    _ORIGINALS["_accumulate_into_leaf"](leaf, grad, create_graph)
+
+
+def _add_hook(hooks: dict, fn: Callable) -> Any:
+    tracer = LOCAL.tracer
+    if tracer is not None:
+        tracer.fail(Unsupported("a hook registered during the call (it would run only when traced)", user_location()))
+    return _ORIGINALS["add_hook"](hooks, fn)
+
+
+def _is_fresh(tracer: Tracer, t: Tensor) -> bool:
+    entry = tracer.created.get(id(t))
+    return entry is not None and entry[0]() is t
+
+
+def _grad_property() -> property:
+    """``.grad`` of a tensor the caller holds is state no guard sees (reassigned between calls)."""
+    original = Tensor.__dict__["grad"]
+
+    def get(self: Tensor) -> Any:
+        tracer = LOCAL.tracer
+        if tracer is not None and not _is_fresh(tracer, self):
+            tracer.fail(Unsupported("reads .grad of a tensor the caller holds", user_location()))
+        return original.fget(self)
+
+    def set_(self: Tensor, value: Any) -> None:
+        tracer = LOCAL.tracer
+        if tracer is not None and not _is_fresh(tracer, self):
+            tracer.fail(Unsupported("assigns .grad of a tensor the caller holds", user_location()))
+        original.fset(self, value)
+
+    def delete(self: Tensor) -> None:
+        tracer = LOCAL.tracer
+        if tracer is not None and not _is_fresh(tracer, self):
+            tracer.fail(Unsupported("deletes .grad of a tensor the caller holds", user_location()))
+        original.fdel(self)
+
+    return property(get, set_, delete, original.__doc__)
+
+
+def _look(name: str) -> Callable:
+    original = getattr(Tensor, name)
+
+    def look(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        value = original(self, *args, **kwargs)
+        tracer = LOCAL.tracer
+        if tracer is not None and tracer.failure is None and not args and not kwargs:
+            try:
+                tracer.record_look(name, original, self, value)
+            except Unsupported as failure:
+                tracer.fail(failure)
+        elif tracer is not None and (args or kwargs):
+            tracer.fail(Unsupported(f"Tensor.{name} with arguments", user_location()))
+        return value
+
+    look.__name__ = name
+    return look
+
+
+def _escape(name: str) -> Callable:
+    original = getattr(Tensor, name)
+
+    def escape(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        tracer = LOCAL.tracer
+        if tracer is not None:
+            tracer.fail(Unsupported(f"Tensor.{name}() takes the raw values out of the trace", user_location()))
+        return original(self, *args, **kwargs)
+
+    escape.__name__ = name
+    return escape
+
+
+LOOKS = ("__bool__", "__float__", "__int__", "__index__", "__complex__", "item", "tolist")
+ESCAPES = ("numpy", "__array__", "__repr__", "__str__", "__format__", "__dlpack__", "register_hook",
+           "resize_", "resize_as_", "storage", "data_ptr", "untyped_storage",
+           # Python values computed from the raw data (not through a look at one value)
+           "equal", "allclose", "__contains__")
+
+
+def install_hooks() -> None:
+    """Route tensor creation, value looks, escapes, writes and tangents through the tracer (refcounted)."""
+    with _PATCH_LOCK:
+        _PATCH_COUNT[0] += 1
+        if _PATCH_COUNT[0] > 1:
+            return
+        _ORIGINALS["class"] = {name: Tensor.__dict__.get(name) for name in LOOKS + ESCAPES + ("__init__", "grad")}
+        _ORIGINALS["__init__"] = Tensor.__init__
+        _ORIGINALS["propagate_tangents"] = dispatch.propagate_tangents
+        _ORIGINALS["commit"] = inplace.commit
+        _ORIGINALS["_new"] = tensor_module._new
+        _ORIGINALS["_snapshot"] = inplace._snapshot
+        _ORIGINALS["_accumulate_into_leaf"] = engine._accumulate_into_leaf
+        inplace._snapshot = _snapshot
+        engine._accumulate_into_leaf = _accumulate_into_leaf
+        _ORIGINALS["add_hook"] = tensor_module.add_hook
+        tensor_module.add_hook = node_module.add_hook = _add_hook
+        for name in LOOKS:
+            setattr(Tensor, name, _look(name))
+        for name in ESCAPES:
+            if hasattr(Tensor, name):
+                setattr(Tensor, name, _escape(name))
+        Tensor.__init__ = _recording_init
+        Tensor.grad = _grad_property()
+        dispatch.propagate_tangents = _propagate_tangents
+        inplace.commit = _commit
+        tensor_module._new = _recording_new
+
+
+def remove_hooks() -> None:
+    with _PATCH_LOCK:
+        _PATCH_COUNT[0] -= 1
+        if _PATCH_COUNT[0]:
+            return
+        for name, value in _ORIGINALS["class"].items():
+            if value is None:
+                if name in Tensor.__dict__:
+                    delattr(Tensor, name)
+            else:
+                setattr(Tensor, name, value)
+        dispatch.propagate_tangents = _ORIGINALS["propagate_tangents"]
+        inplace.commit = _ORIGINALS["commit"]
+        tensor_module._new = _ORIGINALS["_new"]
+        inplace._snapshot = _ORIGINALS["_snapshot"]
+        tensor_module.add_hook = node_module.add_hook = _ORIGINALS["add_hook"]
+        engine._accumulate_into_leaf = _ORIGINALS["_accumulate_into_leaf"]
+
+
+class TraceObserver:
+    """The observer installed for one traced call: records each op call when it returns."""
+
+    def __init__(self, tracer: Tracer) -> None:
+        self.tracer = tracer
+
+    def wrap_op(self, run: Callable) -> Callable:
+        tracer = self.tracer
+
+        def traced(op: Any, args: tuple, params: dict) -> Any:
+            out = run(op, args, params)
+            if tracer.failure is None and id(out) not in tracer.pending:
+                try:
+                    tracer.record_op(op, args, params, out)
+                except Unsupported as failure:
+                    tracer.fail(failure)
+            tracer.pending.pop(id(out), None)
+            return out
+
+        return traced
+
+    def wrap_node(self, node: Any, run: Callable) -> Callable:
+        return run
+
+
+__all__ = ["Tracer", "TraceObserver", "Unsupported", "install_hooks", "remove_hooks", "LOCAL"]

@@ -1,0 +1,482 @@
+"""Graph coloring of sparsity patterns (NumPy and ``scipy.sparse``; no per-element Python loop for
+large patterns).
+
+* ``color_columns(P)``: a partition of the columns of ``P`` (m x n) into structurally orthogonal
+  groups (no row has two nonzeros in one group), i.e. a distance-2 coloring of the bipartite
+  graph, so that ``J @ S`` with one seed column per group gives every nonzero directly
+  (forward mode). ``color_rows(P)`` is the same for the rows (reverse mode).
+* ``bicolor(P)``: rows with many nonzeros go to reverse mode, the rest to forward mode (or
+  columns with many nonzeros to forward mode, the rest to reverse); each part is colored
+  as above. An arrowhead needs 3 colors, where either direction alone needs ``n``.
+* ``color_symmetric(P)``: for a Hessian, vertices of high degree get a color each and the
+  others a distance-2 coloring of the rest of the pattern: a star coloring (every such
+  coloring is one), decompressed directly (a tridiagonal Hessian: 3 colors, an arrowhead: 2).
+
+Greedy colorings depend on the vertex order. ``color_columns`` takes the best of: the cyclic
+coloring ``j mod c`` (the natural order's result on banded patterns, checked without a graph),
+Jones-Plassmann rounds with the largest-first order (ties broken at random; the same coloring a
+sequential greedy pass in that order gives, in a few vectorised rounds), sequential greedy in
+natural, largest-first and smallest-last order for graphs small enough for a Python loop, each
+improved by Culberson's iterated greedy (whole color classes recolored at once, never more colors).
+It stops early at the lower bound, the largest number of nonzeros in a row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+_SEQUENTIAL_EDGES = 2_000_000  # graphs up to this many edges also get the sequential orders
+_GRAPH_BUDGET = 60_000_000  # pairs of nonzeros sharing a row (the column graph's size before merging)
+
+
+@dataclass
+class Coloring:
+    """A partition for compressed evaluation.
+
+    ``mode`` is "forward", "reverse" or "bidirectional"; ``columns`` / ``rows`` give each
+    column's / row's color (-1: not seeded in that direction), ``forward_rows`` the rows whose
+    entries come from forward mode in a bidirectional coloring (the rest come from reverse).
+    """
+
+    mode: str
+    columns: np.ndarray | None
+    rows: np.ndarray | None
+    forward_rows: np.ndarray | None = None
+    forward_columns: np.ndarray | None = None
+
+    @property
+    def n_forward(self) -> int:
+        return 0 if self.columns is None else int(self.columns.max(initial=-1)) + 1
+
+    @property
+    def n_reverse(self) -> int:
+        return 0 if self.rows is None else int(self.rows.max(initial=-1)) + 1
+
+    @property
+    def ncolors(self) -> int:
+        return self.n_forward + self.n_reverse
+
+
+def sorted_unique(a: np.ndarray) -> np.ndarray:
+    """``np.unique`` by sorting (NumPy 2's hashing ``unique`` is several times slower on large int arrays)."""
+    a = np.sort(a)
+    keep = np.ones(len(a), bool)
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
+def _csr(P: sp.sparray | sp.spmatrix) -> sp.csr_array:
+    P = sp.csr_array(P, dtype=bool)
+    P.sum_duplicates()
+    P.eliminate_zeros()
+    return P
+
+
+def graph_cost(P: sp.csr_array) -> int:
+    """The number of (column, column) pairs sharing a row: the work of building the column graph."""
+    counts = np.diff(P.indptr).astype(np.int64)
+    return int((counts * counts).sum())
+
+
+def column_graph(P: sp.csr_array) -> sp.csr_array:
+    """Columns adjacent when they share a row (no self loops), symmetric CSR."""
+    n = P.shape[1]
+    Pi = sp.csr_array((np.ones(P.nnz, np.int32), P.indices, P.indptr), shape=P.shape)
+    G = sp.csr_array(Pi.T @ Pi)
+    G.setdiag(0)
+    G.eliminate_zeros()
+    G.sort_indices()
+    if G.shape != (n, n):
+        G.resize((n, n))
+    return G
+
+
+def _is_column_coloring(P: sp.csr_array, colors: np.ndarray) -> bool:
+    """True if no row of ``P`` has two nonzeros in columns of one color (colors < 0: column not seeded;
+    such a column must have no nonzero)."""
+    c = colors[P.indices]
+    if (c < 0).any():
+        return False
+    rows = np.repeat(np.arange(P.shape[0], dtype=np.int64), np.diff(P.indptr))
+    width = int(colors.max(initial=0)) + 1
+    return len(sorted_unique(rows * width + c)) == P.nnz
+
+
+def _smallest_free(vertices: np.ndarray, G: sp.csr_array, colors: np.ndarray) -> np.ndarray:
+    """For each vertex, the smallest color >= 0 none of its colored neighbours has (vectorised)."""
+    starts = G.indptr[vertices]
+    counts = G.indptr[vertices + 1] - starts
+    position = np.repeat(np.arange(len(vertices), dtype=np.int64), counts)
+    offsets = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    neighbour_colors = colors[G.indices[np.repeat(starts, counts) + offsets]]
+    keep = neighbour_colors >= 0
+    position, neighbour_colors = position[keep], neighbour_colors[keep].astype(np.int64)
+    width = int(neighbour_colors.max(initial=0)) + 2
+    key = sorted_unique(position * width + neighbour_colors)
+    position, used = key // width, key % width
+    first = np.searchsorted(position, np.arange(len(vertices)))
+    rank = np.arange(len(key), dtype=np.int64) - first[position]
+    result = np.bincount(position, minlength=len(vertices)).astype(np.int64)
+    gap = used != rank
+    np.minimum.at(result, position[gap], rank[gap])
+    return result
+
+
+def jones_plassmann(G: sp.csr_array, rank: np.ndarray, max_rounds: int = 200) -> np.ndarray | None:
+    """Greedy coloring in the order ``rank`` (0 first), computed in rounds: a vertex is colored once all its
+    earlier neighbours are (the sequential result). None if it needs more than ``max_rounds`` rounds."""
+    n = G.shape[0]
+    colors = np.full(n, -1, np.int64)
+    uncolored = np.arange(n, dtype=np.int64)
+    degrees = np.diff(G.indptr)
+    for _ in range(max_rounds):
+        if not len(uncolored):
+            return colors
+        starts = G.indptr[uncolored]
+        counts = degrees[uncolored]
+        position = np.repeat(np.arange(len(uncolored), dtype=np.int64), counts)
+        offsets = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+        neighbours = G.indices[np.repeat(starts, counts) + offsets]
+        blocking = (colors[neighbours] < 0) & (rank[neighbours] < rank[uncolored[position]])
+        blocked = np.bincount(position[blocking], minlength=len(uncolored)) > 0
+        ready = uncolored[~blocked]
+        colors[ready] = _smallest_free(ready, G, colors)
+        uncolored = uncolored[blocked]
+    return None
+
+
+def sequential_greedy(G: sp.csr_array, order: np.ndarray) -> np.ndarray:
+    """First-fit coloring visiting ``order`` (a Python loop: only for graphs below ``_SEQUENTIAL_EDGES``)."""
+    indptr, indices = G.indptr.tolist(), G.indices.tolist()
+    colors = [-1] * G.shape[0]
+    for v in order.tolist():
+        used = {colors[u] for u in indices[indptr[v]:indptr[v + 1]]}
+        c = 0
+        while c in used:
+            c += 1
+        colors[v] = c
+    return np.asarray(colors, np.int64)
+
+
+def smallest_last_order(G: sp.csr_array) -> np.ndarray:
+    """Matula-Beck smallest-last order (a Python loop with buckets: small graphs only)."""
+    n = G.shape[0]
+    indptr, indices = G.indptr.tolist(), G.indices.tolist()
+    degree = np.diff(G.indptr).tolist()
+    buckets: dict[int, set] = {}
+    for v, d in enumerate(degree):
+        buckets.setdefault(d, set()).add(v)
+    removed = [False] * n
+    order = []
+    low = 0
+    for _ in range(n):
+        while not buckets.get(low):
+            low += 1
+        v = buckets[low].pop()
+        removed[v] = True
+        order.append(v)
+        for u in indices[indptr[v]:indptr[v + 1]]:
+            if not removed[u]:
+                d = degree[u]
+                buckets[d].discard(u)
+                degree[u] = d - 1
+                buckets.setdefault(d - 1, set()).add(u)
+        low = max(low - 1, 0)
+    return np.asarray(order[::-1], np.int64)
+
+
+def iterated_greedy(G: sp.csr_array, colors: np.ndarray, rounds: int = 4) -> np.ndarray:
+    """Culberson's iterated greedy: recolor whole classes at once (a class is independent), the classes in
+    reverse order, then by size; the number of colors never grows."""
+    best = colors
+    for k in range(rounds):
+        k_colors = int(best.max()) + 1
+        sizes = np.bincount(best, minlength=k_colors)
+        class_order = np.arange(k_colors)[::-1] if k % 2 == 0 else np.argsort(-sizes, kind="stable")
+        new = np.full_like(best, -1)
+        for c in class_order:
+            members = np.flatnonzero(best == c)
+            new[members] = _smallest_free(members, G, new)
+        if new.max() + 1 <= best.max() + 1:
+            best = new
+    return best
+
+
+def _best_coloring(P: sp.csr_array, rng: np.random.Generator) -> np.ndarray:
+    """A column coloring of ``P`` with few colors (see the module docstring)."""
+    m, n = P.shape
+    if n == 0:
+        return np.zeros(0, np.int64)
+    counts = np.diff(P.indptr)
+    lower = max(int(counts.max(initial=0)), 1)
+    present = np.zeros(n, bool)
+    present[P.indices] = True
+    candidates = []
+    for c in range(lower, lower + 4):  # cyclic colorings: banded patterns, no graph needed
+        candidate = np.arange(n, dtype=np.int64) % c
+        if _is_column_coloring(P, candidate):
+            if c == lower:  # (optimal)
+                return _compact(candidate, present)
+            candidates.append(candidate)
+            break
+    if graph_cost(P) > _GRAPH_BUDGET:  # (too large a graph: a cyclic coloring, or one color per column)
+        return _compact(candidates[0] if candidates else np.arange(n, dtype=np.int64), present)
+    G = column_graph(P)
+    degrees = np.diff(G.indptr)
+    lf_rank = np.empty(n, np.int64)
+    lf_rank[np.lexsort((rng.random(n), -degrees))] = np.arange(n)
+    jp = jones_plassmann(G, lf_rank)
+    if jp is not None:
+        candidates.append(jp)
+    if G.nnz <= _SEQUENTIAL_EDGES:
+        for order in (np.arange(n), np.argsort(-degrees, kind="stable"), smallest_last_order(G)):
+            candidates.append(sequential_greedy(G, order))
+            if candidates[-1].max() + 1 <= lower:
+                break
+    if not candidates:
+        rank = rng.permutation(n)
+        candidates.append(jones_plassmann(G, rank, max_rounds=10 ** 9))
+    best = min(candidates, key=lambda c: int(c.max()))
+    if best.max() + 1 > lower:
+        best = iterated_greedy(G, best)
+    return _compact(best, present)
+
+
+def _compact(colors: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """Colors renumbered 0.. over the columns that have nonzeros; -1 for empty columns (never seeded)."""
+    colors = np.where(present, colors, -1)
+    used = sorted_unique(colors[colors >= 0])
+    lookup = np.full(int(colors.max(initial=-1)) + 2, -1, np.int64)
+    lookup[used] = np.arange(len(used))
+    return np.where(colors >= 0, lookup[np.maximum(colors, 0)], -1)
+
+
+def color_columns(P: sp.sparray, seed: int = 0) -> np.ndarray:
+    """Each column's color (-1 for an empty column): columns of one color share no row."""
+    return _best_coloring(_csr(P), np.random.default_rng(seed))
+
+
+def color_rows(P: sp.sparray, seed: int = 0) -> np.ndarray:
+    """Each row's color (-1 for an empty row): rows of one color share no column."""
+    return _best_coloring(_csr(sp.csr_array(P).T), np.random.default_rng(seed))
+
+
+def _lower_bound(P: sp.csr_array) -> int:
+    return int(np.diff(P.indptr).max(initial=0))
+
+
+def choose(P: sp.sparray, mode: str = "auto", seed: int = 0) -> Coloring:
+    """The coloring for ``mode``: "forward", "reverse", "bidirectional" (one direction when no row or column
+    is much denser than the others), or "auto" (fewest colors; forward on ties, as its pass is cheaper)."""
+    P = _csr(P)
+    PT = _csr(P.T)
+    options = []
+    if mode in ("auto", "forward"):
+        if mode == "forward" or graph_cost(P) <= _GRAPH_BUDGET or _lower_bound(P) < 8:
+            options.append(Coloring("forward", color_columns(P, seed), None))
+    # (reverse mode needs at least as many colors as the densest column has nonzeros: skip it when forward
+    # mode already does as well)
+    forward_done = mode == "auto" and options and options[0].ncolors <= max(_lower_bound(PT), 1)
+    if mode in ("auto", "reverse") and not forward_done:
+        if mode == "reverse" or graph_cost(PT) <= _GRAPH_BUDGET or _lower_bound(PT) < 8:
+            options.append(Coloring("reverse", None, color_columns(PT, seed)))
+    best_single = min((o.ncolors for o in options), default=None)
+    if mode == "bidirectional" or (mode == "auto" and (best_single is None or best_single > 2)):
+        options.extend(_bicolorings(P, PT, seed))
+    if not options and mode == "bidirectional":  # (no dense row or column to split off: one direction)
+        return choose(P, "auto", seed)
+    if not options:
+        options.append(Coloring("forward", np.arange(P.shape[1], dtype=np.int64), None))
+    return min(options, key=lambda o: (o.ncolors, o.mode != "forward"))
+
+
+def _candidate_counts(counts: np.ndarray) -> list[int]:
+    """How many of the densest rows (or columns) to split off: 1, 2, 3, 5, 8, ... while they are denser
+    than the rest's median."""
+    order = np.sort(counts)[::-1]
+    median = float(np.median(counts)) if len(counts) else 0.0
+    ks, k, previous = [], 1, 0
+    while k <= min(len(counts) - 1, 64):
+        if order[k - 1] <= 2 * median:
+            break
+        ks.append(k)
+        k, previous = k + previous, k
+    return ks
+
+
+def _bicolorings(P: sp.csr_array, PT: sp.csr_array, seed: int) -> list[Coloring]:
+    """Dense rows by reverse mode (the rest forward), or dense columns by forward mode (the rest reverse)."""
+    m, n = P.shape
+    options = []
+    row_counts, col_counts = np.diff(P.indptr), np.diff(PT.indptr)
+    for k in _candidate_counts(row_counts):
+        dense = np.argsort(-row_counts, kind="stable")[:k]
+        forward_rows = np.ones(m, bool)
+        forward_rows[dense] = False
+        rest = P[forward_rows]
+        if graph_cost(rest) > _GRAPH_BUDGET:
+            continue
+        columns = color_columns(rest, seed)
+        row_colors = np.full(m, -1, np.int64)
+        row_colors[dense] = color_columns(_csr(P[dense].T), seed)
+        options.append(Coloring("bidirectional", columns, row_colors, forward_rows=forward_rows))
+    for k in _candidate_counts(col_counts):
+        dense = np.argsort(-col_counts, kind="stable")[:k]
+        forward_columns = np.zeros(n, bool)
+        forward_columns[dense] = True
+        rest = PT[~forward_columns]
+        if graph_cost(rest) > _GRAPH_BUDGET:
+            continue
+        rows = color_columns(rest, seed)
+        col_colors = np.full(n, -1, np.int64)
+        col_colors[dense] = color_columns(_csr(P[:, dense]), seed)
+        options.append(Coloring("bidirectional", col_colors, rows, forward_columns=forward_columns))
+    return options
+
+
+@dataclass
+class SymmetricColoring:
+    """A Hessian's columns in groups: ``colors[j]`` (-1: an empty column); ``dense`` the vertices whose
+    columns are evaluated alone (their rows are read from them by symmetry)."""
+
+    colors: np.ndarray
+    dense: np.ndarray
+
+    @property
+    def ncolors(self) -> int:
+        return int(self.colors.max(initial=-1)) + 1
+
+
+def color_symmetric(P: sp.sparray, seed: int = 0) -> SymmetricColoring:
+    """A star coloring of a symmetric pattern, for direct decompression (see the module docstring)."""
+    P = _csr(P)
+    P = _csr(P + P.T)
+    n = P.shape[0]
+    counts = np.diff(P.indptr)
+    best = None
+    for k in [0, *_candidate_counts(counts)]:
+        dense = np.argsort(-counts, kind="stable")[:k]
+        rest_mask = np.ones(n, bool)
+        rest_mask[dense] = False
+        rest = P[rest_mask][:, rest_mask]
+        if graph_cost(rest) > _GRAPH_BUDGET:
+            continue
+        colors = np.full(n, -1, np.int64)
+        rest_colors = color_columns(rest, seed)
+        colors[rest_mask] = np.where(rest_colors >= 0, rest_colors + k, -1)
+        colors[dense] = np.arange(k)
+        candidate = SymmetricColoring(_compact(colors, colors >= 0), np.sort(dense))
+        if best is None or candidate.ncolors < best.ncolors:
+            best = candidate
+    if best is None:
+        best = SymmetricColoring(np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64))
+    return best
+
+
+# -- acyclic coloring (decompression by substitution) ---------------------------------------------------------
+def _acyclic_greedy(P: sp.csr_array, order: np.ndarray) -> np.ndarray:
+    """Greedy acyclic coloring in ``order``: a distance-1 coloring in which every two-colored subgraph is a
+    forest (a vertex may not take color ``c`` if two of its neighbours of one color ``d`` are already
+    connected by ``c``/``d`` edges; one union-find per color pair). A Python loop over vertices."""
+    indptr, indices = P.indptr.tolist(), P.indices.tolist()
+    n = P.shape[0]
+    colors = [-1] * n
+    parent: dict = {}  # (c, d, vertex) -> parent in the forest of colors c < d
+
+    def find(key: tuple) -> tuple:
+        root = key
+        while parent.get(root, root) != root:
+            root = parent[root]
+        while parent.get(key, key) != root:  # (path compression)
+            parent[key], key = root, parent[key]
+        return root
+
+    for v in order.tolist():
+        neighbours = [u for u in indices[indptr[v]:indptr[v + 1]] if u != v and colors[u] >= 0]
+        used = {colors[u] for u in neighbours}
+        by_color: dict = {}
+        for u in neighbours:
+            by_color.setdefault(colors[u], []).append(u)
+        c = 0
+        while True:
+            if c not in used and not any(
+                    len({find((min(c, d), max(c, d), u)) for u in group}) < len(group)
+                    for d, group in by_color.items() if len(group) > 1):
+                break
+            c += 1
+        colors[v] = c
+        for u in neighbours:
+            d = colors[u]
+            a, b = find((min(c, d), max(c, d), v)), find((min(c, d), max(c, d), u))
+            if a != b:
+                parent[a] = b
+    return np.asarray(colors, np.int64)
+
+
+@dataclass
+class AcyclicColoring:
+    """An acyclic coloring and its substitution plan: ``solve`` holds the unit lower-triangular system
+    ``L h = b`` whose unknowns are the off-diagonal entries (upper triangle, ``edges``) in solving order
+    and whose right-hand side ``b`` is read from the compressed product at ``rhs`` (flat index into the
+    ``(ncolors, n)`` array)."""
+
+    colors: np.ndarray
+    edges: np.ndarray  # (n_edges, 2): i < j, in solving order
+    rhs: np.ndarray
+    lower: sp.csr_array
+
+    @property
+    def ncolors(self) -> int:
+        return int(self.colors.max(initial=-1)) + 1
+
+
+def color_acyclic(P: sp.sparray) -> AcyclicColoring:
+    """An acyclic coloring of a symmetric pattern (fewer colors than a star coloring: 2 for a tridiagonal
+    Hessian) and the order in which substitution recovers the entries: leaves of each two-colored tree first."""
+    P = _csr(P)
+    P = _csr(P + P.T)
+    n = P.shape[0]
+    degrees = np.diff(P.indptr)
+    candidates = [_acyclic_greedy(P, order) for order in (np.arange(n), np.argsort(-degrees, kind="stable"))]
+    colors = min(candidates, key=lambda c: int(c.max(initial=-1)))
+    coo = sp.triu(P, k=1, format="coo")
+    ends = np.stack([coo.row, coo.col], axis=1).astype(np.int64)
+    # equation (v, c): sum of the edges from v to neighbours of color c; peel equations with one unknown left
+    incident: dict = {}
+    for e, (i, j) in enumerate(ends.tolist()):
+        incident.setdefault((i, int(colors[j])), []).append(e)
+        incident.setdefault((j, int(colors[i])), []).append(e)
+    unknown = {key: len(es) for key, es in incident.items()}
+    solved_at = [-1] * len(ends)
+    ready = [key for key, count in unknown.items() if count == 1]
+    order, rhs, rows, cols = [], [], [], []
+    while ready:
+        v, c = ready.pop()
+        if unknown[(v, c)] != 1:
+            continue
+        group = incident[(v, c)]
+        e = next(e for e in group if solved_at[e] < 0)
+        k = len(order)
+        solved_at[e] = k
+        order.append(e)
+        rhs.append(c * n + v)
+        for other in group:  # h_e = b - (the edges of this equation solved before)
+            if other != e:
+                rows.append(k)
+                cols.append(solved_at[other])
+        i, j = ends[e]
+        u = int(j if i == v else i)
+        unknown[(v, c)] = 0
+        key = (u, int(colors[v]))
+        unknown[key] -= 1
+        if unknown[key] == 1:
+            ready.append(key)
+    if len(order) != len(ends):
+        raise RuntimeError("color_acyclic: the coloring has a two-colored cycle (an internal error)")
+    size = len(order)
+    lower = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(size, size)) + sp.identity(size, format="csr")
+    return AcyclicColoring(colors, ends[np.asarray(order, np.int64)] if order else ends, np.asarray(rhs, np.int64),
+                           sp.csr_array(lower))
