@@ -50,7 +50,9 @@ def graph_nodes(t: dg.Tensor) -> set:
 
 def tracked_per_op(build: Callable[[], dg.Tensor]) -> float:
     """Growth of ``gc.get_objects()`` per node of the graph ``build`` returns, once the collector has
-    run (it untracks tuples that hold only untracked values at its first pass over them)."""
+    run (it untracks tuples that hold only untracked values at its first pass over them). A first,
+    unmeasured build makes what is made once per process (caches, lazily built objects)."""
+    build()
     with collector_off():
         before = len(gc.get_objects())
         out = build()
