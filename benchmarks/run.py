@@ -21,11 +21,11 @@ ROW = "{:<34} {:<14} {:>11} {:>11} {:>8} {:>7}  {}"
 
 
 def discover() -> list[Workload]:
-    """The ``workload()`` of every workload module in this package (all but ``_*``, ``run`` and
-    ``scaling``), in name order: ``b*`` eager workloads, ``w*`` the original ones, and so on."""
+    """The ``workload()`` of every module in this package that has one (not ``run``, nor the
+    stand-alone scripts ``scaling`` and ``solvers``), in name order."""
     package = Path(__file__).parent
     names = sorted(m.name for m in pkgutil.iter_modules([str(package)])
-                   if not m.name.startswith("_") and m.name not in ("run", "scaling"))
+                   if not m.name.startswith("_") and m.name not in ("run", "scaling", "solvers"))
     return [importlib.import_module(f"{__package__}.{name}").workload() for name in names]
 
 
