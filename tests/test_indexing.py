@@ -374,3 +374,26 @@ def test_failed_gather_leaves_the_graph_unchanged():
     with pytest.raises(RuntimeError):
         dg.gather(x, 1, dg.tensor([[9]]))
     assert x.grad is None and x.is_leaf
+
+
+@pytest.mark.parametrize("make_index", [np.array, dg.tensor, list], ids=["ndarray", "tensor", "list"])
+def test_an_index_changed_after_indexing_does_not_change_the_gradient(make_index):
+    """The node keeps a copy of an array index: changing the caller's array or Tensor in place
+    before the backward pass leaves the gradient of the indexing that was done."""
+    x = dg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    index = make_index([0, 1])
+    y = x[index]
+    if not isinstance(index, list):
+        index[0] = 2
+    (y * dg.tensor([1.0, 10.0])).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 10.0, 0.0])
+
+
+def test_an_index_changed_after_an_indexed_assignment_does_not_change_the_gradient():
+    x = dg.zeros(3, requires_grad=True).clone()
+    v = dg.tensor([1.0, 2.0], requires_grad=True)
+    index = np.array([0, 1])
+    x[index] = v
+    index[0] = 2
+    (x * dg.tensor([1.0, 10.0, 100.0])).sum().backward()
+    np.testing.assert_array_equal(v.grad.numpy(), [1.0, 10.0])

@@ -173,15 +173,19 @@ INDEX_ADD_INTO_ZEROS = linear("index_add_into_zeros", _scatter_add_impl,
                               batch=_index_add_batch, family="indexing")
 
 
-def normalize_index(index: Any) -> tuple:
+def normalize_index(index: Any, keep: bool = False) -> tuple:
     """A tuple index with Tensors replaced by their arrays (bool masks stay masks).
 
-    Batched Tensors (inside ``vmap``) stay Tensors: see ``index_tensor``.
+    With ``keep`` (the call records a node, which keeps the index for its backward pass), array
+    entries are copies: the caller may change its array or Tensor in place before the backward
+    pass. Without it they are the caller's own arrays, whose identity an observer (sparsity
+    detection) may follow. Batched Tensors (inside ``vmap``) stay Tensors: see ``index_tensor``.
     """
     if not isinstance(index, tuple):
         index = (index,)
     return tuple(
-        i._data if isinstance(i, Tensor) and type(i) is not BatchedTensor
+        (i._data.copy() if keep else i._data) if isinstance(i, Tensor) and type(i) is not BatchedTensor
+        else (i.copy() if keep else i) if type(i) is np.ndarray
         else ((np.asarray(i) if i else np.zeros(0, np.int64)) if isinstance(i, list) else i)  # []: no indices
         for i in index
     )
@@ -207,7 +211,7 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     tensor([2., 0., 1.])
     """
     x = tensor_arg(x, "getitem")
-    index = normalize_index(index)
+    index = normalize_index(index, keep=x.requires_grad)
     if has_batched_entry(index):
         spec, tensors = split_index(index)
         return apply(INDEX_TENSOR, x, *tensors, spec=spec)

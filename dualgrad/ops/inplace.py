@@ -632,7 +632,7 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
     (``None``, a string) raises torch's TypeError.
     """
     _check_assigned(self, value)
-    index = normalize_index(index)
+    index = normalize_index(index, keep=self.requires_grad or isinstance(value, Tensor) and value.requires_grad)
     if has_batched_entry(index):  # inside vmap: the index Tensors are inputs of the op
         spec, tensors = split_index(index)
         update_(self, lambda x, v, *t: apply(INDEX_PUT_TENSOR, x, v, *t, spec=spec), "__setitem__", value, *tensors)
