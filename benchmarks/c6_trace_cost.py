@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ._harness import Workload
+from .c1_compiled_w1 import _eager
 from .w1_scalar_chain import Y0, _chain
 
 
@@ -19,14 +20,6 @@ def _trace() -> Callable:
         return (dg.compile(dg.func.grad(lambda y: _chain(y, dg.sin)))(y0).numpy(),)
 
     return run
-
-
-def _eager() -> Callable:
-    import dualgrad as dg
-
-    gradient = dg.func.grad(lambda y: _chain(y, dg.sin))
-    y0 = dg.tensor(Y0)
-    return lambda: (gradient(y0).numpy(),)
 
 
 def workload() -> Workload:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import gc
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -69,3 +71,17 @@ def rosenbrock_hvp(x: np.ndarray, v: np.ndarray) -> np.ndarray:
     hv[:-1] += (1200.0 * head**2 - 400.0 * tail + 2.0) * v[:-1] - 400.0 * head * v[1:]
     hv[1:] += 200.0 * v[1:] - 400.0 * head * v[:-1]
     return hv
+
+
+@contextmanager
+def gc_disabled() -> Iterator[None]:
+    """The cyclic collector off (after one collection) for the block: memory must then come back
+    by reference counting alone, and object counts are not disturbed by collections."""
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

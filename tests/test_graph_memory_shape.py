@@ -11,28 +11,16 @@ from __future__ import annotations
 
 import gc
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import numpy as np
 import pytest
+from helpers import gc_disabled
 
 import dualgrad as dg
 from dualgrad.reverse.node import Node
 from dualgrad.reverse.saved import SavedTensor
 from dualgrad.tensor import meta_of
-
-
-@contextmanager
-def collector_off() -> Iterator[None]:
-    was_enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def graph_nodes(t: dg.Tensor) -> set:
@@ -53,7 +41,7 @@ def tracked_per_op(build: Callable[[], dg.Tensor]) -> float:
     run (it untracks tuples that hold only untracked values at its first pass over them). A first,
     unmeasured build makes what is made once per process (caches, lazily built objects)."""
     build()
-    with collector_off():
+    with gc_disabled():
         before = len(gc.get_objects())
         out = build()
         gc.collect()
@@ -124,7 +112,7 @@ def test_graph_kept_alive_by_indexed_assignment_adds_at_most_two_per_op():
 
 def test_memory_comes_back_by_reference_counting_alone():
     x = _leaf()
-    with collector_off():
+    with gc_disabled():
         out = dg.zeros(50, 2)
         for j in range(50):
             p = (x[j % 4] * x[(j + 1) % 4]).exp()

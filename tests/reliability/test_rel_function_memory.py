@@ -17,7 +17,8 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from test_rel_memory import census, gc_disabled
+from helpers import gc_disabled
+from test_rel_memory import census
 
 import dualgrad as dg
 import dualgrad.forward_ad as fwAD

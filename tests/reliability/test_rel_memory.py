@@ -17,11 +17,11 @@ from __future__ import annotations
 import collections
 import gc
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import numpy as np
 import pytest
+from helpers import gc_disabled
 
 import dualgrad as dg
 import dualgrad.forward_ad as fwAD
@@ -43,18 +43,6 @@ def census() -> collections.Counter:
         if kind in GRAPH_TYPES or kind.__name__ == "BatchedTensor":
             counts[kind.__name__] += 1
     return counts
-
-
-@contextmanager
-def gc_disabled() -> Iterator[None]:
-    was_enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def resident_bytes() -> int:
