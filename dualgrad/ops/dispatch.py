@@ -319,7 +319,8 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple, flags: d
         a, b = args
         save_a, save_b = (save_inputs, save_inputs) if type(save_inputs) is bool else save_inputs
         if hooked and op.pack_order is not None and save_a and save_b:  # (hooks see the order: torch's)
-            kept_a, kept_b, saved = _kept_pair_in_order(op, a, b)
+            kept_a, kept_b = _kept_in_order(op, args, True)  # (under hooks every saved Tensor is a SavedTensor)
+            saved = _saved_of((kept_a, kept_b))
             version_a = version_b = None
         else:
             version_a = version_b = None
@@ -365,18 +366,6 @@ def _saved_input(a: Tensor) -> tuple:
     """``(SavedTensor of a, (it,))``: an input saved as an object (under saved-tensor hooks)."""
     saved = save_tensor(a)
     return saved, (saved,)
-
-
-def _kept_pair_in_order(op: Any, a: Any, b: Any) -> tuple:
-    """``(kept_a, kept_b, saved)`` of two saved arguments under saved-tensor hooks (where every saved
-    Tensor is a SavedTensor), packed in ``op.pack_order``: torch's, ``a * b`` packs ``b`` first."""
-    order = op.pack_order if type(op.pack_order) is tuple else op.pack_order(a, b)
-    if order is OTHER_FIRST:
-        kept_b = _kept(b, True)
-        kept_a = _kept(a, True)
-    else:
-        kept_a, kept_b = _kept(a, True), _kept(b, True)
-    return kept_a, kept_b, _saved_of((kept_a, kept_b))
 
 
 def _record_general(op: Any, args: tuple, params: dict, out: Any, needs: tuple, save_inputs: Any,
