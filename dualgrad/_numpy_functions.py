@@ -23,13 +23,15 @@ import dualgrad as dg
 from .numpy_dispatch import FUNCTIONS, RAW_FUNCTIONS, implements, no_rule, routed, run_untracked, write_out
 from .ops.elementwise import imag_part, real_part
 from .ops.linalg_decomp import solve_system
-from .tensor import Tensor, _wrap, is_number
+from .tensor import Tensor, _wrap, is_number, wrap_operand
 
 _NO = np._NoValue
 
 
 def _t(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
+    if isinstance(x, Tensor):
+        return x
+    return wrap_operand(x) if isinstance(x, np.ndarray) else _wrap(np.asarray(x))
 
 
 def _unsupported(name: str, option: str) -> TypeError:

@@ -71,7 +71,7 @@ import numpy as np
 from ._deference import overrides_ufuncs
 from .ops.dispatch import apply
 from .ops.registry import ALL_OPS
-from .tensor import Tensor, _wrap
+from .tensor import Tensor, _wrap, wrap_operand
 
 
 def _op_call(name: str) -> Callable:
@@ -137,7 +137,9 @@ def _cumulative_extreme(name: str) -> Callable:
 
 
 def _tensor(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
+    if isinstance(x, Tensor):
+        return x
+    return wrap_operand(x) if isinstance(x, np.ndarray) else _wrap(np.asarray(x))
 
 
 # ufunc -> name of the dualgrad function computing it (``ufunc(*inputs)``), or a function.

@@ -1047,6 +1047,23 @@ def as_operand(x: Any) -> Tensor:
     array = numeric_array(x)
     if array is None:
         raise TypeError(f"expected a Tensor, an array or a number, not {type(x).__name__}")
+    return wrap_operand(array) if isinstance(x, np.ndarray) else _wrap(array)
+
+
+def wrap_operand(array: np.ndarray) -> Tensor:
+    """A Tensor over ``array``, a NumPy array the caller passed as an operand: copied when it is writeable and an op may
+    record a node or a tangent rule (grad mode, or an active dual level). Rules read their operands
+    later (at backward, or when a deferred tangent is formed), and a write into the caller's array
+    in between bumps no version counter, so the derivative would silently use the new values.
+
+    >>> import numpy as np
+    >>> from dualgrad.tensor import wrap_operand
+    >>> a = np.ones(2)
+    >>> wrap_operand(a)._data is a  # grad mode is on: a copy
+    False
+    """
+    if array.flags.writeable and (STATE.grad_enabled or STATE.dual_levels):
+        return _wrap(array.copy())
     return _wrap(array)
 
 

@@ -35,6 +35,7 @@ from ..tensor import (
     is_differentiable_dtype,
     mark_inference,
     meta_of,
+    wrap_operand,
 )
 from .promotion import default_float_result, promote
 
@@ -54,7 +55,7 @@ def tensor_arg(x: Any, fn: str) -> Tensor:
         array = np.asarray(x)
         if array.dtype.kind == "O" and isinstance(x, int):  # (beyond NumPy's integers, as dualgrad.tensor)
             raise ValueError("Overflow when unpacking long long")
-        return _wrap(array)
+        return wrap_operand(array) if isinstance(x, np.ndarray) else _wrap(array)
     raise TypeError(f"{fn}(): argument 'input' must be a Tensor, not {type(x).__name__}")
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import opt_einsum
 
-from ..tensor import Tensor, TensorMeta, _wrap
+from ..tensor import Tensor, TensorMeta, _wrap, as_operand
 from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import OTHER_FIRST, apply
 from .registry import Op
@@ -306,7 +306,7 @@ def einsum(*args: Any) -> Tensor:
     equation, operands = _call_form(args)
     if not operands:
         raise _error("at least one operand is required")
-    operands = [x if isinstance(x, Tensor) else _wrap(np.asarray(x)) for x in operands]
+    operands = [as_operand(x) for x in operands]
     subscripts, reshapes = parse(equation, tuple(x.shape for x in operands))
     operands = [x if shape is None else x.reshape(shape) for x, shape in zip(operands, reshapes, strict=True)]
     return _contract(subscripts, *operands)

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..batching import BatchedTensor, movedim
 from ..factories import zeros_like
-from ..tensor import Tensor, _wrap, check_tensor
+from ..tensor import Tensor, _wrap, as_operand, check_tensor
 from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply, tensor_arg
@@ -348,7 +348,7 @@ def _first_tensor_axis(spec: tuple, index: list, ndim: int) -> int:
 def batch_at(x: Any, bdim: int | None, axis: int, size: int) -> Tensor:
     """``x`` with its batch axis at ``axis`` (an unbatched ``x`` is broadcast along a new one)."""
     if bdim is NOT_BATCHED:
-        x = (x if isinstance(x, Tensor) else _wrap(np.asarray(x))).unsqueeze(axis)
+        x = as_operand(x).unsqueeze(axis)
         return x.expand(x.shape[:axis] + (size,) + x.shape[axis + 1:])
     return movedim(x, bdim, axis)
 
@@ -418,7 +418,7 @@ def values_at(values: Any, bdim: int | None, rank: int, position: int) -> Any:
     if bdim is NOT_BATCHED:
         if np.ndim(values) == 0:
             return values
-        values = (values if isinstance(values, Tensor) else _wrap(np.asarray(values))).unsqueeze(0)
+        values = as_operand(values).unsqueeze(0)
     else:
         values = to_front(values, bdim)
     values = values.reshape(values.shape[:1] + (1,) * (rank - values.ndim) + values.shape[1:])
