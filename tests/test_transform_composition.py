@@ -44,11 +44,90 @@ def f_vector(*xs):
     return dg.stack([np.sin(x).sum() * s, (x ** 2).sum() + np.exp(0.2 * s), x[0] * np.tanh(s)])
 
 
+class _Cube(dg.autograd.Function):
+    """``x ** 3`` as a custom Function with every rule a transform needs (backward, jvp, a vmap rule)."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return x ** 3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.save_for_forward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 3 * x * x * g
+
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return 3 * x * x * t
+
+
+def f_custom_function(*xs):
+    """R^n -> R through a custom Function."""
+    x = xs[0]
+    out = _Cube.apply(np.sin(x)).sum() * x[0] + _Cube.apply(x * 0.5).sum()
+    for y in xs[1:]:
+        out = out + (_Cube.apply(y) * x.sum()).sum()
+    return out
+
+
+def f_in_place(*xs):
+    """R^n -> R^3 through in-place updates and indexed assignment of a clone."""
+    x = xs[0]
+    y = x.clone()
+    y[1:] = x[1:] * x[:-1]
+    y.add_(np.sin(x))
+    y.mul_(1.5)
+    y = y * (0.5 * x).exp()
+    for z in xs[1:]:
+        y[0] = y[0] + (z * z).sum()
+    y.sub_(x ** 2)
+    return dg.stack([y.sum(), 0.1 * (y.cumsum(0) ** 2).sum(), y[-1] * x[0]])
+
+
+def f_linalg(*xs):
+    """R^n -> R^3 through a solve, a determinant and an einsum of a matrix built from the inputs."""
+    x = xs[0]
+    A = dg.eye(x.shape[0]) * 2 + 0.3 * dg.outer(np.sin(x), x)
+    for z in xs[1:]:
+        A = A + 0.2 * dg.outer(z, np.cos(z))
+    s = dg.linalg.solve(A, np.cos(x))
+    return dg.stack([s.sum(), dg.linalg.det(A), dg.einsum("i,ij,j->", x, A, s)])
+
+
+def f_selection(*xs):
+    """R^n -> R through piecewise ops away from their kinks: sort, where, max, abs, gathers."""
+    x = xs[0]
+    ranked = dg.sort(x * 1.3 + 0.1).values * dg.arange(1, x.shape[0] + 1)
+    out = ranked.sum() + dg.logsumexp(dg.where(x > 0, x ** 2, np.sin(x)), 0) + x[[1, 0]].prod() + x.abs().max()
+    for z in xs[1:]:
+        out = out + dg.cumprod(z + 1.5, 0).sum() * dg.linalg.vector_norm(x)
+    return out
+
+
+
+def f_complex(*xs):
+    """R^n -> R^3 through complex intermediates: a complex signal, its FFT, conj, abs, real and imag."""
+    x = xs[0]
+    z = x + 1j * np.sin(x)
+    for y in xs[1:]:
+        z = z * np.exp(1j * y.sum())
+    spectrum = dg.fft.fft(z * z.conj().flip(0))
+    return dg.stack([(spectrum.abs() ** 2).sum() * 0.1, spectrum.real[0], (spectrum * spectrum).imag.sum()])
+
 STRUCTURES = {
     "tensor": (np.array([0.3, -1.2, 0.7]),),
     "tuple": (np.array([0.4, -0.6]), np.array([0.9, 0.2])),
 }
-BASES = {"scalar": f_scalar, "vector": f_vector}
+BASES = {"scalar": f_scalar, "vector": f_vector, "custom_function": f_custom_function, "in_place": f_in_place,
+         "linalg": f_linalg, "selection": f_selection, "complex": f_complex}
 
 
 def _flat(tree) -> dg.Tensor:
@@ -165,8 +244,8 @@ def _vjp_fn(F, k):
 
 
 def _anchor(shapes: list) -> list:
-    """A fixed point, independent of the inputs."""
-    return [np.full(tuple(shape), 0.25) + 0.1 * i for i, shape in enumerate(shapes)]
+    """A fixed point, independent of the inputs, with no ties (where sort, max and abs have kinks)."""
+    return [np.linspace(0.2, 0.3, int(np.prod(shape))).reshape(shape) + 0.1 * i for i, shape in enumerate(shapes)]
 
 
 def _vjp_transpose(F, k):
