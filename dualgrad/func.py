@@ -102,7 +102,7 @@ def _track(x: Any, levels: tuple, level: ReverseLevel) -> tuple[Tensor, Tensor]:
         if not leaf.requires_grad:
             leaf.requires_grad_()
     else:  # (an inference tensor's leaf is a plain tensor: the transform records its graph, as torch.func's)
-        leaf = (_wrap(phys._data) if phys.is_inference() else phys.detach()).requires_grad_()
+        leaf = (_plain(phys) if phys.is_inference() else phys.detach()).requires_grad_()
     return from_physical(tag_leaf(leaf, level), levels), leaf
 
 
@@ -392,7 +392,7 @@ def _jvp_at_new_level(func: Callable, flat_p: list, flat_t: list, spec: Any, lev
         duals = []
         for p, t in zip(flat_p, flat_t, strict=True):
             own = _batched_levels(p, levels)
-            duals.append(from_physical(make_dual(to_physical(p, own), to_physical(t, own)), own))
+            duals.append(from_physical(make_dual(_plain(to_physical(p, own)), _plain(to_physical(t, own))), own))
         output, aux = _split_aux(func(*pytree.unflatten(duals, spec)), has_aux, "jvp(f, primals, tangents)")
         flat_out, out_spec = pytree.flatten(output)
         _check_outputs(flat_out, "jvp(f, primals, tangents)")
@@ -402,6 +402,12 @@ def _jvp_at_new_level(func: Callable, flat_p: list, flat_t: list, spec: Any, lev
             primal = to_physical(o, own)
             physical.append((primal, tangent_at(primal, level), own))
     return physical, aux, out_spec
+
+
+def _plain(x: Tensor) -> Tensor:
+    """``x``, or a plain tensor over an inference tensor's data: the transform may save it for a backward
+    (``jvp`` of ``grad``), which inference tensors refuse; torch.func's transforms accept them."""
+    return _wrap(x._data) if x.is_inference() else x
 
 
 def _batched_levels(x: Tensor, levels: tuple) -> tuple:

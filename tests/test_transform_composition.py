@@ -473,8 +473,9 @@ def test_a_sample_of_triples_of_transforms(names, base_name, structure):
 def test_transforms_inside_no_grad_and_inference_mode_give_the_same_values(mode, names):
     """A transform records its own graph whatever the grad mode around it, as torch.func's do
     (inside ``inference_mode`` they once silently gave zeros). Tensors made inside
-    ``inference_mode`` (here: the tangents of ``hvp`` and ``*_along``) are inference tensors,
-    which transforms refuse with torch's error (torch.func accepts them): never a wrong value."""
+    ``inference_mode`` (here: the tangents of ``hvp`` and ``*_along``) are inference tensors:
+    torch.func's transforms accept them, and so do dualgrad.func's; ``autograd.functional``
+    refuses them with torch's error (torch's gives zeros there): never a wrong value."""
     if _functional_under_vmap(names):
         return
     arrays = [a.copy() for a in STRUCTURES["tuple"]]
@@ -486,6 +487,7 @@ def test_transforms_inside_no_grad_and_inference_mode_give_the_same_values(mode,
             got = G(*inputs)
         except RuntimeError as error:  # tangents the test makes inside inference_mode are inference tensors
             assert mode == "inference_mode" and "nference tensor" in str(error), error
+            assert any(name.startswith("functional.") for name in names), error
             return
         finally:
             assert dg.is_inference_mode_enabled() == (mode == "inference_mode")
@@ -700,3 +702,17 @@ def test_a_failing_function_leaves_no_level_behind():
         assert STATE.reverse_levels == ()
     # and the next call is unaffected
     assert func.grad(lambda x: (x * x).sum())(dg.tensor(X)).grad_fn is None
+
+
+def test_forward_over_reverse_with_tangents_made_in_inference_mode():
+    """torch.func accepts inference tensors as primals and tangents, also where the transform saves
+    them for a backward (``jvp`` of ``grad``)."""
+    f = lambda x: (x.sin() * x).sum()  # noqa: E731
+    x = dg.tensor([1.0, 2.0])
+    with dg.inference_mode():
+        t = dg.ones(2)
+        got = func.jvp(func.grad(f), (x,), (t,))[1]
+        hess = func.hessian(f)(t)
+    expected = 2 * np.cos([1.0, 2.0]) - np.array([1.0, 2.0]) * np.sin([1.0, 2.0])
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(hess.numpy(), np.diag([expected[0]] * 2), rtol=1e-12)
