@@ -63,7 +63,7 @@ from typing import Any
 
 import numpy as np
 
-from ._state import STATE
+from .base.state import STATE
 from .tensor import FLOATING_DTYPES, REAL_FLOATING_DTYPES, Tensor, _wrap, is_untracked_like
 
 # The one switch (read once): DUALGRAD_FASTPATH=0 turns every fast path off.

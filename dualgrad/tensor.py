@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ._devices import check_device
-from ._hooks import RemovableHandle, add_hook
-from ._state import STATE
+from .base.devices import check_device
+from .base.hooks import RemovableHandle, add_hook
+from .base.state import STATE
 
 DEFAULT_DTYPES = {np.dtype("float64"), np.dtype("int64"), np.dtype("bool"), np.dtype("complex128")}
 _new = object.__new__
@@ -35,7 +35,7 @@ REGENERATE_VIEW: list = [None]
 NAMED_NODE: list = [None]
 # Set by ``dualgrad.reverse.api``: the backward pass behind ``Tensor.backward``.
 BACKWARD: list = [None]
-# Set by ``dualgrad._printing``: the repr of a tensor (it shows grad_fn and forward-AD tangents).
+# Set by ``dualgrad.tools.printing``: the repr of a tensor (it shows grad_fn and forward-AD tangents).
 FORMAT: list = [None]
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import dualgrad as dg
 from dualgrad import Function, autograd
-from dualgrad._state import STATE
+from dualgrad.base.state import STATE
 from dualgrad.ops.dispatch import apply
 from dualgrad.ops.registry import ALL_OPS, Op
 

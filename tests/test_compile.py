@@ -319,7 +319,7 @@ def test_an_error_in_the_function_propagates_and_leaves_no_state():
     c = dg.compile(f)
     with pytest.raises(ValueError, match="too big"):
         c(dg.tensor([20.0]))
-    from dualgrad._state import STATE
+    from dualgrad.base.state import STATE
     assert not STATE.observers and dg.Tensor.__bool__.__name__ == "__bool__"
     assert "_recording" not in dg.Tensor.__init__.__name__
     assert c(dg.tensor([1.0])).tolist() == [2.0]

@@ -10,7 +10,7 @@ from hypothesis.extra import numpy as hnp
 
 import dualgrad as dg
 from dualgrad import forward_ad as fwAD
-from dualgrad._state import STATE
+from dualgrad.base.state import STATE
 from dualgrad.forward_ad.engine import commit_tangents
 
 

@@ -11,7 +11,7 @@ from helpers import assert_close, directional_fd, vdot
 import dualgrad as dg
 from dualgrad import forward_ad as fwAD
 from dualgrad.autograd import Function
-from dualgrad.function import FunctionCtx, FunctionOp, once_differentiable
+from dualgrad.transforms.function import FunctionCtx, FunctionOp, once_differentiable
 
 RNG = np.random.default_rng(3)
 
@@ -671,7 +671,7 @@ def test_vmap_without_a_rule_raises():
 
 
 def test_function_under_vmap():
-    vmap = pytest.importorskip("dualgrad.batching").vmap
+    vmap = pytest.importorskip("dualgrad.vmap.batching").vmap
     batch = RNG.standard_normal((4, 3))
 
     class Generated(Function):

@@ -21,7 +21,7 @@ import dualgrad as dg
 from dualgrad import Function, GradcheckError, gradcheck, gradgradcheck
 
 HAS_FORWARD_AD = hasattr(dg.forward_ad, "make_dual")
-HAS_BATCHING = importlib.util.find_spec("dualgrad.batching") is not None and hasattr(dg, "vmap")
+HAS_BATCHING = importlib.util.find_spec("dualgrad.vmap.batching") is not None and hasattr(dg, "vmap")
 needs_forward_ad = pytest.mark.skipif(not HAS_FORWARD_AD, reason="dualgrad.forward_ad not built yet")
 needs_batching = pytest.mark.skipif(not HAS_BATCHING, reason="dualgrad.vmap / batching not built yet")
 

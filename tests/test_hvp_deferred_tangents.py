@@ -20,7 +20,7 @@ from op_samples import SAMPLES
 
 import dualgrad as dg
 from dualgrad import forward_ad as fwAD
-from dualgrad._state import STATE
+from dualgrad.base.state import STATE
 from dualgrad.forward_ad import engine
 from dualgrad.forward_ad.engine import DeferredTangent
 from dualgrad.ops import ALL_OPS

@@ -17,7 +17,7 @@ from helpers import rosenbrock, rosenbrock_hvp
 import dualgrad as dg
 from dualgrad import fastpath
 from dualgrad import forward_ad as fwAD
-from dualgrad._state import STATE
+from dualgrad.base.state import STATE
 from dualgrad.ops import indexing
 
 

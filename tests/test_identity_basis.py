@@ -1,7 +1,7 @@
 """Jacobians seed vmap with an identity basis that matmul's batching rule recognises.
 
 ``jacfwd``, ``jacrev`` and ``jacobian(..., vectorize=True)`` make their basis with
-``dualgrad._basis.identity_blocks``; when matmul's batching rule meets such a
+``dualgrad.vmap.identity_basis.identity_blocks``; when matmul's batching rule meets such a
 block (unchanged, untracked, the very array that was made) it builds the
 product from the other operand instead of running a GEMM with the identity.
 These tests check the values against the row loop, finite differences and the
@@ -22,9 +22,9 @@ from dualgrad.autograd.functional import hessian, jacobian
 
 import dualgrad as dg
 import dualgrad.ops.linalg as linalg
-from dualgrad import _basis
 from dualgrad.func import jacfwd, jacrev
 from dualgrad.profiler import profile
+from dualgrad.vmap import identity_basis as _basis
 
 # (shape of the differentiated input, shape of the fixed operand, input on the left of @?)
 PRODUCTS = [

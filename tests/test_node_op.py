@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 import dualgrad as dg
-from dualgrad.function import FunctionCtx, FunctionOp
-from dualgrad.gradcheck import _UNDEFINED, _UndefinedGrad
 from dualgrad.ops.registry import ALL_OPS, Op
 from dualgrad.reverse.node import NodeOp
 from dualgrad.reverse.saved import _ALIAS, _Alias
+from dualgrad.tools.gradcheck import _UNDEFINED, _UndefinedGrad
+from dualgrad.transforms.function import FunctionCtx, FunctionOp
 
 
 class _Double(dg.autograd.Function):

@@ -12,8 +12,8 @@ import types
 import pytest
 
 import dualgrad as dg
-from dualgrad._state import STATE
 from dualgrad.autograd import profiler
+from dualgrad.base.state import STATE
 
 
 def _reference_example(n=20):

@@ -320,7 +320,7 @@ def test_op_without_rule_raises_naming_it():
 
 
 def test_detection_leaves_no_observer_behind():
-    from dualgrad._state import STATE
+    from dualgrad.base.state import STATE
 
     with pytest.raises(SparsityDetectionError):
         dgs.jacobian_sparsity(lambda x: x if x[0] else x, np.ones(2))

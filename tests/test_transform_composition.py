@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 
 import dualgrad as dg
-from dualgrad import _pytree as pytree
 from dualgrad import func
 from dualgrad.autograd import functional
+from dualgrad.base import pytree
 
 # -- functions and input structures ----------------------------------------------------------
 
@@ -608,7 +608,7 @@ def test_autograd_functional_keeps_no_base_level_graph_without_create_graph():
 
 
 def test_a_failing_function_leaves_no_level_behind():
-    from dualgrad._state import STATE
+    from dualgrad.base.state import STATE
 
     def fails(x):
         raise ValueError("inside the transform")

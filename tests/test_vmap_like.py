@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import dualgrad as dg
-from dualgrad.batching import BatchedTensor
 from dualgrad.func import grad, vmap
+from dualgrad.vmap.batching import BatchedTensor
 
 X = np.arange(12.0).reshape(3, 4)
 FILLED = [

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dualgrad as dg
-from dualgrad.batching import BatchedTensor
+from dualgrad.vmap.batching import BatchedTensor
 
 X = np.array([[1.0, 2.0, 3.0], [3.0, -4.0, 5.0]])
 

@@ -107,7 +107,7 @@ def check_device(fn: str, value: Any) -> None:
     """Nothing for ``None`` and the CPU (any index, as torch's CPU); for any other device the AssertionError of
     a torch built without it, saying that dualgrad runs on the CPU.
 
-    >>> from dualgrad._devices import check_device
+    >>> from dualgrad.base.devices import check_device
     >>> check_device("zeros", "cpu")
     >>> check_device("eye", "cuda")
     Traceback (most recent call last):

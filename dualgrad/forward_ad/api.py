@@ -10,7 +10,7 @@ from __future__ import annotations
 import numbers
 from typing import Any, NamedTuple
 
-from .._state import STATE
+from ..base.state import STATE
 from ..reverse.grad_mode import _GradModeContext
 from ..tensor import Tensor, is_differentiable_dtype
 from .engine import DualLevel, drop_dead, set_tangent, tangent_at

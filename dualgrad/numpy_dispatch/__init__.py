@@ -9,7 +9,7 @@ upcast a float32 Tensor).
 The tables below map a NumPy ufunc or function to the *name* of a dualgrad
 function (resolved when first called, so ``np.linalg.*`` and ``np.fft.*`` reach
 ``dualgrad.linalg`` / ``dualgrad.fft`` once those exist) or to an adaptor with
-NumPy's signature (``dualgrad/_numpy_functions.py``). What comes back:
+NumPy's signature (``dualgrad/numpy_dispatch/functions.py``). What comes back:
 
 * differentiable functions: Tensors in the graph, as the dualgrad function gives;
 * rounding (``floor``, ``ceil``, ``trunc``, ``rint``, ``sign``, ``floor_divide``): tracked Tensors
@@ -68,10 +68,10 @@ from typing import Any
 
 import numpy as np
 
-from ._deference import overrides_ufuncs
-from .ops.dispatch import apply
-from .ops.registry import ALL_OPS
-from .tensor import Tensor, _wrap
+from .._deference import overrides_ufuncs
+from ..ops.dispatch import apply
+from ..ops.registry import ALL_OPS
+from ..tensor import Tensor, _wrap
 
 
 def _op_call(name: str) -> Callable:
@@ -188,7 +188,7 @@ _COMBINE = {np.add: "add", np.multiply: "mul", np.maximum: "maximum", np.minimum
 # Ufunc keywords whose default value changes nothing here.
 _NEUTRAL_KEYWORDS = {"casting": "same_kind", "order": "K", "subok": True, "signature": None}
 
-# NumPy functions -> adaptor with NumPy's signature (filled by ``dualgrad._numpy_functions``).
+# NumPy functions -> adaptor with NumPy's signature (filled by ``dualgrad.numpy_dispatch.functions``).
 FUNCTIONS: dict[Callable, Callable] = {}
 # NumPy functions without derivative that run on the data even for tracked inputs.
 RAW_FUNCTIONS: set = set()

@@ -20,10 +20,10 @@ import numpy as np
 
 import dualgrad as dg
 
-from .numpy_dispatch import FUNCTIONS, RAW_FUNCTIONS, implements, no_rule, routed, run_untracked, write_out
-from .ops.elementwise import imag_part, real_part
-from .ops.linalg_decomp import solve_system
-from .tensor import Tensor, _wrap, is_number
+from ..ops.elementwise import imag_part, real_part
+from ..ops.linalg_decomp import solve_system
+from ..tensor import Tensor, _wrap, is_number
+from . import FUNCTIONS, RAW_FUNCTIONS, implements, no_rule, routed, run_untracked, write_out
 
 _NO = np._NoValue
 

@@ -20,9 +20,9 @@ import numpy as np
 
 import dualgrad as dg
 
-from ._numpy_functions import _diff, _t, _unsupported
-from .numpy_dispatch import implements, is_tracked
-from .tensor import Tensor
+from ..tensor import Tensor
+from . import implements, is_tracked
+from .functions import _diff, _t, _unsupported
 
 
 @implements(np.sinc)

@@ -19,7 +19,9 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 import dualgrad as dg
 
-from ._numpy_functions import (
+from ..tensor import Tensor
+from . import implements
+from .functions import (
     _NO,
     _cumprod,
     _cumsum,
@@ -33,8 +35,6 @@ from ._numpy_functions import (
     _t,
     _unsupported,
 )
-from .numpy_dispatch import implements
-from .tensor import Tensor
 
 # The interpolation methods of np.quantile that dualgrad's quantile has.
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._devices import CPU, check_device
+from ..base.devices import CPU, check_device
 from ..factories import _default_float, as_tensor, empty
 from ..tensor import Tensor, torch_dtype_name
 from . import special

@@ -19,8 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import tensor as tensor_module
-from .._state import STATE
-from ..batching import run as run_batched  # the batched result, or NotImplemented when no argument is batched
+from ..base.state import STATE
 from ..forward_ad.engine import propagate_tangents
 from ..reverse.node import new_node, new_node1, new_node2
 from ..reverse.saved import SavedTensor, fold_input, fold_output, save_tensor
@@ -36,6 +35,7 @@ from ..tensor import (
     mark_inference,
     meta_of,
 )
+from ..vmap.batching import run as run_batched  # the batched result, or NotImplemented when no argument is batched
 from .promotion import default_float_result, promote
 
 _ndarray = np.ndarray

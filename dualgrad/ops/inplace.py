@@ -39,8 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from .._state import STATE
-from ..batching import BatchedTensor, from_physical, is_batched_at, make_batched, to_physical
+from ..base.state import STATE
 from ..factories import rand, randn, zeros_like
 from ..forward_ad.engine import commit_tangents, flush_deferred, set_tangent, tangent_at
 from ..reverse.mutation import note_mutation
@@ -55,6 +54,7 @@ from ..tensor import (
     numeric_array,
     torch_dtype_name,
 )
+from ..vmap.batching import BatchedTensor, from_physical, is_batched_at, make_batched, to_physical
 from . import elementwise as ew
 from .dispatch import _record, apply, check_view_geometry, is_view_of, regenerate_view
 from .indexing import (

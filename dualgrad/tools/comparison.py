@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .ops.promotion import _promote_types
-from .tensor import Tensor
+from ..ops.promotion import _promote_types
+from ..tensor import Tensor
 
 # {dtype name: (rtol, atol)} when neither is given; any other dtype compares exactly. In torch's table.
 _TOLERANCES = {

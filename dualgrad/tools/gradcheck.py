@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from ._printing import format_tensor
-from .batching import vmap
-from .factories import rand
-from .reverse.api import grad as _grad
-from .reverse.node import Node, NodeOp, new_node
-from .tensor import Tensor, _wrap
+from ..factories import rand
+from ..reverse.api import grad as _grad
+from ..reverse.node import Node, NodeOp, new_node
+from ..tensor import Tensor, _wrap
+from ..vmap.batching import vmap
+from .printing import format_tensor
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
@@ -554,7 +554,7 @@ def _stack_columns(grads: tuple, x: Tensor, i: int, s: _Settings, check: bool) -
 def _output_tangents(func: Callable, inputs: tuple, i: int, tangent: Tensor,
                      check_dtypes: bool = False) -> tuple:
     """Tangents of ``func``'s floating outputs when input ``i`` has ``tangent`` (others zero)."""
-    from . import forward_ad as fwad
+    from .. import forward_ad as fwad
 
     with fwad.dual_level():
         duals = list(inputs)

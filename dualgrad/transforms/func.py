@@ -50,26 +50,26 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from . import _pytree as pytree
-from ._basis import identity_blocks
-from ._state import STATE
-from .batching import (
+from ..base import pytree
+from ..base.state import STATE
+from ..factories import ones_like, zeros_like
+from ..forward_ad import dual_level, make_dual
+from ..forward_ad.engine import drop_dead, tangent_at
+from ..ops.dispatch import apply
+from ..ops.shape import PERMUTE, RESHAPE
+from ..reverse import enable_grad, is_grad_enabled
+from ..reverse import grad as autograd_grad
+from ..reverse.api import check_real_output
+from ..tensor import Tensor, _wrap, is_differentiable_dtype
+from ..vmap.batching import (
     from_physical,
     is_batched_at,
     tangent_batched_at,
     to_physical,
     vmap,
 )
-from .factories import ones_like, zeros_like
-from .forward_ad import dual_level, make_dual
-from .forward_ad.engine import drop_dead, tangent_at
-from .ops.dispatch import apply
-from .ops.shape import PERMUTE, RESHAPE
-from .reverse import enable_grad, is_grad_enabled
-from .reverse import grad as autograd_grad
-from .reverse.api import check_real_output
-from .tensor import Tensor, _wrap, is_differentiable_dtype
-from .transform_levels import (
+from ..vmap.identity_basis import identity_blocks
+from .levels import (
     ReverseLevel,
     leave_inference_mode,
     lower,
@@ -631,6 +631,6 @@ def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
     return functionalized
 
 
-from .nn.stateless import functional_call, stack_module_state  # noqa: E402 - torch.func's names for nn.Module
+from ..nn.stateless import functional_call, stack_module_state  # noqa: E402 - torch.func's names for nn.Module
 
 __all__ += ["functional_call", "stack_module_state"]

@@ -40,19 +40,19 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _pytree as pytree
-from ._state import STATE
-from .batching import BatchedTensor, VmapLevel, is_batched_at, level_to_front, make_batched, movedim, vmap_level
-from .forward_ad.engine import propagate_tangents, tangent_at
-from .ops import dispatch
-from .ops.dispatch import make_view, regenerate_view
-from .ops.inplace import VIEW_OF_LEAF_MESSAGE, take_graph
-from .ops.registry import fit_gradient
-from .reverse.anomaly import remember_forward_stack
-from .reverse.grad_mode import no_grad
-from .reverse.node import Node, NodeOp, new_node
-from .reverse.saved import FREED_MESSAGE, save_tensor
-from .tensor import Tensor, _wrap
+from ..base import pytree
+from ..base.state import STATE
+from ..forward_ad.engine import propagate_tangents, tangent_at
+from ..ops import dispatch
+from ..ops.dispatch import make_view, regenerate_view
+from ..ops.inplace import VIEW_OF_LEAF_MESSAGE, take_graph
+from ..ops.registry import fit_gradient
+from ..reverse.anomaly import remember_forward_stack
+from ..reverse.grad_mode import no_grad
+from ..reverse.node import Node, NodeOp, new_node
+from ..reverse.saved import FREED_MESSAGE, save_tensor
+from ..tensor import Tensor, _wrap
+from ..vmap.batching import BatchedTensor, VmapLevel, is_batched_at, level_to_front, make_batched, movedim, vmap_level
 
 CLEARED_ON_ACCESS_MESSAGE = (
     "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is set on the "

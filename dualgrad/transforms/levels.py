@@ -21,7 +21,7 @@ Two questions follow, answered from the levels:
   output of ``vjp`` keeps an enclosing ``jvp``'s tangent.
 
 >>> import dualgrad as dg
->>> from dualgrad.transform_levels import reaches_live_leaf, reverse_level, tag_leaf
+>>> from dualgrad.transforms.levels import reaches_live_leaf, reverse_level, tag_leaf
 >>> with reverse_level() as level:
 ...     x = tag_leaf(dg.tensor([1., 2.]).requires_grad_(), level)
 ...     y = (x * x).sum()
@@ -38,10 +38,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ._state import STATE
-from .batching import from_physical, is_batched_at, physical_value, to_physical
-from .forward_ad.engine import set_tangent, tangent_at
-from .tensor import Tensor
+from ..base.state import STATE
+from ..forward_ad.engine import set_tangent, tangent_at
+from ..tensor import Tensor
+from ..vmap.batching import from_physical, is_batched_at, physical_value, to_physical
 
 _TAG = "transform_level"
 

@@ -37,8 +37,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import fastpath
-from .tensor import Tensor, _wrap
+from .. import fastpath
+from ..tensor import Tensor, _wrap
 
 
 class _Entry(NamedTuple):
