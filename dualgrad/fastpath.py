@@ -63,8 +63,9 @@ from typing import Any
 
 import numpy as np
 
+from .base.dtypes import FLOATING_DTYPES, REAL_FLOATING_DTYPES
 from .base.state import STATE
-from .tensor import FLOATING_DTYPES, REAL_FLOATING_DTYPES, Tensor, _wrap, is_untracked_like
+from .tensor import Tensor, _wrap, is_untracked_like
 
 # The one switch (read once): DUALGRAD_FASTPATH=0 turns every fast path off.
 ENABLED: bool = os.environ.get("DUALGRAD_FASTPATH", "1").strip() != "0"

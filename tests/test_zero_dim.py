@@ -1,4 +1,4 @@
-"""0-d tensors take ``dim`` 0 and -1 wherever torch does (one range check: ``tensor.normalize_dim``).
+"""0-d tensors take ``dim`` 0 and -1 wherever torch does (one range check: ``base.checks.normalize_dim``).
 
 Expected values and messages are torch 2.13's, pinned here.
 """
@@ -6,8 +6,8 @@ Expected values and messages are torch 2.13's, pinned here.
 import pytest
 
 import dualgrad as dg
+from dualgrad.base.checks import normalize_dim
 from dualgrad.ops._axes import normalize_axes, normalize_axis
-from dualgrad.tensor import normalize_dim
 
 REDUCTIONS = {
     "sum": lambda x, d: x.sum(d),

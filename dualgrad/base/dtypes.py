@@ -68,3 +68,36 @@ def _number_dtype(x: Any) -> np.dtype:
         return _BOOL if kind == "b" else _INT64
     default = get_default_dtype()
     return _complex_of(default) if kind == "c" else default
+
+
+# The dtypes whose tensors print without ``dtype=`` (torch's defaults)
+DEFAULT_DTYPES = {np.dtype("float64"), np.dtype("int64"), np.dtype("bool"), np.dtype("complex128")}
+
+# The float and complex dtypes in native byte order: a set lookup (a dtype caches its hash) costs
+# less than reading ``dtype.kind``, so the recording of every op tests this set first.
+FLOATING_DTYPES = frozenset(np.dtype(code) for code in "efdgFDG")
+REAL_FLOATING_DTYPES = frozenset(np.dtype(code) for code in "efdg")
+
+
+def is_differentiable_dtype(dtype: np.dtype) -> bool:
+    """True for the dtypes that can require gradients (floating and complex, any byte order)."""
+    return dtype in FLOATING_DTYPES or dtype.kind in "fc" or dtype.name == "bfloat16"
+
+
+# torch's names of dtypes in its legacy type names (``t.type()``: ``torch.<name>Tensor``) and kernel errors
+_TYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long", "int32": "Int",
+               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+               "complex128": "ComplexDouble"}
+
+# the dtypes of torch's legacy type names (``t.type("torch.IntTensor")``)
+_TYPE_NAME_DTYPES = {f"torch.{name}Tensor": np.dtype(dtype) for dtype, name in _TYPE_NAMES.items()}
+
+
+def torch_dtype_name(dtype: np.dtype) -> str:
+    """torch's name of ``dtype`` (``Double``, ``Long``, ...), NumPy's for a dtype torch names otherwise."""
+    return _TYPE_NAMES.get(dtype.name, dtype.name)
+
+
+# the C++ types torch names when a number does not fit a dtype
+_C_TYPE_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half", "int64": "int64_t", "int32": "int",
+                 "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t"}

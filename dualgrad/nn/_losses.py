@@ -6,11 +6,12 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from ..base.dtypes import torch_dtype_name
 from ..ops.elementwise import abs as _abs
 from ..ops.elementwise import log, logaddexp, where
 from ..ops.indexing import gather
 from ..ops.reductions import log_softmax
-from ..tensor import Tensor, torch_dtype_name
+from ..tensor import Tensor
 from ..vmap.batching import physical_value
 from ._messages import torch_size
 

@@ -20,9 +20,10 @@ import numpy as np
 
 import dualgrad as dg
 
+from ..base.checks import is_number
 from ..ops.elementwise import imag_part, real_part
 from ..ops.linalg_decomp import solve_system
-from ..tensor import Tensor, _wrap, is_number
+from ..tensor import Tensor, _wrap
 from . import FUNCTIONS, RAW_FUNCTIONS, implements, no_rule, routed, run_untracked, write_out
 
 _NO = np._NoValue

@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import FLOATING_DTYPES, Tensor
+from ..base.dtypes import FLOATING_DTYPES
+from ..tensor import Tensor
 from ..vmap import batching
 from ..vmap.batching import rule_for
 from .dispatch import apply

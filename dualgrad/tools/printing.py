@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 
 from .. import tensor as tensor_module
+from ..base.dtypes import DEFAULT_DTYPES
 from ..base.state import STATE
 from ..forward_ad.engine import tangent_at
 from ..reverse.node import short_name
-from ..tensor import DEFAULT_DTYPES
 
 
 @dataclasses.dataclass

@@ -9,8 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from ..base.checks import as_size
 from ..factories import _generator, finfo, iinfo
-from ..tensor import Tensor, _wrap, as_size
+from ..tensor import Tensor, _wrap
 from .comparison import assert_close
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 

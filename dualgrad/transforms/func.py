@@ -51,6 +51,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..base import pytree
+from ..base.dtypes import is_differentiable_dtype
 from ..base.state import STATE
 from ..factories import ones_like, zeros_like
 from ..forward_ad import dual_level, make_dual
@@ -60,7 +61,7 @@ from ..ops.shape import PERMUTE, RESHAPE
 from ..reverse import enable_grad, is_grad_enabled
 from ..reverse import grad as autograd_grad
 from ..reverse.api import check_real_output
-from ..tensor import Tensor, _wrap, is_differentiable_dtype
+from ..tensor import Tensor, _wrap
 from ..vmap.batching import (
     from_physical,
     is_batched_at,

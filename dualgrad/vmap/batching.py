@@ -31,12 +31,13 @@ from typing import Any
 import numpy as np
 
 from ..base import pytree
+from ..base.checks import as_size
 from ..base.random import _generator
 from ..base.state import STATE
 from ..forward_ad.engine import set_tangent, tangent_at
 from ..reverse import api as reverse_api
 from ..reverse.engine import run_backward
-from ..tensor import Tensor, _new, _new_size, as_size
+from ..tensor import Tensor, _new, _new_size
 
 RANDOMNESS = ("error", "different", "same")
 RANDOM_ERROR = (
