@@ -10,7 +10,7 @@ callers (the op families in ``ops/registry.py``, the rules of ``ops/elementwise.
 an entry point and run the plain rule when it declines. Two shortcuts keep their
 bookkeeping where it lives and only read the switch: forward mode's deferred
 tangents (``forward_ad.engine._defer``: ``hvp`` computes every tangent when off) and
-the identity bases of Jacobians (``_basis.identity_block_start``: ``matmul``'s
+the identity bases of Jacobians (``vmap.identity_basis.identity_block_start``: ``matmul``'s
 batching rule then multiplies by the basis; the values differ only where the
 other operand holds ``inf`` or ``nan``, which the product spreads as NaN).
 

@@ -14,7 +14,7 @@ function. The backward pass then runs on the physical graph, where the batch
 members are independent, so each one gets its own gradient.
 
 Levels, as in torch.func and JAX: each ``grad``/``grad_and_value``/``vjp`` call
-runs its function at a reverse level of its own (``transform_levels``), each
+runs its function at a reverse level of its own (``transforms/levels.py``), each
 ``jvp`` at a dual level, each ``vmap`` at a vmap level. A level is alive while
 its transform runs. The backward pass is recorded when an enclosing reverse
 level is alive or the graph reaches a tensor the user tracks (``requires_grad``
