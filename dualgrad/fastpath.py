@@ -21,7 +21,7 @@ The switch
 so every rule takes its plain form). CI runs the op-table tests both ways, which
 proves each fast path equal to its plain rule::
 
-    DUALGRAD_FASTPATH=0 python -m pytest tests/test_op_table.py
+    DUALGRAD_FASTPATH=0 python -m pytest tests/ops/test_op_table.py
 
 Reference counts: when may a temporary be written?
 --------------------------------------------------

@@ -46,7 +46,7 @@ promotion, and a Python scalar does not upcast (except for bfloat16, which NumPy
 with ml_dtypes promotes to float32 when combined with a Python float). float16 and
 bfloat16 results carry the rounding of their dtype: a gradient is accurate to a
 few units of the dtype's epsilon relative to its scale (measured in
-``tests/test_dtypes.py``: about 1e-3 for float16, 1e-2 for bfloat16); compute in
+``tests/tensor/test_dtypes.py``: about 1e-3 for float16, 1e-2 for bfloat16); compute in
 float32 or float64 where more is needed. Complex gradients follow the conjugate
 Wirtinger convention (``z.grad == dL/da + 1j * dL/db`` for a real loss).
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "dualgrad"
+PACKAGE = Path(__file__).resolve().parents[2] / "dualgrad"
 PROBE = ("import dualgrad as dg; from dualgrad import fastpath; "
          "x = dg.tensor([0.5, 1.5, -2.0], requires_grad=True); "
          "(g,) = dg.grad(dg.tanh(x * x - 1.0).sum(), x); "

@@ -1,10 +1,10 @@
-"""Layer, loss and functional cases run identically by torch and by dualgrad (``tests/test_nn_parity.py``).
+"""Layer, loss and functional cases run identically by torch and by dualgrad (``tests/nn/test_nn_parity.py``).
 
 Each case builds a module (or calls a functional form) from a namespace ``lib`` (``torch`` or ``dualgrad``)
 and runs it on float64 inputs drawn from a seeded generator; parameters are set to seeded values. The
 outputs and the gradients of ``sum(output * cotangent)`` with respect to the floating inputs and the
 parameters are the compared numbers. Without torch, the test reads them from ``data/nn_reference.npz``,
-which ``python tests/nn_cases.py`` regenerates (with torch installed).
+which ``python tests/nn/nn_cases.py`` regenerates (with torch installed).
 """
 
 from __future__ import annotations

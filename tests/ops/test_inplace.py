@@ -252,7 +252,7 @@ def test_inplace_on_expanded_tensor_raises():
 
 
 def test_inplace_on_a_batched_tensor_inside_vmap_updates_it():
-    # the full in-place-under-vmap behaviour is tested in tests/test_inplace_vmap.py
+    # the full in-place-under-vmap behaviour is tested in tests/vmap/test_inplace_vmap.py
     x = dg.ones(2, 3)
     dg.vmap(lambda row: row.add_(1))(x)
     np.testing.assert_array_equal(x.numpy(), np.full((2, 3), 2.0))

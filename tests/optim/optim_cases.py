@@ -1,6 +1,6 @@
 """Optimizer and scheduler scenarios run identically with dualgrad and with torch (``run_optimizer``,
 ``run_scheduler`` take the library as an argument); ``optim_torch_pinned.json`` holds torch 2.13's results
-(written by ``python tests/optim_cases.py`` with torch installed), for machines without torch."""
+(written by ``python tests/optim/optim_cases.py`` with torch installed), for machines without torch."""
 
 from __future__ import annotations
 

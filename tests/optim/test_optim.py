@@ -1,6 +1,6 @@
 """dualgrad.optim against torch 2.13 (float64): parameters, losses and state buffers after several steps of
 each optimizer and each schedule; torch's errors. torch runs live when installed; its results are also
-pinned in ``optim_torch_pinned.json`` (``python tests/optim_cases.py`` rewrites them)."""
+pinned in ``optim_torch_pinned.json`` (``python tests/optim/optim_cases.py`` rewrites them)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import pytest
 grimp = pytest.importorskip("grimp")
 importlinter_cli = pytest.importorskip("importlinter.cli")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # The NumPy adaptors call dualgrad's public functions by their NumPy names (``dg.sum``,
 # ``dualgrad.<name>`` resolved per call): they read the finished namespace, so they import
 # the package itself. So does ``utils.benchmark.Timer``, whose statements see the package as

@@ -18,7 +18,7 @@ import pytest
 
 import dualgrad as dg
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 # Modules whose public names (``__all__``) the reference documents, besides ``dualgrad`` itself.
 SUBMODULES = ("autograd", "forward_ad", "functional", "func", "graph", "profiler", "testing", "linalg",

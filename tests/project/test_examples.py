@@ -12,7 +12,7 @@ import numpy as np
 
 import dualgrad as dg
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_example(name: str) -> str:

@@ -137,7 +137,7 @@ def test_missing_scipy_raises_a_clear_import_error(monkeypatch):
 
 
 def test_example_fits_the_oscillation_and_the_logistic_regression():
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
     env = dict(os.environ, PYTHONPATH=path)
     done = subprocess.run([sys.executable, str(root / "examples" / "scipy_fit.py")], capture_output=True,

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("scipy")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_sparse_scipy_example():
