@@ -1,8 +1,11 @@
-"""Composable function transforms, following ``torch.func`` (the public namespace).
+"""Composable function transforms, following ``torch.func``.
 
-``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``, ``vmap``,
-``linearize``, ``functionalize``, ``functional_call`` and ``stack_module_state``; they are built in
-``dualgrad/transforms/func.py`` (whose docstring says how they compose, by levels).
+``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``, ``vmap``
+and ``linearize`` take a function and return a function (or values); they nest freely:
+``jacfwd(jacrev(f))``, ``vmap(grad(f))`` (per-example gradients), ``grad(grad(f))``.
+``functional_call`` and ``stack_module_state`` run ``nn`` modules under them, and
+``functionalize`` is accepted for ported code. They are built in ``dualgrad/transforms/func.py``,
+whose docstring says how they compose (each transform runs at a level of its own).
 
 >>> import dualgrad as dg
 >>> from dualgrad.func import grad, vmap
