@@ -29,9 +29,7 @@ from . import (  # the public namespaces
     utils,
 )
 from . import ops as _ops  # noqa: F401 - builds the op table and Tensor methods
-from ._devices import device
-from ._printing import set_printoptions
-from .batching import vmap
+from .base.devices import device
 from .compile import compile  # noqa: A004 - dualgrad.compile (trace and replay)
 from .factories import (
     arange,
@@ -66,8 +64,6 @@ from .factories import (
     zeros,
     zeros_like,
 )
-from .function import Function, FunctionCtx, once_differentiable
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .ops.aliases import *  # noqa: F403
 from .ops.einsum import *  # noqa: F403 - the public op functions
 from .ops.elementwise import *  # noqa: F403
@@ -115,7 +111,11 @@ from .reverse import (
 from .reverse.anomaly import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .serialization import load, save
 from .tensor import Tensor
+from .tools.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .tools.printing import set_printoptions
+from .transforms.function import Function, FunctionCtx, once_differentiable
 from .variable import Variable
+from .vmap.batching import vmap
 
 # torch's dtype names, as NumPy dtypes (``x.dtype == dg.float64``; they print as NumPy's, ``float64``)
 float16 = __import__("numpy").dtype("float16")
@@ -132,6 +132,9 @@ bool_ = bool = __import__("numpy").dtype("bool")  # noqa: A001 - torch's name
 half, float, double = float16, float32, float64  # noqa: A001 - torch's aliases
 cfloat, cdouble, long, int, short = complex64, complex128, int64, int32, int16  # noqa: A001
 
-from . import _numpy_functions, _numpy_numerical, _numpy_statistics  # noqa: E402 - NumPy adaptors register
+# NumPy's functions with NumPy's signatures: they read the finished namespace, so they come last
+from .numpy_dispatch import functions as _numpy_functions  # noqa: E402
+from .numpy_dispatch import numerical as _numpy_numerical  # noqa: E402
+from .numpy_dispatch import statistics as _numpy_statistics  # noqa: E402
 
 __version__ = "0.1.0"

@@ -7,9 +7,7 @@ True
 
 import sys
 
-from . import forward_ad, function, functional, graph
-from .function import Function, FunctionCtx, once_differentiable
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from . import forward_ad, functional, graph
 from .profiler import autograd_profiler as profiler
 from .reverse import anomaly as anomaly_mode
 from .reverse import (
@@ -30,6 +28,9 @@ from .reverse.anomaly import (
     set_detect_anomaly,
 )
 from .reverse.grad_mode import is_multithreading_enabled, set_multithreading_enabled
+from .tools.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .transforms import function
+from .transforms.function import Function, FunctionCtx, once_differentiable
 from .variable import Variable
 
 # ``from dualgrad.autograd.profiler import profile``, ``import dualgrad.autograd.forward_ad as fwAD``

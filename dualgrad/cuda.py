@@ -10,8 +10,8 @@ device(type='cpu')
 
 from __future__ import annotations
 
-from ._devices import device as _device
-from ._devices import unavailable
+from .base.devices import device as _device
+from .base.devices import unavailable
 
 __all__ = ["current_device", "device_count", "empty_cache", "is_available", "is_initialized", "manual_seed",
            "manual_seed_all", "synchronize"]

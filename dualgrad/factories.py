@@ -22,26 +22,22 @@ from typing import Any
 
 import numpy as np
 
-from ._devices import check_device
-from ._dtypes import _complex_of, _default_float, _number_dtype, _promote_types
-from ._dtypes import get_default_dtype as get_default_dtype  # (public here: dualgrad.get_default_dtype)
-from ._random import _generator, _initial_seed
-from ._state import STATE
-from .batching import BatchedTensor, make_batched, random_under_vmap
+from .base.checks import as_size, check_number_fits, is_number
+from .base.devices import check_device
+from .base.dtypes import DEFAULT_DTYPES, _complex_of, _default_float, _number_dtype, _promote_types, torch_dtype_name
+from .base.dtypes import get_default_dtype as get_default_dtype  # (public here: dualgrad.get_default_dtype)
+from .base.random import _generator, _initial_seed
+from .base.state import STATE
 from .tensor import (
     COPY_CONSTRUCT_WARNING,
-    DEFAULT_DTYPES,
     SCALAR_OF_GRAD_WARNING,
     Tensor,
     _wrap,
-    as_size,
-    check_number_fits,
-    is_number,
     new_leaf,
     numeric_array,
-    torch_dtype_name,
     untracked_number,
 )
+from .vmap.batching import BatchedTensor, make_batched, random_under_vmap
 
 
 def _dtype(dtype: Any) -> np.dtype | None:

@@ -10,7 +10,7 @@ callers (the op families in ``ops/registry.py``, the rules of ``ops/elementwise.
 an entry point and run the plain rule when it declines. Two shortcuts keep their
 bookkeeping where it lives and only read the switch: forward mode's deferred
 tangents (``forward_ad.engine._defer``: ``hvp`` computes every tangent when off) and
-the identity bases of Jacobians (``_basis.identity_block_start``: ``matmul``'s
+the identity bases of Jacobians (``vmap.identity_basis.identity_block_start``: ``matmul``'s
 batching rule then multiplies by the basis; the values differ only where the
 other operand holds ``inf`` or ``nan``, which the product spreads as NaN).
 
@@ -21,7 +21,7 @@ The switch
 so every rule takes its plain form). CI runs the op-table tests both ways, which
 proves each fast path equal to its plain rule::
 
-    DUALGRAD_FASTPATH=0 python -m pytest tests/test_op_table.py
+    DUALGRAD_FASTPATH=0 python -m pytest tests/ops/test_op_table.py
 
 Reference counts: when may a temporary be written?
 --------------------------------------------------
@@ -63,8 +63,9 @@ from typing import Any
 
 import numpy as np
 
-from ._state import STATE
-from .tensor import FLOATING_DTYPES, REAL_FLOATING_DTYPES, Tensor, _wrap, is_untracked_like
+from .base.dtypes import FLOATING_DTYPES, REAL_FLOATING_DTYPES
+from .base.state import STATE
+from .tensor import Tensor, _wrap, is_untracked_like
 
 # The one switch (read once): DUALGRAD_FASTPATH=0 turns every fast path off.
 ENABLED: bool = os.environ.get("DUALGRAD_FASTPATH", "1").strip() != "0"

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ._devices import check_device, device
+from .base.devices import check_device, device
 from .tensor import Tensor, _wrap
 
 __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load", "safe_globals", "save"]
@@ -255,6 +255,7 @@ def _allowed_globals() -> dict[tuple[str, str], Any]:
         ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
         ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
         ("torch", "device"): device, ("torch", "Size"): tuple, ("dualgrad._devices", "device"): device,
+        ("dualgrad.base.devices", "device"): device,
     }
     allowed.update({("torch", name): _StorageType(dtype) for name, dtype in _STORAGE_DTYPES.items()})
     allowed.update({("torch", name): np.dtype(dtype) for name, dtype in _TORCH_DTYPES.items()})

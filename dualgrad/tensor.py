@@ -23,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from ._devices import check_device
-from ._hooks import RemovableHandle, add_hook
-from ._state import STATE
+from .base.checks import as_size, check_number_fits, is_number, normalize_dim
+from .base.devices import check_device
+from .base.dtypes import _TYPE_NAME_DTYPES, is_differentiable_dtype, torch_dtype_name
+from .base.hooks import RemovableHandle, add_hook
+from .base.state import STATE
 
-DEFAULT_DTYPES = {np.dtype("float64"), np.dtype("int64"), np.dtype("bool"), np.dtype("complex128")}
 _new = object.__new__
 # Set by ``dualgrad.ops.dispatch``: rebuilds a stale view's graph from its base.
 REGENERATE_VIEW: list = [None]
@@ -35,73 +36,14 @@ REGENERATE_VIEW: list = [None]
 NAMED_NODE: list = [None]
 # Set by ``dualgrad.reverse.api``: the backward pass behind ``Tensor.backward``.
 BACKWARD: list = [None]
-# Set by ``dualgrad._printing``: the repr of a tensor (it shows grad_fn and forward-AD tangents).
+# Set by ``dualgrad.tools.printing``: the repr of a tensor (it shows grad_fn and forward-AD tangents).
 FORMAT: list = [None]
-
-
-# The float and complex dtypes in native byte order: a set lookup (a dtype caches its hash) costs
-# less than reading ``dtype.kind``, so the recording of every op tests this set first.
-FLOATING_DTYPES = frozenset(np.dtype(code) for code in "efdgFDG")
-REAL_FLOATING_DTYPES = frozenset(np.dtype(code) for code in "efdg")
-
-
-def is_differentiable_dtype(dtype: np.dtype) -> bool:
-    """True for the dtypes that can require gradients (floating and complex, any byte order)."""
-    return dtype in FLOATING_DTYPES or dtype.kind in "fc" or dtype.name == "bfloat16"
 
 
 SCALAR_OF_GRAD_WARNING = (
     "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
     "Consider using tensor.detach() first."
 )
-# torch's names of dtypes in its legacy type names (``t.type()``: ``torch.<name>Tensor``) and kernel errors
-_TYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long", "int32": "Int",
-               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-               "complex128": "ComplexDouble"}
-
-# the dtypes of torch's legacy type names (``t.type("torch.IntTensor")``)
-_TYPE_NAME_DTYPES = {f"torch.{name}Tensor": np.dtype(dtype) for dtype, name in _TYPE_NAMES.items()}
-
-
-def torch_dtype_name(dtype: np.dtype) -> str:
-    """torch's name of ``dtype`` (``Double``, ``Long``, ...), NumPy's for a dtype torch names otherwise."""
-    return _TYPE_NAMES.get(dtype.name, dtype.name)
-
-
-# the C++ types torch names when a number does not fit a dtype
-_C_TYPE_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half", "int64": "int64_t", "int32": "int",
-                 "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t"}
-
-
-def is_number(value: Any) -> bool:
-    """True for what torch takes as a Number: a Python or NumPy bool, integer, float or complex."""
-    return isinstance(value, (int, float, complex, np.number, np.bool_))
-
-
-def check_number_fits(value: Any, dtype: np.dtype) -> None:
-    """torch's RuntimeError for a number that a tensor of ``dtype`` cannot hold: a complex one with an
-    imaginary part for a real dtype, an integer out of an integer dtype's range (``fill_``, ``x[i] = v``,
-    ``full``, ``masked_fill``, ``float(t)``).
-
-    >>> import numpy as np
-    >>> from dualgrad.tensor import check_number_fits
-    >>> check_number_fits(1 + 0j, np.dtype("float64"))
-    >>> check_number_fits(1j, np.dtype("float32"))
-    Traceback (most recent call last):
-      ...
-    RuntimeError: value cannot be converted to type float without overflow
-    """
-    kind = dtype.kind
-    if kind in "iuf" and isinstance(value, (complex, np.complexfloating)) and value.imag != 0:
-        fits = False
-    elif kind in "iu" and isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        limits = np.iinfo(dtype)  # (torch lets an unsigned dtype take a negative number down to -max)
-        fits = (-limits.max if kind == "u" else limits.min) <= value <= limits.max
-    else:
-        return
-    if not fits:
-        raise RuntimeError(f"value cannot be converted to type {_C_TYPE_NAMES.get(dtype.name, dtype.name)} "
-                           "without overflow")
 
 
 def tracked_conversion_error(t: Any) -> str:
@@ -954,24 +896,6 @@ INFERENCE_INPLACE_MESSAGE = (
 )
 
 
-def as_size(size: tuple, keyword: Any = None, fn: str = "size") -> tuple:
-    """A size given as ints or as one tuple or list (``zeros(2, 3)``, ``zeros((2, 3))``) or as the ``size=``
-    keyword, as a tuple of ints (torch's error for a negative one; none at all is ``()``, a 0-d shape)."""
-    if keyword is not None:
-        if size:
-            raise TypeError(f"{fn}() got multiple values for argument 'size'")
-        size = (keyword,)
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    try:
-        size = tuple(operator.index(s) for s in size)
-    except TypeError:
-        raise TypeError(f"size must be a tuple of ints, got {size!r}") from None
-    if any(s < 0 for s in size):
-        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
-    return size
-
-
 def _new_size(fn: str, size: tuple, kwargs: dict) -> tuple:
     """The size of ``Tensor.new_zeros`` and its kin: ints, one tuple or ``size=`` (torch's TypeError for none;
     ``device`` must be the CPU; other keywords are ignored)."""
@@ -979,30 +903,6 @@ def _new_size(fn: str, size: tuple, kwargs: dict) -> tuple:
         raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
     check_device(fn, kwargs.get("device"))
     return as_size(size, kwargs.get("size"), fn)
-
-
-def normalize_dim(dim: int, ndim: int, op: str | None = None, *, scalar: bool = True) -> int:
-    """``dim`` counted from the front, or torch's IndexError (prefixed by ``op``) when it is out of range.
-
-    As in torch's ops, a 0-d tensor takes ``dim`` 0 and -1 (both give 0), as if it had one dimension;
-    with ``scalar=False`` (torch's ``size``, ``stride`` and ``roll``) it takes none.
-
-    >>> from dualgrad.tensor import normalize_dim
-    >>> normalize_dim(-1, 3), normalize_dim(-1, 0), normalize_dim(0, 0)
-    (2, 0, 0)
-    >>> normalize_dim(1, 0, "sum")
-    Traceback (most recent call last):
-      ...
-    IndexError: sum: Dimension out of range (expected to be in range of [-1, 0], but got 1)
-    """
-    if not ndim and not scalar:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    limit = max(ndim, 1)
-    if not -limit <= dim < limit:
-        prefix = f"{op}: " if op else ""
-        raise IndexError(f"{prefix}Dimension out of range (expected to be in range of [{-limit}, "
-                         f"{limit - 1}], but got {dim})")
-    return dim % limit
 
 
 def numeric_array(value: Any) -> np.ndarray | None:

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 import dualgrad as dg
-from dualgrad.batching import rule_for
 from dualgrad.ops.dispatch import apply
+from dualgrad.vmap.batching import rule_for
 
 
 def normal(rng: np.random.Generator, shape: tuple) -> np.ndarray:

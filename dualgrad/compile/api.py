@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from .._pytree import flatten, unflatten
-from .._state import STATE, install_observer, remove_observer
-from ..batching import BatchedTensor
+from ..base.pytree import flatten, unflatten
+from ..base.state import STATE, install_observer, remove_observer
 from ..tensor import Tensor, _wrap, mark_inference
+from ..vmap.batching import BatchedTensor
 from .guards import (
     HeldGuard,
     NotGuardable,

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .._pytree import flatten
-from .._state import STATE
+from ..base.pytree import flatten
+from ..base.state import STATE
 from ..factories import get_default_dtype
 from ..tensor import Tensor
 

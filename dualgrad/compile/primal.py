@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from ..base.dtypes import FLOATING_DTYPES, REAL_FLOATING_DTYPES
 from ..ops.promotion import default_float_result, promote
-from ..tensor import FLOATING_DTYPES, REAL_FLOATING_DTYPES, Tensor
+from ..tensor import Tensor
 
 _ndarray = np.ndarray
 

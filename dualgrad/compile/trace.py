@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .._state import STATE
+from ..base.state import STATE
 from ..ops import dispatch, inplace
 from ..ops.registry import Op
 from ..reverse import engine

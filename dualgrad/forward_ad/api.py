@@ -10,9 +10,10 @@ from __future__ import annotations
 import numbers
 from typing import Any, NamedTuple
 
-from .._state import STATE
+from ..base.dtypes import is_differentiable_dtype
+from ..base.state import STATE
 from ..reverse.grad_mode import _GradModeContext
-from ..tensor import Tensor, is_differentiable_dtype
+from ..tensor import Tensor
 from .engine import DualLevel, drop_dead, set_tangent, tangent_at
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import fastpath
-from .._state import STATE
+from ..base.state import STATE
 from ..fastpath import owns_array
 from ..reverse.saved import modified_error
 from ..tensor import Tensor, TensorMeta, _wrap, meta_of

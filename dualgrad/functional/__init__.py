@@ -3,7 +3,7 @@
 Each takes a function of Tensors and the point (a Tensor or a tuple of them),
 and returns results with torch's nesting. ``jvp`` and ``hvp`` use forward mode
 (one pass each); ``jacobian``/``hessian`` with ``vectorize=True`` are one
-batched pass (see ``dualgrad.batching``). Arguments are a Tensor or a tuple
+batched pass (see ``dualgrad.vmap.batching``). Arguments are a Tensor or a tuple
 of Tensors (not a list), and errors, strict mode and ``requires_grad`` of the
 results follow torch 2.13 (docs/guides/transforms.md lists the deliberate
 differences).

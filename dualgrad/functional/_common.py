@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._state import STATE
-from ..batching import BatchedTensor
+from ..base.state import STATE
 from ..factories import zeros_like
 from ..tensor import Tensor
-from ..transform_levels import ReverseLevel, lower, tag_leaf, tracked_by_enclosing_transform
+from ..transforms.levels import ReverseLevel, lower, tag_leaf, tracked_by_enclosing_transform
+from ..vmap.batching import BatchedTensor
 
 # torch's strict-mode messages, by what was found independent of the inputs
 INDEPENDENT = (

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._basis import identity_blocks
-from ..batching import make_batched, output_at, vmap_level
 from ..factories import zeros_like
-from ..func import _rows, _to_trailing
-from ..func import jvp as func_jvp
 from ..ops.shape import stack
 from ..reverse import enable_grad
 from ..reverse import grad as autograd_grad
 from ..tensor import Tensor
-from ..transform_levels import reverse_level, tracked_by_enclosing_transform
+from ..transforms.func import _rows, _to_trailing
+from ..transforms.func import jvp as func_jvp
+from ..transforms.levels import reverse_level, tracked_by_enclosing_transform
+from ..vmap.batching import make_batched, output_at, vmap_level
+from ..vmap.identity_basis import identity_blocks
 from ._common import (
     JACOBIAN_INDEPENDENT,
     as_tuple,

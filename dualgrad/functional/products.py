@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._state import STATE
+from ..base.state import STATE
 from ..factories import zeros_like
 from ..forward_ad import dual_level, make_dual, unpack_dual
 from ..forward_ad.engine import DualLevel, set_tangent
@@ -14,7 +14,7 @@ from ..reverse import grad as autograd_grad
 from ..reverse.api import implicit_grad, in_dtype_of
 from ..reverse.engine import run_backward
 from ..tensor import Tensor
-from ..transform_levels import reverse_level
+from ..transforms.levels import reverse_level
 from ._common import (
     INDEPENDENT,
     JACOBIAN_INDEPENDENT,

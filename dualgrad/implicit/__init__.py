@@ -43,12 +43,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import _pytree as pytree
-from .._state import STATE
-from ..batching import BatchedTensor
+from ..base import pytree
+from ..base.state import STATE
 from ..factories import tensor
 from ..reverse import enable_grad
 from ..tensor import Tensor
+from ..vmap.batching import BatchedTensor
 from ._linear import DENSE_LIMIT, SingularJacobianError, UserLinearSystem, check_method
 from ._node import NonConvergedError, solve_node
 from ._problem import ImplicitProblem
@@ -87,7 +87,7 @@ def refuse_closed_over_tensors(residual: Callable, x: Tensor, tensors: list, nam
     """
     if not (STATE.grad_enabled or STATE.dual_levels) or isinstance(x, BatchedTensor):
         return  # (under vmap the residual may read values, e.g. an active set: the check runs unbatched)
-    from ..func import _has_tangent
+    from ..transforms.func import _has_tangent
 
     with enable_grad():
         value = residual(x.detach(), *(t.detach() for t in tensors))

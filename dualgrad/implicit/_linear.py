@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import func
 from ..factories import tensor
 from ..tensor import Tensor
+from ..transforms import func
 from ._problem import ImplicitProblem
 
 DENSE_LIMIT = 1000

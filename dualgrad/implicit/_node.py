@@ -20,13 +20,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .. import func
-from .._state import STATE
-from ..batching import is_batched_at, tangent_batched_at
+from ..base.state import STATE
 from ..factories import zeros_like
-from ..function import Function
 from ..ops.shape import stack
 from ..tensor import Tensor
+from ..transforms import func
+from ..transforms.function import Function
+from ..vmap.batching import is_batched_at, tangent_batched_at
 from ._linear import JacobianSystem
 from ._problem import ImplicitProblem
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ..batching import physical_value
+from ..base.dtypes import torch_dtype_name
 from ..ops.elementwise import abs as _abs
 from ..ops.elementwise import log, logaddexp, where
 from ..ops.indexing import gather
 from ..ops.reductions import log_softmax
-from ..tensor import Tensor, torch_dtype_name
+from ..tensor import Tensor
+from ..vmap.batching import physical_value
 from ._messages import torch_size
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "huber_loss", "l1_loss",

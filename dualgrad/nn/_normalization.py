@@ -6,13 +6,13 @@ from typing import Any
 
 import numpy as np
 
-from ..batching import physical_value
 from ..factories import arange
 from ..ops.elementwise import rsqrt, where
 from ..ops.reductions import mean, var
 from ..ops.sampling import bernoulli
 from ..reverse import no_grad
 from ..tensor import Tensor
+from ..vmap.batching import physical_value
 from ._messages import dims as _dims
 from ._messages import torch_size
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._hooks import RemovableHandle, add_hook
+from ..base.hooks import RemovableHandle, add_hook
 from ..ops.aliases import typename
 from ..reverse import no_grad
 from ..tensor import Tensor

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from ..tensor import normalize_dim as normalize_axis  # the one range check, shared with Tensor.size
+from ..base.checks import normalize_dim as normalize_axis
 
 
 def normalize_axes(axis: Any, ndim: int, op: str = "op") -> tuple | None:

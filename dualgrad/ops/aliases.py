@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from .._devices import CPU, check_device
+from ..base.devices import CPU, check_device
+from ..base.dtypes import torch_dtype_name
 from ..factories import _default_float, as_tensor, empty
-from ..tensor import Tensor, torch_dtype_name
+from ..tensor import Tensor
 from . import special
 from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg

@@ -7,7 +7,7 @@ dimension, or constants), ``bdims[i]`` is the batch axis of ``args[i]`` or
 where the batch axis of its result is (a tuple of bdims for multi-output ops).
 
 An op without its own ``batch`` gets its family's rule (registered here into
-``dualgrad.batching.family_rules``):
+``dualgrad.vmap.batching.family_rules``):
 
 * ``elementwise`` (broadcasting ops): inputs whose batch axes already line up
   (batched inputs of full rank with the batch axis at the same place, unbatched
@@ -25,9 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import batching
-from ..batching import rule_for
-from ..tensor import FLOATING_DTYPES, Tensor
+from ..base.dtypes import FLOATING_DTYPES
+from ..tensor import Tensor
+from ..vmap import batching
+from ..vmap.batching import rule_for
 from .dispatch import apply
 from .promotion import result_type
 

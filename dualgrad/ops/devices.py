@@ -1,6 +1,6 @@
 """Tensor's device methods and properties: ``device``, ``is_cuda``, ``is_cpu``, ``to``, ``cpu``, ``cuda``.
 
-dualgrad's tensors always live in host memory (see ``dualgrad._devices``): ``to`` changes the dtype
+dualgrad's tensors always live in host memory (see ``dualgrad.base.devices``): ``to`` changes the dtype
 (or copies), ``cpu`` is the tensor itself, and any other device raises the AssertionError of a torch
 built without it.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._devices import CPU, _type_name, check_device, is_device, unavailable
-from .._devices import device as device_class
+from ..base.devices import CPU, _type_name, check_device, is_device, unavailable
+from ..base.devices import device as device_class
 from ..tensor import Tensor
 from .elementwise import clone, to_dtype
 

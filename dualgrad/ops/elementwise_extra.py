@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from ..base.dtypes import torch_dtype_name
 from ..factories import zeros_like
-from ..tensor import Tensor, numeric_array, torch_dtype_name
+from ..tensor import Tensor, numeric_array
 from .dispatch import OTHER_FIRST, apply, tensor_arg
 from .elementwise import (
     CLAMP_MAX,

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from ..batching import BatchedTensor, movedim
 from ..factories import zeros_like
 from ..tensor import Tensor, _wrap, as_operand, check_tensor
+from ..vmap.batching import BatchedTensor, movedim
 from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply, tensor_arg

@@ -39,22 +39,14 @@ from typing import Any
 
 import numpy as np
 
-from .._state import STATE
-from ..batching import BatchedTensor, from_physical, is_batched_at, make_batched, to_physical
+from ..base.checks import as_size, check_number_fits, is_number
+from ..base.dtypes import torch_dtype_name
+from ..base.state import STATE
 from ..factories import rand, randn, zeros_like
 from ..forward_ad.engine import commit_tangents, flush_deferred, set_tangent, tangent_at
 from ..reverse.mutation import note_mutation
-from ..tensor import (
-    INFERENCE_INPLACE_MESSAGE,
-    Tensor,
-    _wrap,
-    as_size,
-    check_number_fits,
-    custom_function_view_error,
-    is_number,
-    numeric_array,
-    torch_dtype_name,
-)
+from ..tensor import INFERENCE_INPLACE_MESSAGE, Tensor, _wrap, custom_function_view_error, numeric_array
+from ..vmap.batching import BatchedTensor, from_physical, is_batched_at, make_batched, to_physical
 from . import elementwise as ew
 from .dispatch import _record, apply, check_view_geometry, is_view_of, regenerate_view
 from .indexing import (

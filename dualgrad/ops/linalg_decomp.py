@@ -28,8 +28,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..batching import physical_value
 from ..tensor import Tensor, _wrap, as_operand
+from ..vmap.batching import physical_value
 from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply
 from .elementwise import imag_part, where

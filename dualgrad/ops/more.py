@@ -16,10 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from ..batching import BatchedTensor
+from ..base.checks import check_number_fits, is_number
+from ..base.dtypes import torch_dtype_name
 from ..factories import tensor as _tensor
 from ..factories import zeros
-from ..tensor import Tensor, check_number_fits, int_arg, is_number, torch_dtype_name
+from ..tensor import Tensor, int_arg
+from ..vmap.batching import BatchedTensor
 from ._axes import normalize_axis
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .._dtypes import _category, _complex_of, _number_dtype, _promote_types, get_default_dtype
+from ..base.dtypes import _category, _complex_of, _number_dtype, _promote_types, get_default_dtype
 
 _NUMBERS = (bool, int, float, complex, np.generic)
 _NOT_OPERANDS = (str, bytes, dict, set, frozenset)  # (NumPy would make arrays of them)

@@ -8,7 +8,7 @@ An op declares:
   with a variable number of inputs, one function returning a list);
 * ``jvp(tangents, out, *inputs, **params) -> tangent of out``, where
   ``tangents[i]`` is ``None`` for an input without tangent;
-* ``batch``: the vmap rule (see ``dualgrad.batching``);
+* ``batch``: the vmap rule (see ``dualgrad.vmap.batching``);
 * ``save_inputs`` / ``save_out``: which values the reverse rule reads. An input
   that is not saved reaches the rule as a ``TensorMeta`` (shape and dtype only).
   Either may instead be a function of ``needs`` (one flag per input: does it
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from .._state import STATE
+from ..base.state import STATE
 from ..fastpath import (
     UFUNC_ARRAY_OUT,
     engine_only,

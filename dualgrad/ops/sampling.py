@@ -21,12 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from .._devices import check_device
-from .._state import STATE
-from ..batching import RANDOM_ERROR, physical_value
+from ..base.devices import check_device
+from ..base.dtypes import torch_dtype_name
+from ..base.state import STATE
 from ..factories import _generator, _random, rand, rand_like, randn
 from ..reverse import no_grad
-from ..tensor import Tensor, int_arg, torch_dtype_name
+from ..tensor import Tensor, int_arg
+from ..vmap.batching import RANDOM_ERROR, physical_value
 from . import elementwise as ew
 from .dispatch import _check_broadcast, apply, tensor_arg
 from .inplace import _fill, update_

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from ..batching import BatchedTensor
 from ..factories import full
 from ..factories import tensor as _tensor
 from ..tensor import Tensor
+from ..vmap.batching import BatchedTensor
 from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
 from .elementwise import floor_divide, where

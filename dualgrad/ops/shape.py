@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import batching
-from .._state import STATE
-from ..batching import BatchedTensor
+from ..base.state import STATE
 from ..tensor import Tensor, as_operand
+from ..vmap import batching
+from ..vmap.batching import BatchedTensor
 from ._axes import normalize_axes, normalize_axis, tuple_int
 from .dispatch import apply, make_view, tensor_arg
 from .registry import Op, linear, overload, sum_to_shape

@@ -16,9 +16,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..base.dtypes import torch_dtype_name
 from ..factories import full
 from ..factories import tensor as _tensor
-from ..tensor import Tensor, torch_dtype_name
+from ..tensor import Tensor
 from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
 from .elementwise import clamp, isnan, where

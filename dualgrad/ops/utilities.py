@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ..batching import BatchedTensor
-from ..tensor import Tensor, _wrap, torch_dtype_name
+from ..base.dtypes import torch_dtype_name
+from ..tensor import Tensor, _wrap
+from ..vmap.batching import BatchedTensor
 from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
 from .indexing import batch_at, batch_size

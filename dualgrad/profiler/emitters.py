@@ -15,7 +15,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from .._state import install_observer, remove_observer
+from ..base.state import install_observer, remove_observer
 from ..reverse import node as _node
 from .profile import _shapes
 

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .._state import STATE, install_observer, remove_observer
+from ..base.state import STATE, install_observer, remove_observer
 from ..tensor import Tensor
 from .events import EventList, FunctionEvent, FunctionEventAvg, write_chrome_trace
 from .flops import estimate_flops

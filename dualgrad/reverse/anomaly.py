@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .._state import STATE, install_observer, remove_observer
+from ..base.state import STATE, install_observer, remove_observer
 from ..tensor import Tensor
 from .node import Node
 

@@ -13,7 +13,7 @@ from ..tensor import Tensor, _wrap
 from .engine import run_backward
 from .node import AccumulateGrad
 
-# Set by ``dualgrad.batching`` (the vmap engine sits above this one): ``grad(..., is_grads_batched=True)``.
+# Set by ``dualgrad.vmap.batching`` (the vmap engine sits above this one): ``grad(..., is_grads_batched=True)``.
 BATCHED_GRAD: list = [None]
 
 _TensorOrTensors = Tensor | Sequence[Tensor]

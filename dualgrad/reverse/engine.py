@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .._state import STATE
+from ..base.state import STATE
 from ..fastpath import add_into_buffer, scatter_into_buffer
 from ..tensor import Tensor, _wrap
 from .node import ACCUMULATE_GRAD_NAME, Node

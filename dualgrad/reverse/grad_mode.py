@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .._state import STATE
+from ..base.state import STATE
 
 
 def is_grad_enabled() -> bool:

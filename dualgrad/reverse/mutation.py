@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from .._state import STATE
+from ..base.state import STATE
 from ..tensor import Tensor, _wrap
 from .saved import push_saved_tensor_hooks
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .. import tensor as tensor_module
-from .._hooks import RemovableHandle, add_hook
+from ..base.hooks import RemovableHandle, add_hook
 from ..tensor import Tensor, meta_of
 
 _sequence = itertools.count()

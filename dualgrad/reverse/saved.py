@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .._state import STATE
+from ..base.state import STATE
 from ..tensor import INFERENCE_SAVE_MESSAGE, Tensor, _wrap
 from .grad_mode import no_grad
 from .node import UNFOLD, NodeOp, new_node

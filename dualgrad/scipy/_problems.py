@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import func
 from ..factories import tensor
 from ..tensor import Tensor
+from ..transforms import func
 
 
 def scipy_module(name: str) -> Any:

@@ -64,17 +64,17 @@ from typing import Any
 
 import numpy as np
 
-from .. import func
-from .._state import STATE
-from ..batching import BatchedTensor
+from ..base.state import STATE
 from ..factories import tensor
-from ..function import Function
 from ..implicit import NonConvergedError, Parameters, refuse_closed_over_tensors
 from ..implicit._node import _levels_in_use, _outside_vmap
 from ..ops.shape import cat, stack
 from ..reverse import enable_grad
 from ..reverse import grad as autograd_grad
 from ..tensor import Tensor
+from ..transforms import func
+from ..transforms.function import Function
+from ..vmap.batching import BatchedTensor
 from ._problems import scipy_module
 
 METHODS = ("RK23", "RK45", "DOP853", "Radau", "BDF", "LSODA")
@@ -527,7 +527,7 @@ def solve_ivp(fun: Callable, t_span: tuple, y0: Any, *, args: Any = (), method: 
         raise ValueError(f"solve_ivp: y0 must be 1-D, got shape {tuple(y0.shape)}")
     params = Parameters(args if isinstance(args, tuple) else (args,))
     tensors = params.tensors
-    from ..func import _has_tangent
+    from ..transforms.func import _has_tangent
 
     y0_tracked = isinstance(y0, BatchedTensor) or y0.requires_grad or _has_tangent(y0)
     columns = sum(t.numel() for t in tensors) + (y0.numel() if y0_tracked else 0)

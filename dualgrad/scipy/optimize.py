@@ -47,11 +47,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import func
 from ..implicit import NonConvergedError, Parameters, RootProblem, SingularJacobianError, root_node
 from ..implicit._linear import check_method
 from ..ops.elementwise import where
 from ..tensor import Tensor
+from ..transforms import func
 from ._problems import MinimizeProblem, ResidualProblem, point, scipy_module
 
 HESS_METHODS = ("dogleg", "trust-exact")

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..batching import vmap
-from ..func import grad, jacfwd, jvp, vjp
-from ..func import hessian as dense_hessian
 from ..tensor import Tensor
+from ..transforms.func import grad, jacfwd, jvp, vjp
+from ..transforms.func import hessian as dense_hessian
+from ..vmap.batching import vmap
 from .coloring import AcyclicColoring, Coloring, SymmetricColoring, choose, color_acyclic, color_symmetric
 from .detection import hessian_sparsity, jacobian_sparsity
 from .tracer import as_input

@@ -4,7 +4,7 @@ A ``Tracer`` is a Tensor (so ``f`` may be dualgrad or plain NumPy code, through 
 dispatch) whose elements each carry the set of inputs they depend on and, for Hessians,
 the set of input pairs that interact nonlinearly in them (``_rowsets.RowSets``, one row per
 element in C order). The sets live in the ``Session``, keyed by tensor; an observer
-(``dualgrad._state.install_observer``) sees every op call, lets the op compute its value, and
+(``dualgrad.base.state.install_observer``) sees every op call, lets the op compute its value, and
 computes the output's sets with the op's propagation rule (``rules.py``). In-place writes
 reach the session through the observer's ``note_write`` (called by ``ops.inplace.commit``).
 
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .._state import install_observer, remove_observer
+from ..base.state import install_observer, remove_observer
 from ..tensor import Tensor
 from ._rowsets import RowSets, combine
 

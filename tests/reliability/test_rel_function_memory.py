@@ -23,8 +23,8 @@ from test_rel_memory import census
 import dualgrad as dg
 import dualgrad.forward_ad as fwAD
 from dualgrad.autograd import Function
-from dualgrad.function import once_differentiable
 from dualgrad.tensor import Tensor
+from dualgrad.transforms.function import once_differentiable
 
 
 def leaked(step: Callable[[], object]) -> collections.Counter:

@@ -26,10 +26,10 @@ from helpers import gc_disabled
 import dualgrad as dg
 import dualgrad.forward_ad as fwAD
 from dualgrad.forward_ad.engine import DeferredTangent, TangentRecipe
-from dualgrad.function import FunctionCtx, FunctionOp
 from dualgrad.reverse.node import Node
 from dualgrad.reverse.saved import SavedTensor
 from dualgrad.tensor import Tensor, TensorMeta
+from dualgrad.transforms.function import FunctionCtx, FunctionOp
 
 GRAPH_TYPES = (Node, SavedTensor, TensorMeta, Tensor, FunctionCtx, FunctionOp, TangentRecipe,
                DeferredTangent)
@@ -222,7 +222,7 @@ def test_backward_frees_saved_tensors_while_outputs_live():
 
 def test_pytree_helpers_hold_no_cycle():
     """Regression: flatten/unflatten were recursive closures, a cycle that kept the leaves alive."""
-    from dualgrad import _pytree
+    from dualgrad.base import pytree as _pytree
 
     leaf = dg.ones(2)
     with gc_disabled():

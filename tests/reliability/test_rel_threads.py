@@ -1,7 +1,7 @@
 """Threads: modes are per thread, and independent graphs differentiate concurrently.
 
 Every mode switch (grad mode, dual levels, vmap levels, anomaly mode, the
-profiler) lives in ``dualgrad._state.STATE``, a ``threading.local``. These
+profiler) lives in ``dualgrad.base.state.STATE``, a ``threading.local``. These
 tests hold a mode open in one thread while another thread works, and run
 eight threads that each differentiate their own graphs, comparing bit for bit
 with a serial run.
@@ -19,7 +19,7 @@ import pytest
 
 import dualgrad as dg
 import dualgrad.forward_ad as fwAD
-from dualgrad._state import STATE
+from dualgrad.base.state import STATE
 
 THREADS = 8
 
