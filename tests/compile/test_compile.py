@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import dualgrad as dg
+from dualgrad.base import pytree
 from dualgrad.compile import CompileError, CompileWarning, api
 
 
@@ -25,7 +26,7 @@ def _no_safety_net():
 
 
 def leaves(value):
-    flat, _ = dg._pytree.flatten(value)
+    flat, _ = pytree.flatten(value)
     return flat
 
 
