@@ -22,5 +22,11 @@ class ImplicitProblem:
     def solve(self, *inputs: Tensor) -> Tensor:
         raise NotImplementedError
 
+    def caches(self) -> tuple[dict, dict]:
+        """``(factorisations, sparsity patterns)`` kept for the linear systems of this problem's derivatives
+        (``dualgrad.implicit._linear``); a subclass may share ``prepared`` between problems of one solver."""
+        kept = self.__dict__
+        return kept.setdefault("factors", {}), kept.setdefault("prepared", {})
+
     def check_differentiable(self) -> None:
         """Raise if the solution may not be differentiated (the solver did not converge)."""
