@@ -120,6 +120,7 @@ class RootProblem(ImplicitProblem):
         self.failure = ""
         self.allow_nonconverged = False
         self.unsupported = ""  # why the solution has no implicit derivative here (e.g. constraints)
+        self.refusal: tuple | None = None  # (error type, why): the solution has no derivative (a degenerate one)
         self.factors: dict = {}
         self.prepared = {} if prepared is None else prepared  # sparsity patterns, shared by the solver's calls
 
@@ -133,6 +134,9 @@ class RootProblem(ImplicitProblem):
     def check_differentiable(self) -> None:
         if self.unsupported:
             raise NotImplementedError(f"{self.name}: cannot differentiate the solution: {self.unsupported}")
+        if self.refusal is not None:
+            error, why = self.refusal
+            raise error(f"{self.name}: cannot differentiate the solution: {why}")
         if not self.converged and not self.allow_nonconverged:
             raise NonConvergedError(
                 f"{self.name}: cannot differentiate the solution: the solver did not converge ({self.failure}); "
