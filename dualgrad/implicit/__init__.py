@@ -108,7 +108,8 @@ class RootProblem(ImplicitProblem):
     """``solver(init, *params)`` with ``optimality_fn(x, *params) = 0`` at its result."""
 
     def __init__(self, optimality_fn: Callable, solver: Callable, init: Any, params: Parameters, *,
-                 method: str, symmetric: bool, name: str, prepared: dict | None = None):
+                 method: str, symmetric: bool, name: str, prepared: dict | None = None,
+                 potential: Callable | None = None):
         self.optimality_fn = optimality_fn
         self.solver = solver
         self.init = init.detach() if isinstance(init, Tensor) else init
@@ -122,11 +123,16 @@ class RootProblem(ImplicitProblem):
         self.unsupported = ""  # why the solution has no implicit derivative here (e.g. constraints)
         self.refusal: tuple | None = None  # (error type, why): the solution has no derivative (a degenerate one)
         self.factors: dict = {}
+        self.optimality_potential = potential  # (scalar whose x-gradient is optimality_fn: its sparse Hessian)
+        self.potential = None if potential is None else self._potential
         self.prepared = {} if prepared is None else prepared  # sparsity patterns, shared by the solver's calls
 
     def residual(self, x: Tensor, *tensors: Tensor) -> Tensor:
         value = self.optimality_fn(x, *self.params.rebuild(tensors))
         return value if isinstance(value, Tensor) else as_float_tensor(value)
+
+    def _potential(self, x: Tensor, *tensors: Tensor) -> Tensor:
+        return self.optimality_potential(x, *self.params.rebuild(tensors))
 
     def solve(self, *tensors: Tensor) -> Tensor:
         return as_float_tensor(self.solver(self.init, *self.params.rebuild(tuple(t.detach() for t in tensors))))

@@ -83,6 +83,10 @@ class LinearProblem(ImplicitProblem):
         """``(point, f, pattern key)``: ``A`` is the Jacobian of ``f`` at ``point`` (``f`` linear for a matvec)."""
         raise NotImplementedError
 
+    def potential_at(self, params: tuple) -> Callable | None:
+        """A scalar function of the point whose Hessian is ``A`` (then ``A`` comes from a sparse Hessian), or None."""
+        return None
+
     def matvec(self, v: Tensor, *params: Tensor) -> Tensor:
         raise NotImplementedError
 
@@ -133,12 +137,15 @@ class LinearProblem(ImplicitProblem):
         point, f, pattern_key = self.operator(params)
         x = point.reshape(-1)
         flat = lambda y: f(y.reshape(point.shape)).reshape(-1)
+        potential = self.potential_at(params)
+        scalar = None if potential is None else (lambda y: potential(y.reshape(point.shape)))
         n = x.numel()
         for fresh in (False, True):
             prepared = None if fresh else self.prepared.get(pattern_key)
             if prepared is None:
                 try:
-                    prepared = sparse.jacobian_fn(flat, x, format="csc")
+                    prepared = (sparse.jacobian_fn(flat, x, format="csc") if scalar is None
+                                else sparse.hessian_fn(scalar, x, format="csc"))
                 except Exception:  # (what dualgrad.sparse cannot follow, e.g. a reverse pass: "auto" goes Krylov)
                     if required:
                         raise
@@ -146,7 +153,7 @@ class LinearProblem(ImplicitProblem):
                 self.prepared[pattern_key] = prepared
             if not required and prepared.sparsity.nnz > SPARSE_DENSITY * n * n:
                 return None
-            matrix = _rebound(prepared, flat)(x)
+            matrix = _rebound(prepared, flat if scalar is None else scalar)(x)
             if _agrees_with_jvp(matrix, flat, x):
                 return matrix
         raise SingularJacobianError(  # (never reached unless dualgrad.sparse detects a wrong pattern)
@@ -285,6 +292,13 @@ class JacobianSystem(LinearProblem):
         x, *inputs = params
         kind = (type(self.problem).__name__, getattr(self.problem, "transposed", None))
         return x, lambda y: self.problem.residual(y, *inputs), (kind, _shapes(params))
+
+    def potential_at(self, params: tuple) -> Callable | None:
+        potential = self.problem.potential
+        if potential is None:
+            return None
+        _, *inputs = params
+        return lambda y: potential(y, *inputs)
 
 
 class UserLinearSystem(LinearProblem):

@@ -15,6 +15,7 @@ class ImplicitProblem:
     name = "implicit solve"
     method = "auto"
     symmetric = False
+    potential = None  # a scalar ``p(x, *inputs)`` whose gradient in ``x`` is the residual: its sparse Hessian is J_x
 
     def residual(self, x: Tensor, *inputs: Tensor) -> Tensor:
         raise NotImplementedError

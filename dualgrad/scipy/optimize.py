@@ -56,7 +56,7 @@ from ..implicit import NonConvergedError, Parameters, RootProblem, SingularJacob
 from ..implicit._linear import check_method
 from ..tensor import Tensor
 from ._kkt import Constraints, DegenerateActiveSetError, KKTSystem
-from ._problems import MinimizeProblem, ResidualProblem, point, scipy_module
+from ._problems import MinimizeProblem, ResidualProblem, point, scipy_module, sparse_hessian, sparse_jacobian
 
 HESS_METHODS = ("dogleg", "trust-exact")
 HESSP_METHODS = ("newton-cg", "trust-ncg", "trust-krylov", "trust-constr")
@@ -73,7 +73,7 @@ def _as_args(args: Any) -> tuple:
 
 
 def _solved(name: str, optimality: Callable, run: Callable, x0: Any, params: Any, *, symmetric: bool,
-            allow_nonconverged: bool, solve: str, unsupported: str = "") -> tuple:
+            allow_nonconverged: bool, solve: str, unsupported: str = "", potential: Callable | None = None) -> tuple:
     """Run ``run(x0, *params) -> (x, success, message, raw result)`` as an implicit node.
 
     Returns ``(x Tensor, raw result of the (last) run)``.
@@ -91,7 +91,7 @@ def _solved(name: str, optimality: Callable, run: Callable, x0: Any, params: Any
         return x
 
     problem = RootProblem(optimality, solver, x0, Parameters(_as_args(params)), method=check_method(solve, name),
-                          symmetric=symmetric, name=name)
+                          symmetric=symmetric, name=name, potential=potential)
     problem.allow_nonconverged = allow_nonconverged
     problem.unsupported = unsupported
     return root_node(problem), runs[-1]
@@ -195,6 +195,8 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
             extra["hess"] = problem.hess
         elif name in HESSP_METHODS and hess is None and hessp is None:
             extra["hessp"] = problem.hessp
+            if name == "trust-constr":
+                extra = _sparse_hess_or(extra, lambda x: fun(x.reshape(shape), *plain), init)
         raw = optimize.minimize(problem.fun, init.reshape(-1), method=method, jac=jac if callable(jac) else problem.jac,
                                 hess=extra.get("hess", hess), hessp=extra.get("hessp", hessp), bounds=bounds,
                                 constraints=constraints, tol=tol, callback=callback, options=options)
@@ -207,8 +209,14 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
                                      allow_nonconverged=allow_nonconverged, solve=solve)
     gradient = lambda x, *a: func.grad(lambda y: fun(y, *a))(x)
     x, raw = _solved("minimize", gradient, run, x0, args, symmetric=True, allow_nonconverged=allow_nonconverged,
-                     solve=solve)
+                     solve=solve, potential=fun)
     return _result(optimize, raw, x=x)
+
+
+def _sparse_hess_or(extra: dict, objective: Callable, init: np.ndarray) -> dict:
+    """``{"hess": sparse Hessian}`` for trust-constr when ``dualgrad.sparse`` finds one worth it, else ``extra``."""
+    hess = sparse_hessian(objective, init.reshape(-1))
+    return extra if hess is None else {"hess": hess}
 
 
 def _constrained_minimize(optimize: Any, fun: Callable, start: np.ndarray, args: Any, method: str | None, name: str,
@@ -227,8 +235,10 @@ def _constrained_minimize(optimize: Any, fun: Callable, start: np.ndarray, args:
         extra_kw = {}
         if name in HESS_METHODS + HESSP_METHODS and hess is None and hessp is None:
             extra_kw["hessp"] = problem.hessp
+            if name == "trust-constr":
+                extra_kw = _sparse_hess_or(extra_kw, lambda x: fun(x.reshape(shape), *plain_args), init)
         raw = optimize.minimize(problem.fun, init.reshape(-1), method=method, jac=jac if callable(jac) else problem.jac,
-                                hess=hess, hessp=extra_kw.get("hessp", hessp), bounds=bounds,
+                                hess=extra_kw.get("hess", hess), hessp=extra_kw.get("hessp", hessp), bounds=bounds,
                                 constraints=constraint_set.for_scipy(name, extra) or (), **run_options)
         z = kkt.solution(raw.x, plain_args, extra)
         return z, bool(raw.success), str(raw.message), raw
@@ -270,8 +280,12 @@ def least_squares(fun: Callable, x0: Any, jac: Any = None, bounds: Any = (-np.in
     bound_arrays = _bound_arrays(bounds, start.size, pairs=False)
 
     def run(init: np.ndarray, plain_args: tuple, plain_kwargs: dict) -> tuple:
-        problem = ResidualProblem(lambda x: fun(x.reshape(shape), *plain_args, **plain_kwargs))
-        raw = optimize.least_squares(problem.fun, init.reshape(-1), jac=problem.jac if jac is None else jac,
+        residuals = lambda x: fun(x.reshape(shape), *plain_args, **plain_kwargs)
+        problem = ResidualProblem(residuals)
+        exact = problem.jac
+        if options.get("method", "trf") != "lm":
+            exact = sparse_jacobian(lambda x: residuals(x).reshape(-1), init.reshape(-1)) or exact
+        raw = optimize.least_squares(problem.fun, init.reshape(-1), jac=exact if jac is None else jac,
                                      bounds=bounds, loss=loss, **options)
         return raw.x.reshape(shape), bool(raw.status > 0), str(raw.message), raw
 
@@ -288,7 +302,8 @@ def least_squares(fun: Callable, x0: Any, jac: Any = None, bounds: Any = (-np.in
     if bound_arrays is None:
         optimality = lambda x, a, k: func.grad(lambda y: objective(y, a, k))(x)
         x, raw = _solved("least_squares", optimality, run, x0, params, symmetric=True,
-                         allow_nonconverged=allow_nonconverged, solve=solve, unsupported=unsupported)
+                         allow_nonconverged=allow_nonconverged, solve=solve, unsupported=unsupported,
+                         potential=objective)
         return _result(optimize, raw, x=x)
     kkt = KKTSystem(objective, Constraints([], start, shape), bound_arrays, shape)
 
