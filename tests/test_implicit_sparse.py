@@ -140,3 +140,24 @@ def test_singular_sparse_jacobian_raises():
     x = custom_root(degenerate, solve="sparse")(lambda init, q: np.zeros(N))(None, p)
     with pytest.raises(SingularJacobianError, match="sparse Jacobian of the optimality condition .* singular"):
         dg.autograd.grad(x.sum(), p)
+
+
+def small_chain_solution(p, solve):
+    return custom_root(chain, solve=solve)(lambda init, q: newton(None, q))(None, p)
+
+
+def test_second_order_and_vmap_through_the_sparse_path_match_the_dense_path():
+    from dualgrad.func import hessian, jacrev, vmap
+
+    p0 = dg.tensor(np.linspace(0.5, 2.0, 6))
+    loss = lambda solve: (lambda p: (small_chain_solution(p, solve) ** 3).sum())
+    sparse_h, dense_h = hessian(loss("sparse"))(p0).numpy(), hessian(loss("dense"))(p0).numpy()
+    np.testing.assert_allclose(sparse_h, dense_h, rtol=1e-10, atol=1e-12)
+    step = 1e-5
+    fd = np.stack([(jacrev(loss("dense"))(p0 + step * e).numpy() - jacrev(loss("dense"))(p0 - step * e).numpy())
+                   / (2 * step) for e in dg.eye(6)], -1)
+    np.testing.assert_allclose(sparse_h, fd, rtol=1e-6, atol=1e-8)
+    batch = dg.stack([p0, p0 * 1.1, p0 * 0.9])
+    np.testing.assert_allclose(vmap(jacrev(lambda p: small_chain_solution(p, "sparse")))(batch).numpy(),
+                               vmap(jacrev(lambda p: small_chain_solution(p, "dense")))(batch).numpy(),
+                               rtol=1e-10, atol=1e-12)
