@@ -161,3 +161,27 @@ def test_second_order_and_vmap_through_the_sparse_path_match_the_dense_path():
     np.testing.assert_allclose(vmap(jacrev(lambda p: small_chain_solution(p, "sparse")))(batch).numpy(),
                                vmap(jacrev(lambda p: small_chain_solution(p, "dense")))(batch).numpy(),
                                rtol=1e-10, atol=1e-12)
+
+
+def test_a_pattern_that_does_not_hold_falls_back_or_raises(monkeypatch):
+    """If dualgrad.sparse gave a wrong pattern (simulated: the diagonal only), "auto" goes matrix-free and
+    "sparse" raises; neither returns the wrong number."""
+    import scipy.sparse
+
+    import dualgrad.sparse
+
+    detect = dualgrad.sparse.jacobian_fn
+
+    def diagonal_only(f, x0, **kwargs):
+        return detect(f, x0, sparsity=scipy.sparse.eye(x0.shape[0], format="csr"), **kwargs)
+
+    monkeypatch.setattr(dualgrad.sparse, "jacobian_fn", diagonal_only)
+    p = dg.tensor(np.linspace(1.0, 3.0, N), requires_grad=True)
+    g = dg.autograd.grad(custom_root(chain)(newton)(None, p).sum(), p)[0].numpy()
+    x = newton(None, p)
+    import scipy.sparse.linalg
+
+    np.testing.assert_allclose(g, scipy.sparse.linalg.spsolve(tridiagonal(x).T.tocsc(), np.ones(N)), rtol=1e-8)
+    x = custom_root(chain, solve="sparse")(newton)(None, p)
+    with pytest.raises(SingularJacobianError, match="disagrees with a jvp of the optimality condition"):
+        dg.autograd.grad(x.sum(), p)

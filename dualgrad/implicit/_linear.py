@@ -154,11 +154,16 @@ class LinearProblem(ImplicitProblem):
             if not required and prepared.sparsity.nnz > SPARSE_DENSITY * n * n:
                 return None
             matrix = _rebound(prepared, flat if scalar is None else scalar)(x)
+            if not np.all(np.isfinite(matrix.data)):
+                raise SingularJacobianError(
+                    f"{self.name}: the Jacobian of the optimality condition has non-finite entries")
             if _agrees_with_jvp(matrix, flat, x):
                 return matrix
-        raise SingularJacobianError(  # (never reached unless dualgrad.sparse detects a wrong pattern)
-            f"{self.name}: the sparse Jacobian from dualgrad.sparse disagrees with a jvp; use solve='dense' or "
-            "'gmres'")
+        if not required:  # (a freshly detected pattern that does not hold: the matrix-free solve is exact)
+            return None
+        raise SingularJacobianError(
+            f"{self.name}: the sparse Jacobian from dualgrad.sparse disagrees with a jvp of the optimality condition "
+            "(its sparsity pattern does not hold); use solve='dense' or 'gmres'")
 
     def _krylov(self, method: str, shape: tuple, params: tuple) -> Solver:
         try:
