@@ -224,3 +224,15 @@ def test_callable_loss_refuses_derivatives():
     with pytest.raises(NotImplementedError, match="least_squares: cannot differentiate the solution: only the "
                                                   "losses 'linear', 'soft_l1', .* are differentiable"):
         fit.x.sum().backward()
+
+
+def test_bounded_robust_fit_and_bounded_scalar_minimum_under_vmap():
+    bounds = ([-np.inf, 0.0], [np.inf, 0.6])
+    ys = dg.stack([dg.tensor(Y0), dg.tensor(Y0 * 1.1), dg.tensor(Y0 * 0.9)])
+    batched = vmap(jacrev(lambda y: robust_fit(y, "huber", bounds)))(ys).numpy()
+    for y, got in zip(ys, batched, strict=True):
+        np.testing.assert_allclose(got, jacfwd(lambda y: robust_fit(y, "huber", bounds))(y).numpy(), atol=1e-10)
+    # minimize_scalar on [1, 2]: the minimum of (x - a)^2 is held at 1 for a < 1, free (x = a) inside
+    x_of = lambda a: optimize.minimize_scalar(lambda x, a: (x - a) ** 2, args=(a,), bounds=(1.0, 2.0),
+                                              method="bounded", options={"xatol": 1e-12}).x
+    np.testing.assert_allclose(vmap(jacrev(x_of))(dg.tensor([0.5, 1.5])).numpy(), [0.0, 1.0], atol=1e-9)
