@@ -236,3 +236,38 @@ def test_bounded_robust_fit_and_bounded_scalar_minimum_under_vmap():
     x_of = lambda a: optimize.minimize_scalar(lambda x, a: (x - a) ** 2, args=(a,), bounds=(1.0, 2.0),
                                               method="bounded", options={"xatol": 1e-12}).x
     np.testing.assert_allclose(vmap(jacrev(x_of))(dg.tensor([0.5, 1.5])).numpy(), [0.0, 1.0], atol=1e-9)
+
+
+def test_dependent_active_constraints_make_the_kkt_matrix_singular():
+    """x0 >= 0 twice (as x0 and 2 x0): both active, their multipliers not unique (LICQ fails)."""
+    from dualgrad.implicit import SingularJacobianError
+
+    a = dg.tensor([-1.0, 2.0], requires_grad=True)
+    twice = [{"type": "ineq", "fun": lambda x: x[:1]}, {"type": "ineq", "fun": lambda x: 2 * x[:1]}]
+    result = optimize.minimize(lambda x, a: ((x - a) ** 2).sum(), dg.ones(2), args=(a,), method="SLSQP",
+                               constraints=twice)
+    np.testing.assert_allclose(result.x.detach().numpy(), [0.0, 2.0], atol=1e-8)
+    with pytest.raises(SingularJacobianError, match="minimize: the Jacobian of the optimality condition .* singular"):
+        result.x.sum().backward()
+
+
+def test_trust_constr_with_default_tolerances_stops_short_of_the_constraint_yet_holds_it():
+    """trust-constr (interior point) ends ~5e-4 inside x0 >= 0 with default options: its own multipliers make the
+    constraint a candidate, and the derivative holds x0 (d x0 / d a = 0), as SLSQP's does."""
+    f = lambda x, a: ((x - a) ** 2).sum()
+    a = dg.tensor([-1.0, 2.0])
+    for constraint in ({"constraints": {"type": "ineq", "fun": lambda x: x[:1]}},
+                       {"bounds": [(0.0, None), (None, None)]}):
+        x_of = lambda a, c=constraint: optimize.minimize(f, dg.ones(2), args=(a,), method="trust-constr", **c).x
+        assert 1e-4 < float(x_of(a)[0]) < 1e-3
+        np.testing.assert_allclose(jacrev(x_of)(a).numpy(), [[0.0, 0.0], [0.0, 1.0]], atol=1e-9)
+
+
+def test_a_point_far_from_kkt_raises():
+    """SLSQP stopped after 2 iterations but allowed: the active set cannot be told; the error says so."""
+    a = dg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    result = optimize.minimize(lambda x, a: 0.5 * ((x - a) ** 2).sum() + 0.1 * (x ** 4).sum(), dg.zeros(3),
+                               args=(a,), method="SLSQP", constraints={"type": "ineq", "fun": lambda x: x[0] - 5.0},
+                               options={"maxiter": 2}, allow_nonconverged=True)
+    with pytest.raises(DegenerateActiveSetError, match="not a KKT point to the accuracy needed"):
+        result.x.sum().backward()

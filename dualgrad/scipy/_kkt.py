@@ -39,6 +39,8 @@ from ..tensor import Tensor
 
 ACTIVE_TOLERANCE = 1e-7  # (relative) an inequality or bound this close to zero slack is active
 CANDIDATE_TOLERANCE = 1e-4  # (relative) this close, it is active if its multiplier is clearly positive
+HINT_TOLERANCE = 1e-3  # (relative to the gradient) a multiplier of the method this large makes a candidate too
+STATIONARITY_TOLERANCE = 1e-3  # (relative) the gradient left unexplained by the active constraints: not a KKT point
 MULTIPLIER_TOLERANCE = 1e-7  # (relative to the gradient) an active multiplier this small is degenerate
 
 
@@ -150,6 +152,24 @@ class Constraints:
         return out
 
 
+def trust_constr_hints(raw: Any, constraints: Constraints, bounds: tuple | None, n: int) -> np.ndarray | None:
+    """trust-constr's multipliers ``v`` as nonnegative strengths of the inequality rows of ``KKTSystem.solution``
+    (the inequalities, then the finite lower and the finite upper bounds), or None if they are not there."""
+    v = list(getattr(raw, "v", None) or [])
+    expected = int(constraints.m_eq > 0) + int(constraints.m_in > 0) + int(bounds is not None)
+    if len(v) != expected:
+        return None
+    if constraints.m_eq:
+        v.pop(0)
+    inequality = -np.asarray(v.pop(0), dtype=np.float64) if constraints.m_in else np.zeros(0)
+    pieces = [inequality]
+    if bounds is not None:
+        on_bounds = np.asarray(v.pop(0), dtype=np.float64)
+        lower, upper = bounds
+        pieces += [-on_bounds[np.isfinite(lower)], on_bounds[np.isfinite(upper)]]
+    return np.concatenate(pieces)
+
+
 def _as_tuple(args: Any) -> tuple:
     return args if isinstance(args, tuple) else (args,) if not isinstance(args, list) else tuple(args)
 
@@ -184,7 +204,7 @@ class KKTSystem:
 
         return func.grad(lagrangian)(x)
 
-    def solution(self, x: np.ndarray, args: tuple, extra: tuple) -> np.ndarray:
+    def solution(self, x: np.ndarray, args: tuple, extra: tuple, hints: np.ndarray | None = None) -> np.ndarray:
         """``z`` at SciPy's ``x``: the active set and the multipliers (least squares), recorded with ``z``.
 
         Inequalities and bounds within ``CANDIDATE_TOLERANCE`` of zero slack are
@@ -218,6 +238,8 @@ class KKTSystem:
         slack, rows = np.concatenate(slack), np.vstack(rows)
         tight = slack <= ACTIVE_TOLERANCE * scale
         candidate = slack <= CANDIDATE_TOLERANCE * scale
+        if hints is not None:  # (the method's own multipliers: an interior-point method stops short of the bound)
+            candidate |= hints > HINT_TOLERANCE * (1.0 + np.abs(g).max(initial=0.0))
         tolerance = MULTIPLIER_TOLERANCE * (1.0 + np.abs(g).max(initial=0.0))
         problems: list = []
         while True:
@@ -250,6 +272,12 @@ class KKTSystem:
             bound[finite_upper[at_upper]] = upper[finite_upper[at_upper]]
         z = np.concatenate([flat_x, lam[:c.m_eq], lam_rows[:c.m_in]])
         self.active[z.tobytes()] = (held, bound, active)
+        residual = np.abs(g - np.vstack([jac_eq, rows[candidate]]).T @ lam).max(initial=0.0) if system.size \
+            else np.abs(g).max(initial=0.0)
+        if not held.all() and residual > STATIONARITY_TOLERANCE * (1.0 + np.abs(g).max(initial=0.0)):
+            problems.append(f"the gradient is not a combination of the active constraints' gradients (residual "
+                            f"{residual:.3g}): not a KKT point to the accuracy needed to find its active set; "
+                            "tighten the solver's tolerances")
         if problems and not self.refusal:
             self.refusal = "; ".join(problems)
         return z

@@ -55,7 +55,7 @@ from .. import func
 from ..implicit import NonConvergedError, Parameters, RootProblem, SingularJacobianError, root_node
 from ..implicit._linear import check_method
 from ..tensor import Tensor
-from ._kkt import Constraints, DegenerateActiveSetError, KKTSystem
+from ._kkt import Constraints, DegenerateActiveSetError, KKTSystem, trust_constr_hints
 from ._problems import MinimizeProblem, ResidualProblem, point, scipy_module, sparse_hessian, sparse_jacobian
 
 HESS_METHODS = ("dogleg", "trust-exact")
@@ -240,7 +240,8 @@ def _constrained_minimize(optimize: Any, fun: Callable, start: np.ndarray, args:
         raw = optimize.minimize(problem.fun, init.reshape(-1), method=method, jac=jac if callable(jac) else problem.jac,
                                 hess=extra_kw.get("hess", hess), hessp=extra_kw.get("hessp", hessp), bounds=bounds,
                                 constraints=constraint_set.for_scipy(name, extra) or (), **run_options)
-        z = kkt.solution(raw.x, plain_args, extra)
+        hints = trust_constr_hints(raw, constraint_set, bound_arrays, start.size) if name == "trust-constr" else None
+        z = kkt.solution(raw.x, plain_args, extra, hints)
         return z, bool(raw.success), str(raw.message), raw
 
     extra = tuple(constraint_set.args)
