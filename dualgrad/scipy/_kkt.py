@@ -20,8 +20,13 @@ raised when it is differentiated, as for a point that is not a KKT point of the
 active set found (a multiplier of the wrong sign).
 
 The multipliers are solved for at SciPy's solution (least squares of the
-stationarity condition on the free coordinates), which is exact for the ``x``
-SciPy returns, whatever the accuracy of the method's own multiplier estimates.
+stationarity condition), which is exact for the ``x`` SciPy returns, whatever
+the accuracy of the method's own multiplier estimates. Those estimates (trust-
+constr's ``v``) only say which constraints an interior-point method, stopping
+short of them, considers binding. A gradient that the active constraints'
+gradients do not explain (``STATIONARITY_TOLERANCE``) means the active set
+cannot be told at this accuracy: that raises too, rather than differentiating
+a guess.
 """
 
 from __future__ import annotations
