@@ -185,3 +185,23 @@ def test_a_pattern_that_does_not_hold_falls_back_or_raises(monkeypatch):
     x = custom_root(chain, solve="sparse")(newton)(None, p)
     with pytest.raises(SingularJacobianError, match="disagrees with a jvp of the optimality condition"):
         dg.autograd.grad(x.sum(), p)
+
+
+def test_linear_solve_auto_factorises_a_large_sparse_matvec_once(factorisations):
+    from dualgrad.implicit import linear_solve
+
+    def matvec(v, d):
+        zero = dg.zeros(1)
+        return d * v + 0.5 * (dg.cat([zero, v[:-1]]) + dg.cat([v[1:], zero]))
+
+    d = dg.tensor(np.linspace(2.0, 3.0, N), requires_grad=True)
+    b = dg.tensor(np.cos(np.arange(N)), requires_grad=True)
+    x = linear_solve(matvec, b, d)
+    w = dg.tensor(np.sin(np.arange(N)))
+    gb, gd = dg.autograd.grad((x * w).sum(), (b, d))
+    matrix = np.diag(d.detach().numpy()) + 0.5 * (np.eye(N, k=1) + np.eye(N, k=-1))
+    np.testing.assert_allclose(x.detach().numpy(), np.linalg.solve(matrix, b.detach().numpy()), rtol=1e-10)
+    adjoint = np.linalg.solve(matrix.T, w.numpy())
+    np.testing.assert_allclose(gb.numpy(), adjoint, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(gd.numpy(), -adjoint * x.detach().numpy(), rtol=1e-10, atol=1e-13)
+    assert [kind for kind, _ in factorisations] == ["sparse"]
