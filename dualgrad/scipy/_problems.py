@@ -108,7 +108,7 @@ class ResidualProblem:
         return jacobian(at).numpy().reshape(n_residuals, at.numel()).copy()
 
 
-SPARSE_MIN_SIZE = 100  # below this many unknowns a dense derivative is as cheap as a sparse one
+SPARSE_MIN_SIZE = 500  # below this many unknowns SciPy gets dense derivatives (its exact dense solvers)
 SPARSE_DENSITY = 0.05  # a derivative with at most this fraction of nonzeros is given to SciPy as a sparse matrix
 
 
