@@ -271,3 +271,47 @@ def test_a_point_far_from_kkt_raises():
                                options={"maxiter": 2}, allow_nonconverged=True)
     with pytest.raises(DegenerateActiveSetError, match="not a KKT point to the accuracy needed"):
         result.x.sum().backward()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_qps_match_the_closed_form_of_their_active_set(seed):
+    """min 0.5 x^T Q x - a^T x, E x = e, G x <= h, 0 <= x with random (feasible) data. The active set read off
+    SciPy's solution with NumPy gives the closed form: on it the solution solves the linear KKT system
+    [[Q, C^T], [C, 0]] (x, nu) = (a, d), so dx/d(a, e, h) comes from one inverse. (Finite differences of SLSQP's
+    solution are too noisy here: its x moves by ~1e-9 between nearby data.)"""
+    rng = np.random.default_rng(seed)
+    n = 5
+    root_q = rng.normal(size=(n, n))
+    q_np = root_q @ root_q.T + n * np.eye(n)
+    e_np, g_np = rng.normal(size=(1, n)), rng.normal(size=(3, n))
+    feasible = rng.random(n)  # (e and h chosen so that this point satisfies every constraint)
+    data0 = np.concatenate([rng.normal(size=n) * 3, e_np @ feasible, g_np @ feasible + rng.random(3) * 0.3])
+    q, e_rows, g_rows = dg.tensor(q_np), dg.tensor(e_np), dg.tensor(g_np)
+
+    def solve(data):
+        a, e, h = data[:n], data[n:n + 1], data[n + 1:]
+        constraints = [{"type": "eq", "fun": lambda x, e: e_rows @ x - e, "args": (e,)},
+                       {"type": "ineq", "fun": lambda x, h: h - g_rows @ x, "args": (h,)}]
+        return optimize.minimize(lambda x, a: 0.5 * x @ (q @ x) - a @ x, dg.zeros(n), args=(a,), method="SLSQP",
+                                 bounds=[(0.0, None)] * n, constraints=constraints,
+                                 options={"ftol": 1e-13, "maxiter": 1000}).x
+
+    x = solve(dg.tensor(data0)).numpy()
+    held = np.flatnonzero(x < 1e-9)
+    tight = np.flatnonzero(data0[n + 1:] - g_np @ x < 1e-9)
+    c = np.vstack([e_np, g_np[tight], np.eye(n)[held]])  # active constraints as rows: C x = d
+    k = c.shape[0]
+    kkt = np.block([[q_np, c.T], [c, np.zeros((k, k))]])
+    # d = (e, h_tight, 0): its derivative with respect to the data (a, e, h)
+    d_data = np.zeros((k, n + 4))
+    d_data[0, n] = 1.0
+    d_data[1 + np.arange(tight.size), n + 1 + tight] = 1.0
+    rhs = np.vstack([np.hstack([np.eye(n), np.zeros((n, 4))]), d_data])
+    closed = np.linalg.solve(kkt, rhs)[:n]
+    solution = np.linalg.solve(kkt, np.concatenate([data0[:n], data0[n:n + 1], data0[n + 1:][tight],
+                                                    np.zeros(held.size)]))
+    np.testing.assert_allclose(solution[:n], x, atol=1e-7)
+    nu = solution[n + 1:]  # (G x <= h binds with nu > 0, x >= 0 with nu < 0: every active constraint strictly)
+    assert np.all(nu[:tight.size] > 1e-6) and np.all(nu[tight.size:] < -1e-6)
+    np.testing.assert_allclose(jacrev(solve)(dg.tensor(data0)).numpy(), closed, atol=1e-8)
+    np.testing.assert_allclose(jacfwd(solve)(dg.tensor(data0)).numpy(), closed, atol=1e-8)

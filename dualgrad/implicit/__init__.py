@@ -140,15 +140,15 @@ class RootProblem(ImplicitProblem):
     def check_differentiable(self) -> None:
         if self.unsupported:
             raise NotImplementedError(f"{self.name}: cannot differentiate the solution: {self.unsupported}")
-        if self.refusal is not None:
-            error, why = self.refusal
-            raise error(f"{self.name}: cannot differentiate the solution: {why}")
         if not self.converged and not self.allow_nonconverged:
             raise NonConvergedError(
                 f"{self.name}: cannot differentiate the solution: the solver did not converge ({self.failure}); "
                 "its result does not satisfy the optimality condition, so the implicit derivative would be "
                 "wrong. Pass allow_nonconverged=True to differentiate it anyway"
             )
+        if self.refusal is not None:
+            error, why = self.refusal
+            raise error(f"{self.name}: cannot differentiate the solution: {why}")
 
 
 def root_node(problem: RootProblem) -> Tensor:
