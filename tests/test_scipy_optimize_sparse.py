@@ -84,3 +84,21 @@ def test_root_derivative_of_a_large_sparse_system_uses_sparse_lu(calls):
     jacobian = np.diag(3 * x ** 2 + 3) + 0.5 * (np.eye(N, k=1) + np.eye(N, k=-1))
     np.testing.assert_allclose(g, np.linalg.solve(jacobian.T, np.ones(N)), rtol=1e-8)
     assert calls == ["jacobian_fn", "splu"]
+
+
+def test_bounded_minimize_derivative_factorises_the_sparse_hessian_with_held_rows(calls):
+    a = dg.tensor(3 * np.sin(np.arange(N) / 5.0), requires_grad=True)
+    result = optimize.minimize(energy, dg.zeros(N), args=(a,), method="L-BFGS-B", bounds=[(-0.5, 0.5)] * N,
+                               options={"gtol": 1e-13, "ftol": 1e-16, "maxiter": 5000})
+    x = result.x.detach().numpy()
+    held = np.abs(x) >= 0.5 - 1e-9
+    assert 0 < held.sum() < N
+    weights = dg.tensor(np.cos(np.arange(N)))
+    g = dg.autograd.grad((result.x * weights).sum(), a)[0].numpy()
+    assert calls.count("splu") == 1 and "hessian_fn" in calls
+    # held coordinates do not move; the free ones solve H_ff dx_f = 2 da_f (rows of H at held coordinates dropped)
+    hessian = energy_hessian(x)
+    free = ~held
+    expected = np.zeros(N)
+    expected[free] = 2 * np.linalg.solve(hessian[np.ix_(free, free)].T, weights.numpy()[free])
+    np.testing.assert_allclose(g, expected, rtol=1e-7, atol=1e-10)

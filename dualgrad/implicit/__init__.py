@@ -131,6 +131,11 @@ class RootProblem(ImplicitProblem):
         value = self.optimality_fn(x, *self.params.rebuild(tensors))
         return value if isinstance(value, Tensor) else as_float_tensor(value)
 
+    def sparse_jacobian(self, x: Tensor, *tensors: Tensor) -> Any:
+        """``d optimality / dx`` as a SciPy sparse matrix if the optimality function can assemble it, else None."""
+        assemble = getattr(self.optimality_fn, "sparse_jacobian", None)
+        return None if assemble is None else assemble(x, *self.params.rebuild(tensors))
+
     def _potential(self, x: Tensor, *tensors: Tensor) -> Tensor:
         return self.optimality_potential(x, *self.params.rebuild(tensors))
 

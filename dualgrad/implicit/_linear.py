@@ -87,6 +87,10 @@ class LinearProblem(ImplicitProblem):
         """A scalar function of the point whose Hessian is ``A`` (then ``A`` comes from a sparse Hessian), or None."""
         return None
 
+    def given_matrix(self, params: tuple) -> Any:
+        """``A`` as a SciPy sparse matrix if the problem can assemble it itself, else None."""
+        return None
+
     def matvec(self, v: Tensor, *params: Tensor) -> Tensor:
         raise NotImplementedError
 
@@ -137,6 +141,11 @@ class LinearProblem(ImplicitProblem):
         point, f, pattern_key = self.operator(params)
         x = point.reshape(-1)
         flat = lambda y: f(y.reshape(point.shape)).reshape(-1)
+        given = self.given_matrix(params)
+        if given is not None:  # (the problem knows its sparse Jacobian: still checked against a jvp)
+            given = given.tocsc()
+            if np.all(np.isfinite(given.data)) and _agrees_with_jvp(given, flat, x):
+                return given
         potential = self.potential_at(params)
         scalar = None if potential is None else (lambda y: potential(y.reshape(point.shape)))
         n = x.numel()
@@ -297,6 +306,10 @@ class JacobianSystem(LinearProblem):
         x, *inputs = params
         kind = (type(self.problem).__name__, getattr(self.problem, "transposed", None))
         return x, lambda y: self.problem.residual(y, *inputs), (kind, _shapes(params))
+
+    def given_matrix(self, params: tuple) -> Any:
+        assemble = getattr(self.problem, "sparse_jacobian", None)
+        return None if assemble is None else assemble(*params)
 
     def potential_at(self, params: tuple) -> Callable | None:
         potential = self.problem.potential

@@ -287,6 +287,33 @@ class KKTSystem:
             self.refusal = "; ".join(problems)
         return z
 
+    def sparse_jacobian(self, z: Tensor, args: tuple, extra: tuple) -> Any:
+        """With bounds only (no constraints), from ``DENSE_LIMIT`` unknowns: the Jacobian of this system as a sparse
+        matrix, the sparse Hessian of ``fun`` (``dualgrad.sparse``) with the rows of held coordinates replaced by
+        unit rows; else None (the generic paths of ``dualgrad.implicit``)."""
+        from ..implicit import DENSE_LIMIT
+
+        c = self.constraints
+        if c.m_eq or c.m_in or self.n <= DENSE_LIMIT:
+            return None
+        kept = self.active.get(_values(z).tobytes())
+        if kept is None:
+            return None
+        try:
+            import scipy.sparse
+
+            import dualgrad.sparse as sparse
+
+            hessian = sparse.hessian_fn(lambda y: self.fun(y.reshape(self.shape), *args), z.reshape(-1).detach(),
+                                        format="csr")
+        except Exception:  # (no SciPy, or what detection cannot follow: the generic paths are exact too)
+            return None
+        if hessian.sparsity.nnz > 0.05 * self.n ** 2:
+            return None
+        held = kept[0].astype(np.float64)
+        matrix = hessian(_values(z).reshape(-1))
+        return scipy.sparse.diags(1.0 - held) @ matrix + scipy.sparse.diags(held)
+
     def __call__(self, z: Tensor, args: tuple, extra: tuple) -> Tensor:
         c = self.constraints
         n = self.n
