@@ -75,7 +75,7 @@ class Constraints:
         items = [constraints] if isinstance(constraints, dict) or not isinstance(constraints, (list, tuple)) \
             else list(constraints)
         self.shape = shape
-        self.parts: list = []  # (kind, function of (x, *args)) with kind "eq" or "in"
+        self.parts: list = []  # (kind, index of its args, function): "eq"/"in" dicts, "bounded" (fun, lb, ub) objects
         self.args: list = []
         for item in items:
             self._add(item)

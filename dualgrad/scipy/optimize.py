@@ -97,7 +97,7 @@ def _solved(name: str, optimality: Callable, run: Callable, x0: Any, params: Any
     return root_node(problem), runs[-1]
 
 
-# -- bounds: the active set at the solution --------------------------------------------------------
+# -- bounds -----------------------------------------------------------------------------------------
 def _bound_arrays(bounds: Any, n: int, pairs: bool) -> tuple | None:
     """``(lower, upper)`` arrays of ``n`` entries; ``pairs``: a sequence of ``(min, max)`` (``minimize``'s form)."""
     if bounds is None:
@@ -222,7 +222,7 @@ def _sparse_hess_or(extra: dict, objective: Callable, init: np.ndarray) -> dict:
 def _constrained_minimize(optimize: Any, fun: Callable, start: np.ndarray, args: Any, method: str | None, name: str,
                           bounds: Any, bound_arrays: tuple | None, constraints: Any, run_options: dict, *,
                           allow_nonconverged: bool, solve: str) -> Any:
-    """``minimize`` with ``constraints``: the solution is ``x`` of the KKT system's solution ``(x, multipliers)``."""
+    """``minimize`` with ``bounds`` or ``constraints``: ``x`` of the KKT system's solution ``(x, multipliers)``."""
     shape = start.shape
     args = _as_args(args)
     constraint_set = Constraints(constraints or [], start, shape)
@@ -233,7 +233,9 @@ def _constrained_minimize(optimize: Any, fun: Callable, start: np.ndarray, args:
     def run(init: np.ndarray, plain_args: tuple, extra: tuple) -> tuple:
         problem = MinimizeProblem(lambda x: fun(x.reshape(shape), *plain_args))
         extra_kw = {}
-        if name in HESS_METHODS + HESSP_METHODS and hess is None and hessp is None:
+        if name in HESS_METHODS and hess is None and hessp is None:
+            extra_kw["hess"] = problem.hess
+        elif name in HESSP_METHODS and hess is None and hessp is None:
             extra_kw["hessp"] = problem.hessp
             if name == "trust-constr":
                 extra_kw = _sparse_hess_or(extra_kw, lambda x: fun(x.reshape(shape), *plain_args), init)
