@@ -205,3 +205,25 @@ def test_linear_solve_auto_factorises_a_large_sparse_matvec_once(factorisations)
     np.testing.assert_allclose(gb.numpy(), adjoint, rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(gd.numpy(), -adjoint * x.detach().numpy(), rtol=1e-10, atol=1e-13)
     assert [kind for kind, _ in factorisations] == ["sparse"]
+
+
+def test_arrowhead_jacobian_takes_a_bidirectional_colouring(factorisations):
+    """x_0 couples to every equation and every equation to x_0: neither direction alone colours it cheaply."""
+    def arrow(x, p):
+        return x ** 3 + 4 * x + 0.1 * x[0] + dg.cat([x[1:].sum().reshape(1) / N, dg.zeros(N - 1)]) - p
+
+    def solver(init, p):
+        x = np.zeros(N)
+        for _ in range(80):
+            x = x - 0.2 * arrow(dg.tensor(x), p.detach()).numpy()
+        return x
+
+    p = dg.tensor(np.linspace(1.0, 2.0, N), requires_grad=True)
+    x = custom_root(arrow)(solver)(None, p)
+    g = dg.autograd.grad(x.sum(), p)[0].numpy()
+    xv = x.detach().numpy()
+    jacobian = np.diag(3 * xv ** 2 + 4)
+    jacobian[:, 0] += 0.1
+    jacobian[0, 1:] += 1.0 / N
+    np.testing.assert_allclose(g, np.linalg.solve(jacobian.T, np.ones(N)), rtol=1e-8)
+    assert [kind for kind, _ in factorisations] == ["sparse"]

@@ -162,11 +162,14 @@ class LinearProblem(ImplicitProblem):
                 self.prepared[pattern_key] = prepared
             if not required and prepared.sparsity.nnz > SPARSE_DENSITY * n * n:
                 return None
-            matrix = _rebound(prepared, flat if scalar is None else scalar)(x)
+            if scalar is None and prepared.mode == "forward":
+                matrix, along_probe = _forward_with_probe(prepared, flat, x)
+            else:
+                matrix, along_probe = _rebound(prepared, flat if scalar is None else scalar)(x), None
             if not np.all(np.isfinite(matrix.data)):
                 raise SingularJacobianError(
                     f"{self.name}: the Jacobian of the optimality condition has non-finite entries")
-            if _agrees_with_jvp(matrix, flat, x):
+            if _agrees_with_jvp(matrix, flat, x, along_probe):
                 return matrix
         if not required:  # (a freshly detected pattern that does not hold: the matrix-free solve is exact)
             return None
@@ -216,10 +219,43 @@ def _probe(n: int) -> np.ndarray:
     return probe
 
 
-def _agrees_with_jvp(matrix: Any, flat: Callable, x: Tensor) -> bool:
+def _forward_with_probe(prepared: Any, flat: Callable, x: Tensor) -> tuple:
+    """The Jacobian of ``flat`` at ``x`` (CSC) by the column colouring of ``prepared``, and its jvp along the
+    random probe: one batched jvp over the colour seeds and the probe (as ``SparseJacobian``, plus one seed)."""
+    seeds, where = _forward_seeds(prepared)
+    pushed = func.vmap(lambda s: func.jvp(flat, (x,), (s,))[1])(seeds).detach().numpy()
+    pattern = prepared.sparsity
+    matrix = _sparse_array((pushed.reshape(-1)[where], pattern.indices, pattern.indptr), pattern.shape)
+    return matrix.tocsc(), pushed[-1]
+
+
+def _forward_seeds(prepared: Any) -> tuple:
+    """``(seeds, where)`` for ``prepared``: the colour indicators and the probe as rows, and the position in the
+    pushed-forward ``(colours + 1, m)`` array of each nonzero of the pattern (kept on ``prepared``)."""
+    kept = prepared.__dict__.get("_implicit_seeds")
+    if kept is None:
+        colors = prepared.coloring.columns
+        pattern = prepared.sparsity
+        count, n = int(colors.max(initial=-1)) + 1, pattern.shape[1]
+        seeds = np.zeros((count + 1, n))
+        seeded = colors >= 0
+        seeds[colors[seeded], np.flatnonzero(seeded)] = 1.0
+        seeds[count] = _probe(n)
+        rows = np.repeat(np.arange(pattern.shape[0]), np.diff(pattern.indptr))
+        kept = prepared._implicit_seeds = (tensor(seeds), colors[pattern.indices] * pattern.shape[0] + rows)
+    return kept
+
+
+def _sparse_array(data: tuple, shape: tuple) -> Any:
+    import scipy.sparse
+
+    return scipy.sparse.csr_array(data, shape=shape)
+
+
+def _agrees_with_jvp(matrix: Any, flat: Callable, x: Tensor, along_probe: np.ndarray | None = None) -> bool:
     """``matrix @ v`` equals the jvp of ``flat`` at ``x`` along a random ``v`` (to rounding)."""
     v = _probe(x.numel())
-    exact = func.jvp(flat, (x,), (tensor(v),))[1].detach().numpy()
+    exact = along_probe if along_probe is not None else func.jvp(flat, (x,), (tensor(v),))[1].detach().numpy()
     scale = abs(matrix) @ np.abs(v)
     return bool(np.all(np.abs(matrix @ v - exact) <= 1e-10 * (scale + np.abs(exact)) + 1e-300))
 
