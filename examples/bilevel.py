@@ -61,3 +61,36 @@ best = float(outer.x[0])
 print(f"best lambda: {np.exp(best):.5f} (validation loss {float(outer.fun):.5f}, "
       f"at lambda = 1: {float(validation_loss(start)):.5f}; outer success: {outer.success})")
 print(f"|hypergradient| at the optimum: {abs(float(grad(validation_loss)(dg.tensor(best)))):.2e}")
+
+# -- a constrained inner problem: non-negative weights with a budget --------------------------------
+# The inner problem is now a linear regression with weights w >= 0 (bounds) and sum(w) <= budget (an
+# inequality constraint), solved by SLSQP. Its solution is differentiated through the KKT conditions of
+# the active set (the zero weights and the budget); the hypergradient with respect to the budget and to
+# log(lambda) is checked against finite differences of the whole constrained solve.
+targets = features[:, :5] @ np.array([0.6, 0.0, 0.3, 0.5, -0.2]) + 0.1 * rng.normal(size=2 * n)
+a_train, b_train = dg.tensor(features[:n, :5]), dg.tensor(targets[:n])
+a_valid, b_valid = dg.tensor(features[n:, :5]), dg.tensor(targets[n:])
+
+
+def constrained_weights(hyper):
+    log_lam, budget = hyper[0], hyper[1]
+    objective = lambda w, log_lam: ((a_train @ w - b_train) ** 2).mean() + dg.exp(log_lam) * (w ** 2).sum()
+    budget_left = {"type": "ineq", "fun": lambda w, budget: dg.stack([budget - w.sum()]), "args": (budget,)}
+    result = minimize(objective, dg.full((5,), 0.1), args=(log_lam,), method="SLSQP", bounds=[(0.0, None)] * 5,
+                      constraints=budget_left, options={"ftol": 1e-14, "maxiter": 500})
+    return result.x
+
+
+def constrained_validation(hyper):
+    return ((a_valid @ constrained_weights(hyper) - b_valid) ** 2).mean()
+
+
+hyper = dg.tensor([-3.0, 1.0])  # log(lambda), budget
+weights = constrained_weights(hyper)
+print("constrained weights:", np.round(weights.numpy(), 6), f"(sum {float(weights.sum()):.6f} <= budget 1)")
+exact = grad(constrained_validation)(hyper).numpy()
+step = np.eye(2) * 1e-6
+fd = np.array([float(constrained_validation(hyper + dg.tensor(e))) - float(constrained_validation(hyper - dg.tensor(e)))
+               for e in step]) / 2e-6
+print("d validation loss / d (log lambda, budget):", np.round(exact, 8), "finite differences:", np.round(fd, 8))
+print(f"constrained relative difference: {np.abs(exact - fd).max() / np.abs(fd).max():.2e}")

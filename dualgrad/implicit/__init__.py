@@ -19,8 +19,11 @@ gets none (the solution does not depend on it).
 ``solve`` picks the linear solver of the derivative systems: ``"dense"`` (``J_x``
 materialised, LU), ``"cg"``/``"gmres"`` (SciPy's, matrix-free through jvp/vjp),
 ``"sparse"`` (``dualgrad.sparse`` colouring + sparse LU) or ``"auto"`` (dense up
-to 1000 unknowns, then CG if ``symmetric`` else GMRES). A singular ``J_x`` raises
-``SingularJacobianError``.
+to 1000 unknowns; above, sparse when ``dualgrad.sparse`` finds at most 5% of
+``J_x`` nonzero, else CG if ``symmetric`` else GMRES). The factorisation of
+``J_x`` is shared by the jvp and the vjp of one solution, and the sparsity
+pattern is detected once per decorated solver and shape (and checked against a
+jvp at every solution). A singular ``J_x`` raises ``SingularJacobianError``.
 
 >>> import dualgrad as dg
 >>> from dualgrad.implicit import custom_root
@@ -44,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from ..base import pytree
+from ..base.dtypes import is_differentiable_dtype
 from ..base.state import STATE
 from ..factories import tensor
 from ..reverse import enable_grad
@@ -62,11 +66,13 @@ def as_float_tensor(value: Any) -> Tensor:
 
 
 class Parameters:
-    """The pytree ``params`` split into its Tensor leaves (the node's inputs) and the rest (constants)."""
+    """The pytree ``params`` split into its floating-point Tensor leaves (the node's inputs) and the rest
+    (constants: integer and boolean Tensors, such as indices, have no derivative)."""
 
     def __init__(self, params: tuple):
         self.leaves, self.spec = pytree.flatten(params)
-        self.positions = [i for i, leaf in enumerate(self.leaves) if isinstance(leaf, Tensor)]
+        self.positions = [i for i, leaf in enumerate(self.leaves)
+                          if isinstance(leaf, Tensor) and is_differentiable_dtype(leaf.dtype)]
 
     @property
     def tensors(self) -> list:
@@ -103,7 +109,8 @@ class RootProblem(ImplicitProblem):
     """``solver(init, *params)`` with ``optimality_fn(x, *params) = 0`` at its result."""
 
     def __init__(self, optimality_fn: Callable, solver: Callable, init: Any, params: Parameters, *,
-                 method: str, symmetric: bool, name: str):
+                 method: str, symmetric: bool, name: str, prepared: dict | None = None,
+                 potential: Callable | None = None):
         self.optimality_fn = optimality_fn
         self.solver = solver
         self.init = init.detach() if isinstance(init, Tensor) else init
@@ -115,10 +122,23 @@ class RootProblem(ImplicitProblem):
         self.failure = ""
         self.allow_nonconverged = False
         self.unsupported = ""  # why the solution has no implicit derivative here (e.g. constraints)
+        self.refusal: tuple | None = None  # (error type, why): the solution has no derivative (a degenerate one)
+        self.factors: dict = {}
+        self.optimality_potential = potential  # (scalar whose x-gradient is optimality_fn: its sparse Hessian)
+        self.potential = None if potential is None else self._potential
+        self.prepared = {} if prepared is None else prepared  # sparsity patterns, shared by the solver's calls
 
     def residual(self, x: Tensor, *tensors: Tensor) -> Tensor:
         value = self.optimality_fn(x, *self.params.rebuild(tensors))
         return value if isinstance(value, Tensor) else as_float_tensor(value)
+
+    def sparse_jacobian(self, x: Tensor, *tensors: Tensor) -> Any:
+        """``d optimality / dx`` as a SciPy sparse matrix if the optimality function can assemble it, else None."""
+        assemble = getattr(self.optimality_fn, "sparse_jacobian", None)
+        return None if assemble is None else assemble(x, *self.params.rebuild(tensors))
+
+    def _potential(self, x: Tensor, *tensors: Tensor) -> Tensor:
+        return self.optimality_potential(x, *self.params.rebuild(tensors))
 
     def solve(self, *tensors: Tensor) -> Tensor:
         return as_float_tensor(self.solver(self.init, *self.params.rebuild(tuple(t.detach() for t in tensors))))
@@ -132,6 +152,9 @@ class RootProblem(ImplicitProblem):
                 "its result does not satisfy the optimality condition, so the implicit derivative would be "
                 "wrong. Pass allow_nonconverged=True to differentiate it anyway"
             )
+        if self.refusal is not None:
+            error, why = self.refusal
+            raise error(f"{self.name}: cannot differentiate the solution: {why}")
 
 
 def root_node(problem: RootProblem) -> Tensor:
@@ -167,11 +190,12 @@ def custom_root(optimality_fn: Callable, *, solve: str = "auto", symmetric: bool
 
     def decorate(solver: Callable) -> Callable:
         name = f"custom_root({getattr(solver, '__name__', 'solver')})"
+        prepared: dict = {}  # the sparsity pattern of the optimality condition, detected once per shape
 
         @functools.wraps(solver)
         def solved(init: Any, *params: Any) -> Tensor:
             problem = RootProblem(optimality_fn, solver, init, Parameters(params), method=method,
-                                  symmetric=symmetric, name=name)
+                                  symmetric=symmetric, name=name, prepared=prepared)
             return root_node(problem)
 
         return solved

@@ -108,6 +108,41 @@ class ResidualProblem:
         return jacobian(at).numpy().reshape(n_residuals, at.numel()).copy()
 
 
+SPARSE_MIN_SIZE = 500  # below this many unknowns SciPy gets dense derivatives (its exact dense solvers)
+SPARSE_DENSITY = 0.05  # a derivative with at most this fraction of nonzeros is given to SciPy as a sparse matrix
+
+
+def sparse_jacobian(f: Callable[[Tensor], Tensor], x0: np.ndarray) -> Callable | None:
+    """``x -> dualgrad.sparse`` Jacobian of ``f`` (1-D in and out) as a CSR matrix, or None where that does not pay
+    (few unknowns, a dense pattern, no SciPy or a function sparsity detection cannot follow)."""
+    if x0.size < SPARSE_MIN_SIZE:
+        return None
+    try:
+        import dualgrad.sparse as sparse
+
+        prepared = sparse.jacobian_fn(f, x0, format="csr")
+    except Exception:  # (ImportError, or what detection cannot follow: the dense Jacobian is used)
+        return None
+    if prepared.sparsity.nnz > SPARSE_DENSITY * prepared.shape[0] * prepared.shape[1]:
+        return None
+    return lambda x: prepared(np.asarray(x, dtype=np.float64))
+
+
+def sparse_hessian(f: Callable[[Tensor], Tensor], x0: np.ndarray) -> Callable | None:
+    """``x -> dualgrad.sparse`` Hessian of the scalar ``f`` as a CSR matrix, or None (as ``sparse_jacobian``)."""
+    if x0.size < SPARSE_MIN_SIZE:
+        return None
+    try:
+        import dualgrad.sparse as sparse
+
+        prepared = sparse.hessian_fn(f, x0, format="csr")
+    except Exception:  # (ImportError, or what detection cannot follow: Hessian-vector products are used)
+        return None
+    if prepared.sparsity.nnz > SPARSE_DENSITY * x0.size ** 2:
+        return None
+    return lambda x, *args: prepared(np.asarray(x, dtype=np.float64))
+
+
 def minimize_problem(f: Callable[..., Any]) -> MinimizeProblem:
     """The ``fun``/``jac``/``hess``/``hessp`` callables of scalar ``f`` for ``scipy.optimize.minimize``.
 

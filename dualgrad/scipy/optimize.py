@@ -10,10 +10,14 @@ under ``vmap``, by implicit differentiation (``dualgrad.implicit``) of the
 optimality condition:
 
 * ``root``/``root_scalar``: ``fun(x, *args) = 0``;
-* ``minimize``/``minimize_scalar``: ``grad fun(x, *args) = 0`` (with ``bounds``:
-  the coordinates held at a bound by a gradient pointing out stay there);
-* ``least_squares``: ``J^T r = 0``, the gradient of ``0.5 * sum(r ** 2)`` (with
-  the same rule for bounds).
+* ``minimize``/``minimize_scalar``: ``grad fun(x, *args) = 0``; with ``bounds``
+  or ``constraints`` (SLSQP, trust-constr, ...), the KKT conditions of the
+  active set at the solution, with the multipliers solved for there
+  (``DegenerateActiveSetError`` when strict complementarity fails: the
+  solution then has only one-sided derivatives);
+* ``least_squares``: the gradient of SciPy's cost ``0.5 * sum(f_scale^2 rho((r / f_scale)^2))``
+  is zero (``J^T r = 0`` for ``loss="linear"``; robust losses too), with the
+  same KKT rule for active ``bounds``.
 
 ``fun`` is written with dualgrad ops or NumPy calls on Tensors and is called
 with a Tensor ``x``. Every Tensor it depends on must be passed in ``args``: a
@@ -49,15 +53,15 @@ import numpy as np
 
 from ..implicit import NonConvergedError, Parameters, RootProblem, SingularJacobianError, root_node
 from ..implicit._linear import check_method
-from ..ops.elementwise import where
 from ..tensor import Tensor
 from ..transforms import func
-from ._problems import MinimizeProblem, ResidualProblem, point, scipy_module
+from ._kkt import Constraints, DegenerateActiveSetError, KKTSystem, trust_constr_hints
+from ._problems import MinimizeProblem, ResidualProblem, point, scipy_module, sparse_hessian, sparse_jacobian
 
 HESS_METHODS = ("dogleg", "trust-exact")
 HESSP_METHODS = ("newton-cg", "trust-ncg", "trust-krylov", "trust-constr")
 JAC_ROOT_METHODS = ("hybr", "lm")
-BOUND_TOLERANCE = 1e-6  # (relative) a coordinate this close to a bound, pushed outward by the gradient, is held there
+ROBUST_LOSSES = ("linear", "soft_l1", "huber", "cauchy", "arctan")
 
 
 def _values(t: Any) -> np.ndarray:
@@ -69,7 +73,7 @@ def _as_args(args: Any) -> tuple:
 
 
 def _solved(name: str, optimality: Callable, run: Callable, x0: Any, params: Any, *, symmetric: bool,
-            allow_nonconverged: bool, solve: str, unsupported: str = "") -> tuple:
+            allow_nonconverged: bool, solve: str, unsupported: str = "", potential: Callable | None = None) -> tuple:
     """Run ``run(x0, *params) -> (x, success, message, raw result)`` as an implicit node.
 
     Returns ``(x Tensor, raw result of the (last) run)``.
@@ -78,8 +82,8 @@ def _solved(name: str, optimality: Callable, run: Callable, x0: Any, params: Any
 
     def solver(init: Any, *plain: Any) -> np.ndarray:
         x, success, message, raw = run(_values(init), *plain)
-        if isinstance(optimality, ActiveSet):
-            optimality.record(np.asarray(x, dtype=np.float64), plain)
+        if getattr(optimality, "refusal", ""):
+            problem.refusal = (DegenerateActiveSetError, optimality.refusal)
         if not success:
             problem.converged = False
             problem.failure = message
@@ -87,13 +91,13 @@ def _solved(name: str, optimality: Callable, run: Callable, x0: Any, params: Any
         return x
 
     problem = RootProblem(optimality, solver, x0, Parameters(_as_args(params)), method=check_method(solve, name),
-                          symmetric=symmetric, name=name)
+                          symmetric=symmetric, name=name, potential=potential)
     problem.allow_nonconverged = allow_nonconverged
     problem.unsupported = unsupported
     return root_node(problem), runs[-1]
 
 
-# -- bounds: the active set at the solution --------------------------------------------------------
+# -- bounds -----------------------------------------------------------------------------------------
 def _bound_arrays(bounds: Any, n: int, pairs: bool) -> tuple | None:
     """``(lower, upper)`` arrays of ``n`` entries; ``pairs``: a sequence of ``(min, max)`` (``minimize``'s form)."""
     if bounds is None:
@@ -110,46 +114,6 @@ def _bound_arrays(bounds: Any, n: int, pairs: bool) -> tuple | None:
     if not (np.isfinite(lower).any() or np.isfinite(upper).any()):
         return None
     return lower, upper
-
-
-class ActiveSet:
-    """The optimality function ``gradient`` with coordinates held at a bound replaced by ``x - bound``.
-
-    A coordinate is held at its lower (upper) bound when it sits there (to a
-    relative ``BOUND_TOLERANCE``) and the gradient is positive (negative): the
-    bound, not the gradient, fixes it, and it does not move with the parameters.
-    The active set is decided once per solution, on the values (``record``, called
-    by the solve), and looked up by the solution's values when differentiating.
-    """
-
-    def __init__(self, gradient: Callable, bounds: tuple | None):
-        self.gradient = gradient
-        self.bounds = bounds
-        self.masks: dict = {}
-
-    def _mask(self, x: np.ndarray, g: np.ndarray) -> tuple:
-        lower, upper = self.bounds
-        at_lower = (x <= lower + BOUND_TOLERANCE * (1 + np.abs(lower))) & (g > 0)
-        at_upper = (x >= upper - BOUND_TOLERANCE * (1 + np.abs(upper))) & (g < 0)
-        return at_lower | at_upper, np.where(at_lower, lower, np.where(at_upper, upper, 0.0))
-
-    def record(self, x: np.ndarray, params: tuple) -> None:
-        if self.bounds is not None:
-            g = _values(self.gradient(point(x), *params)).reshape(-1)
-            self.masks[np.ascontiguousarray(x, dtype=np.float64).tobytes()] = self._mask(x.reshape(-1), g)
-
-    def __call__(self, x: Tensor, *args: Any) -> Tensor:
-        g = self.gradient(x, *args)
-        if self.bounds is None:
-            return g
-        values = _values(x)
-        held = self.masks.get(np.ascontiguousarray(values).tobytes())
-        if held is None:
-            held = self._mask(values.reshape(-1), _values(g).reshape(-1))
-        active, bound = held
-        if not active.any():
-            return g
-        return where(point(active.reshape(x.shape)) > 0, x - point(bound.reshape(x.shape)), g)
 
 
 # -- root -------------------------------------------------------------------------------------------
@@ -203,9 +167,11 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
     SciPy gets the exact gradient (one reverse pass, cached with the value), and
     ``hessp`` (Newton-CG, trust-ncg, trust-krylov, trust-constr) or ``hess``
     (dogleg, trust-exact) unless given. The optimality condition is ``grad fun = 0``
-    (with active bounds held), so ``dx/dargs = -H^{-1} d(grad)/dargs``. Constrained
-    problems (``constraints``) solve but their solution has no derivative here
-    (``NotImplementedError`` when differentiated).
+    so ``dx/dargs = -H^{-1} d(grad)/dargs``. With ``bounds`` or ``constraints``
+    (dicts, whose ``args`` Tensors are differentiated too, ``NonlinearConstraint``,
+    ``LinearConstraint``) the solution is differentiated through the KKT
+    conditions of its active set (``dualgrad.scipy._kkt``); an ambiguous active
+    set raises ``DegenerateActiveSetError`` when differentiated.
 
     >>> import dualgrad as dg
     >>> result = minimize(lambda x: ((x - 3.0) ** 2).sum(), dg.zeros(2), method="Newton-CG")
@@ -229,17 +195,61 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
             extra["hess"] = problem.hess
         elif name in HESSP_METHODS and hess is None and hessp is None:
             extra["hessp"] = problem.hessp
+            if name == "trust-constr":
+                extra = _sparse_hess_or(extra, lambda x: fun(x.reshape(shape), *plain), init)
         raw = optimize.minimize(problem.fun, init.reshape(-1), method=method, jac=jac if callable(jac) else problem.jac,
                                 hess=extra.get("hess", hess), hessp=extra.get("hessp", hessp), bounds=bounds,
                                 constraints=constraints, tol=tol, callback=callback, options=options)
         return raw.x.reshape(shape), bool(raw.success), str(raw.message), raw
 
+    if constrained or bound_arrays is not None:
+        return _constrained_minimize(optimize, fun, start, args, method, name, bounds, bound_arrays, constraints,
+                                     run_options=dict(jac=jac, hess=hess, hessp=hessp, tol=tol, callback=callback,
+                                                      options=options),
+                                     allow_nonconverged=allow_nonconverged, solve=solve)
     gradient = lambda x, *a: func.grad(lambda y: fun(y, *a))(x)
-    x, raw = _solved("minimize", ActiveSet(gradient, bound_arrays), run, x0, args, symmetric=True,
-                     allow_nonconverged=allow_nonconverged, solve=solve,
-                     unsupported="derivatives through constraints are not supported (only bounds)" if constrained
-                     else "")
+    x, raw = _solved("minimize", gradient, run, x0, args, symmetric=True, allow_nonconverged=allow_nonconverged,
+                     solve=solve, potential=fun)
     return _result(optimize, raw, x=x)
+
+
+def _sparse_hess_or(extra: dict, objective: Callable, init: np.ndarray) -> dict:
+    """``{"hess": sparse Hessian}`` for trust-constr when ``dualgrad.sparse`` finds one worth it, else ``extra``."""
+    hess = sparse_hessian(objective, init.reshape(-1))
+    return extra if hess is None else {"hess": hess}
+
+
+def _constrained_minimize(optimize: Any, fun: Callable, start: np.ndarray, args: Any, method: str | None, name: str,
+                          bounds: Any, bound_arrays: tuple | None, constraints: Any, run_options: dict, *,
+                          allow_nonconverged: bool, solve: str) -> Any:
+    """``minimize`` with ``bounds`` or ``constraints``: ``x`` of the KKT system's solution ``(x, multipliers)``."""
+    shape = start.shape
+    args = _as_args(args)
+    constraint_set = Constraints(constraints or [], start, shape)
+    kkt = KKTSystem(lambda x, *a: fun(x, *a), constraint_set, bound_arrays, shape)
+    hess, hessp = run_options.pop("hess"), run_options.pop("hessp")
+    jac = run_options.pop("jac")
+
+    def run(init: np.ndarray, plain_args: tuple, extra: tuple) -> tuple:
+        problem = MinimizeProblem(lambda x: fun(x.reshape(shape), *plain_args))
+        extra_kw = {}
+        if name in HESS_METHODS and hess is None and hessp is None:
+            extra_kw["hess"] = problem.hess
+        elif name in HESSP_METHODS and hess is None and hessp is None:
+            extra_kw["hessp"] = problem.hessp
+            if name == "trust-constr":
+                extra_kw = _sparse_hess_or(extra_kw, lambda x: fun(x.reshape(shape), *plain_args), init)
+        raw = optimize.minimize(problem.fun, init.reshape(-1), method=method, jac=jac if callable(jac) else problem.jac,
+                                hess=extra_kw.get("hess", hess), hessp=extra_kw.get("hessp", hessp), bounds=bounds,
+                                constraints=constraint_set.for_scipy(name, extra) or (), **run_options)
+        hints = trust_constr_hints(raw, constraint_set, bound_arrays, start.size) if name == "trust-constr" else None
+        z = kkt.solution(raw.x, plain_args, extra, hints)
+        return z, bool(raw.success), str(raw.message), raw
+
+    extra = tuple(constraint_set.args)
+    z, raw = _solved("minimize", kkt, run, start.reshape(-1), (args, extra), symmetric=False,
+                     allow_nonconverged=allow_nonconverged, solve=solve)
+    return _result(optimize, raw, x=z[:start.size].reshape(shape))
 
 
 # -- least_squares ----------------------------------------------------------------------------------
@@ -253,9 +263,11 @@ def least_squares(fun: Callable, x0: Any, jac: Any = None, bounds: Any = (-np.in
     finite differences). Other keywords (``method``, ``ftol``, ``x_scale``...) go to
     SciPy. The optimality condition is ``J^T r = 0`` (with active bounds held);
     its Jacobian is the exact Gauss-Newton-plus-curvature matrix, so the
-    derivative of the fit is exact, also for a nonzero residual. Only
-    ``loss="linear"`` is differentiable (``NotImplementedError`` otherwise).
-    Tensors in ``kwargs`` are differentiated too.
+    derivative of the fit is exact, also for a nonzero residual. The robust
+    losses (``loss="soft_l1"``, ``"huber"``, ``"cauchy"``, ``"arctan"``, with
+    ``f_scale``) are differentiated through the gradient of SciPy's robust cost
+    (``robust_cost``); a callable ``loss`` raises ``NotImplementedError`` when
+    differentiated. Tensors in ``kwargs`` are differentiated too.
 
     >>> import dualgrad as dg
     >>> t = dg.tensor([0.0, 1.0, 2.0, 3.0])
@@ -271,18 +283,70 @@ def least_squares(fun: Callable, x0: Any, jac: Any = None, bounds: Any = (-np.in
     bound_arrays = _bound_arrays(bounds, start.size, pairs=False)
 
     def run(init: np.ndarray, plain_args: tuple, plain_kwargs: dict) -> tuple:
-        problem = ResidualProblem(lambda x: fun(x.reshape(shape), *plain_args, **plain_kwargs))
-        raw = optimize.least_squares(problem.fun, init.reshape(-1), jac=problem.jac if jac is None else jac,
+        residuals = lambda x: fun(x.reshape(shape), *plain_args, **plain_kwargs)
+        problem = ResidualProblem(residuals)
+        exact = problem.jac
+        if options.get("method", "trf") != "lm":
+            exact = sparse_jacobian(lambda x: residuals(x).reshape(-1), init.reshape(-1)) or exact
+        raw = optimize.least_squares(problem.fun, init.reshape(-1), jac=exact if jac is None else jac,
                                      bounds=bounds, loss=loss, **options)
         return raw.x.reshape(shape), bool(raw.status > 0), str(raw.message), raw
 
-    def optimality(x: Tensor, a: tuple, k: dict) -> Tensor:
-        return func.grad(lambda y: 0.5 * (fun(y, *a, **k) ** 2).sum())(x)
+    f_scale = float(options.get("f_scale", 1.0))
+    if callable(loss) or loss not in ROBUST_LOSSES:
+        unsupported = f"only the losses {', '.join(map(repr, ROBUST_LOSSES))} are differentiable, got {loss!r}"
+    else:
+        unsupported = ""
 
-    x, raw = _solved("least_squares", ActiveSet(optimality, bound_arrays), run, x0,
-                     (_as_args(args), kwargs), symmetric=True, allow_nonconverged=allow_nonconverged, solve=solve,
-                     unsupported="" if loss == "linear" else f"only loss='linear' is differentiable, got {loss!r}")
-    return _result(optimize, raw, x=x)
+    def objective(x: Tensor, a: tuple, k: dict) -> Tensor:
+        return robust_cost(fun(x, *a, **k), loss if isinstance(loss, str) else "linear", f_scale)
+
+    params = (_as_args(args), kwargs)
+    if bound_arrays is None:
+        optimality = lambda x, a, k: func.grad(lambda y: objective(y, a, k))(x)
+        x, raw = _solved("least_squares", optimality, run, x0, params, symmetric=True,
+                         allow_nonconverged=allow_nonconverged, solve=solve, unsupported=unsupported,
+                         potential=objective)
+        return _result(optimize, raw, x=x)
+    kkt = KKTSystem(objective, Constraints([], start, shape), bound_arrays, shape)
+
+    def run_kkt(init: np.ndarray, plain: tuple, extra: tuple) -> tuple:
+        x, success, message, raw = run(init, *plain)
+        return kkt.solution(x, plain, extra), success, message, raw
+
+    z, raw = _solved("least_squares", kkt, run_kkt, x0, (params, ()), symmetric=False,
+                     allow_nonconverged=allow_nonconverged, solve=solve, unsupported=unsupported)
+    return _result(optimize, raw, x=z.reshape(shape))
+
+
+def robust_cost(residuals: Tensor, loss: str, f_scale: float = 1.0) -> Tensor:
+    """SciPy's ``least_squares`` cost ``0.5 * sum(f_scale^2 * rho((r / f_scale)^2))`` for a named ``loss``.
+
+    ``rho(z)`` is ``z`` (linear), ``2 (sqrt(1 + z) - 1)`` (soft_l1), ``z`` for
+    ``z <= 1`` else ``2 sqrt(z) - 1`` (huber), ``log(1 + z)`` (cauchy) or
+    ``arctan(z)`` (arctan).
+
+    >>> import dualgrad as dg
+    >>> r = dg.tensor([0.5, 3.0])
+    >>> robust_cost(r, "linear"), robust_cost(r, "huber")     # huber: 0.5 * (0.25 + (2 * 3 - 1))
+    (tensor(4.6250), tensor(2.6250))
+    """
+    from ..ops.elementwise import where
+
+    z = (residuals / f_scale) ** 2
+    if loss == "linear":
+        rho = z
+    elif loss == "soft_l1":
+        rho = 2 * ((1 + z) ** 0.5 - 1)
+    elif loss == "huber":
+        rho = where(z <= 1, z, 2 * z.clamp(min=1.0) ** 0.5 - 1)
+    elif loss == "cauchy":
+        rho = (1 + z).log()
+    elif loss == "arctan":
+        rho = z.arctan()
+    else:
+        raise ValueError(f"least_squares: loss must be one of {', '.join(map(repr, ROBUST_LOSSES))}, got {loss!r}")
+    return 0.5 * f_scale ** 2 * rho.sum()
 
 
 # -- scalar problems --------------------------------------------------------------------------------
@@ -348,10 +412,20 @@ def minimize_scalar(fun: Callable, bracket: Any = None, bounds: Any = None, args
 
     gradient = lambda x, *a: func.grad(lambda y: fun(y, *a))(x)
     bound_arrays = None if bounds is None else _bound_arrays((bounds[0], bounds[1]), 1, pairs=False)
-    x, raw = _solved("minimize_scalar", ActiveSet(gradient, bound_arrays), run, 0.0, args, symmetric=True,
+    if bound_arrays is None:
+        x, raw = _solved("minimize_scalar", gradient, run, 0.0, args, symmetric=True,
+                         allow_nonconverged=allow_nonconverged, solve="dense")
+        return _result(optimize, raw, x=x)
+    kkt = KKTSystem(lambda x, *a: fun(x, *a), Constraints([], np.zeros(()), ()), bound_arrays, ())
+
+    def run_kkt(init: Any, plain: tuple, extra: tuple) -> tuple:
+        x, success, message, raw = run(init, *plain)
+        return kkt.solution(x, plain, extra).reshape(()), success, message, raw
+
+    x, raw = _solved("minimize_scalar", kkt, run_kkt, 0.0, (_as_args(args), ()), symmetric=False,
                      allow_nonconverged=allow_nonconverged, solve="dense")
     return _result(optimize, raw, x=x)
 
 
-__all__ = ["NonConvergedError", "SingularJacobianError", "least_squares", "minimize", "minimize_scalar", "root",
-           "root_scalar"]
+__all__ = ["DegenerateActiveSetError", "NonConvergedError", "SingularJacobianError", "least_squares", "minimize",
+           "minimize_scalar", "robust_cost", "root", "root_scalar"]

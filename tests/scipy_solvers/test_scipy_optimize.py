@@ -95,16 +95,6 @@ def test_minimize_with_an_active_bound_holds_that_coordinate():
     np.testing.assert_allclose(jac, [[1.0, 0.0], [0.0, 0.0]], atol=1e-9)
 
 
-def test_constrained_minimize_solves_but_refuses_derivatives():
-    a = dg.tensor([1.0, 1.0], requires_grad=True)
-    cons = {"type": "eq", "fun": lambda x: x[0] + x[1] - 1.0}
-    result = optimize.minimize(lambda x, a: ((x - a) ** 2).sum(), dg.zeros(2), args=(a,), constraints=cons)
-    np.testing.assert_allclose(result.x.detach().numpy(), [0.5, 0.5], atol=1e-6)
-    with pytest.raises(NotImplementedError, match="minimize: cannot differentiate the solution: derivatives "
-                                                  "through constraints are not supported"):
-        result.x.sum().backward()
-
-
 def test_least_squares_with_a_linear_model_closed_form():
     rng = np.random.default_rng(2)
     design = rng.normal(size=(10, 3))
@@ -183,13 +173,6 @@ def test_jac_true_is_refused_with_a_clear_message():
         optimize.minimize(lambda x: (x ** 2).sum(), dg.zeros(2), jac=True)
     with pytest.raises(ValueError, match="root: jac=True .* not supported"):
         optimize.root(lambda x: x, dg.zeros(2), jac=True)
-
-
-def test_least_squares_robust_loss_refuses_derivatives():
-    y = dg.tensor([1.0, 2.0, 10.0], requires_grad=True)
-    fit = optimize.least_squares(lambda p, y: p - y, dg.zeros(3), args=(y,), loss="soft_l1")
-    with pytest.raises(NotImplementedError, match="only loss='linear' is differentiable, got 'soft_l1'"):
-        fit.x.sum().backward()
 
 
 def test_package_keeps_the_old_names():
