@@ -48,10 +48,11 @@ CONSTANT_CREATORS = {
     ("factories.py", "*"),
     ("reverse/api.py", "implicit_grad"),
     ("ops/dispatch.py", "tensor_arg"),
+    ("tensor.py", "wrap_operand"),
     ("ops/registry.py", "_zeros_for"),
     ("ops/inplace.py", "_widen_tangents"),  # (zeros of the missing batch sizes)
     ("ops/registry.py", "<genexpr>"),  # (_backward_general: zeros for the outputs given no gradient)
-    ("_basis.py", "*"),
+    ("vmap/identity_basis.py", "*"),
     ("ops/einsum.py", "_expand_diagonal"),
     ("ops/linalg_more.py", "*eye*"),
     ("ops/linalg_derived.py", "*eye*"),
