@@ -14,11 +14,12 @@ large patterns).
 
 Greedy colorings depend on the vertex order. ``color_columns`` takes the best of: the cyclic
 coloring ``j mod c`` (the natural order's result on banded patterns, checked without a graph),
-Jones-Plassmann rounds with the largest-first order (ties broken at random; the same coloring a
-sequential greedy pass in that order gives, in a few vectorised rounds), sequential greedy in
-natural, largest-first and smallest-last order for graphs small enough for a Python loop, each
-improved by Culberson's iterated greedy (whole color classes recolored at once, never more colors).
-It stops early at the lower bound, the largest number of nonzeros in a row.
+sequential greedy in natural, largest-first and smallest-last order for graphs small enough for a
+Python loop (up to ``_SEQUENTIAL_EDGES`` edges), or else Jones-Plassmann rounds with the
+largest-first order (ties broken at random; the same coloring a sequential greedy pass in that order
+gives, in a few vectorised rounds), each improved by Culberson's iterated greedy (whole color classes
+recolored at once, never more colors). It stops early at the lower bound, the largest number of
+nonzeros in a row.
 """
 
 from __future__ import annotations
@@ -226,22 +227,29 @@ def _best_coloring(P: sp.csr_array, rng: np.random.Generator) -> np.ndarray:
         return _compact(candidates[0] if candidates else np.arange(n, dtype=np.int64), present)
     G = column_graph(P)
     degrees = np.diff(G.indptr)
-    lf_rank = np.empty(n, np.int64)
-    lf_rank[np.lexsort((rng.random(n), -degrees))] = np.arange(n)
-    jp = jones_plassmann(G, lf_rank)
-    if jp is not None:
-        candidates.append(jp)
-    if G.nnz <= _SEQUENTIAL_EDGES:
-        for order in (np.arange(n), np.argsort(-degrees, kind="stable"), smallest_last_order(G)):
-            candidates.append(sequential_greedy(G, order))
+    if G.nnz <= _SEQUENTIAL_EDGES:  # (the classic orders, one Python pass each)
+        orders = (lambda: np.arange(n), lambda: np.argsort(-degrees, kind="stable"), lambda: smallest_last_order(G))
+        for order in orders:
+            candidates.append(sequential_greedy(G, order()))
             if candidates[-1].max() + 1 <= lower:
-                break
-    if not candidates:
-        rank = rng.permutation(n)
-        candidates.append(jones_plassmann(G, rank, max_rounds=10 ** 9))
-    best = min(candidates, key=lambda c: int(c.max()))
-    if best.max() + 1 > lower:
-        best = iterated_greedy(G, best)
+                return _compact(candidates[-1], present)
+    else:  # (largest-first in vectorised rounds, ties broken at random)
+        lf_rank = np.empty(n, np.int64)
+        lf_rank[np.lexsort((rng.random(n), -degrees))] = np.arange(n)
+        jp = jones_plassmann(G, lf_rank)
+        if jp is None:
+            jp = jones_plassmann(G, rng.permutation(n), max_rounds=10 ** 9)
+        candidates.append(jp)
+    # (iterated greedy improves each: the best start is not always the best result, e.g. smallest-last
+    # 12 -> 10 where natural order's 12 -> 11 on the 2-D Brusselator)
+    best = None
+    for candidate in candidates:
+        if candidate.max() + 1 > lower:
+            candidate = iterated_greedy(G, candidate)
+        if best is None or candidate.max() < best.max():
+            best = candidate
+        if best.max() + 1 <= lower:
+            break
     return _compact(best, present)
 
 
@@ -280,6 +288,9 @@ def choose(P: sp.sparray, mode: str = "auto", seed: int = 0) -> Coloring:
     # (reverse mode needs at least as many colors as the densest column has nonzeros: skip it when forward
     # mode already does as well)
     forward_done = mode == "auto" and options and options[0].ncolors <= max(_lower_bound(PT), 1)
+    # (a structurally symmetric pattern: the rows' coloring problem is the columns' one)
+    forward_done = forward_done or (mode == "auto" and options and P.shape[0] == P.shape[1] and P.nnz == PT.nnz
+                                    and np.array_equal(P.indptr, PT.indptr) and np.array_equal(P.indices, PT.indices))
     if mode in ("auto", "reverse") and not forward_done:
         if mode == "reverse" or graph_cost(PT) <= _GRAPH_BUDGET or _lower_bound(PT) < 8:
             options.append(Coloring("reverse", None, color_columns(PT, seed)))
