@@ -335,7 +335,8 @@ def hessian_fn(f: Callable, x0: Any, *, local: bool = False, coloring: str = "st
 
     ``coloring="acyclic"`` takes fewer colors (2 for a tridiagonal Hessian) and recovers the entries by
     substitution (a sparse triangular solve per call; rounding errors add up along long chains, and the
-    preparation loops over vertices and entries in Python). The other arguments are ``jacobian_fn``'s.
+    greedy coloring loops over the vertices in Python: about 0.7 s at n = 10^5). The other arguments are
+    ``jacobian_fn``'s.
 
     >>> import numpy as np, dualgrad.sparse as dgs
     >>> def f(x):
