@@ -74,17 +74,54 @@ def test_compiled_hessian_equals_dense_at_every_point(coloring):
         np.testing.assert_allclose(hess(x).toarray(), dense_hessian(rosenbrock, x), rtol=1e-10, atol=1e-10)
 
 
-@pytest.mark.xfail(strict=True, reason="dualgrad.compile replays stale values when a float attribute read by "
-                   "the traced code changes (compile(g) with g(u) = obj.k * u; reported to the lead): jacobian_fn's "
-                   "docstring tells users of compile=True not to change state f reads")
-def test_compiled_jacobian_follows_a_changed_parameter():
-    f = Scaled(2.0)
-    jac = dgs.jacobian_fn(f, np.ones(8), compile=True)
+K = [2.0]  # (a global read by the functions below; a list, so that the tests change it in place)
+
+
+class Parameters:
+    k = 2.0
+
+
+PARAMETERS = Parameters()
+
+
+def global_residual(u):
+    return K[0] * u[1:] * u[:-1] + np.exp(u[1:])
+
+
+def attribute_residual(u):
+    return PARAMETERS.k * u[1:] * u[:-1] + np.exp(u[1:])
+
+
+def global_energy(u):
+    return np.sum(K[0] * u[1:] ** 2 * u[:-1])
+
+
+def test_compiled_jacobian_follows_changed_state():
+    # a callable object's attribute, a global, an attribute of a global object: each change traces again
+    scaled = Scaled(2.0)
+    cases = [(scaled, lambda v: setattr(scaled, "k", v)), (global_residual, lambda v: K.__setitem__(0, v)),
+             (attribute_residual, lambda v: setattr(PARAMETERS, "k", v))]
     x = POINTS[0][:8]
-    jac(x)
-    jac(x)
-    f.k = -3.0  # (read through self.k: the guard sees the change and the pass is traced again)
-    np.testing.assert_allclose(jac(x).toarray(), dense_jacobian(f, x), rtol=1e-12, atol=1e-12)
+    for f, set_parameter in cases:
+        set_parameter(2.0)
+        jac = dgs.jacobian_fn(f, np.ones(8), compile=True)
+        jac(x)
+        jac(x)
+        set_parameter(-3.0)
+        np.testing.assert_allclose(jac(x).toarray(), dense_jacobian(f, x), rtol=1e-12, atol=1e-12)
+        set_parameter(2.0)
+
+
+def test_compiled_hessian_follows_changed_state():
+    hess = dgs.hessian_fn(global_energy, np.ones(8), compile=True)
+    x = POINTS[1][:8]
+    hess(x)
+    hess(x)
+    K[0] = -3.0
+    try:
+        np.testing.assert_allclose(hess(x).toarray(), dense_hessian(global_energy, x), rtol=1e-10, atol=1e-10)
+    finally:
+        K[0] = 2.0
 
 
 def test_compiled_prepared_objects_pickle():

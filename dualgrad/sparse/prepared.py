@@ -5,6 +5,7 @@ forward-over-reverse Hessian-vector product) and decompresses into a ``scipy.spa
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -93,33 +94,46 @@ def _check_point(x0: np.ndarray, local: bool) -> np.ndarray:
     return x0 + 0.1 * rng.standard_normal(x0.shape) * (1.0 + np.abs(x0))
 
 
-class _JacobianProducts:
+def _flat_fn(f: Callable, scalar: bool = False) -> Callable:
+    """``f`` with its output flattened, as a nested function: ``dualgrad.compile``'s guards follow closure
+    cells into the functions they hold (``f`` and what it reads). A callable object is held as its bound
+    ``__call__``, whose object's attributes the guards check (they miss them on the object itself)."""
+    call = f if isinstance(f, (types.FunctionType, types.MethodType)) else type(f).__call__.__get__(f)
+
+    def flat(x: Tensor) -> Tensor:
+        y = call(x)
+        if not isinstance(y, Tensor):
+            y = Tensor(np.asarray(y, dtype=np.float64))
+        return y.reshape(()) if scalar else y.reshape(-1)
+
+    return flat
+
+
+def _jacobian_products(f: Callable) -> Callable:
     """The compressed products of ``f`` at ``primal``, in one batched pass per direction: ``J S^T`` (one
     ``jvp`` per seed row, ``(colors, m)``) and ``W J`` (one ``vjp`` per cotangent row, ``(colors, n)``)."""
+    flat = _flat_fn(f)
 
-    def __init__(self, f: Callable):
-        self.flat = _Flat(f)
-
-    def __call__(self, primal: Tensor, forward_seeds: Tensor | None, reverse_seeds: Tensor | None) -> tuple:
-        flat = self.flat
-        products = ()
+    def products(primal: Tensor, forward_seeds: Tensor | None, reverse_seeds: Tensor | None) -> tuple:
+        result = ()
         if forward_seeds is not None:
-            products += (vmap(lambda s: jvp(flat, (primal,), (s,))[1])(forward_seeds),)
+            result += (vmap(lambda s: jvp(flat, (primal,), (s,))[1])(forward_seeds),)
         if reverse_seeds is not None:
             _, pullback = vjp(flat, primal)
-            products += (vmap(lambda w: pullback(w)[0])(reverse_seeds),)
-        return products
+            result += (vmap(lambda w: pullback(w)[0])(reverse_seeds),)
+        return result
+
+    return products
 
 
-class _HessianProducts:
+def _hessian_products(f: Callable) -> Callable:
     """``H S^T`` at ``primal``: forward over reverse (``vmap`` of ``jvp`` of ``grad``), ``(colors, n)``."""
+    gradient = grad(_flat_fn(f, scalar=True))
 
-    def __init__(self, f: Callable):
-        self.gradient = grad(_Flat(f, scalar=True))
-
-    def __call__(self, primal: Tensor, seeds: Tensor) -> tuple:
-        gradient = self.gradient
+    def products(primal: Tensor, seeds: Tensor) -> tuple:
         return (vmap(lambda s: jvp(gradient, (primal,), (s,))[1])(seeds),)
+
+    return products
 
 
 class _Prepared:
@@ -190,7 +204,7 @@ class SparseJacobian(_Prepared):
         self._uses = (bool(forward.any()), bool(reverse.any()))
 
     def _make_products(self) -> Callable:
-        return _JacobianProducts(self.f)
+        return _jacobian_products(self.f)
 
     def _seed_matrices(self) -> tuple:
         seeds = self.__dict__.get("_seeds")
@@ -255,7 +269,7 @@ class SparseHessian(_Prepared):
             self._edge_index = order[np.searchsorted(keys[order], low * n + high)] if len(keys) else low
 
     def _make_products(self) -> Callable:
-        return _HessianProducts(self.f)
+        return _hessian_products(self.f)
 
     def _seed_matrices(self) -> Tensor:
         seeds = self.__dict__.get("_seeds")
@@ -301,9 +315,9 @@ def jacobian_fn(f: Callable, x0: Any, *, local: bool = False, mode: str = "auto"
     ``local=True``) and raises ``SparsityCheckError`` naming the entries that differ.
     ``compile=True`` runs the batched pass through ``dualgrad.compile``: traced on the first call, then
     replayed as plain NumPy calls for each new ``x`` (about half the time for a residual of a few large
-    array operations). Only ``x`` may change between calls: the state ``f`` reads (attributes, globals,
-    closed-over numbers) must stay as it was when traced, and Python side effects of ``f`` happen when it
-    is traced only.
+    array operations). Its guards retrace when the state ``f`` reads changes (globals, attributes,
+    closed-over values; see the compile guide for what they cannot see), and Python side effects of ``f``
+    happen when it is traced only.
 
     >>> import numpy as np, dualgrad.sparse as dgs
     >>> jac = dgs.jacobian_fn(lambda x: x[1:] ** 2 - x[:-1], np.ones(4), format="csc")
