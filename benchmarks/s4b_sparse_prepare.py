@@ -40,7 +40,7 @@ def _asdex() -> Callable:
 
     def run() -> tuple:
         coloring = asdex_prepare(jax_rosenbrock, x, hessian=True)
-        NOTES["asdex"] = f" ({coloring.num_colors} colors, star; dualgrad's star: {NOTES.get('dualgrad_star', '?')})"
+        NOTES["asdex"] = f" ({coloring.num_colors} colors, star; dualgrad's star:{NOTES.get('dualgrad_star', ' ?')})"
         rows, cols = np.asarray(coloring.sparsity.rows, np.int64), np.asarray(coloring.sparsity.cols, np.int64)
         indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=N))])
         return indptr, cols[np.lexsort((cols, rows))]
