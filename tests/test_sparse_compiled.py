@@ -152,3 +152,9 @@ def test_index_arrays_are_scipys_and_results_are_fresh():
     assert J.indices.dtype == np.int32 and J.indptr.dtype == np.int32
     J.indices[:] = 0  # (a user writing into a result must not change the next one)
     np.testing.assert_array_equal(jac(np.ones(10)).indices, jac.sparsity.indices)
+
+
+@pytest.mark.parametrize("prepare, fn", [(dgs.jacobian_fn, "jacobian_fn"), (dgs.hessian_fn, "hessian_fn")])
+def test_compile_must_be_a_bool(prepare, fn):
+    with pytest.raises(ValueError, match=rf"{fn}\(\): compile must be one of False, True, got 'yes'"):
+        prepare(rosenbrock, np.ones(4), compile="yes")

@@ -329,6 +329,7 @@ def jacobian_fn(f: Callable, x0: Any, *, local: bool = False, mode: str = "auto"
     x0 = as_input(x0, "jacobian_fn")
     _check_choice(mode, MODES, "mode", "jacobian_fn")
     _check_choice(format, FORMATS, "format", "jacobian_fn")
+    _check_choice(compile, (False, True), "compile", "jacobian_fn")
     if sparsity is None:
         pattern = jacobian_sparsity(f, x0, local=local)
     else:
@@ -367,6 +368,7 @@ def hessian_fn(f: Callable, x0: Any, *, local: bool = False, coloring: str = "st
     x0 = as_input(x0, "hessian_fn")
     _check_choice(coloring, COLORINGS, "coloring", "hessian_fn")
     _check_choice(format, FORMATS, "format", "hessian_fn")
+    _check_choice(compile, (False, True), "compile", "hessian_fn")
     if sparsity is None:
         pattern = hessian_sparsity(f, x0, local=local)
     else:
