@@ -158,3 +158,14 @@ def test_index_arrays_are_scipys_and_results_are_fresh():
 def test_compile_must_be_a_bool(prepare, fn):
     with pytest.raises(ValueError, match=rf"{fn}\(\): compile must be one of False, True, got 'yes'"):
         prepare(rosenbrock, np.ones(4), compile="yes")
+
+
+@pytest.mark.parametrize("compile", [False, True])
+@pytest.mark.parametrize("f, mode", [(np.sin, "forward"), (lambda x: np.sum(x ** 3)[None], "reverse"),
+                                     (lambda x: x[::-1] * 2.0, "forward")], ids=["sin", "sum", "reversed"])
+def test_one_color_per_direction(f, mode, compile):
+    # (a single seed is evaluated without vmap)
+    jac = dgs.jacobian_fn(f, np.ones(6), compile=compile)
+    assert jac.ncolors == 1 and jac.mode == mode
+    for x in POINTS:
+        np.testing.assert_allclose(jac(x[:6]).toarray(), dense_jacobian(f, x[:6]), rtol=1e-13, atol=1e-13)

@@ -115,12 +115,15 @@ def _jacobian_products(f: Callable) -> Callable:
     flat = _flat_fn(f)
 
     def products(primal: Tensor, forward_seeds: Tensor | None, reverse_seeds: Tensor | None) -> tuple:
+        # (raveled by the caller: one seed needs no vmap, e.g. an arrowhead's dense row)
         result = ()
         if forward_seeds is not None:
-            result += (vmap(lambda s: jvp(flat, (primal,), (s,))[1])(forward_seeds),)
+            forward = lambda s: jvp(flat, (primal,), (s,))[1]  # noqa: E731
+            result += (forward(forward_seeds[0]) if len(forward_seeds) == 1 else vmap(forward)(forward_seeds),)
         if reverse_seeds is not None:
             _, pullback = vjp(flat, primal)
-            result += (vmap(lambda w: pullback(w)[0])(reverse_seeds),)
+            reverse = lambda w: pullback(w)[0]  # noqa: E731
+            result += (reverse(reverse_seeds[0]) if len(reverse_seeds) == 1 else vmap(reverse)(reverse_seeds),)
         return result
 
     return products
