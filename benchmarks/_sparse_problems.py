@@ -93,3 +93,96 @@ def values(matrix) -> np.ndarray:
     matrix.sum_duplicates()
     matrix.eliminate_zeros()
     return matrix.data
+
+
+def reaction_diffusion_jacobian(u):
+    """S1's hand-written Jacobian: tridiagonal, ``1 - 2 u - 2`` on the diagonal."""
+    import scipy.sparse as sp
+
+    n = u.size
+    return sp.csr_array(sp.diags_array([np.ones(n - 1), 1.0 - 2.0 * u - 2.0, np.ones(n - 1)], offsets=[-1, 0, 1]))
+
+
+# -- the same problems in JAX, for asdex ----------------------------------------------------------------------
+def jax_reaction_diffusion(u):
+    import jax.numpy as jnp
+
+    lap = jnp.concatenate([-2 * u[:1] + u[1:2], u[:-2] - 2 * u[1:-1] + u[2:], u[-2:-1] - 2 * u[-1:]])
+    return lap + u * (1 - u)
+
+
+class JaxBrusselator(Brusselator):
+    def __call__(self, y):
+        import jax.numpy as jnp
+
+        N, a = self.N, self.a
+        u, v = y[:N * N].reshape(N, N), y[N * N:].reshape(N, N)
+
+        def lap(w):
+            return jnp.roll(w, 1, 0) + jnp.roll(w, -1, 0) + jnp.roll(w, 1, 1) + jnp.roll(w, -1, 1) - 4 * w
+
+        uuv = u * u * v
+        return jnp.concatenate([(1 + uuv - 4.4 * u + a * lap(u)).ravel(), (3.4 * u - uuv + a * lap(v)).ravel()])
+
+
+def jax_arrowhead(x):
+    import jax.numpy as jnp
+
+    return jnp.concatenate([jnp.sum(jnp.sin(x))[None], x[0] * x[1:] ** 2])
+
+
+def jax_rosenbrock(x):
+    import jax.numpy as jnp
+
+    return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def asdex_prepare(f, x, hessian: bool = False):
+    """asdex's detection and coloring (``*_sparsity`` then ``*_coloring_from_sparsity``): the coloring."""
+    import warnings
+
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    import asdex
+
+    xj = jax.numpy.asarray(x)
+    with warnings.catch_warnings():  # (DenseColoringWarning on S3: the colors are reported instead)
+        warnings.simplefilter("ignore", asdex.DenseColoringWarning)
+        if hessian:
+            return asdex.hessian_coloring_from_sparsity(asdex.hessian_sparsity(f, xj))
+        return asdex.jacobian_coloring_from_sparsity(asdex.jacobian_sparsity(f, xj))
+
+
+class AsdexPeer:
+    """asdex (JAX) on one problem: prepared once (``prepare_s``, ``ncolors``); calling it evaluates the
+    jitted sparse derivative at ``x`` and returns it as a CSR array (the BCOO values put in CSR order by an
+    index computed once, on the CSR structure of the first result)."""
+
+    def __init__(self, f, x, hessian: bool = False, chunk_size: int | None = None):
+        import time
+
+        import asdex
+        import jax
+
+        start = time.perf_counter()
+        coloring = asdex_prepare(f, x, hessian)
+        self.prepare_s = time.perf_counter() - start
+        self.ncolors = int(coloring.num_colors)
+        self.mode = coloring.mode
+        build = asdex.hessian_from_coloring if hessian else asdex.jacobian_from_coloring
+        self._fn = jax.jit(build(f, coloring, chunk_size=chunk_size))
+        self._x = jax.numpy.asarray(x)
+        first = self._fn(self._x)
+        index = np.asarray(first.indices)
+        rows, cols = index[:, 0].astype(np.int64), index[:, 1].astype(np.int64)
+        self._order = np.lexsort((cols, rows))
+        self.shape = tuple(first.shape)
+        self._indices = cols[self._order].astype(np.int32)
+        self._indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=self.shape[0]))]).astype(np.int32)
+
+    def __call__(self):
+        import scipy.sparse as sp
+
+        data = np.asarray(self._fn(self._x).data)
+        return sp.csr_array((data[self._order], self._indices.copy(), self._indptr.copy()), shape=self.shape)

@@ -1,7 +1,8 @@
 """S2 (issue 28): the 2-D Brusselator, N = 128 (n = 32768).
 
-Workload: dualgrad's sparse Jacobian (prepared once) against the hand-written sparse Jacobian (goal: the
-Jacobian in <= 20 ms). ``python -m benchmarks.s2_sparse_brusselator`` also prints the colors (goal <= 2x
+Workload: dualgrad's sparse Jacobian (prepared once) against the hand-written sparse Jacobian and asdex's
+jitted one (JAX) (goal: the Jacobian in <= 20 ms). ``s2b`` times the preparation, ``s2c`` and ``s2d``
+``solve_ivp``. ``python -m benchmarks.s2_sparse_brusselator`` also prints the colors (goal <= 2x
 the largest row count) and ``solve_ivp(method='BDF')`` over t in [0, 10] with dualgrad's ``jac``, with
 SciPy's grouped finite differences (``jac_sparsity``) and, on a smaller grid where a dense matrix fits,
 with SciPy's default dense finite differences.
@@ -41,8 +42,21 @@ def _numpy() -> Callable:
     return run
 
 
+def _asdex() -> Callable:
+    from ._sparse_problems import AsdexPeer, JaxBrusselator
+
+    problem = JaxBrusselator(N)
+    peer = AsdexPeer(problem, problem.initial())
+    NOTES["asdex"] = f" (jitted JAX; {peer.ncolors} colors)"
+    return lambda: (_values(peer()),)
+
+
+NOTES: dict = {"numpy": " (hand-written scipy.sparse assembly)"}
+
+
 def workload() -> Workload:
-    return Workload(name="S2 sparse jac Brusselator N=128", builders={"dualgrad": _dualgrad, "numpy": _numpy})
+    return Workload(name="S2 sparse jac Brusselator N=128 (goal <=20 ms)",
+                    builders={"dualgrad": _dualgrad, "numpy": _numpy, "asdex": _asdex}, notes=NOTES)
 
 
 def ivp(N: int, t_end: float = 10.0, dense: bool = False) -> dict:

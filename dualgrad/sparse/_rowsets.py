@@ -64,11 +64,17 @@ class RowSets:
         if not unique and len(keys):
             if n_rows * width < 2 ** 62:  # (a sort, not np.unique: NumPy 2's hashing unique is slower here)
                 # (stable: timsort merges the sorted runs the sources give in linear time)
-                combined = np.sort(rows * width + keys, kind="stable")
-                keep = np.ones(len(combined), bool)
+                combined = rows * width  # (in place from here on: at n = 10^6 each temporary is tens of MB)
+                combined += keys
+                combined.sort(kind="stable")
+                keep = np.empty(len(combined), bool)
+                keep[0] = True
                 np.not_equal(combined[1:], combined[:-1], out=keep[1:])
-                combined = combined[keep]
-                rows, keys = np.divmod(combined, width)
+                if not keep.all():
+                    combined = combined[keep]
+                rows = combined // width  # (NumPy divides by a scalar fast; % is ~10x slower)
+                keys = rows * width
+                np.subtract(combined, keys, out=keys)
             else:  # (a key space too large to combine with the row: sort the pairs instead)
                 order = np.lexsort((keys, rows))
                 rows, keys = rows[order], keys[order]

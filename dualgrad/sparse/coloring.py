@@ -14,11 +14,12 @@ large patterns).
 
 Greedy colorings depend on the vertex order. ``color_columns`` takes the best of: the cyclic
 coloring ``j mod c`` (the natural order's result on banded patterns, checked without a graph),
-Jones-Plassmann rounds with the largest-first order (ties broken at random; the same coloring a
-sequential greedy pass in that order gives, in a few vectorised rounds), sequential greedy in
-natural, largest-first and smallest-last order for graphs small enough for a Python loop, each
-improved by Culberson's iterated greedy (whole color classes recolored at once, never more colors).
-It stops early at the lower bound, the largest number of nonzeros in a row.
+sequential greedy in natural, largest-first and smallest-last order for graphs small enough for a
+Python loop (up to ``_SEQUENTIAL_EDGES`` edges), or else Jones-Plassmann rounds with the
+largest-first order (ties broken at random; the same coloring a sequential greedy pass in that order
+gives, in a few vectorised rounds), each improved by Culberson's iterated greedy (whole color classes
+recolored at once, never more colors). It stops early at the lower bound, the largest number of
+nonzeros in a row.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-_SEQUENTIAL_EDGES = 2_000_000  # graphs up to this many edges also get the sequential orders
+_SEQUENTIAL_EDGES = 2_000_000  # graphs up to this many edges get the sequential orders (else Jones-Plassmann)
 _GRAPH_BUDGET = 60_000_000  # pairs of nonzeros sharing a row (the column graph's size before merging)
+_SEQUENTIAL_ACYCLIC = 100_000  # acyclic coloring: patterns up to this many entries get two vertex orders
 
 
 @dataclass
@@ -226,22 +228,29 @@ def _best_coloring(P: sp.csr_array, rng: np.random.Generator) -> np.ndarray:
         return _compact(candidates[0] if candidates else np.arange(n, dtype=np.int64), present)
     G = column_graph(P)
     degrees = np.diff(G.indptr)
-    lf_rank = np.empty(n, np.int64)
-    lf_rank[np.lexsort((rng.random(n), -degrees))] = np.arange(n)
-    jp = jones_plassmann(G, lf_rank)
-    if jp is not None:
-        candidates.append(jp)
-    if G.nnz <= _SEQUENTIAL_EDGES:
-        for order in (np.arange(n), np.argsort(-degrees, kind="stable"), smallest_last_order(G)):
-            candidates.append(sequential_greedy(G, order))
+    if G.nnz <= _SEQUENTIAL_EDGES:  # (the classic orders, one Python pass each)
+        orders = (lambda: np.arange(n), lambda: np.argsort(-degrees, kind="stable"), lambda: smallest_last_order(G))
+        for order in orders:
+            candidates.append(sequential_greedy(G, order()))
             if candidates[-1].max() + 1 <= lower:
-                break
-    if not candidates:
-        rank = rng.permutation(n)
-        candidates.append(jones_plassmann(G, rank, max_rounds=10 ** 9))
-    best = min(candidates, key=lambda c: int(c.max()))
-    if best.max() + 1 > lower:
-        best = iterated_greedy(G, best)
+                return _compact(candidates[-1], present)
+    else:  # (largest-first in vectorised rounds, ties broken at random)
+        lf_rank = np.empty(n, np.int64)
+        lf_rank[np.lexsort((rng.random(n), -degrees))] = np.arange(n)
+        jp = jones_plassmann(G, lf_rank)
+        if jp is None:
+            jp = jones_plassmann(G, rng.permutation(n), max_rounds=10 ** 9)
+        candidates.append(jp)
+    # (iterated greedy improves each: the best start is not always the best result, e.g. smallest-last
+    # 12 -> 10 where natural order's 12 -> 11 on the 2-D Brusselator)
+    best = None
+    for candidate in candidates:
+        if candidate.max() + 1 > lower:
+            candidate = iterated_greedy(G, candidate)
+        if best is None or candidate.max() < best.max():
+            best = candidate
+        if best.max() + 1 <= lower:
+            break
     return _compact(best, present)
 
 
@@ -280,6 +289,9 @@ def choose(P: sp.sparray, mode: str = "auto", seed: int = 0) -> Coloring:
     # (reverse mode needs at least as many colors as the densest column has nonzeros: skip it when forward
     # mode already does as well)
     forward_done = mode == "auto" and options and options[0].ncolors <= max(_lower_bound(PT), 1)
+    # (a structurally symmetric pattern: the rows' coloring problem is the columns' one)
+    forward_done = forward_done or (mode == "auto" and options and P.shape[0] == P.shape[1] and P.nnz == PT.nnz
+                                    and np.array_equal(P.indptr, PT.indptr) and np.array_equal(P.indices, PT.indices))
     if mode in ("auto", "reverse") and not forward_done:
         if mode == "reverse" or graph_cost(PT) <= _GRAPH_BUDGET or _lower_bound(PT) < 8:
             options.append(Coloring("reverse", None, color_columns(PT, seed)))
@@ -435,48 +447,72 @@ class AcyclicColoring:
 
 def color_acyclic(P: sp.sparray) -> AcyclicColoring:
     """An acyclic coloring of a symmetric pattern (fewer colors than a star coloring: 2 for a tridiagonal
-    Hessian) and the order in which substitution recovers the entries: leaves of each two-colored tree first."""
+    Hessian) and the order in which substitution recovers the entries: leaves of each two-colored tree first.
+
+    The greedy pass is a Python loop over the vertices, in natural order (and largest-first too, keeping the
+    better, for patterns up to ``_SEQUENTIAL_ACYCLIC`` entries); the substitution plan is vectorised."""
     P = _csr(P)
     P = _csr(P + P.T)
     n = P.shape[0]
     degrees = np.diff(P.indptr)
-    candidates = [_acyclic_greedy(P, order) for order in (np.arange(n), np.argsort(-degrees, kind="stable"))]
-    colors = min(candidates, key=lambda c: int(c.max(initial=-1)))
+    orders = [np.arange(n)]
+    if P.nnz <= _SEQUENTIAL_ACYCLIC:  # (the greedy pass is a Python loop: a second order on small patterns)
+        orders.append(np.argsort(-degrees, kind="stable"))
+    colors = min((_acyclic_greedy(P, order) for order in orders), key=lambda c: int(c.max(initial=-1)))
     coo = sp.triu(P, k=1, format="coo")
     ends = np.stack([coo.row, coo.col], axis=1).astype(np.int64)
-    # equation (v, c): sum of the edges from v to neighbours of color c; peel equations with one unknown left
-    incident: dict = {}
-    for e, (i, j) in enumerate(ends.tolist()):
-        incident.setdefault((i, int(colors[j])), []).append(e)
-        incident.setdefault((j, int(colors[i])), []).append(e)
-    unknown = {key: len(es) for key, es in incident.items()}
-    solved_at = [-1] * len(ends)
-    ready = [key for key, count in unknown.items() if count == 1]
-    order, rhs, rows, cols = [], [], [], []
-    while ready:
-        v, c = ready.pop()
-        if unknown[(v, c)] != 1:
-            continue
-        group = incident[(v, c)]
-        e = next(e for e in group if solved_at[e] < 0)
-        k = len(order)
-        solved_at[e] = k
-        order.append(e)
-        rhs.append(c * n + v)
-        for other in group:  # h_e = b - (the edges of this equation solved before)
-            if other != e:
-                rows.append(k)
-                cols.append(solved_at[other])
-        i, j = ends[e]
-        u = int(j if i == v else i)
-        unknown[(v, c)] = 0
-        key = (u, int(colors[v]))
-        unknown[key] -= 1
-        if unknown[key] == 1:
-            ready.append(key)
-    if len(order) != len(ends):
+    edges, rhs, lower = _substitution_plan(colors, ends, n)
+    return AcyclicColoring(colors, edges, rhs, lower)
+
+
+def _substitution_plan(colors: np.ndarray, ends: np.ndarray, n: int) -> tuple:
+    """The order in which substitution recovers the off-diagonal entries ``ends`` (i < j) of an acyclically
+    colored pattern, vectorised.
+
+    Each vertex ``v`` of color ``c`` appears once per color pair ``{c, d}`` it has neighbours of, as a node of
+    the two-colored forest of that pair; compressed entry ``(d, v)`` is the sum of the edges at that node.
+    A breadth-first search from a root per tree gives each non-root node ``w`` its parent edge, recovered
+    from ``w``'s equation once the edges to its children are: deepest nodes first, a unit lower triangular
+    system ``L h = b`` (``L``'s off-diagonal ones are the children's edges)."""
+    from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+    n_edges = len(ends)
+    if not n_edges:
+        return ends, np.zeros(0, np.int64), sp.csr_array((0, 0))
+    k = int(colors.max()) + 1
+    ci, cj = colors[ends[:, 0]], colors[ends[:, 1]]
+    pair = np.minimum(ci, cj) * k + np.maximum(ci, cj)
+    keys = np.concatenate([ends[:, 0], ends[:, 1]]) * (k * k) + np.concatenate([pair, pair])
+    node_keys = sorted_unique(keys)
+    node = np.searchsorted(node_keys, keys)
+    a, b = node[:n_edges], node[n_edges:]  # each edge's two nodes
+    n_nodes = len(node_keys)
+    n_trees, tree = connected_components(sp.csr_array((np.ones(n_edges), (a, b)), shape=(n_nodes, n_nodes)),
+                                         directed=False)
+    if n_edges != n_nodes - n_trees:
         raise RuntimeError("color_acyclic: the coloring has a two-colored cycle (an internal error)")
-    size = len(order)
-    lower = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(size, size)) + sp.identity(size, format="csr")
-    return AcyclicColoring(colors, ends[np.asarray(order, np.int64)] if order else ends, np.asarray(rhs, np.int64),
-                           sp.csr_array(lower))
+    roots = np.full(n_trees, n_nodes, np.int64)
+    np.minimum.at(roots, tree, np.arange(n_nodes))
+    top = n_nodes  # (a node above every tree's root: one search reaches them all)
+    joined = sp.csr_array((np.ones(n_edges + n_trees), (np.concatenate([a, np.full(n_trees, top)]),
+                                                        np.concatenate([b, roots]))), shape=(top + 1, top + 1))
+    order, parent = breadth_first_order(joined, top, directed=False, return_predecessors=True)
+    depth_rank = np.empty(n_nodes + 1, np.int64)
+    depth_rank[order] = np.arange(len(order))
+    child = np.where(parent[a] == b, a, b)  # the endpoint farther from its root
+    up = np.where(child == a, b, a)
+    solve_order = np.argsort(-depth_rank[child], kind="stable")  # deepest first
+    position = np.empty(n_edges, np.int64)
+    position[solve_order] = np.arange(n_edges)
+    edge_above = np.full(n_nodes + 1, -1, np.int64)  # each non-root node's parent edge
+    edge_above[child] = np.arange(n_edges)
+    # the vertex of each child node, and the other color of its pair: its equation is compressed (d, v)
+    vertex = np.concatenate([ends[:, 0], ends[:, 1]])[np.where(child == a, 0, n_edges) + np.arange(n_edges)]
+    other = np.where(child == a, cj, ci)
+    rhs = (other * n + vertex)[solve_order]
+    has_row = edge_above[up] >= 0  # an edge below a non-root node enters that node's equation
+    rows = position[edge_above[up[has_row]]]
+    cols = position[np.flatnonzero(has_row)]
+    lower = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(n_edges, n_edges)) + sp.identity(
+        n_edges, format="csr")
+    return ends[solve_order], rhs, sp.csr_array(lower)

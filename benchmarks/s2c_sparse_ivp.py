@@ -1,0 +1,45 @@
+"""S2 (issue 28): ``solve_ivp(method='BDF')`` on the 2-D Brusselator over t in [0, 10], N = 16 (n = 512),
+with dualgrad's sparse ``jac`` against SciPy's grouped finite differences (``jac_sparsity``, goal: <= 1.5x).
+``s2d`` compares with SciPy's default dense finite differences (goal: >= 20x faster), which is slow.
+
+N = 16 keeps a run short; ``python -m benchmarks.s2_sparse_brusselator --full`` solves N = 128 (minutes,
+mostly spent in SciPy's sparse LU for both Jacobians). Each implementation returns the end state."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ._harness import Workload
+from ._sparse_problems import Brusselator
+
+N = 16
+T_END = 10.0
+
+
+def solver(N: int, jacobian: str) -> Callable:
+    """``solve_ivp(BDF)`` over [0, T_END] with ``jacobian``: "dualgrad", "jac_sparsity" or "dense_fd"."""
+    from scipy.integrate import solve_ivp
+
+    import dualgrad.sparse as dgs
+
+    problem = Brusselator(N)
+    y0 = problem.initial()
+    jac = dgs.jacobian_fn(problem, y0)
+    options = {"dualgrad": {"jac": lambda t, y: jac(y)}, "jac_sparsity": {"jac_sparsity": jac.sparsity},
+               "dense_fd": {}}[jacobian]
+
+    def run() -> tuple:
+        solution = solve_ivp(problem.rhs, (0.0, T_END), y0, method="BDF", rtol=1e-6, atol=1e-8, **options)
+        if not solution.success:
+            raise AssertionError(f"S2 solve_ivp with {jacobian}: {solution.message}")
+        return (solution.y[:, -1],)
+
+    return run
+
+
+def workload() -> Workload:
+    return Workload(name="S2 sparse solve_ivp BDF Brusselator N=16",
+                    builders={"dualgrad": lambda: solver(N, "dualgrad"),
+                              "scipy_jac_sparsity": lambda: solver(N, "jac_sparsity")},
+                    time_goals={"scipy_jac_sparsity": 1.5},
+                    notes={"scipy_jac_sparsity": " (grouped finite differences)"})

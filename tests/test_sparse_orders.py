@@ -1,0 +1,54 @@
+"""Column colorings are no worse than the classic greedy orders (natural, largest-first, smallest-last) on
+generated patterns, and within twice the row count on 2-D stencils."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+sp = pytest.importorskip("scipy.sparse")
+
+from dualgrad.sparse.coloring import (  # noqa: E402
+    _is_column_coloring,
+    choose,
+    color_columns,
+    column_graph,
+    sequential_greedy,
+    smallest_last_order,
+)
+
+
+def random_pattern(m, n, density, seed):
+    return sp.csr_array(sp.random_array((m, n), density=density, rng=np.random.default_rng(seed), format="csr") != 0)
+
+
+def stencil_pattern(k, periodic):
+    ring = sp.diags_array([1.0, 1.0, 1.0], offsets=[-1, 0, 1], shape=(k, k), format="lil")
+    if periodic:
+        ring[0, k - 1] = ring[k - 1, 0] = 1.0
+    lap = sp.kron(ring, sp.eye_array(k)) + sp.kron(sp.eye_array(k), ring)
+    return sp.csr_array(sp.block_array([[lap, sp.eye_array(k * k)], [sp.eye_array(k * k), lap]]) != 0)
+
+
+PATTERNS = [(f"random{seed}", random_pattern(80, 60, d, seed)) for seed, d in enumerate([0.03, 0.06, 0.1, 0.15])]
+PATTERNS += [("stencil", stencil_pattern(8, False)), ("periodic_stencil", stencil_pattern(9, True))]
+
+
+@pytest.mark.parametrize("name, P", PATTERNS, ids=[p[0] for p in PATTERNS])
+def test_no_worse_than_the_classic_orders(name, P):
+    colors = color_columns(P)
+    assert _is_column_coloring(P, colors)
+    G = column_graph(P)
+    n = P.shape[1]
+    degrees = np.diff(G.indptr)
+    classic = [sequential_greedy(G, order) for order in
+               (np.arange(n), np.argsort(-degrees, kind="stable"), smallest_last_order(G))]
+    assert colors.max() + 1 <= min(int(c.max()) + 1 for c in classic)
+
+
+@pytest.mark.parametrize("k", [8, 9, 16])
+def test_stencils_within_twice_the_row_count(k):
+    P = stencil_pattern(k, True)
+    coloring = choose(P)
+    assert coloring.mode == "forward"
+    assert coloring.ncolors <= 2 * int(np.diff(P.indptr).max())
