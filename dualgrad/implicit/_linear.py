@@ -155,7 +155,8 @@ class LinearProblem(ImplicitProblem):
                 try:
                     prepared = (sparse.jacobian_fn(flat, x, format="csc") if scalar is None
                                 else sparse.hessian_fn(scalar, x, format="csc"))
-                except Exception:  # (what dualgrad.sparse cannot follow, e.g. a reverse pass: "auto" goes Krylov)
+                except (sparse.SparsityDetectionError, NotImplementedError, MemoryError):
+                    # (a function dualgrad.sparse cannot follow, e.g. a reverse pass inside: "auto" goes Krylov)
                     if required:
                         raise
                     return None

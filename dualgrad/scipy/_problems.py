@@ -109,6 +109,9 @@ class ResidualProblem:
 
 
 SPARSE_MIN_SIZE = 500  # below this many unknowns SciPy gets dense derivatives (its exact dense solvers)
+# UNFOLLOWED_NOTE: sparsity detection raises SparsityDetectionError for a function it cannot follow (a branch
+# on a value, a reverse pass inside), NotImplementedError for an op without a rule and MemoryError for a
+# pattern too large to hold; the dense path is taken then. Any other error is a bug and propagates.
 SPARSE_DENSITY = 0.05  # a derivative with at most this fraction of nonzeros is given to SciPy as a sparse matrix
 
 
@@ -119,9 +122,11 @@ def sparse_jacobian(f: Callable[[Tensor], Tensor], x0: np.ndarray) -> Callable |
         return None
     try:
         import dualgrad.sparse as sparse
-
+    except ImportError:  # (no SciPy: the dense Jacobian is used)
+        return None
+    try:
         prepared = sparse.jacobian_fn(f, x0, format="csr")
-    except Exception:  # (ImportError, or what detection cannot follow: the dense Jacobian is used)
+    except (sparse.SparsityDetectionError, NotImplementedError, MemoryError):  # (see UNFOLLOWED_NOTE)
         return None
     if prepared.sparsity.nnz > SPARSE_DENSITY * prepared.shape[0] * prepared.shape[1]:
         return None
@@ -134,9 +139,11 @@ def sparse_hessian(f: Callable[[Tensor], Tensor], x0: np.ndarray) -> Callable | 
         return None
     try:
         import dualgrad.sparse as sparse
-
+    except ImportError:  # (no SciPy: Hessian-vector products are used)
+        return None
+    try:
         prepared = sparse.hessian_fn(f, x0, format="csr")
-    except Exception:  # (ImportError, or what detection cannot follow: Hessian-vector products are used)
+    except (sparse.SparsityDetectionError, NotImplementedError, MemoryError):  # (see UNFOLLOWED_NOTE)
         return None
     if prepared.sparsity.nnz > SPARSE_DENSITY * x0.size ** 2:
         return None

@@ -40,6 +40,14 @@ ESCAPE_MESSAGE = (
 )
 
 
+REVERSE_MESSAGE = (
+    "sparsity detection cannot follow a reverse-mode derivative inside f (func.grad, func.vjp, "
+    "func.jacrev, autograd.grad, .backward()): for the pattern of a gradient's Jacobian use "
+    "hessian_sparsity on the scalar function; forward-mode derivatives (func.jvp, func.jacfwd) inside "
+    "f are followed."
+)
+
+
 class SparsityDetectionError(RuntimeError):
     """``f`` does something sparsity detection cannot follow (a branch on a traced value in global mode,
     a traced value leaving for NumPy, an output shape that depends on values)."""
@@ -84,6 +92,12 @@ class Tracer(Tensor):
                 raise SparsityDetectionError(ESCAPE_MESSAGE.format(what=what))
         elif not session.local:
             raise SparsityDetectionError(BRANCH_MESSAGE.format(what=what))
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """A leaf for a reverse pass: refused while detecting (the pass would drop the index sets)."""
+        if requires_grad and active_session() is not None:
+            raise SparsityDetectionError(REVERSE_MESSAGE)
+        return super().requires_grad_(requires_grad)
 
     # A detached traced value has no derivative, but its values still vary with the input: it stays a
     # tracer (with empty sets), so that global mode never uses its values at x (as a mask, or as zeros
@@ -225,7 +239,7 @@ class Session:
 
         return observed
 
-    def wrap_node(self, run: Callable) -> Callable:
+    def wrap_node(self, node: Any, run: Callable) -> Callable:
         return run
 
     def note_write(self, t: Tensor, result: Any) -> None:

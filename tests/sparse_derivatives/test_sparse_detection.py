@@ -449,3 +449,24 @@ def test_nearly_dense_patterns_stop_with_a_clear_error(monkeypatch):
     monkeypatch.setattr(_rowsets, "LIMIT", 1000)
     with pytest.raises(MemoryError, match="intermediate pattern has 2500 entries"):
         dgs.hessian_sparsity(lambda x: np.exp(np.sum(x)), np.ones(50))
+
+
+@pytest.mark.parametrize("local", [False, True])
+@pytest.mark.parametrize("inner", ["grad", "vjp", "jacrev", "autograd.grad"])
+def test_a_reverse_pass_inside_f_is_refused_by_name(inner, local):
+    """The reverse pass would start from leaves without index sets: the pattern would be empty."""
+    f = lambda x: (x[1:] * x[:-1]).sum() + (x ** 3).sum()  # noqa: E731
+    calls = {
+        "grad": dg.func.grad(f),
+        "vjp": lambda x: dg.func.vjp(f, x)[1](dg.tensor(1.0))[0],
+        "jacrev": dg.func.jacrev(f),
+        "autograd.grad": lambda x: dg.autograd.grad(f(x.detach().requires_grad_()), x)[0],
+    }
+    with pytest.raises(SparsityDetectionError, match="cannot follow a reverse-mode derivative inside f"):
+        dgs.jacobian_sparsity(calls[inner], dg.ones(5), local=local)
+
+
+def test_forward_mode_inside_f_is_followed():
+    f = lambda x: dg.func.jvp(lambda x: x[1:] * x[:-1], (x,), (dg.ones(5),))[1]  # noqa: E731
+    pattern = dgs.jacobian_sparsity(f, dg.ones(5)).toarray()
+    np.testing.assert_array_equal(pattern, np.eye(4, 5, dtype=bool) | np.eye(4, 5, 1, dtype=bool))
