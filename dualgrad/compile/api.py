@@ -15,11 +15,12 @@ import numpy as np
 
 from .._pytree import flatten, unflatten
 from .._state import STATE, install_observer, remove_observer
-from ..batching import BatchedTensor
 from ..tensor import Tensor, _wrap, mark_inference
+from .compose import Eager, composed_call, needs_node, outside_error, outside_vmap
 from .guards import (
     HeldGuard,
     NotGuardable,
+    _leaf_key,
     call_key,
     closure_failure,
     closure_guards,
@@ -41,6 +42,7 @@ from .trace import (
 # The first replay of every new trace is also run eagerly and compared; a mismatch sends that
 # guard set to eager for good (tests switch this off to prove the replays exact on their own).
 SAFETY_NET = [True]
+_NODE = "node"
 
 
 class CompileWarning(UserWarning):
@@ -79,6 +81,7 @@ class CompiledFunction:
         self.traces = 0
         self.events: list[str] = []
         self._warned: set = set()
+        self._derived: dict = {}
         functools.update_wrapper(self, fn)
 
     # -- public -----------------------------------------------------------------
@@ -86,6 +89,8 @@ class CompiledFunction:
         """Why each trace was made (which guard failed) and every fallback to eager, in order."""
         lines = [f"{self.__name__}: {self.traces} trace(s), cache size {self.cache_size}"]
         lines += [f"  {i + 1}. {event}" for i, event in enumerate(self.events)]
+        for derived in self._derived.values():  # (the vjp, jvp and vmap of differentiated or batched calls)
+            lines += ["  " + line for line in derived.explain().splitlines()]
         return "\n".join(lines)
 
     def source(self) -> str:
@@ -95,6 +100,10 @@ class CompiledFunction:
             for entry in entries:
                 if entry.program is not None:
                     parts.append(entry.program.source_text)
+        for key, derived in self._derived.items():
+            text = derived.source()
+            if text:
+                parts.append(f"# {key[0]} of {self.__name__}\n{text}")
         return "\n".join(parts)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
@@ -106,15 +115,48 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         leaves, spec = flat_arguments(args, kwargs)
         eager = self._eager_reason(leaves)
-        if eager is not None:
-            if eager:
-                self._fallback(eager)
-            return self.fn(*args, **kwargs)
+        if eager is None:
+            if not STATE.vmap_levels:
+                return self.run(leaves, spec, args, kwargs)[0]
+            try:
+                with outside_vmap():
+                    return self.run(leaves, spec, args, kwargs)[0]
+            except RuntimeError as exc:
+                if not outside_error(exc):
+                    raise
+                self.events.append("eager: it closes over a batched tensor")
+                return self.fn(*args, **kwargs)
+        if eager == _NODE:
+            try:
+                static = tuple(_leaf_key(leaf) for leaf in leaves if not isinstance(leaf, Tensor))
+            except NotGuardable as exc:
+                self._fallback(str(exc))
+                return self.fn(*args, **kwargs)
+            try:
+                return composed_call(self, leaves, spec, static)
+            except Eager as exc:
+                self.events.append(f"eager (differentiated or batched call): {exc}")
+                return self.fn(*args, **kwargs)
+        if eager:
+            self._fallback(eager)
+        return self.fn(*args, **kwargs)
+
+    def derived(self, key: tuple, make: Callable) -> CompiledFunction:
+        """The compiled function ``make()`` of a composed call (its vjp, jvp or vmap), made once per ``key``."""
+        found = self._derived.get(key)
+        if found is None:
+            found = self._derived[key] = CompiledFunction(make(), self.fullgraph, self.cache_size)
+            found.__name__ = f"{key[0]} of {self.__name__}"
+        return found
+
+    def run(self, leaves: list, spec: Any, args: tuple, kwargs: dict) -> tuple:
+        """``(result, entry)``: the call replayed (or traced) on arguments that need no node; ``entry`` is the
+        trace used, None when the call ran eagerly."""
         try:
             key = call_key(leaves, spec)
         except NotGuardable as exc:
             self._fallback(str(exc))
-            return self.fn(*args, **kwargs)
+            return self.fn(*args, **kwargs), None
         entries = self.cache.get(key)
         reasons = []
         if entries:
@@ -131,7 +173,7 @@ class CompiledFunction:
                     reasons.append(failure)
                     continue
                 if entry.program is None:
-                    return self.fn(*args, **kwargs)
+                    return self.fn(*args, **kwargs), entry
                 try:
                     out = entry.program.run(*arrays)
                 except Miss as miss:
@@ -139,11 +181,11 @@ class CompiledFunction:
                     reasons.append(f"guard {step.name}" + (f" at {step.where}" if step.where else "") + " failed")
                     continue
                 except Exception:  # noqa: BLE001 - NumPy raised: the eager call raises dualgrad's own error
-                    return self.fn(*args, **kwargs)
+                    return self.fn(*args, **kwargs), None
                 result = self._outputs(entry, out, leaves)
                 if not entry.verified and SAFETY_NET[0]:
-                    return self._check(entry, result, args, kwargs)
-                return result
+                    return self._check(entry, result, args, kwargs), entry
+                return result, entry
         elif self.cache:
             nearest = list(self.cache)[-1]
             reasons.append(describe_difference(nearest, key))
@@ -152,26 +194,21 @@ class CompiledFunction:
         if self.traces >= self.cache_size:
             self._fallback(f"cache_size={self.cache_size} reached (last miss: {'; '.join(reasons)})",
                            once="cache")
-            return self.fn(*args, **kwargs)
+            return self.fn(*args, **kwargs), None
         return self._trace(key, leaves, args, kwargs, "; ".join(reasons))
 
     def _eager_reason(self, leaves: list) -> str | None:
-        """None to compile; "" to run eagerly without a warning (v1 composition); else the warning."""
+        """None to replay; ``_NODE`` for one node (arguments that require grad, carry tangents or are batched);
+        "" to run eagerly without a warning (a Tensor subclass); else the warning."""
         state = STATE
         if state.observers:
             return "an observer (profiler or anomaly mode) is active"
         if state.saved_tensor_hooks:
             return "saved-tensor hooks are active"
-        if state.vmap_depth or state.dual_levels or state.reverse_levels or state.graph_task is not None:
+        node = needs_node(leaves)
+        if node is None:
             return ""
-        grad = state.grad_enabled
-        for leaf in leaves:
-            if isinstance(leaf, Tensor):
-                if type(leaf) is not Tensor or isinstance(leaf, BatchedTensor):
-                    return ""
-                if (grad and leaf._requires_grad) or leaf._fw:
-                    return ""
-        return None
+        return _NODE if node else None
 
     def _fallback(self, why: str, once: str | None = None) -> None:
         if self.fullgraph:
@@ -257,7 +294,7 @@ class CompiledFunction:
             entry.held = [HeldGuard(t, array, version, requires_grad) for t, array, version, requires_grad, _
                           in tracer.held]
         self.cache.setdefault(key, []).append(entry)
-        return result
+        return result, entry
 
     def _template(self, tracer: Tracer, out_leaves: list, inputs: list) -> tuple:
         """How to rebuild each output leaf from a replay, and the slots the replay returns."""
@@ -269,7 +306,8 @@ class CompiledFunction:
                 if type(leaf) is not Tensor:
                     raise Unsupported(f"the result holds a {type(leaf).__name__}")
                 if leaf._requires_grad or leaf._fw or leaf._grad_fn is not None:
-                    raise Unsupported("the result requires grad or carries tangents (v1: eager)", quiet=True)
+                    raise Unsupported("the result requires grad or carries tangents (the function closes over a tensor "
+                                      "that requires grad or carries tangents: eager, for its derivative)", quiet=True)
                 position = next((i for i, t in enumerate(inputs) if t is leaf), None)
                 if position is not None:
                     template.append(("input", position))

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .._state import STATE
+from ..forward_ad import engine as forward_engine
 from ..ops import dispatch, inplace
 from ..ops.registry import Op
 from ..reverse import engine
@@ -653,6 +654,19 @@ def _snapshot(t: Tensor) -> Tensor:
     return s
 
 
+def _copy_tangent(t: Tensor) -> Tensor:
+    """The forward engine's copy of a tangent (``forward_ad.engine._copy``): a copy step when it copies
+    the array outside dispatch (a ``clone`` is recorded by dispatch)."""
+    s = _ORIGINALS["_copy_tangent"](t)
+    tracer = LOCAL.tracer
+    if tracer is not None and tracer.failure is None and type(s) is Tensor and tracer._known(s._data) is None:
+        try:
+            tracer.record_copy(t, s)
+        except Unsupported as failure:
+            tracer.fail(failure)
+    return s
+
+
 def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> None:
     tracer = LOCAL.tracer
     if tracer is not None:
@@ -751,6 +765,8 @@ def install_hooks() -> None:
         _ORIGINALS["_snapshot"] = inplace._snapshot
         _ORIGINALS["_accumulate_into_leaf"] = engine._accumulate_into_leaf
         inplace._snapshot = _snapshot
+        _ORIGINALS["_copy_tangent"] = forward_engine._copy
+        forward_engine._copy = _copy_tangent
         engine._accumulate_into_leaf = _accumulate_into_leaf
         _ORIGINALS["add_hook"] = tensor_module.add_hook
         tensor_module.add_hook = node_module.add_hook = _add_hook
@@ -781,6 +797,7 @@ def remove_hooks() -> None:
         inplace.commit = _ORIGINALS["commit"]
         tensor_module._new = _ORIGINALS["_new"]
         inplace._snapshot = _ORIGINALS["_snapshot"]
+        forward_engine._copy = _ORIGINALS["_copy_tangent"]
         tensor_module.add_hook = node_module.add_hook = _ORIGINALS["add_hook"]
         engine._accumulate_into_leaf = _ORIGINALS["_accumulate_into_leaf"]
 
