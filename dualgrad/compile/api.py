@@ -182,6 +182,9 @@ class CompiledFunction:
                     continue
                 except Exception:  # noqa: BLE001 - NumPy raised: the eager call raises dualgrad's own error
                     return self.fn(*args, **kwargs), None
+                if entry.program.effects:
+                    for guard in entry.held:
+                        guard.refresh()
                 result = self._outputs(entry, out, leaves)
                 if not entry.verified and SAFETY_NET[0]:
                     return self._check(entry, result, args, kwargs), entry
@@ -273,10 +276,12 @@ class CompiledFunction:
                                   "default dtype) and did not restore it")
             for t, array, version, requires_grad, grad in tracer.held:
                 counter = t._counter
-                if (t._data is not array or (0 if counter is None else counter.value) != version
-                        or t._grad is not grad or t._requires_grad != requires_grad):
-                    raise Unsupported("the call changed a tensor the caller holds (in place, .data, .grad "
-                                      "or .backward())")
+                moved = (0 if counter is None else counter.value) != version
+                if (t._data is not array or t._requires_grad != requires_grad
+                        or moved and not (tracer.opaque or id(t) in tracer.written)
+                        or t._grad is not grad and not (tracer.opaque or id(t) in tracer.grad_set)):
+                    raise Unsupported("the call changed a tensor the caller holds (.data, requires_grad, or "
+                                      "in place where the trace does not see it)")
             _check_escapes(tracer, out_leaves)
             entry.identity = _held_arguments(leaves, (args, kwargs), result, inputs, reached)
             entry.sources = tracer.sources
@@ -291,8 +296,11 @@ class CompiledFunction:
         # (an eager entry for a result that required grad keeps them too: a closed-over tensor that no
         # longer requires grad makes the call traceable; one that mutates held tensors stays eager)
         if entry.program is not None or "requires grad" in entry.reason:
-            entry.held = [HeldGuard(t, array, version, requires_grad) for t, array, version, requires_grad, _
-                          in tracer.held]
+            # (versions after the call: the next call starts from them; .grad None or not as before it)
+            entry.held = [HeldGuard(t, array, version, requires_grad, tracer.grad_before.get(id(t), grad is None))
+                          for t, array, version, requires_grad, grad in tracer.held]
+            for guard in entry.held:
+                guard.refresh()
         self.cache.setdefault(key, []).append(entry)
         return result, entry
 
@@ -447,7 +455,7 @@ def _reachable(obj: Any, mine: set, reached: set) -> bool:
 def _check_escapes(tracer: Tracer, out_leaves: list) -> None:
     """A tensor made in the call that is still alive and not returned was stored somewhere: a Python
     side effect the replay would not repeat."""
-    allowed = {id(t) for t in out_leaves if isinstance(t, Tensor)}
+    allowed = {id(t) for t in out_leaves if isinstance(t, Tensor)} | tracer.installed
     for t in out_leaves:
         view = getattr(t, "_view", None)
         while view is not None:

@@ -102,12 +102,23 @@ def describe_difference(old: tuple, new: tuple) -> str:
 
 
 class HeldGuard:
-    """A tensor the call read but did not receive: it must be the same, unchanged."""
+    """A tensor the call read but did not receive: it must be the same, unchanged, and its ``.grad`` None or
+    not as when traced (``grad_none``: None for a trace that does not care).
 
-    __slots__ = ("tensor", "array", "version", "requires_grad")
+    A trace that changes it itself (a training step: in-place updates, version bumps) ``refresh``es the
+    expected version after each call: only a change made between calls makes it fail.
+    """
 
-    def __init__(self, tensor: Tensor, array: np.ndarray, version: int, requires_grad: bool) -> None:
+    __slots__ = ("tensor", "array", "version", "requires_grad", "grad_none")
+
+    def __init__(self, tensor: Tensor, array: np.ndarray, version: int, requires_grad: bool,
+                 grad_none: bool | None = None) -> None:
         self.tensor, self.array, self.version, self.requires_grad = tensor, array, version, requires_grad
+        self.grad_none = grad_none
+
+    def refresh(self) -> None:
+        counter = self.tensor._counter
+        self.version = 0 if counter is None else counter.value
 
     def failure(self) -> str | None:
         t = self.tensor
@@ -120,6 +131,9 @@ class HeldGuard:
                     f"(version {self.version} -> {version})")
         if t._requires_grad != self.requires_grad:
             return f"closed-over tensor of shape {tuple(self.array.shape)} requires_grad changed"
+        if self.grad_none is not None and (t._grad is None) != self.grad_none:
+            now = "not None" if self.grad_none else "None"
+            return f"closed-over tensor of shape {tuple(self.array.shape)}: .grad is {now} now"
         return None
 
 

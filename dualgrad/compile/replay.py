@@ -124,7 +124,8 @@ class Program:
     """The replay of one trace: ``run(input_arrays)`` returns the output arrays or raises ``Miss``."""
 
     def __init__(self, tracer: Any, outputs: list, optimize: bool = True) -> None:
-        merge = optimize and not tracer.mutable and not any(s.kind == "write" for s in tracer.steps)
+        self.effects = any(s.kind == "effect" for s in tracer.steps)
+        merge = optimize and not tracer.mutable and not any(s.kind in ("write", "effect") for s in tracer.steps)
         self.reuse = merge  # buffer reuse through out=: only where no write can see the buffers
         outs = list(outputs)
         self.steps = prune_and_merge(list(tracer.steps), outs, merge) if optimize else list(tracer.steps)
@@ -260,6 +261,9 @@ class Program:
                 ns[f"e{index}"] = step.expected
                 lines.append(f"    if not _equal({args[0]}, e{index}):  # values read at {step.where}")
                 lines.append(f"        raise Miss(step{index})")
+            elif step.kind == "effect":  # (a training step's effect on state the caller holds)
+                ns[f"effect{index}"] = step.fn
+                lines.append(f"    effect{index}({', '.join(args)})  # {step.name}")
             else:
                 lines.append(f"    copyto({args[0]}, {args[1]})  # in-place write")
             dead = sorted({v for k, v in step.args if k == "slot" and last_use.get(v) == index

@@ -34,7 +34,7 @@ from ..ops import dispatch, inplace
 from ..ops.registry import Op
 from ..reverse import engine
 from ..reverse import node as node_module
-from ..tensor import Tensor
+from ..tensor import Tensor, _wrap
 from .primal import as_outputs, primal_callable
 
 tensor_module = sys.modules["dualgrad.tensor"]  # (the package's name ``tensor`` is the factory)
@@ -260,6 +260,14 @@ class Tracer:
         self.primals: dict = {}  # (op, params, argument kinds) -> primal_callable's result
         self.sources: list = []  # (array or list, snapshot) a constant was copied from
         self.foreign: dict = {}  # id(tensor) -> weakref: tensors other threads made during the call
+        # Training steps: effects on tensors the caller holds, repeated by every replay in order.
+        self.paused = False  # inside an opaque call (an optimizer's step): nothing is recorded
+        self.pre_grads: set = set()  # id of each .grad read that existed before the call (its values: not traced)
+        self.installed: set = set()  # id of each tensor made in the call that became a held tensor's .grad
+        self.grad_set: set = set()  # id of each held tensor whose .grad the call set
+        self.written: set = set()  # id of each held tensor the call wrote into (in place)
+        self.opaque = False  # an opaque call ran (it may change held tensors' versions and grads)
+        self.grad_before: dict = {}  # id(parameter) -> whether its .grad was None when an opaque call began
         self.input_ids = {id(t) for t in inputs}
         for t in inputs:
             array = t._data if isinstance(t, Tensor) else t
@@ -301,7 +309,11 @@ class Tracer:
             return self._new_slot(array, "fresh")
         made_elsewhere = self.foreign.get(id(t))
         if made_elsewhere is not None and made_elsewhere() is t:
-            raise Unsupported("a tensor made by another thread during the call", user_location())
+            raise Unsupported("a tensor made by another thread (or by an optimizer's step) during the call",
+                              user_location())
+        if id(t) in self.pre_grads:
+            raise Unsupported("reads the values of a .grad that existed before the call (gradients accumulated "
+                              "across calls: zero them in the function, or before calling it)", user_location())
         self._check_no_alias(array, "a tensor held by the caller")
         counter = t._counter
         self.held.append((t, array, 0 if counter is None else counter.value, t._requires_grad, t._grad))
@@ -472,11 +484,13 @@ class Tracer:
         if not dest.flags.writeable:
             raise Unsupported("an in-place write through a read-only (expanded) view", user_location())
         slot = self.slot_of_tensor(t)
-        if self.origin[slot] in ("input", "held", "external"):
-            raise Unsupported("an in-place write into a tensor the caller holds (an input or a closed-over "
-                              "tensor)", user_location())
+        held = self.origin[slot] == "held" and t._view is None and dest is self.arrays[slot] and any(
+            h[0] is t for h in self.held)
+        if self.origin[slot] in ("input", "external") or self.origin[slot] == "held" and not held:
+            raise Unsupported("an in-place write into a tensor the caller holds (an input, or a view of a "
+                              "closed-over tensor)", user_location())
         for other, known in enumerate(self.arrays):
-            if np.may_share_memory(dest, known):
+            if other != slot and np.may_share_memory(dest, known):
                 if self.origin[other] in ("input", "held", "external"):
                     raise Unsupported("an in-place write into memory the caller holds", user_location())
                 if self.origin[other] == "fresh" and other not in self.mutable:
@@ -485,6 +499,63 @@ class Tracer:
                     self.mutable.add(other)
         source = self.slot_of_tensor(result)
         self.steps.append(Step("write", None, "copyto", [("slot", slot), ("slot", source)]))
+        if held:  # (a closed-over tensor written in place, a parameter's update: its version moves as eagerly)
+            self.written.add(id(t))
+            self.steps.append(Step("effect", t._bump_version, "version bump", []))
+
+    def record_new_grad(self, leaf: Tensor, grad: Tensor, new: Tensor) -> None:
+        """``backward()`` gave ``leaf`` (whose .grad was None) the new .grad ``new``, a copy of ``grad``
+        (``engine._accumulate_into_leaf``): a copy step, and for a held leaf the effect setting its .grad."""
+        leaf_slot = self.slot_of_tensor(leaf)
+        origin = self.origin[leaf_slot]
+        if origin == "input":
+            raise Unsupported("backward() sets .grad of an argument", user_location())
+        source = self.slot_of_tensor(grad)
+        out = self._new_slot(new._data, "step")
+        self.steps.append(Step("op", _new_grad_array, "new .grad", [("slot", leaf_slot), ("slot", source)], (out,),
+                               how="copy", expr="{new_grad}({0}, {1})", objects={"new_grad": _new_grad_array}))
+        if origin == "held":
+            self._set_grad(leaf, ("slot", out), new)
+
+    def record_set_grad(self, t: Tensor, value: Any) -> None:
+        """``t.grad = value`` for a tensor the caller holds: None, or a tensor made in the call."""
+        if value is None:
+            self.slot_of_tensor(t)
+            self._set_grad(t, ("const", None), None)
+            return
+        if not isinstance(value, Tensor) or type(value) is not Tensor or not _is_fresh(self, value):
+            raise Unsupported("assigns .grad of a tensor the caller holds a tensor that existed before the call",
+                              user_location())
+        self.slot_of_tensor(t)
+        self._set_grad(t, ("slot", self.slot_of_tensor(value)), value)
+
+    def _set_grad(self, t: Tensor, arg: tuple, value: Tensor | None) -> None:
+        if not any(h[0] is t for h in self.held):
+            raise Unsupported("sets .grad of a tensor made in the call from outside it", user_location())
+        self.grad_set.add(id(t))
+        if value is not None:
+            self.installed.add(id(value))
+        self.steps.append(Step("effect", _grad_setter(t), "set .grad", [arg]))
+
+    def record_opaque(self, call: Callable, name: str) -> None:
+        """An opaque call (an optimizer's ``step``, a ``zero_grad``): run again, as it is, by every replay."""
+        self.opaque = True
+        self.steps.append(Step("effect", call, name, []))
+
+
+def _new_grad_array(data: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """The array of a new .grad as the engine makes it (``engine._accumulate_into_leaf``): the layout of the
+    parameter's ``data`` when dense, C order otherwise, holding ``grad``."""
+    dense = data.flags.c_contiguous or data.flags.f_contiguous or engine._is_dense(data)
+    new = np.empty_like(data) if dense else np.empty(data.shape, data.dtype)
+    np.copyto(new, grad)
+    return new
+
+
+def _grad_setter(t: Tensor) -> Callable:
+    def set_grad(array: Any) -> None:
+        t._grad = None if array is None else _wrap(array)
+    return set_grad
 
 
 def _arrays_in(value: Any, depth: int = 4) -> list:
@@ -669,10 +740,65 @@ def _copy_tangent(t: Tensor) -> Tensor:
 
 def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> None:
     tracer = LOCAL.tracer
-    if tracer is not None:
-        tracer.fail(Unsupported("backward() accumulates into .grad of a leaf (a training step: v1 runs it "
-                                "eagerly)", user_location()))
+    if tracer is None:
+        _ORIGINALS["_accumulate_into_leaf"](leaf, grad, create_graph)
+        return
+    if leaf._grad is not None or create_graph:
+        tracer.fail(Unsupported("backward() accumulates into an existing .grad, or with create_graph=True",
+                                user_location()))
+        _ORIGINALS["_accumulate_into_leaf"](leaf, grad, create_graph)
+        return
+    if tracer.failure is None:
+        try:  # (a leaf first seen here: noted with its .grad before this call gives it one)
+            tracer.slot_of_tensor(leaf)
+        except Unsupported as failure:
+            tracer.fail(failure)
     _ORIGINALS["_accumulate_into_leaf"](leaf, grad, create_graph)
+    if tracer.failure is None:
+        try:
+            tracer.record_new_grad(leaf, grad, leaf._grad)
+        except Unsupported as failure:
+            tracer.fail(failure)
+
+
+def _parameters(owner: Any) -> list:
+    """The tensors an optimizer or a module updates (its parameters)."""
+    groups = getattr(owner, "param_groups", None)
+    if groups is not None:
+        return [p for group in groups for p in group["params"]]
+    return list(owner.parameters())
+
+
+def _opaque(name: str, original: Callable) -> Callable:
+    """An optimizer's ``step``/``zero_grad`` or a module's ``zero_grad`` while tracing: run as it is (on raw
+    arrays, unseen by dispatch), and again by every replay at the same point (``Tracer.record_opaque``)."""
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        tracer = LOCAL.tracer
+        if tracer is None:
+            return original(self, *args, **kwargs)
+        if not all(v is None or type(v) in (bool, int, float) for v in (*args, *kwargs.values())):
+            tracer.fail(Unsupported(f"{type(self).__name__}.{name}() with a closure or a tensor argument",
+                                    user_location()))
+            return original(self, *args, **kwargs)
+        seen = {id(h[0]) for h in tracer.held}  # (their .grad was noted when first seen, before this call)
+        for p in _parameters(self):  # (their .grad before the call, for the guards: the call may change it)
+            if id(p) not in seen:
+                tracer.grad_before.setdefault(id(p), p._grad is None)
+        LOCAL.tracer = None
+        tracer.paused = True
+        try:
+            result = original(self, *args, **kwargs)
+        finally:
+            LOCAL.tracer = tracer
+            tracer.paused = False
+        if tracer.failure is None:
+            tracer.record_opaque(lambda: original(self, *args, **kwargs), f"{type(self).__name__}.{name}()")
+        return result
+
+    call.__name__ = name
+    call.__wrapped__ = original
+    return call
 
 
 def _add_hook(hooks: dict, fn: Callable) -> Any:
@@ -688,19 +814,26 @@ def _is_fresh(tracer: Tracer, t: Tensor) -> bool:
 
 
 def _grad_property() -> property:
-    """``.grad`` of a tensor the caller holds is state no guard sees (reassigned between calls)."""
+    """``.grad`` of a tensor the caller holds, while tracing: reading it gives a Python decision (``is None``,
+    guarded) and, if it existed before the call, a tensor whose values the trace may not read; assigning None
+    or a tensor made in the call is an effect every replay repeats."""
     original = Tensor.__dict__["grad"]
 
     def get(self: Tensor) -> Any:
+        value = original.fget(self)
         tracer = LOCAL.tracer
-        if tracer is not None and not _is_fresh(tracer, self):
-            tracer.fail(Unsupported("reads .grad of a tensor the caller holds", user_location()))
-        return original.fget(self)
+        if tracer is not None and value is not None and not _is_fresh(tracer, self) and not _is_fresh(tracer, value) \
+                and id(value) not in tracer.installed:
+            tracer.pre_grads.add(id(value))
+        return value
 
     def set_(self: Tensor, value: Any) -> None:
         tracer = LOCAL.tracer
-        if tracer is not None and not _is_fresh(tracer, self):
-            tracer.fail(Unsupported("assigns .grad of a tensor the caller holds", user_location()))
+        if tracer is not None and not _is_fresh(tracer, self) and tracer.failure is None:
+            try:
+                tracer.record_set_grad(self, value)
+            except Unsupported as failure:
+                tracer.fail(failure)
         original.fset(self, value)
 
     def delete(self: Tensor) -> None:
@@ -769,6 +902,9 @@ def install_hooks() -> None:
         forward_engine._copy = _copy_tangent
         engine._accumulate_into_leaf = _accumulate_into_leaf
         _ORIGINALS["add_hook"] = tensor_module.add_hook
+        _ORIGINALS["opaque"] = [(klass, name, klass.__dict__[name]) for klass, name in _opaque_methods()]
+        for klass, name, method in _ORIGINALS["opaque"]:
+            setattr(klass, name, _opaque(name, method))
         tensor_module.add_hook = node_module.add_hook = _add_hook
         for name in LOOKS:
             setattr(Tensor, name, _look(name))
@@ -800,6 +936,16 @@ def remove_hooks() -> None:
         forward_engine._copy = _ORIGINALS["_copy_tangent"]
         tensor_module.add_hook = node_module.add_hook = _ORIGINALS["add_hook"]
         engine._accumulate_into_leaf = _ORIGINALS["_accumulate_into_leaf"]
+        for klass, name, method in _ORIGINALS["opaque"]:
+            setattr(klass, name, method)
+
+
+def _opaque_methods() -> list:
+    """``(class, name)`` of the methods a replay calls as they are (``_opaque``)."""
+    from ..nn.module import Module
+    from ..optim.optimizer import Optimizer
+
+    return [(Optimizer, "step"), (Optimizer, "zero_grad"), (Module, "zero_grad")]
 
 
 class TraceObserver:
@@ -813,6 +959,8 @@ class TraceObserver:
 
         def traced(op: Any, args: tuple, params: dict) -> Any:
             out = run(op, args, params)
+            if tracer.paused:
+                return out
             if tracer.failure is None and id(out) not in tracer.pending:
                 try:
                     tracer.record_op(op, args, params, out)
