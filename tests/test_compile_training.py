@@ -16,9 +16,11 @@ import dualgrad as dg
 from dualgrad.compile import CompileWarning, api
 
 
-@pytest.fixture(autouse=True)
-def _no_safety_net():
-    api.SAFETY_NET[0] = False
+@pytest.fixture(autouse=True, params=[False, True], ids=["exact", "safety_net"])
+def _safety_net(request):
+    """Without the safety net the replays must be exact on their own; with it (the default), a replay with
+    effects must not also run eagerly (the step would be taken twice)."""
+    api.SAFETY_NET[0] = request.param
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileWarning)
         yield

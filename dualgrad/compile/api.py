@@ -186,7 +186,7 @@ class CompiledFunction:
                     for guard in entry.held:
                         guard.refresh()
                 result = self._outputs(entry, out, leaves)
-                if not entry.verified and SAFETY_NET[0]:
+                if not entry.verified and SAFETY_NET[0] and not entry.program.effects:  # (effects: not twice)
                     return self._check(entry, result, args, kwargs), entry
                 return result, entry
         elif self.cache:
