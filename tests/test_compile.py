@@ -301,8 +301,6 @@ def test_non_callable_is_a_type_error():
 def test_bad_options():
     with pytest.raises(ValueError, match="cache_size must be a positive int"):
         dg.compile(lambda x: x, cache_size=0)
-    with pytest.raises(NotImplementedError, match="dynamic=True"):
-        dg.compile(lambda x: x, dynamic=True)
 
 
 def test_returning_an_unguardable_object_is_a_type_error():

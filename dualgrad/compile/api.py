@@ -25,6 +25,7 @@ from .guards import (
     closure_failure,
     closure_guards,
     describe_difference,
+    dynamic_key,
     flat_arguments,
 )
 from .replay import Miss, Program
@@ -35,7 +36,9 @@ from .trace import (
     Tracer,
     Unsupported,
     install_hooks,
+    install_size_hooks,
     remove_hooks,
+    remove_size_hooks,
     unchanged,
 )
 
@@ -56,7 +59,8 @@ class CompileError(RuntimeError):
 class _Entry:
     """One trace: its replay (None: run eagerly), its held-tensor and closure guards, its outputs."""
 
-    __slots__ = ("program", "held", "closure", "template", "spec", "verified", "reason", "identity", "sources")
+    __slots__ = ("program", "held", "closure", "template", "spec", "verified", "reason", "identity", "sources",
+                 "polymorphic", "checked")
 
     def __init__(self) -> None:
         self.program: Program | None = None
@@ -68,13 +72,16 @@ class _Entry:
         self.reason = ""
         self.identity: list = []  # (leaf position, weakref): arguments the function may also reach otherwise
         self.sources: list = []  # (array or list, snapshot): what constants were copied from
+        self.polymorphic = False  # (dynamic=True) replayed for any input sizes of its guard set
+        self.checked: set = set()  # (polymorphic) exact guard keys the safety net compared with eager
 
 
 class CompiledFunction:
     """The callable ``dualgrad.compile`` returns: ``fn``'s semantics, replayed where a trace fits."""
 
-    def __init__(self, fn: Callable, fullgraph: bool, cache_size: int) -> None:
+    def __init__(self, fn: Callable, fullgraph: bool, cache_size: int, dynamic: bool = False) -> None:
         self.fn = fn
+        self.dynamic = dynamic
         self.fullgraph = fullgraph
         self.cache_size = cache_size
         self.cache: dict = {}
@@ -145,7 +152,7 @@ class CompiledFunction:
         """The compiled function ``make()`` of a composed call (its vjp, jvp or vmap), made once per ``key``."""
         found = self._derived.get(key)
         if found is None:
-            found = self._derived[key] = CompiledFunction(make(), self.fullgraph, self.cache_size)
+            found = self._derived[key] = CompiledFunction(make(), self.fullgraph, self.cache_size, self.dynamic)
             found.__name__ = f"{key[0]} of {self.__name__}"
         return found
 
@@ -157,19 +164,24 @@ class CompiledFunction:
         except NotGuardable as exc:
             self._fallback(str(exc))
             return self.fn(*args, **kwargs), None
-        entries = self.cache.get(key)
+        groups = [self.cache.get(key)]
+        dkey = None
+        if self.dynamic:
+            dkey = ("any sizes",) + dynamic_key(leaves, spec)
+            groups.append(self.cache.get(dkey))
+        candidates = [(group, entry) for group in groups if group for entry in list(group)]
         reasons = []
-        if entries:
+        if candidates:
             arrays = [leaf._data if type(leaf) is Tensor else leaf for leaf in leaves
                       if isinstance(leaf, (Tensor, np.ndarray))]
-            for entry in list(entries):
+            for group, entry in candidates:
                 failure = self._other_arguments(entry, leaves)
                 if failure is not None:
                     reasons.append(failure)
                     continue
                 failure = self._stale(entry)
                 if failure is not None:
-                    entries.remove(entry)
+                    group.remove(entry)
                     reasons.append(failure)
                     continue
                 if entry.program is None:
@@ -186,19 +198,24 @@ class CompiledFunction:
                     for guard in entry.held:
                         guard.refresh()
                 result = self._outputs(entry, out, leaves)
-                if not entry.verified and SAFETY_NET[0] and not entry.program.effects:  # (effects: not twice)
-                    return self._check(entry, result, args, kwargs), entry
+                unchecked = key not in entry.checked if entry.polymorphic else not entry.verified
+                if unchecked and SAFETY_NET[0] and not entry.program.effects:  # (effects: not twice)
+                    return self._check(entry, result, args, kwargs, key), entry
                 return result, entry
         elif self.cache:
             nearest = list(self.cache)[-1]
-            reasons.append(describe_difference(nearest, key))
+            if nearest[0] == "any sizes":  # (a dynamic trace: its key has ranks and a broadcasting pattern)
+                text = describe_difference(nearest[1:5], dkey[1:5])
+                reasons.append("which dimensions are 1 or equal changed" if text == "a new guard set" else text)
+            else:
+                reasons.append(describe_difference(nearest, key))
         else:
             reasons.append("first call")
         if self.traces >= self.cache_size:
             self._fallback(f"cache_size={self.cache_size} reached (last miss: {'; '.join(reasons)})",
                            once="cache")
             return self.fn(*args, **kwargs), None
-        return self._trace(key, leaves, args, kwargs, "; ".join(reasons))
+        return self._trace(key, leaves, args, kwargs, "; ".join(reasons), dkey)
 
     def _eager_reason(self, leaves: list) -> str | None:
         """None to replay; ``_NODE`` for one node (arguments that require grad, carry tangents or are batched);
@@ -240,7 +257,8 @@ class CompiledFunction:
         return closure_failure(entry.closure)
 
     # -- tracing -------------------------------------------------------------------
-    def _trace(self, key: tuple, leaves: list, args: tuple, kwargs: dict, reason: str) -> Any:
+    def _trace(self, key: tuple, leaves: list, args: tuple, kwargs: dict, reason: str,
+               dkey: tuple | None = None) -> Any:
         self.traces += 1
         self.events.append(f"trace {self.traces}: {reason}")
         entry = _Entry()
@@ -248,10 +266,12 @@ class CompiledFunction:
         entry.closure = closure_guards(self.fn, reached)
         inputs = [leaf for leaf in leaves if isinstance(leaf, (Tensor, np.ndarray))]
         before = [_tensor_state(t) for t in inputs if isinstance(t, Tensor)]
-        tracer = Tracer(inputs)
+        tracer = Tracer(inputs, dynamic=dkey is not None)
         observer = TraceObserver(tracer)
         LOCAL.tracer = tracer
         install_hooks()
+        if dkey is not None:
+            install_size_hooks()
         ACTIVE.add(tracer)
         install_observer(observer)
         try:
@@ -261,6 +281,8 @@ class CompiledFunction:
             LOCAL.tracer = None
             ACTIVE.discard(tracer)
             remove_hooks()
+            if dkey is not None:
+                remove_size_hooks()
         tracer.pending.clear()
         out_leaves, entry.spec = flatten(result)
         try:
@@ -301,6 +323,13 @@ class CompiledFunction:
                           for t, array, version, requires_grad, grad in tracer.held]
             for guard in entry.held:
                 guard.refresh()
+        if dkey is not None and entry.program is not None:
+            why = tracer.size_dependent or entry.program.size_dependence()
+            if why is None:
+                entry.polymorphic = True
+                entry.checked.add(key)  # (the traced call itself was eager)
+                key = dkey
+            self.events[-1] += " (for any sizes of these ranks)" if why is None else f" (for these sizes only: {why})"
         self.cache.setdefault(key, []).append(entry)
         return result, entry
 
@@ -365,7 +394,7 @@ class CompiledFunction:
                 built.append(value)
         return unflatten(built, entry.spec)
 
-    def _check(self, entry: _Entry, result: Any, args: tuple, kwargs: dict) -> Any:
+    def _check(self, entry: _Entry, result: Any, args: tuple, kwargs: dict, key: tuple = ()) -> Any:
         """The safety net: compare the first replay of a trace with an eager call."""
         expected = self.fn(*args, **kwargs)
         got_leaves, got_spec = flatten(result)
@@ -380,6 +409,7 @@ class CompiledFunction:
             self._fallback(entry.reason)
             return expected
         entry.verified = True
+        entry.checked.add(key)
         return result
 
 
@@ -502,9 +532,6 @@ def compile(fn: Callable | None = None, *, dynamic: bool = False, fullgraph: boo
         return lambda f: compile(f, dynamic=dynamic, fullgraph=fullgraph, cache_size=cache_size)
     if not callable(fn):
         raise TypeError(f"dualgrad.compile() expects a callable, got {type(fn).__name__}")
-    if dynamic:
-        raise NotImplementedError("dualgrad.compile(dynamic=True): shape-polymorphic traces are not supported "
-                                  "yet; each new shape is traced")
     if not isinstance(cache_size, int) or isinstance(cache_size, bool) or cache_size < 1:
         raise ValueError(f"dualgrad.compile(): cache_size must be a positive int, got {cache_size!r}")
-    return CompiledFunction(fn, fullgraph, cache_size)
+    return CompiledFunction(fn, fullgraph, cache_size, bool(dynamic))

@@ -74,6 +74,23 @@ def call_key(leaves: list, spec: Any) -> tuple:
     return (modes, repr(spec), keys, same)
 
 
+def dynamic_key(leaves: list, spec: Any) -> tuple:
+    """The guard key of a call for ``dynamic=True``: ``call_key`` with each tensor's sizes replaced by its rank,
+    which of its dimensions are 1, and which dimensions of all tensor arguments have equal sizes (the
+    broadcasting pattern: it decides whether an elementwise op broadcasts, and so its gradient's reductions)."""
+    modes, spec_text, keys, same = call_key(leaves, spec)
+    sizes: dict = {}
+    pattern = []
+    dynamic_keys = []
+    for leaf, key in zip(leaves, keys):
+        if type(leaf) is Tensor and type(key[3]) is str:  # (C or F order: the strides follow from the sizes)
+            shape = key[1]
+            pattern.append(tuple(sizes.setdefault(n, len(sizes)) for n in shape))
+            key = (key[0], (len(shape), tuple(n == 1 for n in shape))) + key[2:]
+        dynamic_keys.append(key)
+    return (modes, spec_text, tuple(dynamic_keys), same, tuple(pattern))
+
+
 def describe_difference(old: tuple, new: tuple) -> str:
     """Which guard of ``old`` the key ``new`` fails, in words."""
     reasons = []

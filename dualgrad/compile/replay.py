@@ -139,6 +139,17 @@ class Program:
         exec(code, self.namespace)  # noqa: S102 - source generated above from the trace
         self.run = self.namespace["replay"]
 
+    def size_dependence(self) -> str | None:
+        """Why this replay holds only for the traced input sizes (None: for any sizes of the same ranks and
+        broadcasting pattern): shape checks of ops whose result shapes vary, index-value checks, writes and
+        effects (into arrays of fixed sizes)."""
+        for step in self.steps:
+            if step.kind == "op" and step.shape is not None:
+                return f"{step.name}'s result shape is checked"
+            if step.kind in ("equal", "write", "effect"):
+                return f"a {step.kind} step ({step.name})"
+        return None
+
     @staticmethod
     def _reusable(tracer: Any, step: Step, index: int, last_use: dict, views: list) -> int | None:
         """The position of an argument whose buffer can take this ufunc's result (``out=``): a step's

@@ -85,7 +85,7 @@ class Step:
     """
 
     __slots__ = ("kind", "fn", "name", "how", "args", "outs", "shape", "expected", "where", "key", "params", "wrap",
-                 "expr", "objects")
+                 "expr", "objects", "family", "symbolic")
 
     def __init__(self, kind: str, fn: Any, name: str, args: list, outs: tuple = (), **extra: Any) -> None:
         self.kind = kind
@@ -102,6 +102,8 @@ class Step:
         self.wrap = extra.get("wrap", False)
         self.expr = extra.get("expr", "")
         self.objects = extra.get("objects", {})
+        self.family = extra.get("family", "")
+        self.symbolic = extra.get("symbolic", False)  # (dynamic) its shape parameter follows the input sizes
 
 
 class _Local(threading.local):
@@ -243,7 +245,10 @@ def _describe(code: Any) -> str:
 class Tracer:
     """Observer that records one call (see the module docstring)."""
 
-    def __init__(self, inputs: list) -> None:
+    def __init__(self, inputs: list, dynamic: bool = False) -> None:
+        # dynamic=True: why the trace holds only for its input sizes (None: for any sizes of the same ranks)
+        self.dynamic = dynamic
+        self.size_dependent: str | None = None
         self.arrays: list = []  # slot -> array (kept alive: ids stay unique while tracing)
         # slot -> "input", "step", "fresh" (a constant made in the call, in memory of its own), "external" (a
         # constant in the caller's memory: a raw array, ``from_numpy``) or "held" (a tensor that existed before)
@@ -269,9 +274,33 @@ class Tracer:
         self.opaque = False  # an opaque call ran (it may change held tensors' versions and grads)
         self.grad_before: dict = {}  # id(parameter) -> whether its .grad was None when an opaque call began
         self.input_ids = {id(t) for t in inputs}
-        for t in inputs:
+        self.input_dims: dict = {}  # (dynamic) size -> (input position, axis) of a tensor input's dimension
+        for position, t in enumerate(inputs):
             array = t._data if isinstance(t, Tensor) else t
             self.inputs.append(self._new_slot(array, "input"))
+            if isinstance(t, Tensor):
+                for axis, n in enumerate(array.shape):
+                    self.input_dims.setdefault(n, (position, axis))
+
+    def size_products(self) -> set | None:
+        """(dynamic) Every product of two or more input dimensions' sizes, and each size above 1 (None if too
+        many dimensions to enumerate: every computed number then counts as a possible size)."""
+        products = self.__dict__.get("_products")
+        if products is None and "_products" not in self.__dict__:
+            sizes = [n for a in (self.arrays[s] for s in self.inputs) for n in a.shape]
+            if len(sizes) > 12:
+                products = None
+            else:
+                products = set()
+                for mask in range(1, 1 << len(sizes)):
+                    product = 1
+                    for i, n in enumerate(sizes):
+                        if mask >> i & 1:
+                            product *= n
+                    if product > 1:
+                        products.add(float(product))
+            self.__dict__["_products"] = products
+        return products
 
     # -- slots ----------------------------------------------------------------------
     def _new_slot(self, array: np.ndarray, origin: str) -> int:
@@ -455,6 +484,11 @@ class Tracer:
         if len(again) != len(arrays) or not all(_same_array(x, y) for x, y in zip(again, arrays)):
             raise Unsupported(f"{op.name}: a replay of the call does not give dispatch's result "
                               "(random, or computed differently)", user_location())
+        symbolic = None
+        if self.dynamic and op.name in _SIZED_SHAPE_OPS and how == "impl":
+            symbolic = symbolic_shape(self, op, slots, params)
+            if symbolic is not None:  # (the call with its shape written in terms of the inputs' sizes)
+                expr, objects = "{impl}({0}, shape=" + symbolic + ")", {"impl": op.impl}
         out_slots = tuple(self._new_slot(a, "step") for a in arrays)
         # (basic indexing, ``x[1:, None]``: the shape follows from x's; an index array may not)
         basic_index = op.name == "getitem" and len(args) == 1 and not _holds_array(params)
@@ -462,7 +496,10 @@ class Tracer:
         self.steps.append(Step("op", fn, op.name, slots, out_slots, how=how,
                                shape=tuple(a.shape for a in arrays) if check_shape else None,
                                key=None if key is None else key + (how,), params=params,
-                               wrap=op.multi_output or type(result) is not _ndarray, expr=expr, objects=objects))
+                               wrap=op.multi_output or type(result) is not _ndarray, expr=expr, objects=objects,
+                               family=op.family, symbolic=symbolic is not None))
+        if self.dynamic and self.size_dependent is None:
+            self.size_dependent = _size_dependence(self, op, slots, params)
 
     def record_copy(self, t: Tensor, copy: Tensor) -> None:
         """``copy``'s array is a fresh copy of ``t``'s (``inplace._snapshot``): a copy step."""
@@ -541,6 +578,99 @@ class Tracer:
         """An opaque call (an optimizer's ``step``, a ``zero_grad``): run again, as it is, by every replay."""
         self.opaque = True
         self.steps.append(Step("effect", call, name, []))
+
+
+# Parameters of a reduction that name axes (rank-based, so they hold for any sizes).
+_AXIS_PARAMS = {"axis", "dim", "keepdims", "keepdim", "dtype", "correction", "ddof"}
+
+
+def _numbers(value: Any, depth: int = 0) -> list:
+    if type(value) in (int, float, complex) or isinstance(value, np.generic):
+        return [value]
+    if depth < 3 and isinstance(value, (tuple, list)):
+        return [n for v in value for n in _numbers(v, depth + 1)]
+    if depth < 3 and isinstance(value, dict):
+        return [n for v in value.values() for n in _numbers(v, depth + 1)]
+    return []
+
+
+# Shape ops whose parameters name axes (rank-based): they hold for any sizes.
+# (Not cat or stack: their output sizes are sums or counts, which another size could equal by chance, and
+# ``symbolic_shape`` relies on every size in the trace being an input's or 1.)
+_RANK_SHAPE_OPS = {"permute", "squeeze", "unsqueeze", "flip", "triu", "tril", "transpose", "movedim"}
+# Shape ops whose ``shape`` parameter a dynamic trace writes in terms of the input sizes (``symbolic_shape``).
+_SIZED_SHAPE_OPS = {"reshape", "expand", "broadcast_to"}
+
+
+def _size_dependence(tracer: Tracer, op: Any, slots: list, params: dict) -> str | None:
+    """Why the op call just recorded may hold only for the traced input sizes (None if it holds for any):
+    an op whose parameters or output hold sizes (other than a reshape or expand whose target shape is
+    written in terms of the input sizes), numbers not given by the user's code (dualgrad may have computed
+    them from sizes: a mean's count), constants of more than one element (their shapes are fixed)."""
+    family = op.family
+    if family == "reduction":
+        if not set(params) <= _AXIS_PARAMS:
+            return f"{op.name}: parameters {sorted(params)}"
+    elif family == "shape":
+        if op.name not in _RANK_SHAPE_OPS and not (op.name in _SIZED_SHAPE_OPS and tracer.steps[-1].symbolic):
+            return f"{op.name} (its parameters or result hold sizes)"
+    elif family == "linear" and params or family not in ("elementwise", "linear"):
+        return f"{op.name} (a {family} op: sizes in its parameters or result)"
+    elif any(_size_like(tracer, v) and not _user_supplied(v) for v in _numbers(params)):
+        return f"{op.name}: parameters computed inside dualgrad"
+    for kind, value in slots:
+        if kind == "const":
+            if any(_size_like(tracer, v) for v in _numbers(value)) and not _user_supplied(value):
+                return f"{op.name}: a number computed inside dualgrad that may be a size ({value!r})"
+        elif tracer.origin[value] not in ("input", "step") and tracer.arrays[value].size > 1:
+            return f"{op.name}: a constant of shape {tracer.arrays[value].shape}"
+    return None
+
+
+def _size_like(tracer: Tracer, value: Any) -> bool:
+    """Whether a number dualgrad computed may come from the input sizes: it (or its reciprocal), or it plus or
+    minus one, is a product of input dimensions (a mean's count, a variance's n - 1), or it is not a real
+    number of an exact integer kind. Other numbers (a power's exponent) are size-free."""
+    products = tracer.size_products()
+    if products is None:
+        return True
+    try:
+        real = float(value)
+    except (TypeError, ValueError):
+        return True
+    candidates = {real, real + 1, real - 1}
+    if real:
+        candidates |= {1.0 / real, 1.0 / real + 1, 1.0 / real - 1}
+    return any(c in products for c in candidates)
+
+
+def symbolic_shape(tracer: Tracer, op: Any, slots: list, params: dict) -> str | None:
+    """For a dynamic trace, the source text of a reshape's or expand's target ``shape`` in terms of the replay's
+    inputs (``x0.shape[1]``), or None. Only a shape dualgrad computed (not the user's literal) whose sizes
+    other than 1 are, in order, those of an array of the trace so far (a gradient reshaped back or expanded to
+    a shape met in the forward pass), each of them the size of some input dimension. Until the trace is found
+    size-dependent, every size in it is an input's or 1 (its ops are elementwise, reductions, rank-based shape
+    ops and such reshapes), and the broadcasting pattern guard keeps equal input sizes equal: that input size
+    is the same one at replay."""
+    shape = params.get("shape")
+    if type(shape) is not tuple or len(params) != 1 or _user_supplied(shape):
+        return None
+    wanted = tuple(n for n in shape if n != 1)
+    if tracer.size_dependent is not None or not any(
+            tuple(n for n in a.shape if n != 1) == wanted for a in tracer.arrays):
+        return None
+    parts = []
+    for n in shape:
+        if type(n) is not int:
+            return None
+        if n == 1:
+            parts.append("1")
+            continue
+        where = tracer.input_dims.get(n)
+        if where is None:
+            return None
+        parts.append(f"x{where[0]}.shape[{where[1]}]")
+    return "(" + "".join(p + ", " for p in parts) + ")"
 
 
 def _new_grad_array(data: np.ndarray, grad: np.ndarray) -> np.ndarray:
@@ -938,6 +1068,47 @@ def remove_hooks() -> None:
         engine._accumulate_into_leaf = _ORIGINALS["_accumulate_into_leaf"]
         for klass, name, method in _ORIGINALS["opaque"]:
             setattr(klass, name, method)
+
+
+SIZE_READS = ("shape", "size", "__len__", "numel", "nelement", "__iter__")
+_SIZE_COUNT = [0]
+
+
+def _size_read(name: str, original: Any) -> Any:
+    """``Tensor.<name>`` while a ``dynamic=True`` trace runs: a read by the user's code (not dualgrad's) makes
+    the trace hold only for the traced sizes (the code may branch on them or compute with them)."""
+    getter = original.fget if isinstance(original, property) else original
+
+    def read(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        tracer = LOCAL.tracer
+        if tracer is not None and tracer.dynamic and tracer.size_dependent is None:
+            caller = sys._getframe(1).f_code.co_filename
+            if not caller.startswith(_DUALGRAD_DIR) and not caller.startswith(_NUMPY_DIR):
+                tracer.size_dependent = f"Tensor.{name} read at {user_location()}"
+        return getter(self, *args, **kwargs)
+
+    read.__name__ = name
+    return property(read, None, None, original.__doc__) if isinstance(original, property) else read
+
+
+def install_size_hooks() -> None:
+    """Report the user's reads of tensor sizes to ``dynamic=True`` traces (refcounted)."""
+    with _PATCH_LOCK:
+        _SIZE_COUNT[0] += 1
+        if _SIZE_COUNT[0] > 1:
+            return
+        _ORIGINALS["sizes"] = {name: Tensor.__dict__[name] for name in SIZE_READS if name in Tensor.__dict__}
+        for name, value in _ORIGINALS["sizes"].items():
+            setattr(Tensor, name, _size_read(name, value))
+
+
+def remove_size_hooks() -> None:
+    with _PATCH_LOCK:
+        _SIZE_COUNT[0] -= 1
+        if _SIZE_COUNT[0]:
+            return
+        for name, value in _ORIGINALS["sizes"].items():
+            setattr(Tensor, name, value)
 
 
 def _opaque_methods() -> list:
