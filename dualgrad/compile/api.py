@@ -515,12 +515,19 @@ def compile(fn: Callable | None = None, *, dynamic: bool = False, fullgraph: boo
     derivative computation included when ``fn`` computes derivatives) without dispatch,
     graph nodes or mode checks. Guards decide when a replay is valid: input shapes,
     dtypes, strides class, ``requires_grad``, grad and inference mode, Python argument
-    values, closed-over tensors (identity and version), closure and global values, and every
-    Python-level look at a traced value (``bool``, ``int``, ``float``, ``item``, ``tolist``).
-    A miss traces again (at most ``cache_size`` traces, then eager with one warning).
-    Constructs a replay cannot repeat run eagerly with a ``CompileWarning``, or raise
-    ``CompileError`` with ``fullgraph=True``. v1: calls on inputs that require grad (in
-    grad mode), carry tangents or are batched run eagerly.
+    values, closed-over tensors (identity, version, ``.grad`` None or not), closure and global
+    values, and every Python-level look at a traced value (``bool``, ``int``, ``float``,
+    ``item``, ``tolist``). A miss traces again (at most ``cache_size`` traces, then eager
+    with one warning). Constructs a replay cannot repeat run eagerly with a
+    ``CompileWarning``, or raise ``CompileError`` with ``fullgraph=True``.
+
+    It composes both ways: a call on tensors that require grad, carry tangents or are batched
+    is one node whose vjp, jvp and vmap rules are compiled replays of ``func.vjp``,
+    ``func.jvp`` and ``vmap`` of ``fn`` (``grad(compile(f))``, ``hessian``, ``vmap``,
+    ``.backward()``). A training step (``backward()`` into parameters' ``.grad``, in-place
+    updates under ``no_grad``, an optimizer's ``zero_grad``/``step``) replays with its
+    effects. With ``dynamic=True`` a trace is guarded on ranks instead of sizes and replays
+    for any sizes when all its steps allow it (else it keeps to its sizes).
 
     >>> import dualgrad as dg
     >>> f = dg.compile(dg.func.grad(lambda x: (x.sin() * x).sum()))
