@@ -28,7 +28,7 @@ from .guards import (
     dynamic_key,
     flat_arguments,
 )
-from .replay import Miss, Program
+from .replay import LazyProgram, Miss
 from .trace import (
     ACTIVE,
     LOCAL,
@@ -63,7 +63,7 @@ class _Entry:
                  "polymorphic", "checked")
 
     def __init__(self) -> None:
-        self.program: Program | None = None
+        self.program: LazyProgram | None = None
         self.held: list = []
         self.closure: list = []
         self.template: list = []
@@ -307,7 +307,7 @@ class CompiledFunction:
             _check_escapes(tracer, out_leaves)
             entry.identity = _held_arguments(leaves, (args, kwargs), result, inputs, reached)
             entry.sources = tracer.sources
-            entry.program = Program(tracer, slots)
+            entry.program = LazyProgram(tracer, slots)
         except Unsupported as failure:
             entry.program = None
             entry.reason = str(failure)

@@ -70,7 +70,8 @@ def _fold_constants(steps: list, tracer: Any, outputs: set) -> list:
     constant = {slot for slot, origin in enumerate(tracer.origin) if origin == "fresh"}
     kept = []
     for step in steps:
-        if (step.kind == "op" and all(kind != "slot" or value in constant for kind, value in step.args)
+        if (step.kind == "op" and not step.symbolic  # (a dynamic trace's shape follows the inputs: not constant)
+                and all(kind != "slot" or value in constant for kind, value in step.args)
                 and not any(o in outputs for o in step.outs)):
             for o in step.outs:
                 tracer.origin[o] = "fresh"
@@ -289,3 +290,45 @@ class Program:
                  else self._name(tracer, s) for s in self.outputs]
         lines.append(f"    return ({', '.join(names)}{',' if len(names) == 1 else ''})")
         return "\n".join(lines) + "\n"
+
+
+class LazyProgram:
+    """A ``Program`` built at its first replay, not when traced: a function called once pays for the recording
+    only (the source is generated and compiled when a second call needs it)."""
+
+    def __init__(self, tracer: Any, outputs: list) -> None:
+        self._parts: tuple | None = (tracer, outputs)
+        self._built: Program | None = None
+        self.effects = any(s.kind == "effect" for s in tracer.steps)
+
+    def program(self) -> Program:
+        if self._built is None:
+            tracer, outputs = self._parts
+            self._built = Program(tracer, outputs)
+            self._parts = None  # (the trace's arrays are not needed any more)
+        return self._built
+
+    def run(self, *arrays: Any) -> tuple:
+        return self.program().run(*arrays)
+
+    @property
+    def source_text(self) -> str:
+        return self.program().source_text
+
+    @property
+    def steps(self) -> list:
+        return self.program().steps
+
+    @property
+    def namespace(self) -> dict:
+        return self.program().namespace
+
+    def size_dependence(self) -> str | None:
+        """``Program.size_dependence`` of the recorded steps (before pruning: the same or more reasons)."""
+        steps = self._parts[0].steps if self._built is None else self._built.steps
+        for step in steps:
+            if step.kind == "op" and step.shape is not None:
+                return f"{step.name}'s result shape is checked"
+            if step.kind in ("equal", "write", "effect"):
+                return f"a {step.kind} step ({step.name})"
+        return None
