@@ -33,7 +33,8 @@ def _no_safety_net():
 def equal(got, want):
     got, want = dg._pytree.flatten(got)[0], dg._pytree.flatten(want)[0]
     return len(got) == len(want) and all(
-        a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a._data, b._data) for a, b in zip(got, want))
+        a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a._data, b._data, equal_nan=True)
+        for a, b in zip(got, want))
 
 
 def rand(*shape, seed=0):
