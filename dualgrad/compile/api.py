@@ -164,12 +164,14 @@ class CompiledFunction:
         except NotGuardable as exc:
             self._fallback(str(exc))
             return self.fn(*args, **kwargs), None
-        groups = [self.cache.get(key)]
+        group = self.cache.get(key)
+        candidates = [(group, entry) for entry in group] if group else []
         dkey = None
         if self.dynamic:
             dkey = ("any sizes",) + dynamic_key(leaves, spec)
-            groups.append(self.cache.get(dkey))
-        candidates = [(group, entry) for group in groups if group for entry in list(group)]
+            group = self.cache.get(dkey)
+            if group:
+                candidates += [(group, entry) for entry in group]
         reasons = []
         if candidates:
             arrays = [leaf._data if type(leaf) is Tensor else leaf for leaf in leaves

@@ -306,6 +306,7 @@ class LazyProgram:
             tracer, outputs = self._parts
             self._built = Program(tracer, outputs)
             self._parts = None  # (the trace's arrays are not needed any more)
+            self.run = self._built.run  # (later replays call the generated function directly)
         return self._built
 
     def run(self, *arrays: Any) -> tuple:
