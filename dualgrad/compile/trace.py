@@ -1112,11 +1112,17 @@ def remove_size_hooks() -> None:
 
 
 def _opaque_methods() -> list:
-    """``(class, name)`` of the methods a replay calls as they are (``_opaque``)."""
-    from ..nn.module import Module
-    from ..optim.optimizer import Optimizer
-
-    return [(Optimizer, "step"), (Optimizer, "zero_grad"), (Module, "zero_grad")]
+    """``(class, name)`` of the methods a replay calls as they are (``_opaque``): an optimizer's ``step`` and
+    ``zero_grad``, a module's ``zero_grad``. Found among the loaded modules (compile is a lower layer than
+    ``optim``: if it is not loaded, no optimizer can be in the call)."""
+    found = []
+    optimizer = sys.modules.get("dualgrad.optim.optimizer")
+    if optimizer is not None:
+        found += [(optimizer.Optimizer, "step"), (optimizer.Optimizer, "zero_grad")]
+    module = sys.modules.get("dualgrad.nn.module")
+    if module is not None:
+        found.append((module.Module, "zero_grad"))
+    return found
 
 
 class TraceObserver:
