@@ -256,3 +256,51 @@ def test_first_and_second_derivatives_match_finite_differences(ops, values):
         assert abs(fd - g[i].item()) <= 1e-6 * (1 + abs(fd))
         fd2 = ((grad(x + e, y) - grad(x - e, y)) / (2 * eps))._data
         np.testing.assert_allclose(fd2, h._data[i], rtol=1e-5, atol=1e-6)
+
+
+def test_vmap_with_other_in_dims_and_structured_outputs():
+    def f(x, y):
+        return {"a": (x * y).sin(), "b": x.exp().sum()}
+    compiled = dg.compile(f)
+    xs, y = dg.tensor(np.random.default_rng(1).standard_normal((3, 4))), dg.tensor([0.5, 1.0, 1.5])
+    got = dg.vmap(compiled, in_dims=(1, None), out_dims={"a": 1, "b": 0})(xs, y)
+    want = dg.vmap(f, in_dims=(1, None), out_dims={"a": 1, "b": 0})(xs, y)
+    assert_bits(got, want)
+
+
+def test_an_unsupported_trace_under_a_transform_runs_eagerly_with_one_warning():
+    def f(x):
+        return x.sin() * float(x.detach().numpy().sum())
+    compiled = dg.compile(f)
+    with pytest.warns(CompileWarning, match="numpy"):
+        got = func.grad(lambda x: compiled(x).sum())(X)
+    assert_bits(got, func.grad(lambda x: f(x).sum())(X))
+
+
+def test_float32_and_random_vmap():
+    compiled = dg.compile(lambda x: (x * x.cos()).sum())
+    x = dg.tensor([0.5, 1.0], dtype=dg.float32)
+    g = func.grad(compiled)(x)
+    assert g.dtype == dg.float32 and np.array_equal(g._data, func.grad(lambda x: (x * x.cos()).sum())(x)._data)
+    noisy = dg.compile(lambda x: x + dg.randn(2))
+    with pytest.warns(CompileWarning, match="outside dispatch"):
+        out = dg.vmap(noisy, randomness="different")(dg.zeros(3, 2))
+    again = dg.vmap(noisy, randomness="different")(dg.zeros(3, 2))
+    assert out.shape == (3, 2) and not np.array_equal(out._data[0], out._data[1])
+    assert not np.array_equal(out._data, again._data)
+
+
+def test_random_draws_under_a_compiled_vmap_are_not_constants():
+    # (drawn by a lambda of factories.py under vmap: a random draw, never a constant of the trace)
+    compiled = dg.compile(dg.vmap(lambda x: x + dg.randn(2), randomness="different"))
+    with pytest.warns(CompileWarning, match="outside dispatch"):
+        first = compiled(dg.zeros(3, 2))
+    assert not np.array_equal(first._data, compiled(dg.zeros(3, 2))._data)
+
+
+def test_a_batched_call_replays_without_retracing():
+    compiled = dg.compile(lambda x: x.sin() * 2)
+    for _ in range(3):
+        xs = dg.tensor(np.random.default_rng(2).standard_normal((3, 2)))
+        assert_bits(dg.vmap(compiled)(xs), dg.vmap(lambda x: x.sin() * 2)(xs))
+    assert "trace 2" not in compiled.explain()

@@ -277,7 +277,10 @@ def _batched_call(call: Call, tensors: list, level: Any) -> Any:
     values, dims = [], []
     for t in tensors:
         mine = type(t) is BatchedTensor and t.level == top
-        values.append(t.value if mine else t)
+        value = t.value if mine else t
+        # (a value no transform differentiates is passed as its alias: the BatchedTensor holding it is no
+        # other way for the function to reach it, which would guard it by identity)
+        values.append(_plain(value) if mine and type(value) is Tensor else value)
         dims.append(t.bdim if mine else None)
     in_dims = tuple(dims)
     randomness = level.randomness

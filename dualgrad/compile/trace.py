@@ -205,11 +205,24 @@ def _arguments(frame: Any) -> list:
 def _constant_creation(frame: Any) -> bool:
     """Whether the tensor ``frame``'s function makes is a constant: made by a factory from Python
     values (a ``*_like`` factory reads only the shape and dtype of its Tensor argument)."""
-    if frame is None or not _is_constant_creator(frame.f_code):
+    if frame is None or not _is_constant_creator(frame.f_code) or _drawn_at_random(frame):
         return False
     if frame.f_code.co_filename.endswith("factories.py") and not frame.f_code.co_name.endswith("like"):
         return not _has_tensor(_arguments(frame))
     return True
+
+
+def _drawn_at_random(frame: Any) -> bool:
+    """Whether a random factory is among the dualgrad frames around ``frame`` (a factory's helper, or the
+    lambda that draws a random tensor under vmap: ``batching.random_under_vmap``)."""
+    for _ in range(8):
+        if frame is None or not frame.f_code.co_filename.startswith(_DUALGRAD_DIR):
+            return False
+        name = frame.f_code.co_name
+        if name in RANDOM_CREATORS or name == "random_under_vmap":
+            return True
+        frame = frame.f_back
+    return False
 
 
 _CREATOR_CACHE: dict = {}
