@@ -438,7 +438,7 @@ def test_reading_grad_of_a_held_tensor_falls_back():
     p = dg.tensor([1.0, 2.0], requires_grad=True)
     (p * p).sum().backward()
     c = dg.compile(lambda p: p.detach() - 0.1 * p.grad)
-    with dg.no_grad(), pytest.warns(CompileWarning, match=r"reads the values of a \.grad that existed before"):
+    with dg.no_grad(), pytest.warns(CompileWarning, match=r"reads \.grad of an argument"):
         c(p)
     p.grad = dg.tensor([10.0, 10.0])
     with dg.no_grad():

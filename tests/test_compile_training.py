@@ -184,3 +184,23 @@ def test_random_training_runs_equal_eager(name, steps, seed):
     for p, q in zip(got_model.parameters(), want_model.parameters(), strict=True):
         assert np.array_equal(p._data, q._data)
     assert_state_equal(got_opt.state_dict(), want_opt.state_dict())
+
+
+def test_a_decision_on_grad_presence_is_guarded():
+    w = dg.tensor([1.0, 2.0], requires_grad=True)
+    f = lambda x: x * (2.0 if w.grad is None else 3.0)  # noqa: E731
+    c = dg.compile(f)
+    x = dg.tensor([1.0, 1.0])
+    assert c(x).tolist() == [2.0, 2.0]
+    w.grad = dg.tensor([0.0, 0.0])
+    assert c(x).tolist() == [3.0, 3.0] and "is not None now" in c.explain()
+
+
+def test_reading_grad_of_an_argument_runs_eagerly():
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    c = dg.compile(lambda x: x.detach() * (2.0 if x.grad is None else 3.0))
+    with dg.no_grad(), pytest.warns(CompileWarning, match=r"reads \.grad of an argument"):
+        assert c(x).tolist() == [2.0, 4.0]
+    x.grad = dg.tensor([0.0, 0.0])
+    with dg.no_grad():
+        assert c(x).tolist() == [3.0, 6.0]

@@ -965,8 +965,17 @@ def _grad_property() -> property:
     def get(self: Tensor) -> Any:
         value = original.fget(self)
         tracer = LOCAL.tracer
-        if tracer is not None and value is not None and not _is_fresh(tracer, self) and not _is_fresh(tracer, value) \
-                and id(value) not in tracer.installed:
+        if tracer is None or _is_fresh(tracer, self):
+            return value
+        if id(self) in tracer.input_ids:  # (no guard sees an argument's .grad)
+            tracer.fail(Unsupported("reads .grad of an argument", user_location()))
+            return value
+        if tracer.failure is None:
+            try:  # (held from now: its guard checks that .grad is None, or not, as now)
+                tracer.slot_of_tensor(self)
+            except Unsupported as failure:
+                tracer.fail(failure)
+        if value is not None and not _is_fresh(tracer, value) and id(value) not in tracer.installed:
             tracer.pre_grads.add(id(value))
         return value
 
