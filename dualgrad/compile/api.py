@@ -16,17 +16,19 @@ import numpy as np
 from ..base.pytree import flatten, unflatten
 from ..base.state import STATE, install_observer, remove_observer
 from ..tensor import Tensor, _wrap, mark_inference
-from ..vmap.batching import BatchedTensor
+from .compose import Eager, composed_call, needs_node, outside_error, outside_vmap
 from .guards import (
     HeldGuard,
     NotGuardable,
+    _leaf_key,
     call_key,
     closure_failure,
     closure_guards,
     describe_difference,
+    dynamic_key,
     flat_arguments,
 )
-from .replay import Miss, Program
+from .replay import LazyProgram, Miss
 from .trace import (
     ACTIVE,
     LOCAL,
@@ -34,13 +36,16 @@ from .trace import (
     Tracer,
     Unsupported,
     install_hooks,
+    install_size_hooks,
     remove_hooks,
+    remove_size_hooks,
     unchanged,
 )
 
 # The first replay of every new trace is also run eagerly and compared; a mismatch sends that
 # guard set to eager for good (tests switch this off to prove the replays exact on their own).
 SAFETY_NET = [True]
+_NODE = "node"
 
 
 class CompileWarning(UserWarning):
@@ -54,10 +59,11 @@ class CompileError(RuntimeError):
 class _Entry:
     """One trace: its replay (None: run eagerly), its held-tensor and closure guards, its outputs."""
 
-    __slots__ = ("program", "held", "closure", "template", "spec", "verified", "reason", "identity", "sources")
+    __slots__ = ("program", "held", "closure", "template", "spec", "verified", "reason", "identity", "sources",
+                 "polymorphic", "checked")
 
     def __init__(self) -> None:
-        self.program: Program | None = None
+        self.program: LazyProgram | None = None
         self.held: list = []
         self.closure: list = []
         self.template: list = []
@@ -66,19 +72,23 @@ class _Entry:
         self.reason = ""
         self.identity: list = []  # (leaf position, weakref): arguments the function may also reach otherwise
         self.sources: list = []  # (array or list, snapshot): what constants were copied from
+        self.polymorphic = False  # (dynamic=True) replayed for any input sizes of its guard set
+        self.checked: set = set()  # (polymorphic) exact guard keys the safety net compared with eager
 
 
 class CompiledFunction:
     """The callable ``dualgrad.compile`` returns: ``fn``'s semantics, replayed where a trace fits."""
 
-    def __init__(self, fn: Callable, fullgraph: bool, cache_size: int) -> None:
+    def __init__(self, fn: Callable, fullgraph: bool, cache_size: int, dynamic: bool = False) -> None:
         self.fn = fn
+        self.dynamic = dynamic
         self.fullgraph = fullgraph
         self.cache_size = cache_size
         self.cache: dict = {}
         self.traces = 0
         self.events: list[str] = []
         self._warned: set = set()
+        self._derived: dict = {}
         functools.update_wrapper(self, fn)
 
     # -- public -----------------------------------------------------------------
@@ -86,6 +96,8 @@ class CompiledFunction:
         """Why each trace was made (which guard failed) and every fallback to eager, in order."""
         lines = [f"{self.__name__}: {self.traces} trace(s), cache size {self.cache_size}"]
         lines += [f"  {i + 1}. {event}" for i, event in enumerate(self.events)]
+        for derived in self._derived.values():  # (the vjp, jvp and vmap of differentiated or batched calls)
+            lines += ["  " + line for line in derived.explain().splitlines()]
         return "\n".join(lines)
 
     def source(self) -> str:
@@ -95,6 +107,10 @@ class CompiledFunction:
             for entry in entries:
                 if entry.program is not None:
                     parts.append(entry.program.source_text)
+        for key, derived in self._derived.items():
+            text = derived.source()
+            if text:
+                parts.append(f"# {key[0]} of {self.__name__}\n{text}")
         return "\n".join(parts)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
@@ -106,32 +122,72 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         leaves, spec = flat_arguments(args, kwargs)
         eager = self._eager_reason(leaves)
-        if eager is not None:
-            if eager:
-                self._fallback(eager)
-            return self.fn(*args, **kwargs)
+        if eager is None:
+            if not STATE.vmap_levels:
+                return self.run(leaves, spec, args, kwargs)[0]
+            try:
+                with outside_vmap():
+                    return self.run(leaves, spec, args, kwargs)[0]
+            except RuntimeError as exc:
+                if not outside_error(exc):
+                    raise
+                self.events.append("eager: it closes over a batched tensor")
+                return self.fn(*args, **kwargs)
+        if eager == _NODE:
+            try:
+                static = tuple(_leaf_key(leaf) for leaf in leaves if not isinstance(leaf, Tensor))
+            except NotGuardable as exc:
+                self._fallback(str(exc))
+                return self.fn(*args, **kwargs)
+            try:
+                return composed_call(self, leaves, spec, static)
+            except Eager as exc:
+                self.events.append(f"eager (differentiated or batched call): {exc}")
+                return self.fn(*args, **kwargs)
+        if eager:
+            self._fallback(eager)
+        return self.fn(*args, **kwargs)
+
+    def derived(self, key: tuple, make: Callable) -> CompiledFunction:
+        """The compiled function ``make()`` of a composed call (its vjp, jvp or vmap), made once per ``key``."""
+        found = self._derived.get(key)
+        if found is None:
+            found = self._derived[key] = CompiledFunction(make(), self.fullgraph, self.cache_size, self.dynamic)
+            found.__name__ = f"{key[0]} of {self.__name__}"
+        return found
+
+    def run(self, leaves: list, spec: Any, args: tuple, kwargs: dict) -> tuple:
+        """``(result, entry)``: the call replayed (or traced) on arguments that need no node; ``entry`` is the
+        trace used, None when the call ran eagerly."""
         try:
             key = call_key(leaves, spec)
         except NotGuardable as exc:
             self._fallback(str(exc))
-            return self.fn(*args, **kwargs)
-        entries = self.cache.get(key)
+            return self.fn(*args, **kwargs), None
+        group = self.cache.get(key)
+        candidates = [(group, entry) for entry in group] if group else []
+        dkey = None
+        if self.dynamic:
+            dkey = ("any sizes",) + dynamic_key(leaves, spec)
+            group = self.cache.get(dkey)
+            if group:
+                candidates += [(group, entry) for entry in group]
         reasons = []
-        if entries:
+        if candidates:
             arrays = [leaf._data if type(leaf) is Tensor else leaf for leaf in leaves
                       if isinstance(leaf, (Tensor, np.ndarray))]
-            for entry in list(entries):
+            for group, entry in candidates:
                 failure = self._other_arguments(entry, leaves)
                 if failure is not None:
                     reasons.append(failure)
                     continue
                 failure = self._stale(entry)
                 if failure is not None:
-                    entries.remove(entry)
+                    group.remove(entry)
                     reasons.append(failure)
                     continue
                 if entry.program is None:
-                    return self.fn(*args, **kwargs)
+                    return self.fn(*args, **kwargs), entry
                 try:
                     out = entry.program.run(*arrays)
                 except Miss as miss:
@@ -139,39 +195,42 @@ class CompiledFunction:
                     reasons.append(f"guard {step.name}" + (f" at {step.where}" if step.where else "") + " failed")
                     continue
                 except Exception:  # noqa: BLE001 - NumPy raised: the eager call raises dualgrad's own error
-                    return self.fn(*args, **kwargs)
+                    return self.fn(*args, **kwargs), None
+                if entry.program.effects:
+                    for guard in entry.held:
+                        guard.refresh()
                 result = self._outputs(entry, out, leaves)
-                if not entry.verified and SAFETY_NET[0]:
-                    return self._check(entry, result, args, kwargs)
-                return result
+                unchecked = key not in entry.checked if entry.polymorphic else not entry.verified
+                if unchecked and SAFETY_NET[0] and not entry.program.effects:  # (effects: not twice)
+                    return self._check(entry, result, args, kwargs, key), entry
+                return result, entry
         elif self.cache:
             nearest = list(self.cache)[-1]
-            reasons.append(describe_difference(nearest, key))
+            if nearest[0] == "any sizes":  # (a dynamic trace: its key has ranks and a broadcasting pattern)
+                text = describe_difference(nearest[1:5], dkey[1:5])
+                reasons.append("which dimensions are 1 or equal changed" if text == "a new guard set" else text)
+            else:
+                reasons.append(describe_difference(nearest, key))
         else:
             reasons.append("first call")
         if self.traces >= self.cache_size:
             self._fallback(f"cache_size={self.cache_size} reached (last miss: {'; '.join(reasons)})",
                            once="cache")
-            return self.fn(*args, **kwargs)
-        return self._trace(key, leaves, args, kwargs, "; ".join(reasons))
+            return self.fn(*args, **kwargs), None
+        return self._trace(key, leaves, args, kwargs, "; ".join(reasons), dkey)
 
     def _eager_reason(self, leaves: list) -> str | None:
-        """None to compile; "" to run eagerly without a warning (v1 composition); else the warning."""
+        """None to replay; ``_NODE`` for one node (arguments that require grad, carry tangents or are batched);
+        "" to run eagerly without a warning (a Tensor subclass); else the warning."""
         state = STATE
         if state.observers:
             return "an observer (profiler or anomaly mode) is active"
         if state.saved_tensor_hooks:
             return "saved-tensor hooks are active"
-        if state.vmap_depth or state.dual_levels or state.reverse_levels or state.graph_task is not None:
+        node = needs_node(leaves)
+        if node is None:
             return ""
-        grad = state.grad_enabled
-        for leaf in leaves:
-            if isinstance(leaf, Tensor):
-                if type(leaf) is not Tensor or isinstance(leaf, BatchedTensor):
-                    return ""
-                if (grad and leaf._requires_grad) or leaf._fw:
-                    return ""
-        return None
+        return _NODE if node else None
 
     def _fallback(self, why: str, once: str | None = None) -> None:
         if self.fullgraph:
@@ -200,7 +259,8 @@ class CompiledFunction:
         return closure_failure(entry.closure)
 
     # -- tracing -------------------------------------------------------------------
-    def _trace(self, key: tuple, leaves: list, args: tuple, kwargs: dict, reason: str) -> Any:
+    def _trace(self, key: tuple, leaves: list, args: tuple, kwargs: dict, reason: str,
+               dkey: tuple | None = None) -> Any:
         self.traces += 1
         self.events.append(f"trace {self.traces}: {reason}")
         entry = _Entry()
@@ -208,10 +268,12 @@ class CompiledFunction:
         entry.closure = closure_guards(self.fn, reached)
         inputs = [leaf for leaf in leaves if isinstance(leaf, (Tensor, np.ndarray))]
         before = [_tensor_state(t) for t in inputs if isinstance(t, Tensor)]
-        tracer = Tracer(inputs)
+        tracer = Tracer(inputs, dynamic=dkey is not None)
         observer = TraceObserver(tracer)
         LOCAL.tracer = tracer
         install_hooks()
+        if dkey is not None:
+            install_size_hooks()
         ACTIVE.add(tracer)
         install_observer(observer)
         try:
@@ -221,6 +283,8 @@ class CompiledFunction:
             LOCAL.tracer = None
             ACTIVE.discard(tracer)
             remove_hooks()
+            if dkey is not None:
+                remove_size_hooks()
         tracer.pending.clear()
         out_leaves, entry.spec = flatten(result)
         try:
@@ -236,14 +300,16 @@ class CompiledFunction:
                                   "default dtype) and did not restore it")
             for t, array, version, requires_grad, grad in tracer.held:
                 counter = t._counter
-                if (t._data is not array or (0 if counter is None else counter.value) != version
-                        or t._grad is not grad or t._requires_grad != requires_grad):
-                    raise Unsupported("the call changed a tensor the caller holds (in place, .data, .grad "
-                                      "or .backward())")
+                moved = (0 if counter is None else counter.value) != version
+                if (t._data is not array or t._requires_grad != requires_grad
+                        or moved and not (tracer.opaque or id(t) in tracer.written)
+                        or t._grad is not grad and not (tracer.opaque or id(t) in tracer.grad_set)):
+                    raise Unsupported("the call changed a tensor the caller holds (.data, requires_grad, or "
+                                      "in place where the trace does not see it)")
             _check_escapes(tracer, out_leaves)
             entry.identity = _held_arguments(leaves, (args, kwargs), result, inputs, reached)
             entry.sources = tracer.sources
-            entry.program = Program(tracer, slots)
+            entry.program = LazyProgram(tracer, slots)
         except Unsupported as failure:
             entry.program = None
             entry.reason = str(failure)
@@ -254,10 +320,20 @@ class CompiledFunction:
         # (an eager entry for a result that required grad keeps them too: a closed-over tensor that no
         # longer requires grad makes the call traceable; one that mutates held tensors stays eager)
         if entry.program is not None or "requires grad" in entry.reason:
-            entry.held = [HeldGuard(t, array, version, requires_grad) for t, array, version, requires_grad, _
-                          in tracer.held]
+            # (versions after the call: the next call starts from them; .grad None or not as before it)
+            entry.held = [HeldGuard(t, array, version, requires_grad, tracer.grad_before.get(id(t), grad is None))
+                          for t, array, version, requires_grad, grad in tracer.held]
+            for guard in entry.held:
+                guard.refresh()
+        if dkey is not None and entry.program is not None:
+            why = tracer.size_dependent or entry.program.size_dependence()
+            if why is None:
+                entry.polymorphic = True
+                entry.checked.add(key)  # (the traced call itself was eager)
+                key = dkey
+            self.events[-1] += " (for any sizes of these ranks)" if why is None else f" (for these sizes only: {why})"
         self.cache.setdefault(key, []).append(entry)
-        return result
+        return result, entry
 
     def _template(self, tracer: Tracer, out_leaves: list, inputs: list) -> tuple:
         """How to rebuild each output leaf from a replay, and the slots the replay returns."""
@@ -269,7 +345,8 @@ class CompiledFunction:
                 if type(leaf) is not Tensor:
                     raise Unsupported(f"the result holds a {type(leaf).__name__}")
                 if leaf._requires_grad or leaf._fw or leaf._grad_fn is not None:
-                    raise Unsupported("the result requires grad or carries tangents (v1: eager)", quiet=True)
+                    raise Unsupported("the result requires grad or carries tangents (the function closes over a tensor "
+                                      "that requires grad or carries tangents: eager, for its derivative)", quiet=True)
                 position = next((i for i, t in enumerate(inputs) if t is leaf), None)
                 if position is not None:
                     template.append(("input", position))
@@ -319,7 +396,7 @@ class CompiledFunction:
                 built.append(value)
         return unflatten(built, entry.spec)
 
-    def _check(self, entry: _Entry, result: Any, args: tuple, kwargs: dict) -> Any:
+    def _check(self, entry: _Entry, result: Any, args: tuple, kwargs: dict, key: tuple = ()) -> Any:
         """The safety net: compare the first replay of a trace with an eager call."""
         expected = self.fn(*args, **kwargs)
         got_leaves, got_spec = flatten(result)
@@ -334,6 +411,7 @@ class CompiledFunction:
             self._fallback(entry.reason)
             return expected
         entry.verified = True
+        entry.checked.add(key)
         return result
 
 
@@ -409,7 +487,7 @@ def _reachable(obj: Any, mine: set, reached: set) -> bool:
 def _check_escapes(tracer: Tracer, out_leaves: list) -> None:
     """A tensor made in the call that is still alive and not returned was stored somewhere: a Python
     side effect the replay would not repeat."""
-    allowed = {id(t) for t in out_leaves if isinstance(t, Tensor)}
+    allowed = {id(t) for t in out_leaves if isinstance(t, Tensor)} | tracer.installed
     for t in out_leaves:
         view = getattr(t, "_view", None)
         while view is not None:
@@ -439,12 +517,19 @@ def compile(fn: Callable | None = None, *, dynamic: bool = False, fullgraph: boo
     derivative computation included when ``fn`` computes derivatives) without dispatch,
     graph nodes or mode checks. Guards decide when a replay is valid: input shapes,
     dtypes, strides class, ``requires_grad``, grad and inference mode, Python argument
-    values, closed-over tensors (identity and version), closure and global values, and every
-    Python-level look at a traced value (``bool``, ``int``, ``float``, ``item``, ``tolist``).
-    A miss traces again (at most ``cache_size`` traces, then eager with one warning).
-    Constructs a replay cannot repeat run eagerly with a ``CompileWarning``, or raise
-    ``CompileError`` with ``fullgraph=True``. v1: calls on inputs that require grad (in
-    grad mode), carry tangents or are batched run eagerly.
+    values, closed-over tensors (identity, version, ``.grad`` None or not), closure and global
+    values, and every Python-level look at a traced value (``bool``, ``int``, ``float``,
+    ``item``, ``tolist``). A miss traces again (at most ``cache_size`` traces, then eager
+    with one warning). Constructs a replay cannot repeat run eagerly with a
+    ``CompileWarning``, or raise ``CompileError`` with ``fullgraph=True``.
+
+    It composes both ways: a call on tensors that require grad, carry tangents or are batched
+    is one node whose vjp, jvp and vmap rules are compiled replays of ``func.vjp``,
+    ``func.jvp`` and ``vmap`` of ``fn`` (``grad(compile(f))``, ``hessian``, ``vmap``,
+    ``.backward()``). A training step (``backward()`` into parameters' ``.grad``, in-place
+    updates under ``no_grad``, an optimizer's ``zero_grad``/``step``) replays with its
+    effects. With ``dynamic=True`` a trace is guarded on ranks instead of sizes and replays
+    for any sizes when all its steps allow it (else it keeps to its sizes).
 
     >>> import dualgrad as dg
     >>> f = dg.compile(dg.func.grad(lambda x: (x.sin() * x).sum()))
@@ -456,9 +541,6 @@ def compile(fn: Callable | None = None, *, dynamic: bool = False, fullgraph: boo
         return lambda f: compile(f, dynamic=dynamic, fullgraph=fullgraph, cache_size=cache_size)
     if not callable(fn):
         raise TypeError(f"dualgrad.compile() expects a callable, got {type(fn).__name__}")
-    if dynamic:
-        raise NotImplementedError("dualgrad.compile(dynamic=True): shape-polymorphic traces are not supported "
-                                  "yet; each new shape is traced")
     if not isinstance(cache_size, int) or isinstance(cache_size, bool) or cache_size < 1:
         raise ValueError(f"dualgrad.compile(): cache_size must be a positive int, got {cache_size!r}")
-    return CompiledFunction(fn, fullgraph, cache_size)
+    return CompiledFunction(fn, fullgraph, cache_size, bool(dynamic))

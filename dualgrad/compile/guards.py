@@ -74,6 +74,23 @@ def call_key(leaves: list, spec: Any) -> tuple:
     return (modes, repr(spec), keys, same)
 
 
+def dynamic_key(leaves: list, spec: Any) -> tuple:
+    """The guard key of a call for ``dynamic=True``: ``call_key`` with each tensor's sizes replaced by its rank,
+    which of its dimensions are 1, and which dimensions of all tensor arguments have equal sizes (the
+    broadcasting pattern: it decides whether an elementwise op broadcasts, and so its gradient's reductions)."""
+    modes, spec_text, keys, same = call_key(leaves, spec)
+    sizes: dict = {}
+    pattern = []
+    dynamic_keys = []
+    for leaf, key in zip(leaves, keys):
+        if type(leaf) is Tensor and type(key[3]) is str:  # (C or F order: the strides follow from the sizes)
+            shape = key[1]
+            pattern.append(tuple(sizes.setdefault(n, len(sizes)) for n in shape))
+            key = (key[0], (len(shape), tuple(n == 1 for n in shape))) + key[2:]
+        dynamic_keys.append(key)
+    return (modes, spec_text, tuple(dynamic_keys), same, tuple(pattern))
+
+
 def describe_difference(old: tuple, new: tuple) -> str:
     """Which guard of ``old`` the key ``new`` fails, in words."""
     reasons = []
@@ -102,12 +119,23 @@ def describe_difference(old: tuple, new: tuple) -> str:
 
 
 class HeldGuard:
-    """A tensor the call read but did not receive: it must be the same, unchanged."""
+    """A tensor the call read but did not receive: it must be the same, unchanged, and its ``.grad`` None or
+    not as when traced (``grad_none``: None for a trace that does not care).
 
-    __slots__ = ("tensor", "array", "version", "requires_grad")
+    A trace that changes it itself (a training step: in-place updates, version bumps) ``refresh``es the
+    expected version after each call: only a change made between calls makes it fail.
+    """
 
-    def __init__(self, tensor: Tensor, array: np.ndarray, version: int, requires_grad: bool) -> None:
+    __slots__ = ("tensor", "array", "version", "requires_grad", "grad_none")
+
+    def __init__(self, tensor: Tensor, array: np.ndarray, version: int, requires_grad: bool,
+                 grad_none: bool | None = None) -> None:
         self.tensor, self.array, self.version, self.requires_grad = tensor, array, version, requires_grad
+        self.grad_none = grad_none
+
+    def refresh(self) -> None:
+        counter = self.tensor._counter
+        self.version = 0 if counter is None else counter.value
 
     def failure(self) -> str | None:
         t = self.tensor
@@ -120,6 +148,9 @@ class HeldGuard:
                     f"(version {self.version} -> {version})")
         if t._requires_grad != self.requires_grad:
             return f"closed-over tensor of shape {tuple(self.array.shape)} requires_grad changed"
+        if self.grad_none is not None and (t._grad is None) != self.grad_none:
+            now = "not None" if self.grad_none else "None"
+            return f"closed-over tensor of shape {tuple(self.array.shape)}: .grad is {now} now"
         return None
 
 

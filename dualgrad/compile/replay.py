@@ -70,7 +70,8 @@ def _fold_constants(steps: list, tracer: Any, outputs: set) -> list:
     constant = {slot for slot, origin in enumerate(tracer.origin) if origin == "fresh"}
     kept = []
     for step in steps:
-        if (step.kind == "op" and all(kind != "slot" or value in constant for kind, value in step.args)
+        if (step.kind == "op" and not step.symbolic  # (a dynamic trace's shape follows the inputs: not constant)
+                and all(kind != "slot" or value in constant for kind, value in step.args)
                 and not any(o in outputs for o in step.outs)):
             for o in step.outs:
                 tracer.origin[o] = "fresh"
@@ -124,7 +125,8 @@ class Program:
     """The replay of one trace: ``run(input_arrays)`` returns the output arrays or raises ``Miss``."""
 
     def __init__(self, tracer: Any, outputs: list, optimize: bool = True) -> None:
-        merge = optimize and not tracer.mutable and not any(s.kind == "write" for s in tracer.steps)
+        self.effects = any(s.kind == "effect" for s in tracer.steps)
+        merge = optimize and not tracer.mutable and not any(s.kind in ("write", "effect") for s in tracer.steps)
         self.reuse = merge  # buffer reuse through out=: only where no write can see the buffers
         outs = list(outputs)
         self.steps = prune_and_merge(list(tracer.steps), outs, merge) if optimize else list(tracer.steps)
@@ -137,6 +139,17 @@ class Program:
         code = compile(self.source_text, "<dualgrad.compile replay>", "exec")
         exec(code, self.namespace)  # noqa: S102 - source generated above from the trace
         self.run = self.namespace["replay"]
+
+    def size_dependence(self) -> str | None:
+        """Why this replay holds only for the traced input sizes (None: for any sizes of the same ranks and
+        broadcasting pattern): shape checks of ops whose result shapes vary, index-value checks, writes and
+        effects (into arrays of fixed sizes)."""
+        for step in self.steps:
+            if step.kind == "op" and step.shape is not None:
+                return f"{step.name}'s result shape is checked"
+            if step.kind in ("equal", "write", "effect"):
+                return f"a {step.kind} step ({step.name})"
+        return None
 
     @staticmethod
     def _reusable(tracer: Any, step: Step, index: int, last_use: dict, views: list) -> int | None:
@@ -260,6 +273,9 @@ class Program:
                 ns[f"e{index}"] = step.expected
                 lines.append(f"    if not _equal({args[0]}, e{index}):  # values read at {step.where}")
                 lines.append(f"        raise Miss(step{index})")
+            elif step.kind == "effect":  # (a training step's effect on state the caller holds)
+                ns[f"effect{index}"] = step.fn
+                lines.append(f"    effect{index}({', '.join(args)})  # {step.name}")
             else:
                 lines.append(f"    copyto({args[0]}, {args[1]})  # in-place write")
             dead = sorted({v for k, v in step.args if k == "slot" and last_use.get(v) == index
@@ -274,3 +290,46 @@ class Program:
                  else self._name(tracer, s) for s in self.outputs]
         lines.append(f"    return ({', '.join(names)}{',' if len(names) == 1 else ''})")
         return "\n".join(lines) + "\n"
+
+
+class LazyProgram:
+    """A ``Program`` built at its first replay, not when traced: a function called once pays for the recording
+    only (the source is generated and compiled when a second call needs it)."""
+
+    def __init__(self, tracer: Any, outputs: list) -> None:
+        self._parts: tuple | None = (tracer, outputs)
+        self._built: Program | None = None
+        self.effects = any(s.kind == "effect" for s in tracer.steps)
+
+    def program(self) -> Program:
+        if self._built is None:
+            tracer, outputs = self._parts
+            self._built = Program(tracer, outputs)
+            self._parts = None  # (the trace's arrays are not needed any more)
+            self.run = self._built.run  # (later replays call the generated function directly)
+        return self._built
+
+    def run(self, *arrays: Any) -> tuple:
+        return self.program().run(*arrays)
+
+    @property
+    def source_text(self) -> str:
+        return self.program().source_text
+
+    @property
+    def steps(self) -> list:
+        return self.program().steps
+
+    @property
+    def namespace(self) -> dict:
+        return self.program().namespace
+
+    def size_dependence(self) -> str | None:
+        """``Program.size_dependence`` of the recorded steps (before pruning: the same or more reasons)."""
+        steps = self._parts[0].steps if self._built is None else self._built.steps
+        for step in steps:
+            if step.kind == "op" and step.shape is not None:
+                return f"{step.name}'s result shape is checked"
+            if step.kind in ("equal", "write", "effect"):
+                return f"a {step.kind} step ({step.name})"
+        return None

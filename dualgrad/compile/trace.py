@@ -29,11 +29,12 @@ from typing import Any
 import numpy as np
 
 from ..base.state import STATE
+from ..forward_ad import engine as forward_engine
 from ..ops import dispatch, inplace
 from ..ops.registry import Op
 from ..reverse import engine
 from ..reverse import node as node_module
-from ..tensor import Tensor
+from ..tensor import Tensor, _wrap
 from .primal import as_outputs, primal_callable
 
 tensor_module = sys.modules["dualgrad.tensor"]  # (the package's name ``tensor`` is the factory)
@@ -85,7 +86,7 @@ class Step:
     """
 
     __slots__ = ("kind", "fn", "name", "how", "args", "outs", "shape", "expected", "where", "key", "params", "wrap",
-                 "expr", "objects")
+                 "expr", "objects", "family", "symbolic")
 
     def __init__(self, kind: str, fn: Any, name: str, args: list, outs: tuple = (), **extra: Any) -> None:
         self.kind = kind
@@ -102,6 +103,8 @@ class Step:
         self.wrap = extra.get("wrap", False)
         self.expr = extra.get("expr", "")
         self.objects = extra.get("objects", {})
+        self.family = extra.get("family", "")
+        self.symbolic = extra.get("symbolic", False)  # (dynamic) its shape parameter follows the input sizes
 
 
 class _Local(threading.local):
@@ -203,11 +206,24 @@ def _arguments(frame: Any) -> list:
 def _constant_creation(frame: Any) -> bool:
     """Whether the tensor ``frame``'s function makes is a constant: made by a factory from Python
     values (a ``*_like`` factory reads only the shape and dtype of its Tensor argument)."""
-    if frame is None or not _is_constant_creator(frame.f_code):
+    if frame is None or not _is_constant_creator(frame.f_code) or _drawn_at_random(frame):
         return False
     if frame.f_code.co_filename.endswith("factories.py") and not frame.f_code.co_name.endswith("like"):
         return not _has_tensor(_arguments(frame))
     return True
+
+
+def _drawn_at_random(frame: Any) -> bool:
+    """Whether a random factory is among the dualgrad frames around ``frame`` (a factory's helper, or the
+    lambda that draws a random tensor under vmap: ``batching.random_under_vmap``)."""
+    for _ in range(8):
+        if frame is None or not frame.f_code.co_filename.startswith(_DUALGRAD_DIR):
+            return False
+        name = frame.f_code.co_name
+        if name in RANDOM_CREATORS or name == "random_under_vmap":
+            return True
+        frame = frame.f_back
+    return False
 
 
 _CREATOR_CACHE: dict = {}
@@ -243,7 +259,10 @@ def _describe(code: Any) -> str:
 class Tracer:
     """Observer that records one call (see the module docstring)."""
 
-    def __init__(self, inputs: list) -> None:
+    def __init__(self, inputs: list, dynamic: bool = False) -> None:
+        # dynamic=True: why the trace holds only for its input sizes (None: for any sizes of the same ranks)
+        self.dynamic = dynamic
+        self.size_dependent: str | None = None
         self.arrays: list = []  # slot -> array (kept alive: ids stay unique while tracing)
         # slot -> "input", "step", "fresh" (a constant made in the call, in memory of its own), "external" (a
         # constant in the caller's memory: a raw array, ``from_numpy``) or "held" (a tensor that existed before)
@@ -260,10 +279,42 @@ class Tracer:
         self.primals: dict = {}  # (op, params, argument kinds) -> primal_callable's result
         self.sources: list = []  # (array or list, snapshot) a constant was copied from
         self.foreign: dict = {}  # id(tensor) -> weakref: tensors other threads made during the call
+        # Training steps: effects on tensors the caller holds, repeated by every replay in order.
+        self.paused = False  # inside an opaque call (an optimizer's step): nothing is recorded
+        self.pre_grads: set = set()  # id of each .grad read that existed before the call (its values: not traced)
+        self.installed: set = set()  # id of each tensor made in the call that became a held tensor's .grad
+        self.grad_set: set = set()  # id of each held tensor whose .grad the call set
+        self.written: set = set()  # id of each held tensor the call wrote into (in place)
+        self.opaque = False  # an opaque call ran (it may change held tensors' versions and grads)
+        self.grad_before: dict = {}  # id(parameter) -> whether its .grad was None when an opaque call began
         self.input_ids = {id(t) for t in inputs}
-        for t in inputs:
+        self.input_dims: dict = {}  # (dynamic) size -> (input position, axis) of a tensor input's dimension
+        for position, t in enumerate(inputs):
             array = t._data if isinstance(t, Tensor) else t
             self.inputs.append(self._new_slot(array, "input"))
+            if isinstance(t, Tensor):
+                for axis, n in enumerate(array.shape):
+                    self.input_dims.setdefault(n, (position, axis))
+
+    def size_products(self) -> set | None:
+        """(dynamic) Every product of two or more input dimensions' sizes, and each size above 1 (None if too
+        many dimensions to enumerate: every computed number then counts as a possible size)."""
+        products = self.__dict__.get("_products")
+        if products is None and "_products" not in self.__dict__:
+            sizes = [n for a in (self.arrays[s] for s in self.inputs) for n in a.shape]
+            if len(sizes) > 12:
+                products = None
+            else:
+                products = set()
+                for mask in range(1, 1 << len(sizes)):
+                    product = 1
+                    for i, n in enumerate(sizes):
+                        if mask >> i & 1:
+                            product *= n
+                    if product > 1:
+                        products.add(float(product))
+            self.__dict__["_products"] = products
+        return products
 
     # -- slots ----------------------------------------------------------------------
     def _new_slot(self, array: np.ndarray, origin: str) -> int:
@@ -301,7 +352,11 @@ class Tracer:
             return self._new_slot(array, "fresh")
         made_elsewhere = self.foreign.get(id(t))
         if made_elsewhere is not None and made_elsewhere() is t:
-            raise Unsupported("a tensor made by another thread during the call", user_location())
+            raise Unsupported("a tensor made by another thread (or by an optimizer's step) during the call",
+                              user_location())
+        if id(t) in self.pre_grads:
+            raise Unsupported("reads the values of a .grad that existed before the call (gradients accumulated "
+                              "across calls: zero them in the function, or before calling it)", user_location())
         self._check_no_alias(array, "a tensor held by the caller")
         counter = t._counter
         self.held.append((t, array, 0 if counter is None else counter.value, t._requires_grad, t._grad))
@@ -443,6 +498,11 @@ class Tracer:
         if len(again) != len(arrays) or not all(_same_array(x, y) for x, y in zip(again, arrays)):
             raise Unsupported(f"{op.name}: a replay of the call does not give dispatch's result "
                               "(random, or computed differently)", user_location())
+        symbolic = None
+        if self.dynamic and op.name in _SIZED_SHAPE_OPS and how == "impl":
+            symbolic = symbolic_shape(self, op, slots, params)
+            if symbolic is not None:  # (the call with its shape written in terms of the inputs' sizes)
+                expr, objects = "{impl}({0}, shape=" + symbolic + ")", {"impl": op.impl}
         out_slots = tuple(self._new_slot(a, "step") for a in arrays)
         # (basic indexing, ``x[1:, None]``: the shape follows from x's; an index array may not)
         basic_index = op.name == "getitem" and len(args) == 1 and not _holds_array(params)
@@ -450,7 +510,10 @@ class Tracer:
         self.steps.append(Step("op", fn, op.name, slots, out_slots, how=how,
                                shape=tuple(a.shape for a in arrays) if check_shape else None,
                                key=None if key is None else key + (how,), params=params,
-                               wrap=op.multi_output or type(result) is not _ndarray, expr=expr, objects=objects))
+                               wrap=op.multi_output or type(result) is not _ndarray, expr=expr, objects=objects,
+                               family=op.family, symbolic=symbolic is not None))
+        if self.dynamic and self.size_dependent is None:
+            self.size_dependent = _size_dependence(self, op, slots, params)
 
     def record_copy(self, t: Tensor, copy: Tensor) -> None:
         """``copy``'s array is a fresh copy of ``t``'s (``inplace._snapshot``): a copy step."""
@@ -472,11 +535,13 @@ class Tracer:
         if not dest.flags.writeable:
             raise Unsupported("an in-place write through a read-only (expanded) view", user_location())
         slot = self.slot_of_tensor(t)
-        if self.origin[slot] in ("input", "held", "external"):
-            raise Unsupported("an in-place write into a tensor the caller holds (an input or a closed-over "
-                              "tensor)", user_location())
+        held = self.origin[slot] == "held" and t._view is None and dest is self.arrays[slot] and any(
+            h[0] is t for h in self.held)
+        if self.origin[slot] in ("input", "external") or self.origin[slot] == "held" and not held:
+            raise Unsupported("an in-place write into a tensor the caller holds (an input, or a view of a "
+                              "closed-over tensor)", user_location())
         for other, known in enumerate(self.arrays):
-            if np.may_share_memory(dest, known):
+            if other != slot and np.may_share_memory(dest, known):
                 if self.origin[other] in ("input", "held", "external"):
                     raise Unsupported("an in-place write into memory the caller holds", user_location())
                 if self.origin[other] == "fresh" and other not in self.mutable:
@@ -485,6 +550,156 @@ class Tracer:
                     self.mutable.add(other)
         source = self.slot_of_tensor(result)
         self.steps.append(Step("write", None, "copyto", [("slot", slot), ("slot", source)]))
+        if held:  # (a closed-over tensor written in place, a parameter's update: its version moves as eagerly)
+            self.written.add(id(t))
+            self.steps.append(Step("effect", t._bump_version, "version bump", []))
+
+    def record_new_grad(self, leaf: Tensor, grad: Tensor, new: Tensor) -> None:
+        """``backward()`` gave ``leaf`` (whose .grad was None) the new .grad ``new``, a copy of ``grad``
+        (``engine._accumulate_into_leaf``): a copy step, and for a held leaf the effect setting its .grad."""
+        leaf_slot = self.slot_of_tensor(leaf)
+        origin = self.origin[leaf_slot]
+        if origin == "input":
+            raise Unsupported("backward() sets .grad of an argument", user_location())
+        source = self.slot_of_tensor(grad)
+        out = self._new_slot(new._data, "step")
+        self.steps.append(Step("op", _new_grad_array, "new .grad", [("slot", leaf_slot), ("slot", source)], (out,),
+                               how="copy", expr="{new_grad}({0}, {1})", objects={"new_grad": _new_grad_array}))
+        if origin == "held":
+            self._set_grad(leaf, ("slot", out), new)
+
+    def record_set_grad(self, t: Tensor, value: Any) -> None:
+        """``t.grad = value`` for a tensor the caller holds: None, or a tensor made in the call."""
+        if value is None:
+            self.slot_of_tensor(t)
+            self._set_grad(t, ("const", None), None)
+            return
+        if not isinstance(value, Tensor) or type(value) is not Tensor or not _is_fresh(self, value):
+            raise Unsupported("assigns .grad of a tensor the caller holds a tensor that existed before the call",
+                              user_location())
+        self.slot_of_tensor(t)
+        self._set_grad(t, ("slot", self.slot_of_tensor(value)), value)
+
+    def _set_grad(self, t: Tensor, arg: tuple, value: Tensor | None) -> None:
+        if not any(h[0] is t for h in self.held):
+            raise Unsupported("sets .grad of a tensor made in the call from outside it", user_location())
+        self.grad_set.add(id(t))
+        if value is not None:
+            self.installed.add(id(value))
+        self.steps.append(Step("effect", _grad_setter(t), "set .grad", [arg]))
+
+    def record_opaque(self, call: Callable, name: str) -> None:
+        """An opaque call (an optimizer's ``step``, a ``zero_grad``): run again, as it is, by every replay."""
+        self.opaque = True
+        self.steps.append(Step("effect", call, name, []))
+
+
+# Parameters of a reduction that name axes (rank-based, so they hold for any sizes).
+_AXIS_PARAMS = {"axis", "dim", "keepdims", "keepdim", "dtype", "correction", "ddof"}
+
+
+def _numbers(value: Any, depth: int = 0) -> list:
+    if type(value) in (int, float, complex) or isinstance(value, np.generic):
+        return [value]
+    if depth < 3 and isinstance(value, (tuple, list)):
+        return [n for v in value for n in _numbers(v, depth + 1)]
+    if depth < 3 and isinstance(value, dict):
+        return [n for v in value.values() for n in _numbers(v, depth + 1)]
+    return []
+
+
+# Shape ops whose parameters name axes (rank-based): they hold for any sizes.
+# (Not cat or stack: their output sizes are sums or counts, which another size could equal by chance, and
+# ``symbolic_shape`` relies on every size in the trace being an input's or 1.)
+_RANK_SHAPE_OPS = {"permute", "squeeze", "unsqueeze", "flip", "triu", "tril", "transpose", "movedim"}
+# Shape ops whose ``shape`` parameter a dynamic trace writes in terms of the input sizes (``symbolic_shape``).
+_SIZED_SHAPE_OPS = {"reshape", "expand", "broadcast_to"}
+
+
+def _size_dependence(tracer: Tracer, op: Any, slots: list, params: dict) -> str | None:
+    """Why the op call just recorded may hold only for the traced input sizes (None if it holds for any):
+    an op whose parameters or output hold sizes (other than a reshape or expand whose target shape is
+    written in terms of the input sizes), numbers not given by the user's code (dualgrad may have computed
+    them from sizes: a mean's count), constants of more than one element (their shapes are fixed)."""
+    family = op.family
+    if family == "reduction":
+        if not set(params) <= _AXIS_PARAMS:
+            return f"{op.name}: parameters {sorted(params)}"
+    elif family == "shape":
+        if op.name not in _RANK_SHAPE_OPS and not (op.name in _SIZED_SHAPE_OPS and tracer.steps[-1].symbolic):
+            return f"{op.name} (its parameters or result hold sizes)"
+    elif family == "linear" and params or family not in ("elementwise", "linear"):
+        return f"{op.name} (a {family} op: sizes in its parameters or result)"
+    elif any(_size_like(tracer, v) and not _user_supplied(v) for v in _numbers(params)):
+        return f"{op.name}: parameters computed inside dualgrad"
+    for kind, value in slots:
+        if kind == "const":
+            if any(_size_like(tracer, v) for v in _numbers(value)) and not _user_supplied(value):
+                return f"{op.name}: a number computed inside dualgrad that may be a size ({value!r})"
+        elif tracer.origin[value] not in ("input", "step") and tracer.arrays[value].size > 1:
+            return f"{op.name}: a constant of shape {tracer.arrays[value].shape}"
+    return None
+
+
+def _size_like(tracer: Tracer, value: Any) -> bool:
+    """Whether a number dualgrad computed may come from the input sizes: it (or its reciprocal), or it plus or
+    minus one, is a product of input dimensions (a mean's count, a variance's n - 1), or it is not a real
+    number of an exact integer kind. Other numbers (a power's exponent) are size-free."""
+    products = tracer.size_products()
+    if products is None:
+        return True
+    try:
+        real = float(value)
+    except (TypeError, ValueError):
+        return True
+    candidates = {real, real + 1, real - 1}
+    if real:
+        candidates |= {1.0 / real, 1.0 / real + 1, 1.0 / real - 1}
+    return any(c in products for c in candidates)
+
+
+def symbolic_shape(tracer: Tracer, op: Any, slots: list, params: dict) -> str | None:
+    """For a dynamic trace, the source text of a reshape's or expand's target ``shape`` in terms of the replay's
+    inputs (``x0.shape[1]``), or None. Only a shape dualgrad computed (not the user's literal) whose sizes
+    other than 1 are, in order, those of an array of the trace so far (a gradient reshaped back or expanded to
+    a shape met in the forward pass), each of them the size of some input dimension. Until the trace is found
+    size-dependent, every size in it is an input's or 1 (its ops are elementwise, reductions, rank-based shape
+    ops and such reshapes), and the broadcasting pattern guard keeps equal input sizes equal: that input size
+    is the same one at replay."""
+    shape = params.get("shape")
+    if type(shape) is not tuple or len(params) != 1 or _user_supplied(shape):
+        return None
+    wanted = tuple(n for n in shape if n != 1)
+    if tracer.size_dependent is not None or not any(
+            tuple(n for n in a.shape if n != 1) == wanted for a in tracer.arrays):
+        return None
+    parts = []
+    for n in shape:
+        if type(n) is not int:
+            return None
+        if n == 1:
+            parts.append("1")
+            continue
+        where = tracer.input_dims.get(n)
+        if where is None:
+            return None
+        parts.append(f"x{where[0]}.shape[{where[1]}]")
+    return "(" + "".join(p + ", " for p in parts) + ")"
+
+
+def _new_grad_array(data: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """The array of a new .grad as the engine makes it (``engine._accumulate_into_leaf``): the layout of the
+    parameter's ``data`` when dense, C order otherwise, holding ``grad``."""
+    dense = data.flags.c_contiguous or data.flags.f_contiguous or engine._is_dense(data)
+    new = np.empty_like(data) if dense else np.empty(data.shape, data.dtype)
+    np.copyto(new, grad)
+    return new
+
+
+def _grad_setter(t: Tensor) -> Callable:
+    def set_grad(array: Any) -> None:
+        t._grad = None if array is None else _wrap(array)
+    return set_grad
 
 
 def _arrays_in(value: Any, depth: int = 4) -> list:
@@ -654,12 +869,80 @@ def _snapshot(t: Tensor) -> Tensor:
     return s
 
 
+def _copy_tangent(t: Tensor) -> Tensor:
+    """The forward engine's copy of a tangent (``forward_ad.engine._copy``): a copy step when it copies
+    the array outside dispatch (a ``clone`` is recorded by dispatch)."""
+    s = _ORIGINALS["_copy_tangent"](t)
+    tracer = LOCAL.tracer
+    if tracer is not None and tracer.failure is None and type(s) is Tensor and tracer._known(s._data) is None:
+        try:
+            tracer.record_copy(t, s)
+        except Unsupported as failure:
+            tracer.fail(failure)
+    return s
+
+
 def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> None:
     tracer = LOCAL.tracer
-    if tracer is not None:
-        tracer.fail(Unsupported("backward() accumulates into .grad of a leaf (a training step: v1 runs it "
-                                "eagerly)", user_location()))
+    if tracer is None:
+        _ORIGINALS["_accumulate_into_leaf"](leaf, grad, create_graph)
+        return
+    if leaf._grad is not None or create_graph:
+        tracer.fail(Unsupported("backward() accumulates into an existing .grad, or with create_graph=True",
+                                user_location()))
+        _ORIGINALS["_accumulate_into_leaf"](leaf, grad, create_graph)
+        return
+    if tracer.failure is None:
+        try:  # (a leaf first seen here: noted with its .grad before this call gives it one)
+            tracer.slot_of_tensor(leaf)
+        except Unsupported as failure:
+            tracer.fail(failure)
     _ORIGINALS["_accumulate_into_leaf"](leaf, grad, create_graph)
+    if tracer.failure is None:
+        try:
+            tracer.record_new_grad(leaf, grad, leaf._grad)
+        except Unsupported as failure:
+            tracer.fail(failure)
+
+
+def _parameters(owner: Any) -> list:
+    """The tensors an optimizer or a module updates (its parameters)."""
+    groups = getattr(owner, "param_groups", None)
+    if groups is not None:
+        return [p for group in groups for p in group["params"]]
+    return list(owner.parameters())
+
+
+def _opaque(name: str, original: Callable) -> Callable:
+    """An optimizer's ``step``/``zero_grad`` or a module's ``zero_grad`` while tracing: run as it is (on raw
+    arrays, unseen by dispatch), and again by every replay at the same point (``Tracer.record_opaque``)."""
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        tracer = LOCAL.tracer
+        if tracer is None:
+            return original(self, *args, **kwargs)
+        if not all(v is None or type(v) in (bool, int, float) for v in (*args, *kwargs.values())):
+            tracer.fail(Unsupported(f"{type(self).__name__}.{name}() with a closure or a tensor argument",
+                                    user_location()))
+            return original(self, *args, **kwargs)
+        seen = {id(h[0]) for h in tracer.held}  # (their .grad was noted when first seen, before this call)
+        for p in _parameters(self):  # (their .grad before the call, for the guards: the call may change it)
+            if id(p) not in seen:
+                tracer.grad_before.setdefault(id(p), p._grad is None)
+        LOCAL.tracer = None
+        tracer.paused = True
+        try:
+            result = original(self, *args, **kwargs)
+        finally:
+            LOCAL.tracer = tracer
+            tracer.paused = False
+        if tracer.failure is None:
+            tracer.record_opaque(lambda: original(self, *args, **kwargs), f"{type(self).__name__}.{name}()")
+        return result
+
+    call.__name__ = name
+    call.__wrapped__ = original
+    return call
 
 
 def _add_hook(hooks: dict, fn: Callable) -> Any:
@@ -675,19 +958,35 @@ def _is_fresh(tracer: Tracer, t: Tensor) -> bool:
 
 
 def _grad_property() -> property:
-    """``.grad`` of a tensor the caller holds is state no guard sees (reassigned between calls)."""
+    """``.grad`` of a tensor the caller holds, while tracing: reading it gives a Python decision (``is None``,
+    guarded) and, if it existed before the call, a tensor whose values the trace may not read; assigning None
+    or a tensor made in the call is an effect every replay repeats."""
     original = Tensor.__dict__["grad"]
 
     def get(self: Tensor) -> Any:
+        value = original.fget(self)
         tracer = LOCAL.tracer
-        if tracer is not None and not _is_fresh(tracer, self):
-            tracer.fail(Unsupported("reads .grad of a tensor the caller holds", user_location()))
-        return original.fget(self)
+        if tracer is None or _is_fresh(tracer, self):
+            return value
+        if id(self) in tracer.input_ids:  # (no guard sees an argument's .grad)
+            tracer.fail(Unsupported("reads .grad of an argument", user_location()))
+            return value
+        if tracer.failure is None:
+            try:  # (held from now: its guard checks that .grad is None, or not, as now)
+                tracer.slot_of_tensor(self)
+            except Unsupported as failure:
+                tracer.fail(failure)
+        if value is not None and not _is_fresh(tracer, value) and id(value) not in tracer.installed:
+            tracer.pre_grads.add(id(value))
+        return value
 
     def set_(self: Tensor, value: Any) -> None:
         tracer = LOCAL.tracer
-        if tracer is not None and not _is_fresh(tracer, self):
-            tracer.fail(Unsupported("assigns .grad of a tensor the caller holds", user_location()))
+        if tracer is not None and not _is_fresh(tracer, self) and tracer.failure is None:
+            try:
+                tracer.record_set_grad(self, value)
+            except Unsupported as failure:
+                tracer.fail(failure)
         original.fset(self, value)
 
     def delete(self: Tensor) -> None:
@@ -752,8 +1051,13 @@ def install_hooks() -> None:
         _ORIGINALS["_snapshot"] = inplace._snapshot
         _ORIGINALS["_accumulate_into_leaf"] = engine._accumulate_into_leaf
         inplace._snapshot = _snapshot
+        _ORIGINALS["_copy_tangent"] = forward_engine._copy
+        forward_engine._copy = _copy_tangent
         engine._accumulate_into_leaf = _accumulate_into_leaf
         _ORIGINALS["add_hook"] = tensor_module.add_hook
+        _ORIGINALS["opaque"] = [(klass, name, klass.__dict__[name]) for klass, name in _opaque_methods()]
+        for klass, name, method in _ORIGINALS["opaque"]:
+            setattr(klass, name, _opaque(name, method))
         tensor_module.add_hook = node_module.add_hook = _add_hook
         for name in LOOKS:
             setattr(Tensor, name, _look(name))
@@ -782,8 +1086,66 @@ def remove_hooks() -> None:
         inplace.commit = _ORIGINALS["commit"]
         tensor_module._new = _ORIGINALS["_new"]
         inplace._snapshot = _ORIGINALS["_snapshot"]
+        forward_engine._copy = _ORIGINALS["_copy_tangent"]
         tensor_module.add_hook = node_module.add_hook = _ORIGINALS["add_hook"]
         engine._accumulate_into_leaf = _ORIGINALS["_accumulate_into_leaf"]
+        for klass, name, method in _ORIGINALS["opaque"]:
+            setattr(klass, name, method)
+
+
+SIZE_READS = ("shape", "size", "__len__", "numel", "nelement", "__iter__")
+_SIZE_COUNT = [0]
+
+
+def _size_read(name: str, original: Any) -> Any:
+    """``Tensor.<name>`` while a ``dynamic=True`` trace runs: a read by the user's code (not dualgrad's) makes
+    the trace hold only for the traced sizes (the code may branch on them or compute with them)."""
+    getter = original.fget if isinstance(original, property) else original
+
+    def read(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        tracer = LOCAL.tracer
+        if tracer is not None and tracer.dynamic and tracer.size_dependent is None:
+            caller = sys._getframe(1).f_code.co_filename
+            if not caller.startswith(_DUALGRAD_DIR) and not caller.startswith(_NUMPY_DIR):
+                tracer.size_dependent = f"Tensor.{name} read at {user_location()}"
+        return getter(self, *args, **kwargs)
+
+    read.__name__ = name
+    return property(read, None, None, original.__doc__) if isinstance(original, property) else read
+
+
+def install_size_hooks() -> None:
+    """Report the user's reads of tensor sizes to ``dynamic=True`` traces (refcounted)."""
+    with _PATCH_LOCK:
+        _SIZE_COUNT[0] += 1
+        if _SIZE_COUNT[0] > 1:
+            return
+        _ORIGINALS["sizes"] = {name: Tensor.__dict__[name] for name in SIZE_READS if name in Tensor.__dict__}
+        for name, value in _ORIGINALS["sizes"].items():
+            setattr(Tensor, name, _size_read(name, value))
+
+
+def remove_size_hooks() -> None:
+    with _PATCH_LOCK:
+        _SIZE_COUNT[0] -= 1
+        if _SIZE_COUNT[0]:
+            return
+        for name, value in _ORIGINALS["sizes"].items():
+            setattr(Tensor, name, value)
+
+
+def _opaque_methods() -> list:
+    """``(class, name)`` of the methods a replay calls as they are (``_opaque``): an optimizer's ``step`` and
+    ``zero_grad``, a module's ``zero_grad``. Found among the loaded modules (compile is a lower layer than
+    ``optim``: if it is not loaded, no optimizer can be in the call)."""
+    found = []
+    optimizer = sys.modules.get("dualgrad.optim.optimizer")
+    if optimizer is not None:
+        found += [(optimizer.Optimizer, "step"), (optimizer.Optimizer, "zero_grad")]
+    module = sys.modules.get("dualgrad.nn.module")
+    if module is not None:
+        found.append((module.Module, "zero_grad"))
+    return found
 
 
 class TraceObserver:
@@ -797,6 +1159,8 @@ class TraceObserver:
 
         def traced(op: Any, args: tuple, params: dict) -> Any:
             out = run(op, args, params)
+            if tracer.paused:
+                return out
             if tracer.failure is None and id(out) not in tracer.pending:
                 try:
                     tracer.record_op(op, args, params, out)
