@@ -90,6 +90,8 @@ class CompiledFunction:
         self._warned: set = set()
         self._derived: dict = {}
         functools.update_wrapper(self, fn)
+        if not hasattr(self, "__name__"):  # (a callable object: named by its class in messages)
+            self.__name__ = type(fn).__name__
 
     # -- public -----------------------------------------------------------------
     def explain(self) -> str:

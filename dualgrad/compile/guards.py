@@ -259,8 +259,10 @@ def _attributes(obj: Any, describe: str, names: frozenset, guards: list, seen: s
             if value is None:
                 continue
             if type(value) in _SCALARS or type(value) in (list, dict, set, tuple) or type(value) is np.ndarray:
+                # (read through the instance: an instance attribute set later shadows the class's)
                 _guard(guards, f"class attribute {name!r} of {describe}",
-                       lambda ns=klass.__dict__, name=name: ns.get(name), value, seen, depth + 1, reached, names)
+                       lambda ns=namespace, kd=klass.__dict__, name=name: ns[name] if name in ns else kd.get(name),
+                       value, seen, depth + 1, reached, names)
             break
 
 
@@ -308,6 +310,7 @@ def _visit(fn: Any, guards: list, seen: set, depth: int, reached: set) -> None:
     if not isinstance(fn, types.FunctionType):
         call = next((k.__dict__["__call__"] for k in type(fn).__mro__ if "__call__" in k.__dict__), None)
         if isinstance(call, types.FunctionType):  # a callable object: its __call__ and its attributes
+            seen.discard(id(fn))  # (seen as a function above; its attributes are still to guard)
             _visit(types.MethodType(call, fn), guards, seen, depth + 1, reached)
         return
     names = frozenset(_names(fn.__code__))

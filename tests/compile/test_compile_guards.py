@@ -487,3 +487,43 @@ def test_random_state_changes_between_calls_never_replay_stale_state(events, val
             elif event == "negate":
                 x = -x
             assert close(compiled(x), f(x))
+
+
+def test_attributes_of_a_callable_object_are_guarded():
+    class Scale:
+        k = 1.0
+
+        def __init__(self):
+            self.m = 2.0
+
+        def __call__(self, x):
+            return x * self.k * self.m
+
+    scale = Scale()
+    f = dg.compile(scale)
+    x = dg.ones(2)
+    for k, m in [(1.0, 2.0), (1.0, 2.0), (1.0, 5.0), (3.0, 5.0), (3.0, 5.0)]:
+        scale.m = m
+        if k != Scale.k:
+            scale.k = k  # (an instance attribute now shadows the class attribute)
+        np.testing.assert_array_equal(f(x).numpy(), [k * m] * 2)
+    assert "attribute 'm' of " in f.explain() and "Scale.__call__'s self changed" in f.explain()
+    assert "class attribute 'k' of " in f.explain()
+
+
+def test_an_instance_attribute_shadowing_a_class_attribute_retraces():
+    class Model:
+        k = 1.0
+
+        def forward(self, x):
+            return x * self.k
+
+    model = Model()
+    f = dg.compile(model.forward)
+    x = dg.ones(2)
+    f(x), f(x)
+    model.k = 4.0
+    np.testing.assert_array_equal(f(x).numpy(), [4.0, 4.0])
+    del model.k
+    Model.k = 7.0
+    np.testing.assert_array_equal(f(x).numpy(), [7.0, 7.0])
