@@ -64,11 +64,15 @@ from typing import Any
 
 import numpy as np
 
+from ._allocator import keep_freed_memory
 from ._state import STATE
 from .tensor import FLOATING_DTYPES, REAL_FLOATING_DTYPES, Tensor, _wrap, is_untracked_like
 
 # The one switch (read once): DUALGRAD_FASTPATH=0 turns every fast path off.
 ENABLED: bool = os.environ.get("DUALGRAD_FASTPATH", "1").strip() != "0"
+
+# Freed arrays' memory stays in the process for the next ones (glibc; see ``_allocator``): set at import.
+KEEPS_FREED_MEMORY: bool = keep_freed_memory(ENABLED)
 
 # ``tangent_at``, set by ``dualgrad.forward_ad.engine`` (the forward engine sits above this module).
 TANGENT_AT: list = [None]
