@@ -50,6 +50,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from . import _pytree as pytree
 from ._basis import identity_blocks
 from ._state import STATE
@@ -68,6 +70,7 @@ from .ops.shape import PERMUTE, RESHAPE
 from .reverse import enable_grad, is_grad_enabled
 from .reverse import grad as autograd_grad
 from .reverse.api import check_real_output
+from .reverse.engine import run_backward
 from .tensor import Tensor, _wrap, is_differentiable_dtype
 from .transform_levels import (
     ReverseLevel,
@@ -137,9 +140,24 @@ def _pullback(outputs: list, leaves: list, cotangents: list, create: bool, retai
     pairs = [(o, c) for o, c in zip(outputs, cotangents, strict=True) if o.requires_grad]
     if not pairs:
         return [zeros_like(leaf) for leaf in leaves]
-    grads = autograd_grad([o for o, _ in pairs], leaves, [c for _, c in pairs],
-                          retain_graph=retain_graph or create, create_graph=create, allow_unused=True)
+    outs, cts = [o for o, _ in pairs], [c for _, c in pairs]
+    if all(type(c) is Tensor and c.dtype == o.dtype and c.shape == o.shape for o, c in pairs):
+        # (what ``dualgrad.grad`` would check holds: the leaves are this transform's and require grad,
+        # the outputs require grad, the cotangents are plain tensors of the outputs' shapes and dtypes)
+        grads = run_backward(outs, cts, retain_graph=retain_graph or create, create_graph=create,
+                             inputs=leaves, accumulate=False)
+    else:
+        grads = autograd_grad(outs, leaves, cts, retain_graph=retain_graph or create, create_graph=create,
+                              allow_unused=True)
     return [zeros_like(leaf) if g is None else g for g, leaf in zip(grads, leaves, strict=True)]
+
+
+def _seed(output: Tensor) -> Tensor:
+    """The cotangent of a scalar output: one, in its dtype (batched as it is, if it still is; an inference
+    tensor in inference mode, as ``ones_like`` makes it)."""
+    if type(output) is Tensor and not STATE.inference_mode:
+        return _wrap(np.ones(output.shape, output.dtype))
+    return ones_like(output)
 
 
 def _argnums_tuple(argnums: Any, nargs: int) -> tuple:
@@ -215,7 +233,7 @@ def _grad_transform(func: Callable, argnums: Any, has_aux: bool, with_value: boo
             leaves = [leaf for _, leaf in tracked]
             out_phys = to_physical(output, levels)
             create = needs_graph(grad_was_enabled, [out_phys, *leaves])
-            grads = _pullback([out_phys], leaves, [ones_like(out_phys)], create, False)
+            grads = _pullback([out_phys], leaves, [_seed(out_phys)], create, False)
         result = _lowered(pytree.unflatten([from_physical(g, levels) for g in grads], spec), create)
         if has_aux:
             aux = _lowered(aux, grad_was_enabled)
