@@ -50,8 +50,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from . import _pytree as pytree
 from ._basis import identity_blocks
 from ._state import STATE
@@ -152,13 +150,6 @@ def _pullback(outputs: list, leaves: list, cotangents: list, create: bool, retai
     return [zeros_like(leaf) if g is None else g for g, leaf in zip(grads, leaves, strict=True)]
 
 
-def _seed(output: Tensor) -> Tensor:
-    """The cotangent of a scalar output: one, in its dtype (batched as it is, if it still is; an inference
-    tensor in inference mode, as ``ones_like`` makes it)."""
-    if type(output) is Tensor and not STATE.inference_mode:
-        return _wrap(np.ones(output.shape, output.dtype))
-    return ones_like(output)
-
 
 def _argnums_tuple(argnums: Any, nargs: int) -> tuple:
     """``argnums`` as a tuple of non-negative ints, checked as ``torch.func`` does."""
@@ -233,7 +224,7 @@ def _grad_transform(func: Callable, argnums: Any, has_aux: bool, with_value: boo
             leaves = [leaf for _, leaf in tracked]
             out_phys = to_physical(output, levels)
             create = needs_graph(grad_was_enabled, [out_phys, *leaves])
-            grads = _pullback([out_phys], leaves, [_seed(out_phys)], create, False)
+            grads = _pullback([out_phys], leaves, [ones_like(out_phys)], create, False)
         result = _lowered(pytree.unflatten([from_physical(g, levels) for g in grads], spec), create)
         if has_aux:
             aux = _lowered(aux, grad_was_enabled)
