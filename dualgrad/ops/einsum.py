@@ -72,13 +72,25 @@ def _pairwise(a: np.ndarray, b: np.ndarray, subscripts: str) -> np.ndarray:
     left = [c for c in output if c in ta and c not in tb]
     right = [c for c in output if c in tb and c not in ta]
     summed = [c for c in ta if c in tb and c not in output]
-    nb, nl, nr, nk = (int(np.prod([size[c] for c in group], dtype=np.int64)) for group in (batch, left, right, summed))
+    if batch + right + left == list(output) != batch + left + right:
+        # the output wants b's letters before a's: the product b a (transposed) is laid out as the
+        # output, so it needs no transpose and the ops that read it get contiguous memory
+        a, ta, b, tb, left, right = b, tb, a, ta, right, left
+    nb, nl, nr, nk = (_size(size, group) for group in (batch, left, right, summed))
     a3 = a.transpose([ta.index(c) for c in batch + left + summed]).reshape(nb, nl, nk)
     b3 = b.transpose([tb.index(c) for c in batch + summed + right]).reshape(nb, nk, nr)
     out = np.matmul(a3, b3) if summed else a3 * b3.reshape(nb, 1, nr)
     order = batch + left + right
     out = out.reshape([size[c] for c in order])
     return out.transpose([order.index(c) for c in output])
+
+
+def _size(size: dict, letters: list) -> int:
+    """The product of the sizes of ``letters`` (1 for none)."""
+    n = 1
+    for c in letters:
+        n *= size[c]
+    return n
 
 
 def _run(arrays: list, subscripts: str) -> np.ndarray:

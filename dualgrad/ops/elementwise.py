@@ -21,7 +21,16 @@ from ..base.checks import is_number
 from ..base.dtypes import is_differentiable_dtype, torch_dtype_name
 from ..base.state import STATE
 from ..factories import zeros_like
-from ..fastpath import broadcast_product, engine_only, is_scratch, multiply_into, quiet_operator, scale_into, unseen
+from ..fastpath import (
+    broadcast_product,
+    engine_only,
+    is_scratch,
+    multiply_into,
+    quiet_operator,
+    scale_into,
+    select_or_zero,
+    unseen,
+)
 from ..tensor import Tensor, _wrap, as_operand
 from .dispatch import OTHER_FIRST, _apply, _record, apply, tensor_arg
 from .registry import (
@@ -545,7 +554,14 @@ def _where_jvp(tangents: tuple, out: Any, c: Any, x: Any, y: Any) -> Tensor:
 
 # (the gradient is selected, not multiplied by the mask: a NaN gradient where the branch was not taken
 # gives 0, as torch's)
-WHERE = elementwise("where", np.where, (None, lambda out, c, x, y: c, lambda out, c, x, y: ~c), number_inputs=True,
+def _where_impl(condition: Any, x: Any, y: Any) -> Any:
+    """``np.where``; selecting an array or zero without branches where ``select_or_zero`` can (the
+    vjps of ``relu``, ``clamp``, ``where``, ...: the same bits)."""
+    selected = select_or_zero(condition, x, y)
+    return np.where(condition, x, y) if selected is None else selected
+
+
+WHERE = elementwise("where", _where_impl, (None, lambda out, c, x, y: c, lambda out, c, x, y: ~c), number_inputs=True,
                     vjp=(None, lambda g, out, c, x, y: _where(c, g, 0.0), lambda g, out, c, x, y: _where(c, 0.0, g)),
                     jvp=_where_jvp, arg_names=("condition", "self", "other"), promotion=1,
                     save_inputs=(True, False, False))  # (only the condition is read, and saved, as torch's)

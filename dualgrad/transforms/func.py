@@ -61,6 +61,7 @@ from ..ops.shape import PERMUTE, RESHAPE
 from ..reverse import enable_grad, is_grad_enabled
 from ..reverse import grad as autograd_grad
 from ..reverse.api import check_real_output
+from ..reverse.engine import run_backward
 from ..tensor import Tensor, _wrap
 from ..vmap.batching import (
     from_physical,
@@ -138,9 +139,17 @@ def _pullback(outputs: list, leaves: list, cotangents: list, create: bool, retai
     pairs = [(o, c) for o, c in zip(outputs, cotangents, strict=True) if o.requires_grad]
     if not pairs:
         return [zeros_like(leaf) for leaf in leaves]
-    grads = autograd_grad([o for o, _ in pairs], leaves, [c for _, c in pairs],
-                          retain_graph=retain_graph or create, create_graph=create, allow_unused=True)
+    outs, cts = [o for o, _ in pairs], [c for _, c in pairs]
+    if all(type(c) is Tensor and c.dtype == o.dtype and c.shape == o.shape for o, c in pairs):
+        # (what ``dualgrad.grad`` would check holds: the leaves are this transform's and require grad,
+        # the outputs require grad, the cotangents are plain tensors of the outputs' shapes and dtypes)
+        grads = run_backward(outs, cts, retain_graph=retain_graph or create, create_graph=create,
+                             inputs=leaves, accumulate=False)
+    else:
+        grads = autograd_grad(outs, leaves, cts, retain_graph=retain_graph or create, create_graph=create,
+                              allow_unused=True)
     return [zeros_like(leaf) if g is None else g for g, leaf in zip(grads, leaves, strict=True)]
+
 
 
 def _argnums_tuple(argnums: Any, nargs: int) -> tuple:

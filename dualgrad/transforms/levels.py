@@ -132,22 +132,33 @@ def reaches_live_leaf(tensors: Iterable[Any], base: bool = True) -> bool:
         if node is None:
             if _live(t, base):
                 return True
-        elif id(node) not in seen:
-            seen.add(id(node))
+        elif node not in seen:
+            seen.add(node)
             stack.append(node)
-    while stack:  # (a node is marked seen when it is pushed: each is popped once)
+    while stack:  # (a node is marked seen when it is found: each is walked once)
         node = stack.pop()
-        if id(node) in alias_nodes:
-            return True
-        for target, _ in getattr(node, "edges", ()):
-            if target is None:
-                continue
-            if isinstance(target, Tensor):
-                if _live(target, base):
-                    return True
-            elif id(target) not in seen:
-                seen.add(id(target))
-                stack.append(target)
+        # A chain is walked without the stack (as the backward engine counts dependencies): a
+        # transform walks the whole graph of its output when no leaf is live, once per call.
+        while node is not None:
+            if alias_nodes and id(node) in alias_nodes:
+                return True
+            edges, node = getattr(node, "edges", ()), None
+            for target, _ in edges:
+                if target is None:
+                    continue
+                if isinstance(target, Tensor):
+                    extra = target._extra  # (``_live``, spelled out: one leaf per edge of a leaf's node)
+                    level = extra.get(_TAG) if extra else None
+                    if base if level is None else level.alive:
+                        return True
+                    continue
+                if target in seen:
+                    continue
+                seen.add(target)
+                if node is None:
+                    node = target
+                else:
+                    stack.append(target)
     return False
 
 
@@ -173,7 +184,8 @@ def needs_graph(grad_was_enabled: bool, tensors: list) -> bool:
     """
     if not grad_was_enabled:
         return False
-    return bool(STATE.reverse_levels) or reaches_live_leaf(tensors) or reaches_live_leaf(tangents_of(tensors))
+    return (bool(STATE.reverse_levels) or reaches_live_leaf(tensors)
+            or bool(STATE.dual_levels) and reaches_live_leaf(tangents_of(tensors)))
 
 
 def _without_graph(phys: Tensor) -> Tensor:
