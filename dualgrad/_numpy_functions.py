@@ -21,8 +21,8 @@ import numpy as np
 import dualgrad as dg
 
 from .numpy_dispatch import FUNCTIONS, RAW_FUNCTIONS, implements, no_rule, routed, run_untracked, write_out
-from .ops.elementwise import imag_part, real_part
-from .ops.linalg_decomp import solve_system
+from .ops.elementwise.core import imag_part, real_part
+from .ops.linalg.decompositions import solve_system
 from .tensor import Tensor, _wrap, is_number
 
 _NO = np._NoValue

@@ -14,10 +14,9 @@ about 1e-15 relative in float64 (see ``dualgrad/ops/_special_math.py`` for the m
 tensor([-1.9635,  0.9228])
 """
 
-from .ops.elementwise import expm1, log1p, round, sigmoid
-from .ops.elementwise_extra import erf, erfc, erfinv, exp2, sinc, xlogy
-from .ops.reductions import log_softmax, logsumexp, softmax
-from .ops.special import (
+from .ops.elementwise.core import expm1, log1p, round, sigmoid
+from .ops.elementwise.functions import erf, erfc, erfinv, exp2, sinc, xlogy
+from .ops.elementwise.special import (
     digamma,
     entr,
     erfcx,
@@ -37,6 +36,7 @@ from .ops.special import (
     xlog1py,
     zeta,
 )
+from .ops.reductions.core import log_softmax, logsumexp, softmax
 
 expit = sigmoid
 gammaln = lgamma

@@ -22,7 +22,7 @@ from hypothesis.extra import numpy as hnp
 import dualgrad as dg
 from dualgrad.ops import ALL_OPS
 from dualgrad.ops.dispatch import apply
-from dualgrad.ops.elementwise import imag_part, real_part, sigmoid_backward, tanh_backward
+from dualgrad.ops.elementwise.core import imag_part, real_part, sigmoid_backward, tanh_backward
 
 SAMPLES: dict[str, st.SearchStrategy] = {}
 # Ops that exist only as internal helpers of other ops' rules and are covered

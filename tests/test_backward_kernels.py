@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import dualgrad as dg
-from dualgrad.ops.elementwise import sigmoid_backward, tanh_backward
+from dualgrad.ops.elementwise.core import sigmoid_backward, tanh_backward
 from dualgrad.profiler import profile
 
 X = [0.3, -1.2, 2.0]

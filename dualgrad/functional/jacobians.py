@@ -10,7 +10,7 @@ from ..batching import make_batched, output_at, vmap_level
 from ..factories import zeros_like
 from ..func import _rows, _to_trailing
 from ..func import jvp as func_jvp
-from ..ops.shape import stack
+from ..ops.shape.core import stack
 from ..reverse import enable_grad
 from ..reverse import grad as autograd_grad
 from ..tensor import Tensor

@@ -25,7 +25,7 @@ from .._state import STATE
 from ..batching import is_batched_at, tangent_batched_at
 from ..factories import zeros_like
 from ..function import Function
-from ..ops.shape import stack
+from ..ops.shape.core import stack
 from ..tensor import Tensor
 from ._linear import JacobianSystem
 from ._problem import ImplicitProblem

@@ -7,10 +7,10 @@ import warnings
 from typing import Any
 
 from ..batching import physical_value
-from ..ops.elementwise import abs as _abs
-from ..ops.elementwise import log, logaddexp, where
-from ..ops.indexing import gather
-from ..ops.reductions import log_softmax
+from ..ops.elementwise.core import abs as _abs
+from ..ops.elementwise.core import log, logaddexp, where
+from ..ops.indexing.core import gather
+from ..ops.reductions.core import log_softmax
 from ..tensor import Tensor, torch_dtype_name
 from ._messages import torch_size
 

@@ -29,7 +29,7 @@ from ..tensor import Tensor, _wrap, as_operand
 from .batch_rules import to_front
 from .dispatch import apply
 from .registry import linear
-from .shape import PAD, roll
+from .shape.core import PAD, roll
 
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 

@@ -55,9 +55,9 @@ from ..tensor import (
     numeric_array,
     torch_dtype_name,
 )
-from . import elementwise as ew
 from .dispatch import _record, apply, check_view_geometry, is_view_of, regenerate_view
-from .indexing import (
+from .elementwise import core as ew
+from .indexing.core import (
     GETITEM,
     INDEX_PUT_TENSOR,
     _is_basic,
@@ -70,9 +70,9 @@ from .indexing import (
     split_index,
     values_at,
 )
-from .more import masked_fill
 from .registry import Op, linear, overload
-from .shape import IN_PLACE_TWINS
+from .shape.core import IN_PLACE_TWINS
+from .shape.views import masked_fill
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_MESSAGE = "a view of a leaf Variable that requires grad is being used in an in-place operation."

@@ -9,36 +9,21 @@ from __future__ import annotations
 
 from .._deference import FORWARD_OPERATORS, deferring
 from ..tensor import Tensor
-from . import (
-    aliases,
-    devices,
-    einsum,
-    elementwise,
-    elementwise_extra,
-    fft,
-    indexing,
-    inplace,
-    linalg,
-    linalg_decomp,
-    linalg_derived,
-    linalg_lu,
-    linalg_more,
-    memory,
-    more,
-    reductions,
-    sampling,
-    scatter_more,
-    shape,
-    shape_extra,
-    sorting,
-    special,
-    stats,
-    utilities,
-)
+from . import counting, devices, einsum, fft, inplace, layout, random, sorting, torch_names
+from .elementwise import core as elementwise
+from .elementwise import functions as elementwise_functions
+from .elementwise import special
+from .indexing import core as indexing
+from .indexing import scatter
+from .linalg import decompositions, lu, matrix_functions, norms, products
+from .reductions import core as reductions
+from .reductions import statistics
+from .shape import compositions, views
+from .shape import core as shape
 
-MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace, elementwise_extra, sorting,
-           linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling, linalg_more, linalg_lu, more,
-           scatter_more, stats, special, memory, aliases, devices)
+MODULES = (elementwise, reductions, shape, indexing, products, einsum, inplace, elementwise_functions, sorting,
+           decompositions, norms, fft, compositions, counting, random, matrix_functions, lu, views,
+           scatter, statistics, special, layout, torch_names, devices)
 
 
 def install() -> None:

@@ -16,10 +16,10 @@ import numpy as np
 from ..tensor import Tensor
 from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
-from .indexing import take_along_dim
-from .reductions import ValuesIndices
+from .indexing.core import take_along_dim
+from .reductions.core import ValuesIndices
 from .registry import nondifferentiable
-from .shape import flip, reshape
+from .shape.core import flip, reshape
 
 
 def _argsort_impl(x: np.ndarray, *, axis: int) -> np.ndarray:

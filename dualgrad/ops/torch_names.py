@@ -25,18 +25,18 @@ import numpy as np
 from .._devices import CPU, check_device
 from ..factories import _default_float, as_tensor, empty
 from ..tensor import Tensor, torch_dtype_name
-from . import special
 from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
-from .elementwise import selecting, to_dtype
-from .indexing import GETITEM
+from .elementwise import special
+from .elementwise.core import selecting, to_dtype
+from .indexing.core import GETITEM
 from .inplace import COPY, _inplace, _method, update_
-from .linalg_derived import matrix_norm
-from .more import view_as_complex, view_as_real
-from .reductions import NORM, _reduce_args
+from .linalg.norms import matrix_norm
+from .reductions.core import NORM, _reduce_args
+from .reductions.statistics import float_power
 from .registry import ALL_OPS, name_by_operands, overload
-from .shape import SPLIT, SPLIT_EVEN, cat, split
-from .stats import float_power
+from .shape.core import SPLIT, SPLIT_EVEN, cat, split
+from .shape.views import view_as_complex, view_as_real
 
 
 # -- top-level forms of Tensor methods ---------------------------------------------------------------

@@ -71,7 +71,7 @@ from ..factories import tensor
 from ..function import Function
 from ..implicit import NonConvergedError, Parameters, refuse_closed_over_tensors
 from ..implicit._node import _levels_in_use, _outside_vmap
-from ..ops.shape import cat, stack
+from ..ops.shape.core import cat, stack
 from ..reverse import enable_grad
 from ..reverse import grad as autograd_grad
 from ..tensor import Tensor

@@ -50,7 +50,7 @@ import numpy as np
 from .. import func
 from ..implicit import NonConvergedError, Parameters, RootProblem, SingularJacobianError, root_node
 from ..implicit._linear import check_method
-from ..ops.elementwise import where
+from ..ops.elementwise.core import where
 from ..tensor import Tensor
 from ._problems import MinimizeProblem, ResidualProblem, point, scipy_module
 

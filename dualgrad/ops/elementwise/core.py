@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from .._deference import deferring_op
-from .._state import STATE
-from ..factories import zeros_like
-from ..fastpath import broadcast_product, engine_only, is_scratch, multiply_into, quiet_operator, scale_into, unseen
-from ..tensor import Tensor, _wrap, as_operand, is_differentiable_dtype, is_number, torch_dtype_name
-from .dispatch import OTHER_FIRST, _apply, _record, apply, tensor_arg
-from .registry import (
+from ..._deference import deferring_op
+from ..._state import STATE
+from ...factories import zeros_like
+from ...fastpath import broadcast_product, engine_only, is_scratch, multiply_into, quiet_operator, scale_into, unseen
+from ...tensor import Tensor, _wrap, as_operand, is_differentiable_dtype, is_number, torch_dtype_name
+from ..dispatch import OTHER_FIRST, _apply, _record, apply, tensor_arg
+from ..registry import (
     Op,
     elementwise,
     is_tensor_operand,

@@ -18,10 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from ..factories import zeros_like
-from ..tensor import Tensor, numeric_array, torch_dtype_name
-from .dispatch import OTHER_FIRST, apply, tensor_arg
-from .elementwise import (
+from ...factories import zeros_like
+from ...tensor import Tensor, numeric_array, torch_dtype_name
+from ..dispatch import OTHER_FIRST, apply, tensor_arg
+from ..registry import elementwise, name_by_operands, vjp_from_partial
+from .core import (
     CLAMP_MAX,
     CLAMP_MIN,
     _binary,
@@ -40,7 +41,6 @@ from .elementwise import (
     trunc,
     zero_vjp,
 )
-from .registry import elementwise, name_by_operands, vjp_from_partial
 
 _LN2 = math.log(2.0)
 _DEG = math.pi / 180.0

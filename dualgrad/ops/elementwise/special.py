@@ -20,14 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from ..factories import arange, get_default_dtype
-from ..tensor import Tensor, int_arg
+from ...factories import arange, get_default_dtype
+from ...tensor import Tensor, int_arg
+from ..dispatch import OTHER_FIRST, apply, tensor_arg
+from ..inplace import _inplace
+from ..registry import elementwise
 from . import _special_math as sm
-from .dispatch import OTHER_FIRST, apply, tensor_arg
-from .elementwise import _where, exp, log, log1p, sign
-from .elementwise_extra import _ERFC, _erfinv_impl, numeric_arrays, xlogy
-from .inplace import _inplace
-from .registry import elementwise
+from .core import _where, exp, log, log1p, sign
+from .functions import _ERFC, _erfinv_impl, numeric_arrays, xlogy
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)

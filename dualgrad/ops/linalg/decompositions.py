@@ -28,15 +28,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..batching import physical_value
-from ..tensor import Tensor, _wrap, as_operand
-from .batch_rules import NOT_BATCHED, to_front
-from .dispatch import apply
-from .elementwise import imag_part, where
-from .linalg import matmul, matrix_transpose
-from .reductions import cumprod
-from .registry import Op
-from .shape import RESHAPE, cat, flip
+from ...batching import physical_value
+from ...tensor import Tensor, _wrap, as_operand
+from ..batch_rules import NOT_BATCHED, to_front
+from ..dispatch import apply
+from ..elementwise.core import imag_part, where
+from ..reductions.core import cumprod
+from ..registry import Op
+from ..shape.core import RESHAPE, cat, flip
+from .products import matmul, matrix_transpose
 
 
 class LinAlgError(RuntimeError, np.linalg.LinAlgError):

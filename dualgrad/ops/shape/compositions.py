@@ -13,14 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from ..factories import zeros
-from ..tensor import Tensor, check_tensor, int_arg
-from ._axes import normalize_axis
-from .dispatch import tensor_arg
-from .elementwise import logical_xor
-from .promotion import _promote_types
-from .reductions import cumsum
-from .shape import cat, expand, flip, narrow, reshape, stack, transpose, with_rank_at_least
+from ...factories import zeros
+from ...tensor import Tensor, check_tensor, int_arg
+from .._axes import normalize_axis
+from ..dispatch import tensor_arg
+from ..elementwise.core import logical_xor
+from ..promotion import _promote_types
+from ..reductions.core import cumsum
+from .core import cat, expand, flip, narrow, reshape, stack, transpose, with_rank_at_least
 
 
 def _tensors(args: tuple, fn: str) -> list:

@@ -16,17 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from ..batching import BatchedTensor
-from ..factories import tensor as _tensor
-from ..factories import zeros
-from ..tensor import Tensor, check_number_fits, int_arg, is_number, torch_dtype_name
-from ._axes import normalize_axis
-from .batch_rules import to_front
-from .dispatch import apply, tensor_arg
-from .elementwise import _where, conj, sub, to_dtype
-from .indexing import index_add, index_select, select
-from .registry import elementwise, linear, name_by_operands, nondifferentiable, sum_to_shape
-from .shape import expand, hstack, moveaxis, narrow, reshape, tensor_split, transpose, vstack
+from ...batching import BatchedTensor
+from ...factories import tensor as _tensor
+from ...factories import zeros
+from ...tensor import Tensor, check_number_fits, int_arg, is_number, torch_dtype_name
+from .._axes import normalize_axis
+from ..batch_rules import to_front
+from ..dispatch import apply, tensor_arg
+from ..elementwise.core import _where, conj, sub, to_dtype
+from ..indexing.core import index_add, index_select, select
+from ..registry import elementwise, linear, name_by_operands, nondifferentiable, sum_to_shape
+from .core import expand, hstack, moveaxis, narrow, reshape, tensor_split, transpose, vstack
 
 
 # -- complex tensors as real pairs --------------------------------------------------------------------
