@@ -73,20 +73,21 @@ from .ops.einsum import *  # noqa: F403 - the public op functions
 from .ops.elementwise.core import *  # noqa: F403
 from .ops.elementwise.functions import *  # noqa: F403
 from .ops.elementwise.special import *  # noqa: F403
-from .ops.indexing.core import *  # noqa: F403
-from .ops.indexing.scatter import *  # noqa: F403
+from .ops.indexing import *  # noqa: F403
+from .ops.integration import *  # noqa: F403
 from .ops.layout import *  # noqa: F403
 from .ops.linalg.decompositions import det, inverse, logdet
 from .ops.linalg.lu import *  # noqa: F403
 from .ops.linalg.matrix_functions import *  # noqa: F403
 from .ops.linalg.products import *  # noqa: F403
 from .ops.random import *  # noqa: F403
-from .ops.reductions.core import *  # noqa: F403
-from .ops.reductions.statistics import *  # noqa: F403
+from .ops.reductions import *  # noqa: F403
+from .ops.scatter import *  # noqa: F403
 from .ops.shape.compositions import *  # noqa: F403
 from .ops.shape.core import *  # noqa: F403
 from .ops.shape.views import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
+from .ops.statistics import *  # noqa: F403
 from .ops.torch_names import *  # noqa: F403
 from .queries import (
     allclose,

@@ -5,7 +5,7 @@ torch.special's names for what dualgrad also has at the top level (``expit`` is 
 ``logsumexp``, ``softmax``, ...) are the same functions; the others (``ndtr``, ``log_ndtr``,
 ``ndtri``, ``erfcx``, ``i0e``, ``i1``, ``i1e``, ``xlog1py``, ``entr``, ``zeta``, ``gammainc``,
 ``gammaincc``) live here only, as in torch. The numerics are NumPy code (no SciPy), accurate to
-about 1e-15 relative in float64 (see ``dualgrad/ops/_special_math.py`` for the methods).
+about 1e-15 relative in float64 (see ``dualgrad/ops/elementwise/_special_math.py`` for the methods).
 
 >>> import dualgrad as dg
 >>> x = dg.tensor([0.5, 3.], requires_grad=True)
@@ -36,7 +36,7 @@ from .ops.elementwise.special import (
     xlog1py,
     zeta,
 )
-from .ops.reductions.core import log_softmax, logsumexp, softmax
+from .ops.reductions import log_softmax, logsumexp, softmax
 
 expit = sigmoid
 gammaln = lgamma

@@ -17,8 +17,8 @@ from hypothesis.extra import numpy as hnp
 
 import dualgrad as dg
 from dualgrad.ops.dispatch import apply
-from dualgrad.ops.indexing.core import GATHER, GETITEM, INDEX_ADD_INTO_ZEROS, SCATTER_ADD_INTO_ZEROS
-from dualgrad.ops.indexing.core import normalize_index as _numpy_index
+from dualgrad.ops.indexing import GATHER, GETITEM, INDEX_ADD_INTO_ZEROS, SCATTER_ADD_INTO_ZEROS
+from dualgrad.ops.indexing import normalize_index as _numpy_index
 
 
 # -- strategies -------------------------------------------------------------------------------

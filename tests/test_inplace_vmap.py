@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import dualgrad as dg
 from dualgrad import func
-from dualgrad.ops.indexing.core import GETITEM
+from dualgrad.ops.indexing import GETITEM
 from dualgrad.ops.inplace import COPY, COPY_SLICES, INDEX_PUT
 from dualgrad.ops.shape.core import PERMUTE
 

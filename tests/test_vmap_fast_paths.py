@@ -26,7 +26,7 @@ from dualgrad import forward_ad as fwAD
 from dualgrad.func import grad, jacfwd, jacrev, jvp
 from dualgrad.ops.batch_rules import elementwise_batch
 from dualgrad.ops.elementwise.core import ADD, MUL
-from dualgrad.ops.indexing.core import _probe, batch_position
+from dualgrad.ops.indexing import _probe, batch_position
 
 SIZE = 3
 LOGICAL = (2, 4)

@@ -15,8 +15,8 @@ from ..ops.elementwise.core import relu as _relu
 from ..ops.elementwise.core import sigmoid, tanh, where
 from ..ops.elementwise.core import softplus as _softplus
 from ..ops.elementwise.functions import erf
-from ..ops.reductions.core import log_softmax as _log_softmax
-from ..ops.reductions.core import softmax as _softmax
+from ..ops.reductions import log_softmax as _log_softmax
+from ..ops.reductions import softmax as _softmax
 from ..tensor import Tensor
 
 __all__ = ["elu", "gelu", "hardtanh", "leaky_relu", "log_softmax", "logsigmoid", "relu", "relu6", "selu",

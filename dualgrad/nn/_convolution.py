@@ -14,7 +14,7 @@ from typing import Any
 
 from ..factories import tensor
 from ..ops.einsum import einsum
-from ..ops.indexing.core import index_select
+from ..ops.indexing import index_select
 from ..ops.linalg.products import matmul
 from ..ops.shape.core import pad as _constant_pad
 from ..tensor import Tensor

@@ -9,8 +9,8 @@ from typing import Any
 from ..batching import physical_value
 from ..ops.elementwise.core import abs as _abs
 from ..ops.elementwise.core import log, logaddexp, where
-from ..ops.indexing.core import gather
-from ..ops.reductions.core import log_softmax
+from ..ops.indexing import gather
+from ..ops.reductions import log_softmax
 from ..tensor import Tensor, torch_dtype_name
 from ._messages import torch_size
 

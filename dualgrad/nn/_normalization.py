@@ -10,7 +10,7 @@ from ..batching import physical_value
 from ..factories import arange
 from ..ops.elementwise.core import rsqrt, where
 from ..ops.random import bernoulli
-from ..ops.reductions.core import mean, var
+from ..ops.reductions import mean, var
 from ..reverse import no_grad
 from ..tensor import Tensor
 from ._messages import dims as _dims

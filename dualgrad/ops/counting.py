@@ -19,7 +19,7 @@ from ..batching import BatchedTensor
 from ..tensor import Tensor, _wrap, torch_dtype_name
 from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
-from .indexing.core import batch_at, batch_size
+from .indexing import batch_at, batch_size
 from .registry import nondifferentiable
 
 

@@ -22,14 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from ...batching import BatchedTensor, movedim
-from ...factories import zeros_like
-from ...tensor import Tensor, _wrap, check_tensor
-from .._axes import normalize_axis
-from ..batch_rules import NOT_BATCHED, to_front
-from ..dispatch import apply, tensor_arg
-from ..elementwise.core import where
-from ..registry import Op, linear, nondifferentiable
+from ..batching import BatchedTensor, movedim
+from ..factories import zeros_like
+from ..tensor import Tensor, _wrap, check_tensor
+from ._axes import normalize_axis
+from .batch_rules import NOT_BATCHED, to_front
+from .dispatch import apply, tensor_arg
+from .elementwise.core import where
+from .registry import Op, linear, nondifferentiable
 
 
 # -- getitem ------------------------------------------------------------------------------

@@ -57,7 +57,7 @@ from ..tensor import (
 )
 from .dispatch import _record, apply, check_view_geometry, is_view_of, regenerate_view
 from .elementwise import core as ew
-from .indexing.core import (
+from .indexing import (
     GETITEM,
     INDEX_PUT_TENSOR,
     _is_basic,
@@ -693,7 +693,7 @@ _OF_METHODS = (
     "greater", "greater_equal", "less", "less_equal", "not_equal", "multiply", "divide", "subtract", "negative",
     "absolute", "clamp_min", "clamp_max", "nan_to_num", "erf", "erfc", "erfinv", "heaviside", "lerp", "sinc",
     "xlogy", "addcdiv", "addcmul", "addmm", "tril", "triu", "scatter", "scatter_add", "index_add", "index_copy",
-    "index_fill", "masked_scatter", "put", "index_put",
+    "index_fill", "masked_scatter", "put", "index_put", "lgamma", "digamma", "polygamma", "mvlgamma", "i0", "logit",
 )
 _RESTRIDING = {"unsqueeze_": "unsqueeze", "squeeze_": "squeeze", "t_": "t", "transpose_": "transpose",
                "swapdims_": "swapdims", "swapaxes_": "swapaxes"}

@@ -9,21 +9,32 @@ from __future__ import annotations
 
 from .._deference import FORWARD_OPERATORS, deferring
 from ..tensor import Tensor
-from . import counting, devices, einsum, fft, inplace, layout, random, sorting, torch_names
+from . import (
+    counting,
+    devices,
+    einsum,
+    fft,
+    indexing,
+    inplace,
+    integration,
+    layout,
+    random,
+    reductions,
+    scatter,
+    sorting,
+    statistics,
+    torch_names,
+)
 from .elementwise import core as elementwise
 from .elementwise import functions as elementwise_functions
 from .elementwise import special
-from .indexing import core as indexing
-from .indexing import scatter
 from .linalg import decompositions, lu, matrix_functions, norms, products
-from .reductions import core as reductions
-from .reductions import statistics
 from .shape import compositions, views
 from .shape import core as shape
 
 MODULES = (elementwise, reductions, shape, indexing, products, einsum, inplace, elementwise_functions, sorting,
            decompositions, norms, fft, compositions, counting, random, matrix_functions, lu, views,
-           scatter, statistics, special, layout, torch_names, devices)
+           scatter, statistics, special, layout, torch_names, devices, integration)
 
 
 def install() -> None:

@@ -31,7 +31,7 @@ from .counting import _require, searchsorted
 from .dispatch import _check_broadcast, apply, tensor_arg
 from .elementwise import core as ew
 from .inplace import _fill, update_
-from .reductions.core import cumsum
+from .reductions import cumsum
 from .registry import elementwise
 from .sorting import argsort
 

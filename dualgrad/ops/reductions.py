@@ -21,15 +21,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...factories import zeros_like
-from ...fastpath import unseen
-from ...tensor import Tensor, _wrap, int_arg
-from .._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
-from ..batch_rules import to_front
-from ..dispatch import apply, tensor_arg
-from ..elementwise.core import maximum, minimum, sgn, to_dtype, where
-from ..registry import Op, linear, nondifferentiable
-from ..shape.core import FLIP, NARROW, PAD, PERMUTE, RESHAPE, reshape
+from ..factories import zeros_like
+from ..fastpath import unseen
+from ..tensor import Tensor, _wrap, int_arg
+from ._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
+from .batch_rules import to_front
+from .dispatch import apply, tensor_arg
+from .elementwise.core import maximum, minimum, sgn, to_dtype, where
+from .registry import Op, linear, nondifferentiable
+from .shape.core import FLIP, NARROW, PAD, PERMUTE, RESHAPE, reshape
 
 
 class ValuesIndices(NamedTuple):
@@ -773,7 +773,7 @@ def logsumexp(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = Non
     return apply(LOGSUMEXP, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "logsumexp"))
 
 
-# ``linalg.matrix_norm``, set by ``dualgrad.ops.linalg_derived`` (which imports this module): ``norm(p='nuc')``.
+# ``linalg.matrix_norm``, set by ``dualgrad.ops.linalg.norms`` (which imports this module): ``norm(p='nuc')``.
 MATRIX_NORM: list = [None]
 
 

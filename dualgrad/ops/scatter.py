@@ -16,16 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from ...batching import BatchedTensor
-from ...factories import full
-from ...factories import tensor as _tensor
-from ...tensor import Tensor
-from .._axes import normalize_axis
-from ..dispatch import apply, tensor_arg
-from ..elementwise.core import floor_divide, where
-from ..inplace import _inplace
-from ..shape.core import cat, diagonal, moveaxis
-from .core import (
+from ..batching import BatchedTensor
+from ..factories import full
+from ..factories import tensor as _tensor
+from ..tensor import Tensor
+from ._axes import normalize_axis
+from .dispatch import apply, tensor_arg
+from .elementwise.core import floor_divide, where
+from .indexing import (
     INDEX_PUT_TENSOR,
     TENSOR,
     _as_index,
@@ -36,6 +34,8 @@ from .core import (
     check_scatter_bounds,
     index_put,
 )
+from .inplace import _inplace
+from .shape.core import cat, diagonal, moveaxis
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 

@@ -16,8 +16,8 @@ import numpy as np
 from ..tensor import Tensor
 from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
-from .indexing.core import take_along_dim
-from .reductions.core import ValuesIndices
+from .indexing import take_along_dim
+from .reductions import ValuesIndices
 from .registry import nondifferentiable
 from .shape.core import flip, reshape
 

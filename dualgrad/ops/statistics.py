@@ -16,20 +16,20 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...factories import full
-from ...factories import tensor as _tensor
-from ...tensor import Tensor, torch_dtype_name
-from .._axes import normalize_axis
-from ..dispatch import apply, tensor_arg
-from ..elementwise.core import clamp, isnan, where
-from ..elementwise.core import pow as power
-from ..elementwise.functions import lerp
-from ..indexing.core import take_along_dim
-from ..registry import nondifferentiable
-from ..shape.core import broadcast_to, diagonal, moveaxis, reshape, unsqueeze
-from ..shape.views import broadcast_shapes, triu_indices
-from ..sorting import sort
-from .core import ValuesIndices, amax, amin
+from ..factories import full
+from ..factories import tensor as _tensor
+from ..tensor import Tensor, torch_dtype_name
+from ._axes import normalize_axis
+from .dispatch import apply, tensor_arg
+from .elementwise.core import clamp, isnan, where
+from .elementwise.core import pow as power
+from .elementwise.functions import lerp
+from .indexing import take_along_dim
+from .reductions import ValuesIndices, amax, amin
+from .registry import nondifferentiable
+from .shape.core import broadcast_to, diagonal, moveaxis, reshape, unsqueeze
+from .shape.views import broadcast_shapes, triu_indices
+from .sorting import sort
 
 
 # -- elementwise -----------------------------------------------------------------------------------

@@ -29,14 +29,14 @@ from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
 from .elementwise import special
 from .elementwise.core import selecting, to_dtype
-from .indexing.core import GETITEM
+from .indexing import GETITEM
 from .inplace import COPY, _inplace, _method, update_
 from .linalg.norms import matrix_norm
-from .reductions.core import NORM, _reduce_args
-from .reductions.statistics import float_power
+from .reductions import NORM, _reduce_args
 from .registry import ALL_OPS, name_by_operands, overload
 from .shape.core import SPLIT, SPLIT_EVEN, cat, split
 from .shape.views import view_as_complex, view_as_real
+from .statistics import float_power
 
 
 # -- top-level forms of Tensor methods ---------------------------------------------------------------

@@ -868,7 +868,7 @@ def real_part(input: Any) -> Tensor:  # noqa: A002 - torch's name
     (``dualgrad.real`` and ``Tensor.real`` are torch's views).
 
     >>> import dualgrad as dg
-    >>> from dualgrad.ops.elementwise import real_part
+    >>> from dualgrad.ops.elementwise.core import real_part
     >>> real_part(dg.tensor([1. + 2.j]))
     tensor([1.])
     """
@@ -880,7 +880,7 @@ def imag_part(input: Any) -> Tensor:  # noqa: A002 - torch's name
     ``dualgrad.imag`` refuses real tensors).
 
     >>> import dualgrad as dg
-    >>> from dualgrad.ops.elementwise import imag_part
+    >>> from dualgrad.ops.elementwise.core import imag_part
     >>> imag_part(dg.tensor([1., 2.]))
     tensor([0., 0.])
     """
@@ -891,7 +891,7 @@ def tanh_backward(grad_output: Any, output: Any) -> Tensor:
     """tanh's gradient from its output, ``grad_output * conj(1 - output**2)`` (torch's ``aten.tanh_backward``).
 
     >>> import dualgrad as dg
-    >>> from dualgrad.ops.elementwise import tanh_backward
+    >>> from dualgrad.ops.elementwise.core import tanh_backward
     >>> tanh_backward(dg.tensor([2.0]), dg.tensor([0.5]))
     tensor([1.5000])
     """
@@ -903,7 +903,7 @@ def sigmoid_backward(grad_output: Any, output: Any) -> Tensor:
     ``aten.sigmoid_backward``).
 
     >>> import dualgrad as dg
-    >>> from dualgrad.ops.elementwise import sigmoid_backward
+    >>> from dualgrad.ops.elementwise.core import sigmoid_backward
     >>> sigmoid_backward(dg.tensor([2.0]), dg.tensor([0.5]))
     tensor([0.5000])
     """

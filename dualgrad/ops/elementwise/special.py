@@ -23,7 +23,6 @@ import numpy as np
 from ...factories import arange, get_default_dtype
 from ...tensor import Tensor, int_arg
 from ..dispatch import OTHER_FIRST, apply, tensor_arg
-from ..inplace import _inplace
 from ..registry import elementwise
 from . import _special_math as sm
 from .core import _where, exp, log, log1p, sign
@@ -364,5 +363,4 @@ METHODS: dict[str, Any] = {
     "lgamma": lgamma, "digamma": digamma, "polygamma": _polygamma_method, "mvlgamma": mvlgamma, "i0": i0,
     "logit": logit,
 }
-METHODS.update({f"{name}_": _inplace(f"{name}_", fn, f"In-place ``{name}``.") for name, fn in METHODS.items()})
 __all__ = ["digamma", "i0", "lgamma", "logit", "mvlgamma", "polygamma"]

@@ -33,7 +33,7 @@ from ...tensor import Tensor, _wrap, as_operand
 from ..batch_rules import NOT_BATCHED, to_front
 from ..dispatch import apply
 from ..elementwise.core import imag_part, where
-from ..reductions.core import cumprod
+from ..reductions import cumprod
 from ..registry import Op
 from ..shape.core import RESHAPE, cat, flip
 from .products import matmul, matrix_transpose

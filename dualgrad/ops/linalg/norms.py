@@ -13,12 +13,12 @@ import numpy as np
 import opt_einsum
 
 from ...tensor import Tensor, _wrap, as_operand
+from .. import reductions
 from .._axes import normalize_axis, pick_axis, pick_keepdims
 from ..einsum import einsum
 from ..elementwise.core import to_dtype, where
-from ..reductions import core as reductions
-from ..reductions.core import amax, amin
-from ..reductions.core import norm as _vector_p_norm
+from ..reductions import amax, amin
+from ..reductions import norm as _vector_p_norm
 from ..shape.core import moveaxis
 from .decompositions import LinAlgError, _check_matrix, _check_square, _h, inv, svd, svdvals
 from .products import cross_along, matmul

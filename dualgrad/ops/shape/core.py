@@ -170,7 +170,7 @@ def _repeat_interleave_vjp(g: Tensor, out: Any, x: Any, *, repeats: Any, axis: i
     if isinstance(repeats, int):
         runs = apply(RESHAPE, g, shape=x.shape[:axis + 1] + (repeats,) + x.shape[axis + 1:])
         return runs.sum(axis=axis + 1)
-    from ..indexing.core import INDEX_ADD_INTO_ZEROS  # indexing imports this module
+    from ..indexing import INDEX_ADD_INTO_ZEROS  # indexing imports this module
 
     source = np.repeat(np.arange(x.shape[axis]), repeats)
     return apply(INDEX_ADD_INTO_ZEROS, g, shape=x.shape, index=(slice(None),) * axis + (source,))

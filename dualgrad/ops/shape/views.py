@@ -24,7 +24,7 @@ from .._axes import normalize_axis
 from ..batch_rules import to_front
 from ..dispatch import apply, tensor_arg
 from ..elementwise.core import _where, conj, sub, to_dtype
-from ..indexing.core import index_add, index_select, select
+from ..indexing import index_add, index_select, select
 from ..registry import elementwise, linear, name_by_operands, nondifferentiable, sum_to_shape
 from .core import expand, hstack, moveaxis, narrow, reshape, tensor_split, transpose, vstack
 
