@@ -1,8 +1,9 @@
 """Attach operators and math methods to ``Tensor`` from the op modules.
 
 ``Tensor`` itself holds no math. Each op module lists the methods and
-properties it contributes in ``METHODS`` and ``PROPERTIES`` dicts; this module
-installs them all, so adding a method means one line next to its op.
+properties it contributes in ``METHODS`` and ``PROPERTIES`` dicts, and the ops declared with their
+public surface (``ops/surface.py``) name their methods and in-place methods there; this module
+installs them all.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from . import (
     scatter,
     sorting,
     statistics,
+    surface,
     torch_names,
 )
 from .elementwise import core as elementwise
@@ -45,6 +47,8 @@ def install() -> None:
             setattr(Tensor, name, deferring(fn) if name in FORWARD_OPERATORS else fn)
         for name, fn in getattr(module, "PROPERTIES", {}).items():
             setattr(Tensor, name, fn if isinstance(fn, property) else property(fn))
+    for name, fn in {**surface.methods(), **inplace.declared_methods()}.items():  # (declared with their ops)
+        setattr(Tensor, name, deferring(fn) if name in FORWARD_OPERATORS else fn)
     Tensor.__hash__ = object.__hash__
 
 

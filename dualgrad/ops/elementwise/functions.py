@@ -22,12 +22,11 @@ from ...factories import zeros_like
 from ...tensor import Tensor, numeric_array, torch_dtype_name
 from ..dispatch import OTHER_FIRST, apply, tensor_arg
 from ..registry import elementwise, name_by_operands, vjp_from_partial
+from ..surface import binary, exported, unary
 from .core import (
     CLAMP_MAX,
     CLAMP_MIN,
-    _binary,
     _integer_division,
-    _unary,
     _where,
     checked_clamp,
     clone,
@@ -173,32 +172,33 @@ ERFC = elementwise("erfc", _real_impl("erfc", _ERFC), (lambda out, x: -_TWO_OVER
 ERFINV = elementwise("erfinv", _real_impl("erfinv", _erfinv_impl),
                      (lambda out, x: exp(out * out) / _TWO_OVER_SQRT_PI,), save_inputs=False, save_out=True)
 
-exp2 = _unary(EXP2, "``2 ** x``.", "[3.]", "tensor([8.])")
-cbrt = _unary(CBRT, "Real cube root (negative for negative ``x``); its derivative at 0 is inf.", "[-8.]",
-              "tensor([-2.])")
-deg2rad = _unary(DEG2RAD, "Degrees to radians.", "[180.]", "tensor([3.1416])")
-rad2deg = _unary(RAD2DEG, "Radians to degrees.", "[3.141592653589793]", "tensor([180.])")
-logaddexp2 = _binary(LOGADDEXP2, "``log2(2**x + 2**y)`` computed stably (its gradient "
-                     "stays finite when one input is infinite).", "[2.]", "tensor([3.])")
-copysign = _binary(COPYSIGN, "``|x|`` with the sign of ``y``; the gradient for ``y`` is 0.", "[-3.]",
-                   "tensor([3.])")
-fmod = _binary(FMOD, "C's remainder ``x - trunc(x / y) * y`` (sign of the dividend).", "[-3.]",
-               "tensor([-1.])")
-heaviside = _binary(HEAVISIDE, "Step function: 0 for ``x < 0``, 1 for ``x > 0``, ``y`` where ``x == 0``.",
-                    "[-1., 0., 2.]", "tensor([0., 2., 1.])")
+exp2 = unary(EXP2, "``2 ** x``.", "[3.]", "tensor([8.])", numpy=np.exp2)
+cbrt = unary(CBRT, "Real cube root (negative for negative ``x``); its derivative at 0 is inf.", "[-8.]",
+              "tensor([-2.])", numpy=np.cbrt, inplace=False)
+deg2rad = unary(DEG2RAD, "Degrees to radians.", "[180.]", "tensor([3.1416])", numpy=(np.deg2rad, np.radians))
+rad2deg = unary(RAD2DEG, "Radians to degrees.", "[3.141592653589793]", "tensor([180.])", numpy=(np.rad2deg, np.degrees))
+logaddexp2 = binary(LOGADDEXP2, "``log2(2**x + 2**y)`` computed stably (its gradient "
+                     "stays finite when one input is infinite).", "[2.]", "tensor([3.])",
+                     numpy=np.logaddexp2, inplace=False)
+copysign = binary(COPYSIGN, "``|x|`` with the sign of ``y``; the gradient for ``y`` is 0.", "[-3.]",
+                   "tensor([3.])", numpy=np.copysign)
+fmod = binary(FMOD, "C's remainder ``x - trunc(x / y) * y`` (sign of the dividend).", "[-3.]",
+               "tensor([-1.])", numpy=np.fmod)
+heaviside = binary(HEAVISIDE, "Step function: 0 for ``x < 0``, 1 for ``x > 0``, ``y`` where ``x == 0``.",
+                    "[-1., 0., 2.]", "tensor([0., 2., 1.])", numpy=np.heaviside)
 
-fmax = _binary(FMAX, "Elementwise maximum ignoring NaN; at ties the gradient goes to ``input`` (as torch's).",
-               "[1., float('nan')]", "tensor([2., 2.])")
-fmin = _binary(FMIN, "Elementwise minimum ignoring NaN; at ties the gradient goes to ``input`` (as torch's).",
-               "[1., float('nan')]", "tensor([1., 2.])")
-xlogy = _binary(XLOGY, "``input * log(other)``, 0 where ``input`` is 0.", "[0., 3.]", "tensor([0.0000, 2.0794])")
-sinc = _unary(SINC, "Normalized sinc ``sin(pi x) / (pi x)``, 1 at 0; its derivative is exact to "
+fmax = binary(FMAX, "Elementwise maximum ignoring NaN; at ties the gradient goes to ``input`` (as torch's).",
+               "[1., float('nan')]", "tensor([2., 2.])", inplace=False)
+fmin = binary(FMIN, "Elementwise minimum ignoring NaN; at ties the gradient goes to ``input`` (as torch's).",
+               "[1., float('nan')]", "tensor([1., 2.])", inplace=False)
+xlogy = binary(XLOGY, "``input * log(other)``, 0 where ``input`` is 0.", "[0., 3.]", "tensor([0.0000, 2.0794])")
+sinc = unary(SINC, "Normalized sinc ``sin(pi x) / (pi x)``, 1 at 0; its derivative is exact to "
               "rounding near 0 too (a Taylor series there).", "[0., 0.5]", "tensor([1.0000, 0.6366])")
-erf = _unary(ERF, "The error function ``2 / sqrt(pi) * integral of exp(-t^2) from 0 to x`` (to 1 ulp).",
+erf = unary(ERF, "The error function ``2 / sqrt(pi) * integral of exp(-t^2) from 0 to x`` (to 1 ulp).",
              "[0., 0.5, -3.]", "tensor([ 0.0000,  0.5205, -1.0000])")
-erfc = _unary(ERFC, "``1 - erf(x)``, computed directly: accurate far into the tail, where ``erf`` is 1.",
+erfc = unary(ERFC, "``1 - erf(x)``, computed directly: accurate far into the tail, where ``erf`` is 1.",
               "[0., 10.]", "tensor([1.0000e+00, 2.0885e-45])")
-erfinv = _unary(ERFINV, "The inverse of ``erf`` on ``[-1, 1]`` (+-inf at +-1, NaN outside).", "[0., 0.5, 1.]",
+erfinv = unary(ERFINV, "The inverse of ``erf`` on ``[-1, 1]`` (+-inf at +-1, NaN outside).", "[0., 0.5, 1.]",
                 "tensor([0.0000, 0.4769,    inf])")
 
 
@@ -349,11 +349,7 @@ def polar(abs: Any, angle: Any) -> Tensor:  # noqa: A002 - torch's names
 
 METHODS: dict[str, Any] = {
     "clamp_min": clamp_min, "clamp_max": clamp_max, "positive": positive, "nan_to_num": nan_to_num,
-    "fmax": fmax, "fmin": fmin, "xlogy": xlogy, "sinc": sinc, "lerp": lerp, "addcmul": addcmul,
-    "addcdiv": addcdiv,
-    "exp2": exp2, "cbrt": cbrt, "deg2rad": deg2rad, "rad2deg": rad2deg, "logaddexp2": logaddexp2,
-    "copysign": copysign, "fmod": fmod, "heaviside": heaviside, "erf": erf, "erfc": erfc, "erfinv": erfinv,
+    "lerp": lerp, "addcmul": addcmul, "addcdiv": addcdiv,
 }
-__all__ = ["addcdiv", "addcmul", "cbrt", "clamp_max", "clamp_min", "complex", "copysign", "deg2rad", "erf", "erfc",
-           "erfinv", "exp2", "fmax", "fmin", "fmod", "heaviside", "lerp", "logaddexp2", "nan_to_num", "polar",
-           "positive", "rad2deg", "sinc", "xlogy"]
+__all__ = exported(__name__, ["addcdiv", "addcmul", "clamp_max", "clamp_min", "complex", "lerp", "nan_to_num", "polar",
+                              "positive"])
