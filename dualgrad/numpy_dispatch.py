@@ -135,11 +135,10 @@ def _tensor(x: Any) -> Tensor:
     return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
 
 
-# ufunc -> the dualgrad function computing it (``ufunc(*inputs)``): the routes the ops declare with
-# their public surface (``numpy=`` in ``ops/surface.py``), and the adaptors below (a name of a dualgrad
-# function, or a function)
+# ufunc -> the dualgrad function computing it (``ufunc(*inputs)``): the adaptors below (a name of a
+# dualgrad function, or a function), and the routes the ops declare with their public surface
+# (``numpy=`` in ``ops/surface.py``), added by ``route_declared``
 UFUNCS: dict[np.ufunc, str | Callable] = {
-    **surface.ufuncs(),
     np.float_power: _float_power, np.matmul: _matmul, np.divmod: _divmod, np.vecdot: _vecdot,
     np.matvec: _matvec, np.vecmat: _vecmat, np.ldexp: "ldexp", np.frexp: _frexp, np.modf: _modf,
     np.sign: _numpy_sign,
@@ -174,6 +173,20 @@ _PLAIN_INPUTS = frozenset({Tensor, np.ndarray, float, int, bool, complex, np.flo
 
 _RESOLVED: dict[str, Callable] = {}
 _UFUNC_FNS: dict[np.ufunc, Callable] = {}
+
+
+def route_declared() -> None:
+    """Route the NumPy ufuncs and functions that the ops declare (``numpy=`` in ``ops/surface.py``) to
+    their dualgrad functions. Run when this module is imported; again after an op is declared later."""
+    for numpy_fn, fn in surface.ufuncs().items():
+        if isinstance(numpy_fn, np.ufunc):
+            UFUNCS[numpy_fn] = fn
+            _UFUNC_FNS.pop(numpy_fn, None)
+        else:
+            FUNCTIONS[numpy_fn] = fn
+
+
+route_declared()
 
 
 def implements(*numpy_functions: Callable) -> Callable:

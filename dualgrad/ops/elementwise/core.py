@@ -730,7 +730,7 @@ def checked_clamp(op: Op, input: Any, min: Any, max: Any) -> Tensor:  # noqa: A0
 
 
 
-@public(WHERE, method=False, inplace=False)
+@public(WHERE, inplace=False, method_function=lambda self, condition, other: where(condition, self, other))
 def where(condition: Any, input: Any = None, other: Any = None) -> Tensor | tuple:  # noqa: A002
     """Elements of ``input`` where ``condition`` holds, else of ``other``; ``where(condition)``
     alone is ``nonzero(condition, as_tuple=True)``, as torch's.
@@ -1091,7 +1091,6 @@ def _operator(op: Op, plain: Any) -> Any:
 
 
 METHODS: dict[str, Any] = {
-    "where": lambda self, condition, other: where(condition, self, other),
     "type_as": lambda self, other: to_dtype(self, tensor_arg(other, "type_as").dtype),
     "contiguous": _contiguous,
     # (``2 + x`` and ``2 * x`` are ``x + 2`` and ``x * 2``, as in torch: the node's inputs in that order;
