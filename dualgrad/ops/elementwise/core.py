@@ -424,6 +424,8 @@ SUB = elementwise("sub", np.subtract, (1, -1), grad_name_for=name_by_operands({(
                   number_inputs=lambda node: is_tensor_operand(node.kept()[0]))
 MUL = elementwise("mul", np.multiply, (lambda out, x, y: y, lambda out, x, y: x),
                   save_inputs=lambda needs: (needs[1], needs[0]), number_inputs=True)
+mul = binary(MUL, "Elementwise product with broadcasting.", "[1., 2.]", "tensor([2., 4.])",
+             aliases=("multiply",), numpy=np.multiply)
 # ``x + alpha * y`` and ``x - alpha * y`` (alpha a number): one node, as torch's (alpha is its attribute)
 ADD_SCALED = elementwise("add_scaled", lambda x, y, alpha: x + alpha * y, (1, lambda out, x, y, alpha: alpha),
                          save_inputs=False, number_inputs=True, grad_name="AddBackward0")
@@ -434,6 +436,7 @@ SUB_SCALED = elementwise("sub_scaled", lambda x, y, alpha: x - alpha * y, (1, la
 DIV = elementwise("div", np.true_divide, (lambda out, x, y: 1 / y, lambda out, x, y: -(x / y) / y),
                   save_inputs=lambda needs: (needs[1], True), to_float=True, number_inputs=True)
 NEG = elementwise("neg", np.negative, (-1,))
+neg = unary(NEG, "``-x``.", "[1., -2.]", "tensor([-1.,  2.])", aliases=("negative",), numpy=np.negative)
 _pow_base_vjp_derived = vjp_from_partial(_pow_base_partial)
 POW = elementwise("pow", _pow_impl, (_pow_base_partial, _pow_exponent_partial),
                   vjp=(_pow_base_vjp, vjp_from_partial(_pow_exponent_partial)), save_out=lambda needs: needs[1],
@@ -441,50 +444,87 @@ POW = elementwise("pow", _pow_impl, (_pow_base_partial, _pow_exponent_partial),
                   grad_name_for=name_by_operands({(True, True): "PowBackward1", (False, True): "PowBackward2"}))
 RECIPROCAL = elementwise("reciprocal", lambda x: np.true_divide(1, x),  # (integers give floats, as torch)
                          (lambda out, x: -(out * out),), save_inputs=False, save_out=True)
+reciprocal = unary(RECIPROCAL, "``1 / x``.", "[2.]", "tensor([0.5000])", numpy=np.reciprocal)
 _square_vjp_derived = vjp_from_partial(lambda out, x: 2 * x)
-SQUARE = elementwise("square", np.square, (lambda out, x: 2 * x,), vjp=(_square_vjp,),
-                     grad_name="PowBackward0")  # (torch's square is pow(x, 2))
-SQRT = elementwise("sqrt", np.sqrt, (lambda out, x: 0.5 / out,), save_inputs=False, save_out=True)
-RSQRT = elementwise("rsqrt", lambda x: 1 / np.sqrt(x), (lambda out, x: -0.5 * out ** 3,),
-                    save_inputs=False, save_out=True)
-ABS = Op("abs", np.abs, vjp=(_abs_vjp,), jvp=_abs_jvp, family="elementwise")
-SGN = Op("sgn", _sgn_impl, vjp=(_sgn_vjp,), jvp=_sgn_jvp, family="elementwise", save_out=True)
-SIGN = _zero_gradient("sign", _sign_impl)
+square = unary(elementwise("square", np.square, (lambda out, x: 2 * x,), vjp=(_square_vjp,),
+                           grad_name="PowBackward0"),
+               "``x * x``.", "[3.]", "tensor([9.])", numpy=np.square)
+sqrt = unary(elementwise("sqrt", np.sqrt, (lambda out, x: 0.5 / out,), save_inputs=False, save_out=True),
+             "Square root; its derivative at 0 is inf (as in torch).", "[4.]", "tensor([2.])", numpy=np.sqrt)
+rsqrt = unary(elementwise("rsqrt", lambda x: 1 / np.sqrt(x), (lambda out, x: -0.5 * out ** 3,),
+                          save_inputs=False, save_out=True),
+              "``1 / sqrt(x)``.", "[4.]", "tensor([0.5000])")
+abs = unary(Op("abs", np.abs, vjp=(_abs_vjp,), jvp=_abs_jvp, family="elementwise"),
+            "Absolute value (modulus for complex); its derivative at 0 is 0.", "[-2.]", "tensor([2.])",
+            aliases=("absolute",), numpy=(np.absolute, np.fabs))
+sgn = unary(Op("sgn", _sgn_impl, vjp=(_sgn_vjp,), jvp=_sgn_jvp, family="elementwise", save_out=True),
+            "``x / |x|`` (0 at 0); the sign for real inputs, with gradient 0 there.", "[-2.]", "tensor([-1.])")
+sign = unary(_zero_gradient("sign", _sign_impl),
+             "Sign of each element (its gradient is 0).", "[-2., 0.]", "tensor([-1.,  0.])")
 REMAINDER = elementwise("remainder", _integer_division(np.remainder), (1, lambda out, x, y: -floor_divide(x, y)),
                         save_inputs=lambda needs: (needs[1], needs[1]),
                         grad_name_for=name_by_operands({(True, True): "RemainderBackward1"}))
+remainder = binary(REMAINDER, "Python's ``x % y`` (sign of the divisor).", "[3., -3.]", "tensor([1., 1.])",
+                   numpy=np.remainder)
 # (torch's div with a rounding mode; its floor_divide has no derivative)
 FLOOR_DIVIDE = _zero_gradient("floor_divide", _integer_division(np.floor_divide), grad_name="DivBackward2")
+floor_divide = binary(FLOOR_DIVIDE, "Python's ``x // y`` (its gradient is 0).", "[3., -3.]", "tensor([ 1., -2.])",
+                      numpy=np.floor_divide)
 DIV_TRUNC = _zero_gradient("div_trunc", _integer_division(_div_trunc_impl), grad_name="DivBackward2")
-FLOOR = _zero_gradient("floor", np.floor)
-CEIL = _zero_gradient("ceil", np.ceil)
-TRUNC = _zero_gradient("trunc", np.trunc)
+floor = unary(_zero_gradient("floor", np.floor),
+              "Largest integer not above ``x`` (its gradient is 0).", "[-1.5, 1.5]", "tensor([-2.,  1.])",
+              numpy=np.floor)
+ceil = unary(_zero_gradient("ceil", np.ceil),
+             "Smallest integer not below ``x`` (its gradient is 0).", "[-1.5, 1.5]", "tensor([-1.,  2.])",
+             numpy=np.ceil)
+trunc = unary(_zero_gradient("trunc", np.trunc),
+              "``x`` rounded toward zero (its gradient is 0).", "[-1.5, 1.5]", "tensor([-1.,  1.])",
+              aliases=("fix",), numpy=np.trunc)
 ROUND = _zero_gradient("round", _round_impl, grad_name_for=_round_name)
 FRAC = elementwise("frac", lambda x: np.subtract(x, np.trunc(x)), (1,))
 
 # -- exponentials and logarithms ----------------------------------------------------
-EXP = elementwise("exp", np.exp, (lambda out, x: out,), save_inputs=False, save_out=True)
-EXPM1 = elementwise("expm1", np.expm1, (lambda out, x: out + 1,), save_inputs=False, save_out=True)
-LOG = elementwise("log", np.log, (lambda out, x: 1 / x,))
-LOG1P = elementwise("log1p", np.log1p, (lambda out, x: 1 / (x + 1),), grad_name="Log1PBackward0")
-LOG2 = elementwise("log2", np.log2, (lambda out, x: 1 / (x * _LN2),))
-LOG10 = elementwise("log10", np.log10, (lambda out, x: 1 / (x * _LN10),))
+exp = unary(elementwise("exp", np.exp, (lambda out, x: out,), save_inputs=False, save_out=True),
+            "Exponential.", "[0.]", "tensor([1.])", numpy=np.exp)
+expm1 = unary(elementwise("expm1", np.expm1, (lambda out, x: out + 1,), save_inputs=False, save_out=True),
+              "``exp(x) - 1``, accurate near 0.", "[0.]", "tensor([0.])", numpy=np.expm1)
+log = unary(elementwise("log", np.log, (lambda out, x: 1 / x,)),
+            "Natural logarithm.", "[1.]", "tensor([0.])", numpy=np.log)
+log1p = unary(elementwise("log1p", np.log1p, (lambda out, x: 1 / (x + 1),), grad_name="Log1PBackward0"),
+              "``log(1 + x)``, accurate near 0.", "[0.]", "tensor([0.])", numpy=np.log1p)
+log2 = unary(elementwise("log2", np.log2, (lambda out, x: 1 / (x * _LN2),)),
+             "Base-2 logarithm.", "[8.]", "tensor([3.])", numpy=np.log2)
+log10 = unary(elementwise("log10", np.log10, (lambda out, x: 1 / (x * _LN10),)),
+              "Base-10 logarithm.", "[100.]", "tensor([2.])", numpy=np.log10)
 # (the partials are sigmoid(x - y) and sigmoid(y - x), not exp(x - out): finite when one input is
 # infinite, and exactly 1/2 at x == y, as torch's)
 LOGADDEXP = elementwise("logaddexp", np.logaddexp,
                         (lambda out, x, y: sigmoid(x - y), lambda out, x, y: sigmoid(y - x)), to_float=True)
+logaddexp = binary(LOGADDEXP, "``log(exp(x) + exp(y))`` computed stably; its gradient "
+                   "``sigmoid(x - y)`` stays finite when one input is infinite.", "[2.]", "tensor([2.6931])",
+                   numpy=np.logaddexp, inplace=False)
 
 # -- trigonometric and hyperbolic --------------------------------------------------------
-SIN = elementwise("sin", np.sin, (lambda out, x: cos(x),))
-COS = elementwise("cos", np.cos, (lambda out, x: -sin(x),))
-TAN = elementwise("tan", np.tan, (lambda out, x: 1 + out * out,), save_inputs=False, save_out=True)
-ASIN = elementwise("asin", np.arcsin, (lambda out, x: rsqrt(1 - x * x),))
-ACOS = elementwise("acos", np.arccos, (lambda out, x: -rsqrt(1 - x * x),))
-ATAN = elementwise("atan", np.arctan, (lambda out, x: 1 / (1 + x * x),))
+sin = unary(elementwise("sin", np.sin, (lambda out, x: cos(x),)),
+            "Sine.", "[0.]", "tensor([0.])", numpy=np.sin)
+cos = unary(elementwise("cos", np.cos, (lambda out, x: -sin(x),)),
+            "Cosine.", "[0.]", "tensor([1.])", numpy=np.cos)
+tan = unary(elementwise("tan", np.tan, (lambda out, x: 1 + out * out,), save_inputs=False, save_out=True),
+            "Tangent.", "[0.]", "tensor([0.])", numpy=np.tan)
+asin = unary(elementwise("asin", np.arcsin, (lambda out, x: rsqrt(1 - x * x),)),
+             "Inverse sine.", "[0.]", "tensor([0.])", aliases=("arcsin",), numpy=np.arcsin)
+acos = unary(elementwise("acos", np.arccos, (lambda out, x: -rsqrt(1 - x * x),)),
+             "Inverse cosine.", "[1.]", "tensor([0.])", aliases=("arccos",), numpy=np.arccos)
+atan = unary(elementwise("atan", np.arctan, (lambda out, x: 1 / (1 + x * x),)),
+             "Inverse tangent.", "[0.]", "tensor([0.])", aliases=("arctan",), numpy=np.arctan)
 ATAN2 = elementwise("atan2", np.arctan2, (lambda out, y, x: x / _radius_squared(y, x),
                                           lambda out, y, x: -y / _radius_squared(y, x)), to_float=True)
-SINH = elementwise("sinh", np.sinh, (lambda out, x: cosh(x),))
-COSH = elementwise("cosh", np.cosh, (lambda out, x: sinh(x),))
+atan2 = binary(ATAN2, "Angle of the point ``(y, x)``: ``atan2(y, x)``.", "[0., 2.]", "tensor([0.0000, 0.7854])",
+               aliases=("arctan2",), numpy=np.arctan2)
+sinh = unary(elementwise("sinh", np.sinh, (lambda out, x: cosh(x),)),
+             "Hyperbolic sine.", "[0.]", "tensor([0.])", numpy=np.sinh)
+cosh = unary(elementwise("cosh", np.cosh, (lambda out, x: sinh(x),)),
+             "Hyperbolic cosine.", "[0.]", "tensor([1.])", numpy=np.cosh)
 # (tanh's and sigmoid's rules run their ``*_backward`` ops, as torch's: one new array per product
 # (none when the gradient is the engine's alone: _output_slope_vjp), and a graph of second order
 # shows TanhBackwardBackward0; the tangent t * (1 - out**2) is tanh_backward(t, conj(out)), whose
@@ -494,33 +534,48 @@ TANH_BACKWARD = elementwise("tanh_backward", _tanh_backward_impl,
                             (lambda out, g, y: 1 - y * y, lambda out, g, y: -2 * (g * y)),
                             vjp=_TANH_BACKWARD_VJP, jvp=_TANH_BACKWARD_JVP,
                             arg_names=("grad_output", "output"))
-TANH = elementwise("tanh", np.tanh, (lambda out, x: 1 - out * out,), save_inputs=False, save_out=True,
-                   vjp=(_output_slope_vjp(TANH_BACKWARD, _tanh_slope),),
-                   jvp=lambda tangents, out, x: tanh_backward(tangents[0], conj(out)))
-ASINH = elementwise("asinh", np.arcsinh, (lambda out, x: rsqrt(x * x + 1),))
+tanh = unary(elementwise("tanh", np.tanh, (lambda out, x: 1 - out * out,), save_inputs=False, save_out=True,
+                         vjp=(_output_slope_vjp(TANH_BACKWARD, _tanh_slope),),
+                         jvp=lambda tangents, out, x: tanh_backward(tangents[0], conj(out))),
+             "Hyperbolic tangent.", "[0.]", "tensor([0.])", numpy=np.tanh)
+asinh = unary(elementwise("asinh", np.arcsinh, (lambda out, x: rsqrt(x * x + 1),)),
+              "Inverse hyperbolic sine.", "[0.]", "tensor([0.])", aliases=("arcsinh",), numpy=np.arcsinh)
 # (1/sqrt(x-1)/sqrt(x+1), not 1/sqrt(x*x-1): the same for real x, but for complex x with Re x < 0
 # only the first follows the branch of arccosh)
-ACOSH = elementwise("acosh", np.arccosh, (lambda out, x: rsqrt(x - 1) * rsqrt(x + 1),))
-ATANH = elementwise("atanh", np.arctanh, (lambda out, x: 1 / (1 - x * x),))
+acosh = unary(elementwise("acosh", np.arccosh, (lambda out, x: rsqrt(x - 1) * rsqrt(x + 1),)),
+              "Inverse hyperbolic cosine.", "[1.]", "tensor([0.])", aliases=("arccosh",), numpy=np.arccosh)
+atanh = unary(elementwise("atanh", np.arctanh, (lambda out, x: 1 / (1 - x * x),)),
+              "Inverse hyperbolic tangent.", "[0.]", "tensor([0.])", aliases=("arctanh",), numpy=np.arctanh)
 HYPOT = elementwise("hypot", np.hypot, (lambda out, x, y: x / out, lambda out, x, y: y / out),
                     save_inputs=lambda needs: needs, save_out=True, to_float=True)
+hypot = binary(HYPOT, "``sqrt(x**2 + y**2)`` without overflow.", "[0., 2.]", "tensor([2.0000, 2.8284])", numpy=np.hypot)
 
 # -- activations and selections -------------------------------------------------------------
 SIGMOID_BACKWARD = elementwise("sigmoid_backward", _sigmoid_backward_impl,
                                (lambda out, g, y: y * (1 - y), lambda out, g, y: g * (1 - 2 * y)),
                                vjp=_SIGMOID_BACKWARD_VJP, jvp=_SIGMOID_BACKWARD_JVP,
                                arg_names=("grad_output", "output"))
-SIGMOID = elementwise("sigmoid", _sigmoid_impl, (lambda out, x: out * (1 - out),),
-                      save_inputs=False, save_out=True, vjp=(_output_slope_vjp(SIGMOID_BACKWARD, _sigmoid_slope),),
-                      jvp=lambda tangents, out, x: sigmoid_backward(tangents[0], conj(out)))
+sigmoid = unary(elementwise("sigmoid", _sigmoid_impl, (lambda out, x: out * (1 - out),),
+                            save_inputs=False, save_out=True,
+                            vjp=(_output_slope_vjp(SIGMOID_BACKWARD, _sigmoid_slope),),
+                            jvp=lambda tangents, out, x: sigmoid_backward(tangents[0], conj(out))),
+                "Logistic function ``1 / (1 + exp(-x))``, stable for large ``|x|``.", "[0.]", "tensor([0.5000])")
 SOFTPLUS = elementwise("softplus", _softplus_impl, (_softplus_partial,))
-RELU = selecting("relu", lambda x: np.maximum(x, 0), (lambda out, x: ~(out <= 0),),
-                 save_inputs=False, save_out=True)
+relu = unary(selecting("relu", lambda x: np.maximum(x, 0), (lambda out, x: ~(out <= 0),),
+                       save_inputs=False, save_out=True),
+             "``max(x, 0)``; its derivative at 0 is 0 and at NaN 1 (torch's convention).", "[-1., 2.]",
+             "tensor([0., 2.])")
 # (a NaN in either input gives both inputs the whole gradient, as torch: "not smaller", not "larger";
 # ties share it)
 _TIES = (lambda out, x, y: x == y,) * 2
 MAXIMUM = selecting("maximum", np.maximum, (lambda out, x, y: ~(x < y), lambda out, x, y: ~(y < x)), _TIES)
+maximum = binary(MAXIMUM, "Elementwise maximum (NaN propagates); at ties each input gets half the gradient, "
+                 "and where either is NaN both get all of it (as torch's).",
+                 "[1., 3.]", "tensor([2., 3.])", numpy=(np.maximum, np.fmax), inplace=False)
 MINIMUM = selecting("minimum", np.minimum, (lambda out, x, y: ~(x > y), lambda out, x, y: ~(y > x)), _TIES)
+minimum = binary(MINIMUM, "Elementwise minimum (NaN propagates); at ties each input gets half the gradient, "
+                 "and where either is NaN both get all of it (as torch's).",
+                 "[1., 3.]", "tensor([1., 2.])", numpy=(np.minimum, np.fmin), inplace=False)
 CLAMP = selecting("clamp", _clamp_impl, (
     _in_range,
     lambda out, x, lo, hi: x < lo,
@@ -561,7 +616,9 @@ IMAG = Op("imag", _imag_impl, vjp=(lambda g, out, x: g * 1j,), jvp=lambda ts, ou
           family="elementwise", save_inputs=False)
 CONJ = Op("conj", np.conjugate, vjp=(lambda g, out, x: g.conj(),), jvp=lambda ts, out, x: ts[0].conj(),
           family="elementwise", save_inputs=False)
-ANGLE = Op("angle", _angle_impl, vjp=(_angle_vjp,), jvp=_angle_jvp, family="elementwise")
+angle = unary(Op("angle", _angle_impl, vjp=(_angle_vjp,), jvp=_angle_jvp, family="elementwise"),
+              "Argument of complex numbers (for reals: pi where x < 0, else 0, -0.0 included; zero gradient).",
+              "[-1.]", "tensor([3.1416])", inplace=False)
 
 
 def _cast_jvp(tangents: tuple, out: Any, x: Any, dtype: np.dtype) -> Tensor | None:
@@ -783,40 +840,6 @@ def to_dtype(x: Any, dtype: Any) -> Tensor:
     return apply(CAST, x, dtype=dtype)
 
 
-mul = binary(MUL, "Elementwise product with broadcasting.", "[1., 2.]", "tensor([2., 4.])",
-             aliases=("multiply",), numpy=np.multiply)
-atan2 = binary(ATAN2, "Angle of the point ``(y, x)``: ``atan2(y, x)``.", "[0., 2.]", "tensor([0.0000, 0.7854])",
-               aliases=("arctan2",), numpy=np.arctan2)
-hypot = binary(HYPOT, "``sqrt(x**2 + y**2)`` without overflow.", "[0., 2.]", "tensor([2.0000, 2.8284])", numpy=np.hypot)
-logaddexp = binary(LOGADDEXP, "``log(exp(x) + exp(y))`` computed stably; its gradient "
-                    "``sigmoid(x - y)`` stays finite when one input is infinite.", "[2.]", "tensor([2.6931])",
-                    numpy=np.logaddexp, inplace=False)
-maximum = binary(MAXIMUM, "Elementwise maximum (NaN propagates); at ties each input gets half the gradient, "
-                  "and where either is NaN both get all of it (as torch's).",
-                  "[1., 3.]", "tensor([2., 3.])", numpy=(np.maximum, np.fmax), inplace=False)
-minimum = binary(MINIMUM, "Elementwise minimum (NaN propagates); at ties each input gets half the gradient, "
-                  "and where either is NaN both get all of it (as torch's).",
-                  "[1., 3.]", "tensor([1., 2.])", numpy=(np.minimum, np.fmin), inplace=False)
-remainder = binary(REMAINDER, "Python's ``x % y`` (sign of the divisor).", "[3., -3.]", "tensor([1., 1.])",
-                   numpy=np.remainder)
-floor_divide = binary(FLOOR_DIVIDE, "Python's ``x // y`` (its gradient is 0).", "[3., -3.]", "tensor([ 1., -2.])",
-                      numpy=np.floor_divide)
-neg = unary(NEG, "``-x``.", "[1., -2.]", "tensor([-1.,  2.])", aliases=("negative",), numpy=np.negative)
-reciprocal = unary(RECIPROCAL, "``1 / x``.", "[2.]", "tensor([0.5000])", numpy=np.reciprocal)
-square = unary(SQUARE, "``x * x``.", "[3.]", "tensor([9.])", numpy=np.square)
-sqrt = unary(SQRT, "Square root; its derivative at 0 is inf (as in torch).", "[4.]", "tensor([2.])", numpy=np.sqrt)
-rsqrt = unary(RSQRT, "``1 / sqrt(x)``.", "[4.]", "tensor([0.5000])")
-abs = unary(ABS, "Absolute value (modulus for complex); its derivative at 0 is 0.", "[-2.]", "tensor([2.])",
-            aliases=("absolute",), numpy=(np.absolute, np.fabs))  # noqa: A001
-sign = unary(SIGN, "Sign of each element (its gradient is 0).", "[-2., 0.]", "tensor([-1.,  0.])")
-sgn = unary(SGN, "``x / |x|`` (0 at 0); the sign for real inputs, with gradient 0 there.", "[-2.]",
-             "tensor([-1.])")
-floor = unary(FLOOR, "Largest integer not above ``x`` (its gradient is 0).", "[-1.5, 1.5]", "tensor([-2.,  1.])",
-              numpy=np.floor)
-ceil = unary(CEIL, "Smallest integer not below ``x`` (its gradient is 0).", "[-1.5, 1.5]", "tensor([-1.,  2.])",
-             numpy=np.ceil)
-trunc = unary(TRUNC, "``x`` rounded toward zero (its gradient is 0).", "[-1.5, 1.5]", "tensor([-1.,  1.])",
-              aliases=("fix",), numpy=np.trunc)
 
 
 @public(ROUND, numpy=np.rint)
@@ -839,28 +862,6 @@ def frac(input: Any) -> Tensor:  # noqa: A002 - torch's name
     tensor([-0.2500,  0.5000])
     """
     return apply(FRAC, input)
-exp = unary(EXP, "Exponential.", "[0.]", "tensor([1.])", numpy=np.exp)
-expm1 = unary(EXPM1, "``exp(x) - 1``, accurate near 0.", "[0.]", "tensor([0.])", numpy=np.expm1)
-log = unary(LOG, "Natural logarithm.", "[1.]", "tensor([0.])", numpy=np.log)
-log1p = unary(LOG1P, "``log(1 + x)``, accurate near 0.", "[0.]", "tensor([0.])", numpy=np.log1p)
-log2 = unary(LOG2, "Base-2 logarithm.", "[8.]", "tensor([3.])", numpy=np.log2)
-log10 = unary(LOG10, "Base-10 logarithm.", "[100.]", "tensor([2.])", numpy=np.log10)
-sin = unary(SIN, "Sine.", "[0.]", "tensor([0.])", numpy=np.sin)
-cos = unary(COS, "Cosine.", "[0.]", "tensor([1.])", numpy=np.cos)
-tan = unary(TAN, "Tangent.", "[0.]", "tensor([0.])", numpy=np.tan)
-asin = unary(ASIN, "Inverse sine.", "[0.]", "tensor([0.])", aliases=("arcsin",), numpy=np.arcsin)
-acos = unary(ACOS, "Inverse cosine.", "[1.]", "tensor([0.])", aliases=("arccos",), numpy=np.arccos)
-atan = unary(ATAN, "Inverse tangent.", "[0.]", "tensor([0.])", aliases=("arctan",), numpy=np.arctan)
-sinh = unary(SINH, "Hyperbolic sine.", "[0.]", "tensor([0.])", numpy=np.sinh)
-cosh = unary(COSH, "Hyperbolic cosine.", "[0.]", "tensor([1.])", numpy=np.cosh)
-tanh = unary(TANH, "Hyperbolic tangent.", "[0.]", "tensor([0.])", numpy=np.tanh)
-asinh = unary(ASINH, "Inverse hyperbolic sine.", "[0.]", "tensor([0.])", aliases=("arcsinh",), numpy=np.arcsinh)
-acosh = unary(ACOSH, "Inverse hyperbolic cosine.", "[1.]", "tensor([0.])", aliases=("arccosh",), numpy=np.arccosh)
-atanh = unary(ATANH, "Inverse hyperbolic tangent.", "[0.]", "tensor([0.])", aliases=("arctanh",), numpy=np.arctanh)
-sigmoid = unary(SIGMOID, "Logistic function ``1 / (1 + exp(-x))``, stable for large ``|x|``.",
-                 "[0.]", "tensor([0.5000])")
-relu = unary(RELU, "``max(x, 0)``; its derivative at 0 is 0 and at NaN 1 (torch's "
-            "convention).", "[-1., 2.]", "tensor([0., 2.])")
 
 
 def real_part(input: Any) -> Tensor:  # noqa: A002 - torch's name
@@ -923,9 +924,6 @@ def conj(x: Any) -> Tensor:
     return apply(CONJ, x)
 
 
-angle = unary(ANGLE, "Argument of complex numbers (for reals: pi where x < 0, else 0, -0.0 "
-               "included; zero gradient).",
-               "[-1.]", "tensor([3.1416])", inplace=False)
 
 
 @public(CLONE, method=("clone", "copy"), inplace=False, numpy=np.positive)

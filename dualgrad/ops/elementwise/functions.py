@@ -98,29 +98,41 @@ def _unit_sign(x: Any) -> Any:
     return apply(COPYSIGN, 1.0, x)
 
 
-EXP2 = elementwise("exp2", np.exp2, (lambda out, x: out * _LN2,), save_inputs=False, save_out=True)
+exp2 = unary(elementwise("exp2", np.exp2, (lambda out, x: out * _LN2,), save_inputs=False, save_out=True),
+             "``2 ** x``.", "[3.]", "tensor([8.])", numpy=np.exp2)
 # (sigmoid of the difference, as logaddexp's: finite when one input is infinite)
 LOGADDEXP2 = elementwise("logaddexp2", np.logaddexp2,
                          (lambda out, x, y: sigmoid((x - y) * _LN2), lambda out, x, y: sigmoid((y - x) * _LN2)),
                          to_float=True)
-CBRT = elementwise("cbrt", np.cbrt, (lambda out, x: 1 / (3 * out * out),), save_inputs=False, save_out=True)
-DEG2RAD = elementwise("deg2rad", np.deg2rad, (lambda out, x: _DEG,), save_inputs=False,
-                      grad_name="Deg2RadBackward0")
-RAD2DEG = elementwise("rad2deg", np.rad2deg, (lambda out, x: 1 / _DEG,), save_inputs=False,
-                      grad_name="Rad2DegBackward0")
+logaddexp2 = binary(LOGADDEXP2, "``log2(2**x + 2**y)`` computed stably (its gradient "
+                    "stays finite when one input is infinite).", "[2.]", "tensor([3.])",
+                    numpy=np.logaddexp2, inplace=False)
+cbrt = unary(elementwise("cbrt", np.cbrt, (lambda out, x: 1 / (3 * out * out),), save_inputs=False, save_out=True),
+             "Real cube root (negative for negative ``x``); its derivative at 0 is inf.", "[-8.]",
+             "tensor([-2.])", numpy=np.cbrt, inplace=False)
+deg2rad = unary(elementwise("deg2rad", np.deg2rad, (lambda out, x: _DEG,), save_inputs=False,
+                            grad_name="Deg2RadBackward0"),
+                "Degrees to radians.", "[180.]", "tensor([3.1416])", numpy=(np.deg2rad, np.radians))
+rad2deg = unary(elementwise("rad2deg", np.rad2deg, (lambda out, x: 1 / _DEG,), save_inputs=False,
+                            grad_name="Rad2DegBackward0"),
+                "Radians to degrees.", "[3.141592653589793]", "tensor([180.])", numpy=(np.rad2deg, np.degrees))
 # (the sign of ``y`` read from the result, which has it: torch saves ``self`` and the result, not ``other``)
 _COPYSIGN_PARTIALS = (lambda out, x, y: _unit_sign(x) * _unit_sign(out), lambda out, x, y: zeros_like(out))
 COPYSIGN = elementwise("copysign", np.copysign, _COPYSIGN_PARTIALS,
                        vjp=(vjp_from_partial(_COPYSIGN_PARTIALS[0]), zero_vjp), to_float=True,
                        save_inputs=lambda needs: (needs[0], False), save_out=True,
                        grad_name_for=name_by_operands({(True, False): "CopysignBackward1"}))
+copysign = binary(COPYSIGN, "``|x|`` with the sign of ``y``; the gradient for ``y`` is 0.", "[-3.]",
+                  "tensor([3.])", numpy=np.copysign)
 FMOD = elementwise("fmod", _integer_division(np.fmod), (1, lambda out, x, y: -trunc(x / y)),
                    save_inputs=lambda needs: (needs[1], needs[1]),
                    grad_name_for=name_by_operands({(True, True): "FmodBackward1"}))
-HEAVISIDE = elementwise("heaviside", np.heaviside, (
-    lambda out, x, h0: out * 0.0,
-    lambda out, x, h0: (x == 0).to(out.dtype),
-), save_out=True)
+fmod = binary(FMOD, "C's remainder ``x - trunc(x / y) * y`` (sign of the dividend).", "[-3.]",
+              "tensor([-1.])", numpy=np.fmod)
+heaviside = binary(elementwise("heaviside", np.heaviside, (lambda out, x, h0: out * 0.0,
+                                                         lambda out, x, h0: (x == 0).to(out.dtype)), save_out=True),
+                   "Step function: 0 for ``x < 0``, 1 for ``x > 0``, ``y`` where ``x == 0``.",
+                   "[-1., 0., 2.]", "tensor([0., 2., 1.])", numpy=np.heaviside)
 
 # (the gradient is selected where the input is finite, 0 where a value was replaced: torch's NanToNumBackward0)
 NAN_TO_NUM = selecting("nan_to_num", lambda x, nan, posinf, neginf: np.nan_to_num(x, nan=nan, posinf=posinf,
@@ -130,10 +142,14 @@ FMAX = selecting("fmax", np.fmax, (
     lambda out, x, y: (x >= y) | y.isnan(),
     lambda out, x, y: ~((x >= y) | y.isnan()),
 ))
+fmax = binary(FMAX, "Elementwise maximum ignoring NaN; at ties the gradient goes to ``input`` (as torch's).",
+              "[1., float('nan')]", "tensor([2., 2.])", inplace=False)
 FMIN = selecting("fmin", np.fmin, (
     lambda out, x, y: (x <= y) | y.isnan(),
     lambda out, x, y: ~((x <= y) | y.isnan()),
 ))
+fmin = binary(FMIN, "Elementwise minimum ignoring NaN; at ties the gradient goes to ``input`` (as torch's).",
+              "[1., float('nan')]", "tensor([1., 2.])", inplace=False)
 
 
 def _xlogy_impl(x: Any, y: Any) -> Any:
@@ -166,40 +182,20 @@ XLOGY = elementwise("xlogy", _xlogy_impl, (
     lambda out, x, y: _where((x == 0) & (y <= 0), 0.0, log(y)),
     lambda out, x, y: x / y,
 ), grad_name_for=name_by_operands({(False, True): "XlogyBackward1", (True, False): "XlogyBackward2"}))
-SINC = elementwise("sinc", np.sinc, (_sinc_partial,))
-ERF = elementwise("erf", _real_impl("erf", _ERF), (lambda out, x: _TWO_OVER_SQRT_PI * exp(-x * x),))
-ERFC = elementwise("erfc", _real_impl("erfc", _ERFC), (lambda out, x: -_TWO_OVER_SQRT_PI * exp(-x * x),))
-ERFINV = elementwise("erfinv", _real_impl("erfinv", _erfinv_impl),
-                     (lambda out, x: exp(out * out) / _TWO_OVER_SQRT_PI,), save_inputs=False, save_out=True)
-
-exp2 = unary(EXP2, "``2 ** x``.", "[3.]", "tensor([8.])", numpy=np.exp2)
-cbrt = unary(CBRT, "Real cube root (negative for negative ``x``); its derivative at 0 is inf.", "[-8.]",
-              "tensor([-2.])", numpy=np.cbrt, inplace=False)
-deg2rad = unary(DEG2RAD, "Degrees to radians.", "[180.]", "tensor([3.1416])", numpy=(np.deg2rad, np.radians))
-rad2deg = unary(RAD2DEG, "Radians to degrees.", "[3.141592653589793]", "tensor([180.])", numpy=(np.rad2deg, np.degrees))
-logaddexp2 = binary(LOGADDEXP2, "``log2(2**x + 2**y)`` computed stably (its gradient "
-                     "stays finite when one input is infinite).", "[2.]", "tensor([3.])",
-                     numpy=np.logaddexp2, inplace=False)
-copysign = binary(COPYSIGN, "``|x|`` with the sign of ``y``; the gradient for ``y`` is 0.", "[-3.]",
-                   "tensor([3.])", numpy=np.copysign)
-fmod = binary(FMOD, "C's remainder ``x - trunc(x / y) * y`` (sign of the dividend).", "[-3.]",
-               "tensor([-1.])", numpy=np.fmod)
-heaviside = binary(HEAVISIDE, "Step function: 0 for ``x < 0``, 1 for ``x > 0``, ``y`` where ``x == 0``.",
-                    "[-1., 0., 2.]", "tensor([0., 2., 1.])", numpy=np.heaviside)
-
-fmax = binary(FMAX, "Elementwise maximum ignoring NaN; at ties the gradient goes to ``input`` (as torch's).",
-               "[1., float('nan')]", "tensor([2., 2.])", inplace=False)
-fmin = binary(FMIN, "Elementwise minimum ignoring NaN; at ties the gradient goes to ``input`` (as torch's).",
-               "[1., float('nan')]", "tensor([1., 2.])", inplace=False)
 xlogy = binary(XLOGY, "``input * log(other)``, 0 where ``input`` is 0.", "[0., 3.]", "tensor([0.0000, 2.0794])")
-sinc = unary(SINC, "Normalized sinc ``sin(pi x) / (pi x)``, 1 at 0; its derivative is exact to "
-              "rounding near 0 too (a Taylor series there).", "[0., 0.5]", "tensor([1.0000, 0.6366])")
-erf = unary(ERF, "The error function ``2 / sqrt(pi) * integral of exp(-t^2) from 0 to x`` (to 1 ulp).",
-             "[0., 0.5, -3.]", "tensor([ 0.0000,  0.5205, -1.0000])")
-erfc = unary(ERFC, "``1 - erf(x)``, computed directly: accurate far into the tail, where ``erf`` is 1.",
-              "[0., 10.]", "tensor([1.0000e+00, 2.0885e-45])")
-erfinv = unary(ERFINV, "The inverse of ``erf`` on ``[-1, 1]`` (+-inf at +-1, NaN outside).", "[0., 0.5, 1.]",
-                "tensor([0.0000, 0.4769,    inf])")
+sinc = unary(elementwise("sinc", np.sinc, (_sinc_partial,)),
+             "Normalized sinc ``sin(pi x) / (pi x)``, 1 at 0; its derivative is exact to "
+             "rounding near 0 too (a Taylor series there).", "[0., 0.5]", "tensor([1.0000, 0.6366])")
+erf = unary(elementwise("erf", _real_impl("erf", _ERF), (lambda out, x: _TWO_OVER_SQRT_PI * exp(-x * x),)),
+            "The error function ``2 / sqrt(pi) * integral of exp(-t^2) from 0 to x`` (to 1 ulp).",
+            "[0., 0.5, -3.]", "tensor([ 0.0000,  0.5205, -1.0000])")
+erfc = unary(elementwise("erfc", _real_impl("erfc", _ERFC), (lambda out, x: -_TWO_OVER_SQRT_PI * exp(-x * x),)),
+             "``1 - erf(x)``, computed directly: accurate far into the tail, where ``erf`` is 1.",
+             "[0., 10.]", "tensor([1.0000e+00, 2.0885e-45])")
+erfinv = unary(elementwise("erfinv", _real_impl("erfinv", _erfinv_impl),
+                           (lambda out, x: exp(out * out) / _TWO_OVER_SQRT_PI,), save_inputs=False, save_out=True),
+               "The inverse of ``erf`` on ``[-1, 1]`` (+-inf at +-1, NaN outside).", "[0., 0.5, 1.]",
+               "tensor([0.0000, 0.4769,    inf])")
 
 
 def _lerp_impl(x: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
