@@ -14,36 +14,10 @@ about 1e-15 relative in float64 (see ``dualgrad/ops/elementwise/_special_math.py
 tensor([-1.9635,  0.9228])
 """
 
-from .ops.elementwise.core import expm1, log1p, round, sigmoid
-from .ops.elementwise.functions import erf, erfc, erfinv, exp2, sinc, xlogy
-from .ops.elementwise.special import (
-    digamma,
-    entr,
-    erfcx,
-    gammainc,
-    gammaincc,
-    i0,
-    i0e,
-    i1,
-    i1e,
-    lgamma,
-    log_ndtr,
-    logit,
-    mvlgamma,
-    ndtr,
-    ndtri,
-    polygamma,
-    xlog1py,
-    zeta,
-)
-from .ops.reductions import log_softmax, logsumexp, softmax
+from .ops import surface
+from .ops.reductions import log_softmax, logsumexp, softmax  # noqa: F401 - in __all__
 
-expit = sigmoid
-gammaln = lgamma
-psi = digamma
-multigammaln = mvlgamma
+# the functions the ops declare in ``dualgrad.special`` (``namespaces={"special": ...}``, ``ops/surface.py``)
+globals().update(surface.namespace("special"))
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc",
-           "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp",
-           "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy",
-           "zeta"]
+__all__ = sorted([*surface.namespace("special"), "log_softmax", "logsumexp", "softmax"])

@@ -13,7 +13,7 @@ import pytest
 import dualgrad as dg
 from dualgrad import numpy_dispatch
 from dualgrad.ops import methods, surface
-from dualgrad.ops.elementwise import core, functions
+from dualgrad.ops.elementwise import core, functions, special
 from dualgrad.ops.registry import ALL_OPS, elementwise
 
 _CUBE_UFUNC = np.frompyfunc(lambda v: v ** 3, 1, 1)  # (a ufunc no op routes: the throwaway op's NumPy function)
@@ -97,7 +97,7 @@ def test_library_functions_read_as_written_ones(name):
     assert fn.op is ALL_OPS[name]
 
 
-@pytest.mark.parametrize("module", [core, functions], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [core, functions, special], ids=lambda m: m.__name__)
 def test_converted_modules_take_every_surface_from_their_declarations(module):
     """No hand-written list is left for a declared op: its names, methods, in-place methods and
     NumPy routes all come from the declaration."""
@@ -105,7 +105,7 @@ def test_converted_modules_take_every_surface_from_their_declarations(module):
     assert declared
     hand_written = getattr(module, "METHODS", {})
     for s in declared:
-        assert set(s.names) <= set(module.__all__)
+        assert set(s.names) <= set(module.__all__) or not s.top_level
         assert not set(s.names) & set(hand_written), s
         for name in s.methods:
             assert getattr(dg.Tensor, name) is s.method_function
@@ -143,3 +143,14 @@ def test_elementwise_rows_need_no_other_place():
     assert not {e for e in numpy_dispatch.UFUNCS.values() if isinstance(e, str)} & {
         n for s in surface.DECLARED for n in s.names}
     assert elementwise  # (the family constructor the throwaway row uses)
+
+
+def test_the_special_namespace_is_built_from_the_declarations():
+    declared = surface.namespace("special")
+    assert set(dg.special.__all__) == {*declared, "log_softmax", "logsumexp", "softmax"}
+    for name, fn in declared.items():
+        assert getattr(dg.special, name) is fn
+    assert dg.special.expit is dg.sigmoid and dg.special.psi is dg.digamma
+    assert not hasattr(dg, "ndtr") and not hasattr(dg.Tensor, "ndtr")  # (torch.special only)
+    x = dg.tensor([1.5])
+    assert x.clone().polygamma_(1).item() == dg.polygamma(1, x).item()

@@ -672,7 +672,6 @@ masked_fill_ = _inplace("masked_fill_", masked_fill, "Set ``value`` where ``mask
 _OF_METHODS = (
     "cumsum", "cumprod", "clamp_min", "clamp_max", "nan_to_num", "lerp", "addcdiv", "addcmul", "addmm", "tril",
     "triu", "scatter", "scatter_add", "index_add", "index_copy", "index_fill", "masked_scatter", "put", "index_put",
-    "lgamma", "digamma", "polygamma", "mvlgamma", "i0", "logit",
 )
 _RESTRIDING = {"unsqueeze_": "unsqueeze", "squeeze_": "squeeze", "t_": "t", "transpose_": "transpose",
                "swapdims_": "swapdims", "swapaxes_": "swapaxes"}
@@ -695,7 +694,7 @@ _AUGMENTED = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itr
 def declared_methods() -> dict[str, Callable]:
     """The in-place methods ``x.<method>_(...)`` of every op declared with ``inplace`` (``ops/surface.py``),
     and the augmented assignments (``+=``, ...) among them; ``ops/methods.py`` installs them."""
-    methods = {f"{name}_": _inplace(f"{name}_", s.function, f"In-place ``{name}``.")
+    methods = {f"{name}_": _inplace(f"{name}_", s.method_function, f"In-place ``{name}``.")
                for s in surface.DECLARED if s.inplace for name in s.methods}
     methods.update({dunder: methods[name] for dunder, name in _AUGMENTED.items()})
     return methods

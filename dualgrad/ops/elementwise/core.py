@@ -487,11 +487,13 @@ FRAC = elementwise("frac", lambda x: np.subtract(x, np.trunc(x)), (1,))
 exp = unary(elementwise("exp", np.exp, (lambda out, x: out,), save_inputs=False, save_out=True),
             "Exponential.", "[0.]", "tensor([1.])", numpy=np.exp)
 expm1 = unary(elementwise("expm1", np.expm1, (lambda out, x: out + 1,), save_inputs=False, save_out=True),
-              "``exp(x) - 1``, accurate near 0.", "[0.]", "tensor([0.])", numpy=np.expm1)
+              "``exp(x) - 1``, accurate near 0.", "[0.]", "tensor([0.])", numpy=np.expm1,
+              namespaces={"special": ("expm1",)})
 log = unary(elementwise("log", np.log, (lambda out, x: 1 / x,)),
             "Natural logarithm.", "[1.]", "tensor([0.])", numpy=np.log)
 log1p = unary(elementwise("log1p", np.log1p, (lambda out, x: 1 / (x + 1),), grad_name="Log1PBackward0"),
-              "``log(1 + x)``, accurate near 0.", "[0.]", "tensor([0.])", numpy=np.log1p)
+              "``log(1 + x)``, accurate near 0.", "[0.]", "tensor([0.])", numpy=np.log1p,
+              namespaces={"special": ("log1p",)})
 log2 = unary(elementwise("log2", np.log2, (lambda out, x: 1 / (x * _LN2),)),
              "Base-2 logarithm.", "[8.]", "tensor([3.])", numpy=np.log2)
 log10 = unary(elementwise("log10", np.log10, (lambda out, x: 1 / (x * _LN10),)),
@@ -559,7 +561,8 @@ sigmoid = unary(elementwise("sigmoid", _sigmoid_impl, (lambda out, x: out * (1 -
                             save_inputs=False, save_out=True,
                             vjp=(_output_slope_vjp(SIGMOID_BACKWARD, _sigmoid_slope),),
                             jvp=lambda tangents, out, x: sigmoid_backward(tangents[0], conj(out))),
-                "Logistic function ``1 / (1 + exp(-x))``, stable for large ``|x|``.", "[0.]", "tensor([0.5000])")
+                "Logistic function ``1 / (1 + exp(-x))``, stable for large ``|x|``.", "[0.]", "tensor([0.5000])",
+                namespaces={"special": ("expit",)})
 SOFTPLUS = elementwise("softplus", _softplus_impl, (_softplus_partial,))
 relu = unary(selecting("relu", lambda x: np.maximum(x, 0), (lambda out, x: ~(out <= 0),),
                        save_inputs=False, save_out=True),
@@ -842,7 +845,7 @@ def to_dtype(x: Any, dtype: Any) -> Tensor:
 
 
 
-@public(ROUND, numpy=np.rint)
+@public(ROUND, numpy=np.rint, namespaces={"special": ("round",)})
 def round(input: Any, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002 - torch's names
     """``input`` rounded half to even, to ``decimals`` decimal places (its gradient is 0).
 

@@ -99,7 +99,7 @@ def _unit_sign(x: Any) -> Any:
 
 
 exp2 = unary(elementwise("exp2", np.exp2, (lambda out, x: out * _LN2,), save_inputs=False, save_out=True),
-             "``2 ** x``.", "[3.]", "tensor([8.])", numpy=np.exp2)
+             "``2 ** x``.", "[3.]", "tensor([8.])", numpy=np.exp2, namespaces={"special": ("exp2",)})
 # (sigmoid of the difference, as logaddexp's: finite when one input is infinite)
 LOGADDEXP2 = elementwise("logaddexp2", np.logaddexp2,
                          (lambda out, x, y: sigmoid((x - y) * _LN2), lambda out, x, y: sigmoid((y - x) * _LN2)),
@@ -182,20 +182,22 @@ XLOGY = elementwise("xlogy", _xlogy_impl, (
     lambda out, x, y: _where((x == 0) & (y <= 0), 0.0, log(y)),
     lambda out, x, y: x / y,
 ), grad_name_for=name_by_operands({(False, True): "XlogyBackward1", (True, False): "XlogyBackward2"}))
-xlogy = binary(XLOGY, "``input * log(other)``, 0 where ``input`` is 0.", "[0., 3.]", "tensor([0.0000, 2.0794])")
+xlogy = binary(XLOGY, "``input * log(other)``, 0 where ``input`` is 0.", "[0., 3.]", "tensor([0.0000, 2.0794])",
+               namespaces={"special": ("xlogy",)})
 sinc = unary(elementwise("sinc", np.sinc, (_sinc_partial,)),
              "Normalized sinc ``sin(pi x) / (pi x)``, 1 at 0; its derivative is exact to "
-             "rounding near 0 too (a Taylor series there).", "[0., 0.5]", "tensor([1.0000, 0.6366])")
+             "rounding near 0 too (a Taylor series there).", "[0., 0.5]", "tensor([1.0000, 0.6366])",
+             namespaces={"special": ("sinc",)})
 erf = unary(elementwise("erf", _real_impl("erf", _ERF), (lambda out, x: _TWO_OVER_SQRT_PI * exp(-x * x),)),
             "The error function ``2 / sqrt(pi) * integral of exp(-t^2) from 0 to x`` (to 1 ulp).",
-            "[0., 0.5, -3.]", "tensor([ 0.0000,  0.5205, -1.0000])")
+            "[0., 0.5, -3.]", "tensor([ 0.0000,  0.5205, -1.0000])", namespaces={"special": ("erf",)})
 erfc = unary(elementwise("erfc", _real_impl("erfc", _ERFC), (lambda out, x: -_TWO_OVER_SQRT_PI * exp(-x * x),)),
              "``1 - erf(x)``, computed directly: accurate far into the tail, where ``erf`` is 1.",
-             "[0., 10.]", "tensor([1.0000e+00, 2.0885e-45])")
+             "[0., 10.]", "tensor([1.0000e+00, 2.0885e-45])", namespaces={"special": ("erfc",)})
 erfinv = unary(elementwise("erfinv", _real_impl("erfinv", _erfinv_impl),
                            (lambda out, x: exp(out * out) / _TWO_OVER_SQRT_PI,), save_inputs=False, save_out=True),
                "The inverse of ``erf`` on ``[-1, 1]`` (+-inf at +-1, NaN outside).", "[0., 0.5, 1.]",
-               "tensor([0.0000, 0.4769,    inf])")
+               "tensor([0.0000, 0.4769,    inf])", namespaces={"special": ("erfinv",)})
 
 
 def _lerp_impl(x: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
