@@ -670,8 +670,8 @@ masked_fill_ = _inplace("masked_fill_", masked_fill, "Set ``value`` where ``mask
 
 # torch's other in-place forms ``x.<name>_(...)`` of methods: ``x.<name>(...)`` written into ``x``
 _OF_METHODS = (
-    "cumsum", "cumprod", "clamp_min", "clamp_max", "nan_to_num", "lerp", "addcdiv", "addcmul", "addmm", "tril",
-    "triu", "scatter", "scatter_add", "index_add", "index_copy", "index_fill", "masked_scatter", "put", "index_put",
+    "cumsum", "cumprod", "addmm", "tril", "triu", "scatter", "scatter_add", "index_add", "index_copy", "index_fill",
+    "masked_scatter", "put", "index_put",
 )
 _RESTRIDING = {"unsqueeze_": "unsqueeze", "squeeze_": "squeeze", "t_": "t", "transpose_": "transpose",
                "swapdims_": "swapdims", "swapaxes_": "swapaxes"}

@@ -22,7 +22,7 @@ from ...factories import zeros_like
 from ...tensor import Tensor, numeric_array, torch_dtype_name
 from ..dispatch import OTHER_FIRST, apply, tensor_arg
 from ..registry import elementwise, name_by_operands, vjp_from_partial
-from ..surface import binary, exported, unary
+from ..surface import binary, exported, public, unary
 from .core import (
     CLAMP_MAX,
     CLAMP_MIN,
@@ -226,6 +226,7 @@ LERP.pack_order = (1, 0, 2)
 ADDCMUL.pack_order = ADDCDIV.pack_order = (1, 2, 0)
 
 
+@public(LERP)
 def lerp(input: Any, end: Any, weight: Any) -> Tensor:  # noqa: A002 - torch's name
     """``input + weight * (end - input)`` (``weight`` a number or a tensor), computed as torch computes
     it: ``end - (end - input) * (1 - weight)`` for ``|weight| >= 1/2``, so that weight 1 gives ``end``.
@@ -237,6 +238,7 @@ def lerp(input: Any, end: Any, weight: Any) -> Tensor:  # noqa: A002 - torch's n
     return apply(LERP, input, end, weight)
 
 
+@public(ADDCMUL)
 def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:  # noqa: A002
     """``input + value * tensor1 * tensor2``.
 
@@ -248,6 +250,7 @@ def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor
     return apply(ADDCMUL, input, *tensors) if value == 1 else apply(ADDCMUL, input, *tensors, value=value)
 
 
+@public(ADDCDIV)
 def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:  # noqa: A002
     """``input + value * tensor1 / tensor2``.
 
@@ -259,6 +262,7 @@ def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor
     return apply(ADDCDIV, input, *tensors) if value == 1 else apply(ADDCDIV, input, *tensors, value=value)
 
 
+@public(CLAMP_MIN)
 def clamp_min(input: Any, min: Any) -> Tensor:  # noqa: A001, A002 - torch's names
     """``clamp(input, min=min)``.
 
@@ -269,6 +273,7 @@ def clamp_min(input: Any, min: Any) -> Tensor:  # noqa: A001, A002 - torch's nam
     return checked_clamp(CLAMP_MIN, input, min, None)
 
 
+@public(CLAMP_MAX)
 def clamp_max(input: Any, max: Any) -> Tensor:  # noqa: A001, A002 - torch's names
     """``clamp(input, max=max)``.
 
@@ -279,6 +284,7 @@ def clamp_max(input: Any, max: Any) -> Tensor:  # noqa: A001, A002 - torch's nam
     return checked_clamp(CLAMP_MAX, input, None, max)
 
 
+@public(None, inplace=False)
 def positive(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """``+input``: ``input`` itself; a bool tensor raises RuntimeError, as torch's.
 
@@ -292,6 +298,7 @@ def positive(input: Any) -> Tensor:  # noqa: A002 - torch's name
     return x
 
 
+@public(NAN_TO_NUM)
 def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None,  # noqa: A002 - torch's names
                neginf: float | None = None) -> Tensor:
     """``input`` with NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the
@@ -314,6 +321,7 @@ def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None,  # noq
     return apply(NAN_TO_NUM, x, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
 
 
+@public(None, method=False)
 def complex(real: Any, imag: Any) -> Tensor:  # noqa: A001 - torch's name
     """The complex tensor ``real + i imag`` of two floating tensors of one dtype (float32 gives
     complex64); differentiable in both.
@@ -333,6 +341,7 @@ def complex(real: Any, imag: Any) -> Tensor:  # noqa: A001 - torch's name
     return real + imag * 1j
 
 
+@public(None, method=False)
 def polar(abs: Any, angle: Any) -> Tensor:  # noqa: A002 - torch's names
     """The complex tensor of modulus ``abs`` and argument ``angle``: ``abs (cos(angle) + i sin(angle))``;
     differentiable in both.
@@ -345,9 +354,4 @@ def polar(abs: Any, angle: Any) -> Tensor:  # noqa: A002 - torch's names
     return complex(abs * cos(angle), abs * sin(angle))
 
 
-METHODS: dict[str, Any] = {
-    "clamp_min": clamp_min, "clamp_max": clamp_max, "positive": positive, "nan_to_num": nan_to_num,
-    "lerp": lerp, "addcmul": addcmul, "addcdiv": addcdiv,
-}
-__all__ = exported(__name__, ["addcdiv", "addcmul", "clamp_max", "clamp_min", "complex", "lerp", "nan_to_num", "polar",
-                              "positive"])
+__all__ = exported(__name__)
