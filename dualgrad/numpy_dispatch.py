@@ -140,7 +140,7 @@ def _tensor(x: Any) -> Tensor:
 # (``numpy=`` in ``ops/surface.py``), added by ``route_declared``
 UFUNCS: dict[np.ufunc, str | Callable] = {
     np.float_power: _float_power, np.matmul: _matmul, np.divmod: _divmod, np.vecdot: _vecdot,
-    np.matvec: _matvec, np.vecmat: _vecmat, np.ldexp: "ldexp", np.frexp: _frexp, np.modf: _modf,
+    np.matvec: _matvec, np.vecmat: _vecmat, np.frexp: _frexp, np.modf: _modf,
     np.sign: _numpy_sign,
 }
 # Keywords a ufunc's dualgrad function takes (generalized ufuncs with an axis).

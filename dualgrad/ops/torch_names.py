@@ -2,7 +2,7 @@
 
 * the top-level forms of in-place methods (``torch.abs_(x)`` is ``x.abs_()``), ``detach``, ``fill``,
   ``threshold``/``threshold_``, ``igamma``/``igammac`` (``special.gammainc``/``gammaincc``);
-* the in-place methods ``float_power_``, ``gcd_``, ``lcm_``, ``ldexp_``, ``nextafter_``, ``renorm_``,
+* the in-place methods ``float_power_``, ``renorm_``,
   ``igamma_``, ``igammac_``, ``conj_physical_``;
 * the ``*_copy`` forms of view ops (a new tensor, not a view; torch's node names ``<view's>_copy``),
   ``split_with_sizes`` and the ``unsafe_`` splits (pieces that are not views);
@@ -29,6 +29,7 @@ from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
 from .elementwise import special
 from .elementwise.core import selecting, to_dtype
+from .elementwise.functions import float_power
 from .indexing import GETITEM
 from .inplace import COPY, _inplace, _method, update_
 from .linalg.norms import matrix_norm
@@ -36,7 +37,6 @@ from .reductions import NORM, _reduce_args
 from .registry import ALL_OPS, name_by_operands, overload
 from .shape.core import SPLIT, SPLIT_EVEN, cat, split
 from .shape.views import view_as_complex, view_as_real
-from .statistics import float_power
 
 
 # -- top-level forms of Tensor methods ---------------------------------------------------------------
@@ -194,7 +194,7 @@ def igammac(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     return special.gammaincc(input, other)
 
 
-_IN_PLACE_OF = ("gcd", "lcm", "ldexp", "nextafter", "renorm", "conj_physical")
+_IN_PLACE_OF = ("renorm", "conj_physical")
 
 
 # -- copies of views and pieces that are not views ---------------------------------------------------

@@ -12,16 +12,18 @@ closed-form first guess by Halley steps on them.
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from ...factories import tensor as _tensor
 from ...factories import zeros_like
 from ...tensor import Tensor, numeric_array, torch_dtype_name
 from ..dispatch import OTHER_FIRST, apply, tensor_arg
-from ..registry import elementwise, name_by_operands, vjp_from_partial
+from ..registry import elementwise, name_by_operands, nondifferentiable, vjp_from_partial
 from ..surface import binary, exported, public, unary
 from .core import (
     CLAMP_MAX,
@@ -40,6 +42,7 @@ from .core import (
     trunc,
     zero_vjp,
 )
+from .core import pow as power
 
 _LN2 = math.log(2.0)
 _DEG = math.pi / 180.0
@@ -352,6 +355,113 @@ def polar(abs: Any, angle: Any) -> Tensor:  # noqa: A002 - torch's names
     """
     abs, angle = tensor_arg(abs, "polar"), tensor_arg(angle, "polar")
     return complex(abs * cos(angle), abs * sin(angle))
+
+
+# -- integers and the floating-point representation (moved from the statistics) ------------------
+def _integers_only(name: str, fn: Any) -> Any:
+    def impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        dtype = np.result_type(x, y)
+        if dtype.kind not in "iub":
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{torch_dtype_name(dtype)}\'')
+        return fn(x, y)
+
+    return impl
+
+
+def _floats_only(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    dtype = np.result_type(x, y)
+    if dtype.kind != "f":
+        raise NotImplementedError(f'"nextafter_cpu" not implemented for \'{torch_dtype_name(dtype)}\'')
+    return np.nextafter(x, y)
+
+
+GCD = nondifferentiable("gcd", _integers_only("gcd", np.gcd))
+LCM = nondifferentiable("lcm", _integers_only("lcm", np.lcm))
+NEXTAFTER = nondifferentiable("nextafter", _floats_only)
+FREXP_EXPONENT = nondifferentiable("frexp_exponent", lambda x: np.frexp(x)[1].astype(np.int32))
+
+
+@public(GCD)
+def gcd(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
+    """The greatest common divisor of integers, elementwise (non-negative; 0 for two zeros).
+
+    >>> import dualgrad as dg
+    >>> dg.gcd(dg.tensor([12, -18, 0]), dg.tensor([8, 12, 0]))
+    tensor([4, 6, 0])
+    """
+    return apply(GCD, input, other)
+
+
+@public(LCM)
+def lcm(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
+    """The least common multiple of integers, elementwise (non-negative; 0 if either is 0).
+
+    >>> import dualgrad as dg
+    >>> dg.lcm(dg.tensor([4, -6, 0]), dg.tensor([6, 4, 5]))
+    tensor([12, 12,  0])
+    """
+    return apply(LCM, input, other)
+
+
+@public(NEXTAFTER)
+def nextafter(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
+    """The next floating-point value after ``input`` towards ``other``, elementwise (not differentiable).
+
+    >>> import dualgrad as dg
+    >>> (dg.nextafter(dg.tensor([1.]), dg.tensor([2.])) - 1).item() == 2.0 ** -52
+    True
+    """
+    return apply(NEXTAFTER, input, other)
+
+
+@public(None, inplace=False)  # (float_power_: torch_names, in float64 only)
+def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002 - torch's names
+    """``input ** exponent`` computed in double precision (float64, or complex128 if either is complex).
+
+    >>> import dualgrad as dg
+    >>> dg.float_power(dg.tensor([2, 3]), 2)
+    tensor([4., 9.])
+    """
+    complex_ = any(isinstance(a, builtins.complex) or (isinstance(a, Tensor) and a.dtype.kind == "c")
+                   for a in (input, exponent))  # (builtins': this module's ``complex`` is torch's)
+    dtype = np.complex128 if complex_ else np.float64
+    base = tensor_arg(input, "float_power") if isinstance(input, Tensor) else _tensor(input, dtype=dtype)
+    if isinstance(exponent, Tensor):
+        exponent = exponent.to(dtype)
+    return power(base.to(dtype), exponent)
+
+
+@public(None, numpy=np.ldexp)
+def ldexp(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
+    """``input * 2 ** other`` (a floating result).
+
+    >>> import dualgrad as dg
+    >>> dg.ldexp(dg.tensor([1., 3.]), dg.tensor([2, -1]))
+    tensor([4.0000, 1.5000])
+    """
+    return tensor_arg(input, "ldexp") * power(2.0, other)
+
+
+class Frexp(NamedTuple):
+    mantissa: Tensor
+    exponent: Tensor
+
+
+@public(None, inplace=False)
+def frexp(input: Any) -> Frexp:  # noqa: A002 - torch's name
+    """The mantissa (in ``[0.5, 1)`` in absolute value, 0 for 0) and the int32 exponent with
+    ``input == mantissa * 2 ** exponent``; the mantissa is differentiable (``2 ** -exponent``).
+
+    >>> import dualgrad as dg
+    >>> dg.frexp(dg.tensor([8., 0.3, -5.]))
+    Frexp(mantissa=tensor([ 0.5000,  0.6000, -0.6250]), exponent=tensor([ 4, -1,  3], dtype=int32))
+    """
+    x = tensor_arg(input, "frexp")
+    if x.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    exponent = apply(FREXP_EXPONENT, x)
+    return Frexp(x * power(2.0, -exponent).to(x.dtype), exponent)
+
 
 
 __all__ = exported(__name__)
