@@ -154,3 +154,15 @@ def test_the_special_namespace_is_built_from_the_declarations():
     assert not hasattr(dg, "ndtr") and not hasattr(dg.Tensor, "ndtr")  # (torch.special only)
     x = dg.tensor([1.5])
     assert x.clone().polygamma_(1).item() == dg.polygamma(1, x).item()
+
+
+def test_torchs_top_level_in_place_forms_come_from_the_declarations():
+    from dualgrad.ops import torch_names
+
+    generated = {f"{name}_" for s in surface.DECLARED for name in s.top_level_inplace}
+    assert {"sin_", "abs_", "arcsin_", "fix_", "erf_", "i0_"} <= generated <= set(torch_names.TOP_LEVEL)
+    assert "absolute_" not in generated  # (torch has abs_ only)
+    hand_written = set(torch_names._TOP_LEVEL[""].split())
+    assert not hand_written & generated
+    x = dg.tensor([0.25])
+    assert dg.sin_(x) is x and x.item() == pytest.approx(np.sin(0.25))

@@ -40,14 +40,15 @@ class Surface:
     """What one op shows the user (see the module docstring)."""
 
     __slots__ = ("function", "op", "module", "names", "top_level", "namespaces", "methods", "method_function",
-                 "inplace", "numpy", "numpy_function")
+                 "inplace", "top_level_inplace", "numpy", "numpy_function")
 
     def __init__(self, function: Callable, op: Op | None, module: str, names: tuple, top_level: bool,
-                 namespaces: dict, methods: tuple, method_function: Callable, inplace: bool, numpy: tuple,
-                 numpy_function: Callable) -> None:
+                 namespaces: dict, methods: tuple, method_function: Callable, inplace: bool,
+                 top_level_inplace: tuple, numpy: tuple, numpy_function: Callable) -> None:
         self.function, self.op, self.module, self.names = function, op, module, names
         self.top_level, self.namespaces = top_level, namespaces
         self.methods, self.method_function, self.inplace = methods, method_function, inplace
+        self.top_level_inplace = top_level_inplace
         self.numpy, self.numpy_function = numpy, numpy_function
 
     def __repr__(self) -> str:
@@ -60,15 +61,17 @@ DECLARED: list[Surface] = []
 def declare(function: Callable, op: Op | None, *, aliases: Sequence[str] = (),
             top_level: bool = True, namespaces: Mapping[str, Sequence[str]] | None = None,
             method: bool | str | Sequence[str] = True, method_function: Callable | None = None,
-            inplace: bool = True, numpy: Any = (), numpy_function: Callable | None = None,
-            module: str | None = None) -> Callable:
+            inplace: bool = True, top_level_inplace: bool | Sequence[str] = False, numpy: Any = (),
+            numpy_function: Callable | None = None, module: str | None = None) -> Callable:
     """Record ``function`` (the public function of ``op``) with its names; returns ``function``.
 
     ``top_level=False`` leaves it out of ``dualgrad.*`` (and of its module's ``__all__``); ``namespaces``
     names it in public namespaces (``{"special": ("gammaln",)}``: ``dualgrad.special.gammaln``).
     ``method_function`` is the Tensor method where it differs from ``function`` (torch's
     ``x.where(condition, y)`` is ``where(condition, x, y)``); ``numpy_function`` the function NumPy's
-    calls reach where it differs (a comparison's, which takes any operand first)."""
+    calls reach where it differs (a comparison's, which takes any operand first). ``top_level_inplace``
+    adds torch's top-level forms ``dualgrad.<method>_(input)`` of the in-place methods of a one-input
+    op (``torch.sin_``; ``ops/torch_names.py`` makes them): True for every method, or the method names."""
     names = (function.__name__, *aliases)
     if method is True:
         methods = names
@@ -77,14 +80,17 @@ def declare(function: Callable, op: Op | None, *, aliases: Sequence[str] = (),
     else:
         methods = (method,) if isinstance(method, str) else tuple(method)
     numpy = tuple(numpy) if isinstance(numpy, (tuple, list)) else (numpy,) if numpy else ()
+    if not (inplace and methods and top_level_inplace):
+        top_level_inplace = ()
+    top_level_inplace = methods if top_level_inplace is True else tuple(top_level_inplace)
     module = module or function.__module__
     function.__module__ = module
     function.op = op  # (``dg.sin.op``: the table entry behind the function)
     for alias in aliases:  # (``dualgrad.ops.<module>.<alias>``, so that the module's ``__all__`` holds)
         setattr(sys.modules[module], alias, function)
     DECLARED.append(Surface(function, op, module, names, top_level, dict(namespaces or {}), methods,
-                            method_function or function, inplace and bool(methods), numpy,
-                            numpy_function or function))
+                            method_function or function, inplace and bool(methods),
+                            top_level_inplace, numpy, numpy_function or function))
     return function
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from .._devices import CPU, check_device
 from ..factories import _default_float, as_tensor, empty
 from ..tensor import Tensor, torch_dtype_name
+from . import surface
 from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
 from .elementwise import special
@@ -90,10 +91,7 @@ def _of_method(name: str, spec: str) -> Callable:
 
 # torch's top-level forms of Tensor methods, by the parameters after ``input``
 _TOP_LEVEL = {
-    "": "abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ atan_ atanh_ ceil_ "
-        "conj_physical_ cos_ cosh_ deg2rad_ erf_ erfc_ exp2_ exp_ expm1_ fix_ floor_ frac_ i0_ log10_ log1p_ "
-        "log2_ log_ neg_ negative_ rad2deg_ reciprocal_ relu_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ "
-        "tan_ tanh_ trunc_ zero_ detach_ detach",
+    "": "conj_physical_ zero_ detach_ detach",  # (and the declared ops': top_level_inplace, below)
     "min=None, max=None": "clamp_ clip_",
     "max": "clamp_max_",
     "min": "clamp_min_",
@@ -106,6 +104,8 @@ _TOP_LEVEL = {
     "the_template, *, memory_format=None": "resize_as_",
 }
 TOP_LEVEL = {name: _of_method(name, spec) for spec, names in _TOP_LEVEL.items() for name in names.split()}
+# the one-input ops declared with ``top_level_inplace`` (``ops/surface.py``; the op modules are imported above)
+TOP_LEVEL.update({f"{name}_": _of_method(f"{name}_", "") for s in surface.DECLARED for name in s.top_level_inplace})
 globals().update(TOP_LEVEL)
 
 

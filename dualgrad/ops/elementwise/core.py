@@ -436,7 +436,8 @@ SUB_SCALED = elementwise("sub_scaled", lambda x, y, alpha: x - alpha * y, (1, la
 DIV = elementwise("div", np.true_divide, (lambda out, x, y: 1 / y, lambda out, x, y: -(x / y) / y),
                   save_inputs=lambda needs: (needs[1], True), to_float=True, number_inputs=True)
 NEG = elementwise("neg", np.negative, (-1,))
-neg = unary(NEG, "``-x``.", "[1., -2.]", "tensor([-1.,  2.])", aliases=("negative",), numpy=np.negative)
+neg = unary(NEG, "``-x``.", "[1., -2.]", "tensor([-1.,  2.])", aliases=("negative",), numpy=np.negative,
+            top_level_inplace=True)
 _pow_base_vjp_derived = vjp_from_partial(_pow_base_partial)
 POW = elementwise("pow", _pow_impl, (_pow_base_partial, _pow_exponent_partial),
                   vjp=(_pow_base_vjp, vjp_from_partial(_pow_exponent_partial)), save_out=lambda needs: needs[1],
@@ -444,19 +445,20 @@ POW = elementwise("pow", _pow_impl, (_pow_base_partial, _pow_exponent_partial),
                   grad_name_for=name_by_operands({(True, True): "PowBackward1", (False, True): "PowBackward2"}))
 RECIPROCAL = elementwise("reciprocal", lambda x: np.true_divide(1, x),  # (integers give floats, as torch)
                          (lambda out, x: -(out * out),), save_inputs=False, save_out=True)
-reciprocal = unary(RECIPROCAL, "``1 / x``.", "[2.]", "tensor([0.5000])", numpy=np.reciprocal)
+reciprocal = unary(RECIPROCAL, "``1 / x``.", "[2.]", "tensor([0.5000])", numpy=np.reciprocal, top_level_inplace=True)
 _square_vjp_derived = vjp_from_partial(lambda out, x: 2 * x)
 square = unary(elementwise("square", np.square, (lambda out, x: 2 * x,), vjp=(_square_vjp,),
                            grad_name="PowBackward0"),
-               "``x * x``.", "[3.]", "tensor([9.])", numpy=np.square)
+               "``x * x``.", "[3.]", "tensor([9.])", numpy=np.square, top_level_inplace=True)
 sqrt = unary(elementwise("sqrt", np.sqrt, (lambda out, x: 0.5 / out,), save_inputs=False, save_out=True),
-             "Square root; its derivative at 0 is inf (as in torch).", "[4.]", "tensor([2.])", numpy=np.sqrt)
+             "Square root; its derivative at 0 is inf (as in torch).", "[4.]", "tensor([2.])", numpy=np.sqrt,
+             top_level_inplace=True)
 rsqrt = unary(elementwise("rsqrt", lambda x: 1 / np.sqrt(x), (lambda out, x: -0.5 * out ** 3,),
                           save_inputs=False, save_out=True),
-              "``1 / sqrt(x)``.", "[4.]", "tensor([0.5000])")
+              "``1 / sqrt(x)``.", "[4.]", "tensor([0.5000])", top_level_inplace=True)
 abs = unary(Op("abs", np.abs, vjp=(_abs_vjp,), jvp=_abs_jvp, family="elementwise"),
             "Absolute value (modulus for complex); its derivative at 0 is 0.", "[-2.]", "tensor([2.])",
-            aliases=("absolute",), numpy=(np.absolute, np.fabs))
+            aliases=("absolute",), numpy=(np.absolute, np.fabs), top_level_inplace=("abs",))
 sgn = unary(Op("sgn", _sgn_impl, vjp=(_sgn_vjp,), jvp=_sgn_jvp, family="elementwise", save_out=True),
             "``x / |x|`` (0 at 0); the sign for real inputs, with gradient 0 there.", "[-2.]", "tensor([-1.])")
 sign = unary(_zero_gradient("sign", _sign_impl),
@@ -473,31 +475,31 @@ floor_divide = binary(FLOOR_DIVIDE, "Python's ``x // y`` (its gradient is 0).", 
 DIV_TRUNC = _zero_gradient("div_trunc", _integer_division(_div_trunc_impl), grad_name="DivBackward2")
 floor = unary(_zero_gradient("floor", np.floor),
               "Largest integer not above ``x`` (its gradient is 0).", "[-1.5, 1.5]", "tensor([-2.,  1.])",
-              numpy=np.floor)
+              numpy=np.floor, top_level_inplace=True)
 ceil = unary(_zero_gradient("ceil", np.ceil),
              "Smallest integer not below ``x`` (its gradient is 0).", "[-1.5, 1.5]", "tensor([-1.,  2.])",
-             numpy=np.ceil)
+             numpy=np.ceil, top_level_inplace=True)
 trunc = unary(_zero_gradient("trunc", np.trunc),
               "``x`` rounded toward zero (its gradient is 0).", "[-1.5, 1.5]", "tensor([-1.,  1.])",
-              aliases=("fix",), numpy=np.trunc)
+              aliases=("fix",), numpy=np.trunc, top_level_inplace=True)
 ROUND = _zero_gradient("round", _round_impl, grad_name_for=_round_name)
 FRAC = elementwise("frac", lambda x: np.subtract(x, np.trunc(x)), (1,))
 
 # -- exponentials and logarithms ----------------------------------------------------
 exp = unary(elementwise("exp", np.exp, (lambda out, x: out,), save_inputs=False, save_out=True),
-            "Exponential.", "[0.]", "tensor([1.])", numpy=np.exp)
+            "Exponential.", "[0.]", "tensor([1.])", numpy=np.exp, top_level_inplace=True)
 expm1 = unary(elementwise("expm1", np.expm1, (lambda out, x: out + 1,), save_inputs=False, save_out=True),
               "``exp(x) - 1``, accurate near 0.", "[0.]", "tensor([0.])", numpy=np.expm1,
-              namespaces={"special": ("expm1",)})
+              namespaces={"special": ("expm1",)}, top_level_inplace=True)
 log = unary(elementwise("log", np.log, (lambda out, x: 1 / x,)),
-            "Natural logarithm.", "[1.]", "tensor([0.])", numpy=np.log)
+            "Natural logarithm.", "[1.]", "tensor([0.])", numpy=np.log, top_level_inplace=True)
 log1p = unary(elementwise("log1p", np.log1p, (lambda out, x: 1 / (x + 1),), grad_name="Log1PBackward0"),
               "``log(1 + x)``, accurate near 0.", "[0.]", "tensor([0.])", numpy=np.log1p,
-              namespaces={"special": ("log1p",)})
+              namespaces={"special": ("log1p",)}, top_level_inplace=True)
 log2 = unary(elementwise("log2", np.log2, (lambda out, x: 1 / (x * _LN2),)),
-             "Base-2 logarithm.", "[8.]", "tensor([3.])", numpy=np.log2)
+             "Base-2 logarithm.", "[8.]", "tensor([3.])", numpy=np.log2, top_level_inplace=True)
 log10 = unary(elementwise("log10", np.log10, (lambda out, x: 1 / (x * _LN10),)),
-              "Base-10 logarithm.", "[100.]", "tensor([2.])", numpy=np.log10)
+              "Base-10 logarithm.", "[100.]", "tensor([2.])", numpy=np.log10, top_level_inplace=True)
 # (the partials are sigmoid(x - y) and sigmoid(y - x), not exp(x - out): finite when one input is
 # infinite, and exactly 1/2 at x == y, as torch's)
 LOGADDEXP = elementwise("logaddexp", np.logaddexp,
@@ -508,25 +510,25 @@ logaddexp = binary(LOGADDEXP, "``log(exp(x) + exp(y))`` computed stably; its gra
 
 # -- trigonometric and hyperbolic --------------------------------------------------------
 sin = unary(elementwise("sin", np.sin, (lambda out, x: cos(x),)),
-            "Sine.", "[0.]", "tensor([0.])", numpy=np.sin)
+            "Sine.", "[0.]", "tensor([0.])", numpy=np.sin, top_level_inplace=True)
 cos = unary(elementwise("cos", np.cos, (lambda out, x: -sin(x),)),
-            "Cosine.", "[0.]", "tensor([1.])", numpy=np.cos)
+            "Cosine.", "[0.]", "tensor([1.])", numpy=np.cos, top_level_inplace=True)
 tan = unary(elementwise("tan", np.tan, (lambda out, x: 1 + out * out,), save_inputs=False, save_out=True),
-            "Tangent.", "[0.]", "tensor([0.])", numpy=np.tan)
+            "Tangent.", "[0.]", "tensor([0.])", numpy=np.tan, top_level_inplace=True)
 asin = unary(elementwise("asin", np.arcsin, (lambda out, x: rsqrt(1 - x * x),)),
-             "Inverse sine.", "[0.]", "tensor([0.])", aliases=("arcsin",), numpy=np.arcsin)
+             "Inverse sine.", "[0.]", "tensor([0.])", aliases=("arcsin",), numpy=np.arcsin, top_level_inplace=True)
 acos = unary(elementwise("acos", np.arccos, (lambda out, x: -rsqrt(1 - x * x),)),
-             "Inverse cosine.", "[1.]", "tensor([0.])", aliases=("arccos",), numpy=np.arccos)
+             "Inverse cosine.", "[1.]", "tensor([0.])", aliases=("arccos",), numpy=np.arccos, top_level_inplace=True)
 atan = unary(elementwise("atan", np.arctan, (lambda out, x: 1 / (1 + x * x),)),
-             "Inverse tangent.", "[0.]", "tensor([0.])", aliases=("arctan",), numpy=np.arctan)
+             "Inverse tangent.", "[0.]", "tensor([0.])", aliases=("arctan",), numpy=np.arctan, top_level_inplace=True)
 ATAN2 = elementwise("atan2", np.arctan2, (lambda out, y, x: x / _radius_squared(y, x),
                                           lambda out, y, x: -y / _radius_squared(y, x)), to_float=True)
 atan2 = binary(ATAN2, "Angle of the point ``(y, x)``: ``atan2(y, x)``.", "[0., 2.]", "tensor([0.0000, 0.7854])",
                aliases=("arctan2",), numpy=np.arctan2)
 sinh = unary(elementwise("sinh", np.sinh, (lambda out, x: cosh(x),)),
-             "Hyperbolic sine.", "[0.]", "tensor([0.])", numpy=np.sinh)
+             "Hyperbolic sine.", "[0.]", "tensor([0.])", numpy=np.sinh, top_level_inplace=True)
 cosh = unary(elementwise("cosh", np.cosh, (lambda out, x: sinh(x),)),
-             "Hyperbolic cosine.", "[0.]", "tensor([1.])", numpy=np.cosh)
+             "Hyperbolic cosine.", "[0.]", "tensor([1.])", numpy=np.cosh, top_level_inplace=True)
 # (tanh's and sigmoid's rules run their ``*_backward`` ops, as torch's: one new array per product
 # (none when the gradient is the engine's alone: _output_slope_vjp), and a graph of second order
 # shows TanhBackwardBackward0; the tangent t * (1 - out**2) is tanh_backward(t, conj(out)), whose
@@ -539,15 +541,18 @@ TANH_BACKWARD = elementwise("tanh_backward", _tanh_backward_impl,
 tanh = unary(elementwise("tanh", np.tanh, (lambda out, x: 1 - out * out,), save_inputs=False, save_out=True,
                          vjp=(_output_slope_vjp(TANH_BACKWARD, _tanh_slope),),
                          jvp=lambda tangents, out, x: tanh_backward(tangents[0], conj(out))),
-             "Hyperbolic tangent.", "[0.]", "tensor([0.])", numpy=np.tanh)
+             "Hyperbolic tangent.", "[0.]", "tensor([0.])", numpy=np.tanh, top_level_inplace=True)
 asinh = unary(elementwise("asinh", np.arcsinh, (lambda out, x: rsqrt(x * x + 1),)),
-              "Inverse hyperbolic sine.", "[0.]", "tensor([0.])", aliases=("arcsinh",), numpy=np.arcsinh)
+              "Inverse hyperbolic sine.", "[0.]", "tensor([0.])", aliases=("arcsinh",), numpy=np.arcsinh,
+              top_level_inplace=True)
 # (1/sqrt(x-1)/sqrt(x+1), not 1/sqrt(x*x-1): the same for real x, but for complex x with Re x < 0
 # only the first follows the branch of arccosh)
 acosh = unary(elementwise("acosh", np.arccosh, (lambda out, x: rsqrt(x - 1) * rsqrt(x + 1),)),
-              "Inverse hyperbolic cosine.", "[1.]", "tensor([0.])", aliases=("arccosh",), numpy=np.arccosh)
+              "Inverse hyperbolic cosine.", "[1.]", "tensor([0.])", aliases=("arccosh",), numpy=np.arccosh,
+              top_level_inplace=True)
 atanh = unary(elementwise("atanh", np.arctanh, (lambda out, x: 1 / (1 - x * x),)),
-              "Inverse hyperbolic tangent.", "[0.]", "tensor([0.])", aliases=("arctanh",), numpy=np.arctanh)
+              "Inverse hyperbolic tangent.", "[0.]", "tensor([0.])", aliases=("arctanh",), numpy=np.arctanh,
+              top_level_inplace=True)
 HYPOT = elementwise("hypot", np.hypot, (lambda out, x, y: x / out, lambda out, x, y: y / out),
                     save_inputs=lambda needs: needs, save_out=True, to_float=True)
 hypot = binary(HYPOT, "``sqrt(x**2 + y**2)`` without overflow.", "[0., 2.]", "tensor([2.0000, 2.8284])", numpy=np.hypot)
@@ -562,12 +567,12 @@ sigmoid = unary(elementwise("sigmoid", _sigmoid_impl, (lambda out, x: out * (1 -
                             vjp=(_output_slope_vjp(SIGMOID_BACKWARD, _sigmoid_slope),),
                             jvp=lambda tangents, out, x: sigmoid_backward(tangents[0], conj(out))),
                 "Logistic function ``1 / (1 + exp(-x))``, stable for large ``|x|``.", "[0.]", "tensor([0.5000])",
-                namespaces={"special": ("expit",)})
+                namespaces={"special": ("expit",)}, top_level_inplace=True)
 SOFTPLUS = elementwise("softplus", _softplus_impl, (_softplus_partial,))
 relu = unary(selecting("relu", lambda x: np.maximum(x, 0), (lambda out, x: ~(out <= 0),),
                        save_inputs=False, save_out=True),
              "``max(x, 0)``; its derivative at 0 is 0 and at NaN 1 (torch's convention).", "[-1., 2.]",
-             "tensor([0., 2.])")
+             "tensor([0., 2.])", top_level_inplace=True)
 # (a NaN in either input gives both inputs the whole gradient, as torch: "not smaller", not "larger";
 # ties share it)
 _TIES = (lambda out, x, y: x == y,) * 2
@@ -856,7 +861,7 @@ def round(input: Any, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002 - tor
     return apply(ROUND, input) if decimals == 0 else apply(ROUND, input, decimals=decimals)
 
 
-@public(FRAC)
+@public(FRAC, top_level_inplace=True)
 def frac(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """``input - trunc(input)``: the fractional part, with the sign of ``input`` (gradient 1).
 

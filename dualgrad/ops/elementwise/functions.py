@@ -102,7 +102,8 @@ def _unit_sign(x: Any) -> Any:
 
 
 exp2 = unary(elementwise("exp2", np.exp2, (lambda out, x: out * _LN2,), save_inputs=False, save_out=True),
-             "``2 ** x``.", "[3.]", "tensor([8.])", numpy=np.exp2, namespaces={"special": ("exp2",)})
+             "``2 ** x``.", "[3.]", "tensor([8.])", numpy=np.exp2, namespaces={"special": ("exp2",)},
+             top_level_inplace=True)
 # (sigmoid of the difference, as logaddexp's: finite when one input is infinite)
 LOGADDEXP2 = elementwise("logaddexp2", np.logaddexp2,
                          (lambda out, x, y: sigmoid((x - y) * _LN2), lambda out, x, y: sigmoid((y - x) * _LN2)),
@@ -115,10 +116,12 @@ cbrt = unary(elementwise("cbrt", np.cbrt, (lambda out, x: 1 / (3 * out * out),),
              "tensor([-2.])", numpy=np.cbrt, inplace=False)
 deg2rad = unary(elementwise("deg2rad", np.deg2rad, (lambda out, x: _DEG,), save_inputs=False,
                             grad_name="Deg2RadBackward0"),
-                "Degrees to radians.", "[180.]", "tensor([3.1416])", numpy=(np.deg2rad, np.radians))
+                "Degrees to radians.", "[180.]", "tensor([3.1416])", numpy=(np.deg2rad, np.radians),
+                top_level_inplace=True)
 rad2deg = unary(elementwise("rad2deg", np.rad2deg, (lambda out, x: 1 / _DEG,), save_inputs=False,
                             grad_name="Rad2DegBackward0"),
-                "Radians to degrees.", "[3.141592653589793]", "tensor([180.])", numpy=(np.rad2deg, np.degrees))
+                "Radians to degrees.", "[3.141592653589793]", "tensor([180.])", numpy=(np.rad2deg, np.degrees),
+                top_level_inplace=True)
 # (the sign of ``y`` read from the result, which has it: torch saves ``self`` and the result, not ``other``)
 _COPYSIGN_PARTIALS = (lambda out, x, y: _unit_sign(x) * _unit_sign(out), lambda out, x, y: zeros_like(out))
 COPYSIGN = elementwise("copysign", np.copysign, _COPYSIGN_PARTIALS,
@@ -190,13 +193,14 @@ xlogy = binary(XLOGY, "``input * log(other)``, 0 where ``input`` is 0.", "[0., 3
 sinc = unary(elementwise("sinc", np.sinc, (_sinc_partial,)),
              "Normalized sinc ``sin(pi x) / (pi x)``, 1 at 0; its derivative is exact to "
              "rounding near 0 too (a Taylor series there).", "[0., 0.5]", "tensor([1.0000, 0.6366])",
-             namespaces={"special": ("sinc",)})
+             namespaces={"special": ("sinc",)}, top_level_inplace=True)
 erf = unary(elementwise("erf", _real_impl("erf", _ERF), (lambda out, x: _TWO_OVER_SQRT_PI * exp(-x * x),)),
             "The error function ``2 / sqrt(pi) * integral of exp(-t^2) from 0 to x`` (to 1 ulp).",
-            "[0., 0.5, -3.]", "tensor([ 0.0000,  0.5205, -1.0000])", namespaces={"special": ("erf",)})
+            "[0., 0.5, -3.]", "tensor([ 0.0000,  0.5205, -1.0000])", namespaces={"special": ("erf",)},
+            top_level_inplace=True)
 erfc = unary(elementwise("erfc", _real_impl("erfc", _ERFC), (lambda out, x: -_TWO_OVER_SQRT_PI * exp(-x * x),)),
              "``1 - erf(x)``, computed directly: accurate far into the tail, where ``erf`` is 1.",
-             "[0., 10.]", "tensor([1.0000e+00, 2.0885e-45])", namespaces={"special": ("erfc",)})
+             "[0., 10.]", "tensor([1.0000e+00, 2.0885e-45])", namespaces={"special": ("erfc",)}, top_level_inplace=True)
 erfinv = unary(elementwise("erfinv", _real_impl("erfinv", _erfinv_impl),
                            (lambda out, x: exp(out * out) / _TWO_OVER_SQRT_PI,), save_inputs=False, save_out=True),
                "The inverse of ``erf`` on ``[-1, 1]`` (+-inf at +-1, NaN outside).", "[0., 0.5, 1.]",

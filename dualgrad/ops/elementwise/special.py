@@ -252,7 +252,7 @@ digamma = _unary(DIGAMMA, "digamma", _doc(
     namespaces={"special": ("digamma", "psi")})
 i0 = _unary(I0, "i0", _doc("The modified Bessel function of the first kind of order 0; its derivative is ``i1``.",
                            "dg.i0(dg.tensor([0., 1., -3.]))", "tensor([1.0000, 1.2661, 4.8808])"),
-    namespaces={"special": ("i0",)})
+    namespaces={"special": ("i0",)}, top_level_inplace=True)
 i0e = _unary(I0E, "i0e", _doc("``exp(-|x|) i0(x)``, finite for large ``|x|``.",
                               "dg.special.i0e(dg.tensor([0., 1000.]))", "tensor([1.0000, 0.0126])"),
     namespaces={"special": ("i0e",)}, **_SPECIAL_ONLY)
