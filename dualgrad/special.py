@@ -15,9 +15,8 @@ tensor([-1.9635,  0.9228])
 """
 
 from .ops import surface
-from .ops.reductions import log_softmax, logsumexp, softmax  # noqa: F401 - in __all__
 
 # the functions the ops declare in ``dualgrad.special`` (``namespaces={"special": ...}``, ``ops/surface.py``)
 globals().update(surface.namespace("special"))
 
-__all__ = sorted([*surface.namespace("special"), "log_softmax", "logsumexp", "softmax"])
+__all__ = sorted(surface.namespace("special"))
