@@ -166,3 +166,10 @@ def test_torchs_top_level_in_place_forms_come_from_the_declarations():
     assert not hand_written & generated
     x = dg.tensor([0.25])
     assert dg.sin_(x) is x and x.item() == pytest.approx(np.sin(0.25))
+
+
+def test_the_fft_namespace_is_built_from_the_declarations():
+    declared = surface.namespace("fft")
+    assert sorted(declared) == dg.fft.__all__ and "rfft" in declared
+    assert all(getattr(dg.fft, name) is fn for name, fn in declared.items())
+    assert not hasattr(dg, "rfft") and not hasattr(dg.Tensor, "rfft")
