@@ -12,7 +12,7 @@ import pytest
 
 import dualgrad as dg
 from dualgrad import numpy_dispatch
-from dualgrad.ops import methods, reductions, surface
+from dualgrad.ops import counting, fft, methods, reductions, sorting, surface
 from dualgrad.ops.elementwise import core, functions, special
 from dualgrad.ops.registry import ALL_OPS, elementwise
 
@@ -97,7 +97,8 @@ def test_library_functions_read_as_written_ones(name):
     assert fn.op is ALL_OPS[name]
 
 
-@pytest.mark.parametrize("module", [core, functions, special, reductions], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [core, functions, special, reductions, sorting, counting, fft],
+                         ids=lambda m: m.__name__)
 def test_converted_modules_take_every_surface_from_their_declarations(module):
     """No hand-written list is left for a declared op: its names, methods, in-place methods and
     NumPy routes all come from the declaration."""
