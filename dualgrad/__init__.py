@@ -64,26 +64,27 @@ from .factories import (
     zeros,
     zeros_like,
 )
-from .ops.aliases import *  # noqa: F403
+from .ops.counting import *  # noqa: F403
 from .ops.einsum import *  # noqa: F403 - the public op functions
-from .ops.elementwise import *  # noqa: F403
-from .ops.elementwise_extra import *  # noqa: F403
+from .ops.elementwise.core import *  # noqa: F403
+from .ops.elementwise.functions import *  # noqa: F403
+from .ops.elementwise.special import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403
-from .ops.linalg import *  # noqa: F403
-from .ops.linalg_decomp import det, inverse, logdet
-from .ops.linalg_lu import *  # noqa: F403
-from .ops.linalg_more import *  # noqa: F403
-from .ops.memory import *  # noqa: F403
-from .ops.more import *  # noqa: F403
+from .ops.integration import *  # noqa: F403
+from .ops.layout import *  # noqa: F403
+from .ops.linalg.decompositions import det, inverse, logdet
+from .ops.linalg.lu import *  # noqa: F403
+from .ops.linalg.matrix_functions import *  # noqa: F403
+from .ops.linalg.products import *  # noqa: F403
+from .ops.random import *  # noqa: F403
 from .ops.reductions import *  # noqa: F403
-from .ops.sampling import *  # noqa: F403
-from .ops.scatter_more import *  # noqa: F403
-from .ops.shape import *  # noqa: F403
-from .ops.shape_extra import *  # noqa: F403
+from .ops.scatter import *  # noqa: F403
+from .ops.shape.compositions import *  # noqa: F403
+from .ops.shape.core import *  # noqa: F403
+from .ops.shape.views import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
-from .ops.special import *  # noqa: F403
-from .ops.stats import *  # noqa: F403
-from .ops.utilities import *  # noqa: F403
+from .ops.statistics import *  # noqa: F403
+from .ops.torch_names import *  # noqa: F403
 from .queries import (
     allclose,
     can_cast,

@@ -11,24 +11,9 @@ conjugate-Wirtinger convention.
 tensor([12., 20., 20., 28.])
 """
 
-from .ops.fft import (
-    fft,
-    fft2,
-    fftfreq,
-    fftn,
-    fftshift,
-    ifft,
-    ifft2,
-    ifftn,
-    ifftshift,
-    irfft,
-    irfft2,
-    irfftn,
-    rfft,
-    rfft2,
-    rfftfreq,
-    rfftn,
-)
+from .ops import surface
 
-__all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "ifft", "ifft2", "ifftn", "ifftshift", "irfft",
-           "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq", "rfftn"]
+# the functions the ops declare in ``dualgrad.fft`` (``namespaces={"fft": ...}``, ``ops/surface.py``)
+globals().update(surface.namespace("fft"))
+
+__all__ = sorted(surface.namespace("fft"))

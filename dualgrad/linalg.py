@@ -15,8 +15,7 @@ tensor([[1.0000, 0.0000],
         [0.0000, 0.5000]])
 """
 
-from .ops.linalg import matmul, outer, tensordot
-from .ops.linalg_decomp import (
+from .ops.linalg.decompositions import (
     EighResult,
     LinAlgError,
     QRResult,
@@ -33,7 +32,29 @@ from .ops.linalg_decomp import (
     svd,
     svdvals,
 )
-from .ops.linalg_derived import (
+from .ops.linalg.lu import (
+    cholesky_ex,
+    cond,
+    inv_ex,
+    lu_factor,
+    lu_factor_ex,
+    solve_ex,
+)
+from .ops.linalg.lu import linalg_lu as lu
+from .ops.linalg.lu import linalg_lu_solve as lu_solve
+from .ops.linalg.matrix_functions import (
+    EigResult,
+    eig,
+    eigvals,
+    matrix_exp,
+    matrix_rank,
+    solve_triangular,
+    tensorinv,
+    tensorsolve,
+    vecdot,
+)
+from .ops.linalg.matrix_functions import linalg_vander as vander
+from .ops.linalg.norms import (
     LstsqResult,
     cross,
     diagonal,
@@ -47,28 +68,7 @@ from .ops.linalg_derived import (
     trace,
     vector_norm,
 )
-from .ops.linalg_lu import (
-    cholesky_ex,
-    cond,
-    inv_ex,
-    lu_factor,
-    lu_factor_ex,
-    solve_ex,
-)
-from .ops.linalg_lu import linalg_lu as lu
-from .ops.linalg_lu import linalg_lu_solve as lu_solve
-from .ops.linalg_more import (
-    EigResult,
-    eig,
-    eigvals,
-    matrix_exp,
-    matrix_rank,
-    solve_triangular,
-    tensorinv,
-    tensorsolve,
-    vecdot,
-)
-from .ops.linalg_more import linalg_vander as vander
+from .ops.linalg.products import matmul, outer, tensordot
 
 __all__ = [
     "EigResult", "EighResult", "LinAlgError", "LstsqResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky",

@@ -5,7 +5,7 @@ torch.special's names for what dualgrad also has at the top level (``expit`` is 
 ``logsumexp``, ``softmax``, ...) are the same functions; the others (``ndtr``, ``log_ndtr``,
 ``ndtri``, ``erfcx``, ``i0e``, ``i1``, ``i1e``, ``xlog1py``, ``entr``, ``zeta``, ``gammainc``,
 ``gammaincc``) live here only, as in torch. The numerics are NumPy code (no SciPy), accurate to
-about 1e-15 relative in float64 (see ``dualgrad/ops/_special_math.py`` for the methods).
+about 1e-15 relative in float64 (see ``dualgrad/ops/elementwise/_special_math.py`` for the methods).
 
 >>> import dualgrad as dg
 >>> x = dg.tensor([0.5, 3.], requires_grad=True)
@@ -14,36 +14,9 @@ about 1e-15 relative in float64 (see ``dualgrad/ops/_special_math.py`` for the m
 tensor([-1.9635,  0.9228])
 """
 
-from .ops.elementwise import expm1, log1p, round, sigmoid
-from .ops.elementwise_extra import erf, erfc, erfinv, exp2, sinc, xlogy
-from .ops.reductions import log_softmax, logsumexp, softmax
-from .ops.special import (
-    digamma,
-    entr,
-    erfcx,
-    gammainc,
-    gammaincc,
-    i0,
-    i0e,
-    i1,
-    i1e,
-    lgamma,
-    log_ndtr,
-    logit,
-    mvlgamma,
-    ndtr,
-    ndtri,
-    polygamma,
-    xlog1py,
-    zeta,
-)
+from .ops import surface
 
-expit = sigmoid
-gammaln = lgamma
-psi = digamma
-multigammaln = mvlgamma
+# the functions the ops declare in ``dualgrad.special`` (``namespaces={"special": ...}``, ``ops/surface.py``)
+globals().update(surface.namespace("special"))
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc",
-           "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp",
-           "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy",
-           "zeta"]
+__all__ = sorted(surface.namespace("special"))

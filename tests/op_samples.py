@@ -22,7 +22,7 @@ from hypothesis.extra import numpy as hnp
 import dualgrad as dg
 from dualgrad.ops import ALL_OPS
 from dualgrad.ops.dispatch import apply
-from dualgrad.ops.elementwise import imag_part, real_part, sigmoid_backward, tanh_backward
+from dualgrad.ops.elementwise.core import imag_part, real_part, sigmoid_backward, tanh_backward
 
 SAMPLES: dict[str, st.SearchStrategy] = {}
 # Ops that exist only as internal helpers of other ops' rules and are covered
@@ -630,7 +630,7 @@ def _heaviside(draw: Any) -> Sample:
     return Sample(lambda x, h: dg.heaviside(x, h) * x, (array(draw, s1, away_from=0.0), array(draw, s2)))
 
 
-# -- np.linalg decompositions and np.fft (dualgrad.ops.linalg_decomp, dualgrad.ops.fft) -----------
+# -- np.linalg decompositions and np.fft (dualgrad.ops.linalg.decompositions, dualgrad.ops.fft) -----------
 def _stack_shape(draw: Any, max_dims: int = 1) -> tuple:
     return draw(shapes(min_dims=0, max_dims=max_dims, max_side=2))
 
@@ -813,7 +813,7 @@ COVERED_BY.update({
     "fill_number": "copy", "fill_tensor": "copy", "zero": "copy", "uniform_fill": "copy", "normal_fill": "copy",
 })
 
-import op_samples_aliases  # noqa: E402, F401 - the samples of dualgrad/ops/aliases.py
-import op_samples_linalg_more  # noqa: E402, F401 - registers the samples of dualgrad.ops.linalg_more
-import op_samples_more  # noqa: E402, F401 - registers the samples of dualgrad/ops/more.py
+import op_samples_aliases  # noqa: E402, F401 - the samples of dualgrad/ops/torch_names.py
+import op_samples_linalg_more  # noqa: E402, F401 - registers the samples of dualgrad.ops.linalg.matrix_functions
+import op_samples_more  # noqa: E402, F401 - registers the samples of dualgrad/ops/shape/views.py
 import op_samples_special  # noqa: E402, F401 - the samples of dualgrad.special (registers into SAMPLES)

@@ -1,4 +1,4 @@
-"""Samples of the ops of ``dualgrad.ops.linalg_more`` (matrix_exp, solve_triangular), for the op-table tests."""
+"""Samples of the ops of ``dualgrad.ops.linalg.matrix_functions`` (matrix_exp, solve_triangular)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Samples of the ops in ``dualgrad/ops/more.py`` (imported at the end of ``op_samples.py``)."""
+"""Samples of the ops in ``dualgrad/ops/shape/views.py`` (imported at the end of ``op_samples.py``)."""
 
 from __future__ import annotations
 

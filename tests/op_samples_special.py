@@ -1,4 +1,4 @@
-"""Samples of the ``dualgrad.special`` ops (``dualgrad/ops/special.py``) for the op table tests."""
+"""Samples of the ``dualgrad.special`` ops (``dualgrad/ops/elementwise/special.py``) for the op table tests."""
 
 from __future__ import annotations
 

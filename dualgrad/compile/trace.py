@@ -55,8 +55,8 @@ CONSTANT_CREATORS = {
     ("ops/registry.py", "<genexpr>"),  # (_backward_general: zeros for the outputs given no gradient)
     ("vmap/identity_basis.py", "*"),
     ("ops/einsum.py", "_expand_diagonal"),
-    ("ops/linalg_more.py", "*eye*"),
-    ("ops/linalg_derived.py", "*eye*"),
+    ("ops/linalg/matrix_functions.py", "*eye*"),
+    ("ops/linalg/norms.py", "*eye*"),
 }
 # ... except these, which draw random numbers (a replay would repeat the same draw).
 RANDOM_CREATORS = {"rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "normal", "_random",

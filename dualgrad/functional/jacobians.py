@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..factories import zeros_like
-from ..ops.shape import stack
+from ..ops.shape.core import stack
 from ..reverse import enable_grad
 from ..reverse import grad as autograd_grad
 from ..tensor import Tensor

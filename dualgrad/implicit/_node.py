@@ -22,7 +22,7 @@ from typing import Any
 
 from ..base.state import STATE
 from ..factories import zeros_like
-from ..ops.shape import stack
+from ..ops.shape.core import stack
 from ..tensor import Tensor
 from ..transforms import func
 from ..transforms.function import Function

@@ -11,10 +11,10 @@ import math
 import warnings
 from typing import Any
 
-from ..ops.elementwise import relu as _relu
-from ..ops.elementwise import sigmoid, tanh, where
-from ..ops.elementwise import softplus as _softplus
-from ..ops.elementwise_extra import erf
+from ..ops.elementwise.core import relu as _relu
+from ..ops.elementwise.core import sigmoid, tanh, where
+from ..ops.elementwise.core import softplus as _softplus
+from ..ops.elementwise.functions import erf
 from ..ops.reductions import log_softmax as _log_softmax
 from ..ops.reductions import softmax as _softmax
 from ..tensor import Tensor

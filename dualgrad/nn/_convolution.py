@@ -15,8 +15,8 @@ from typing import Any
 from ..factories import tensor
 from ..ops.einsum import einsum
 from ..ops.indexing import index_select
-from ..ops.linalg import matmul
-from ..ops.shape import pad as _constant_pad
+from ..ops.linalg.products import matmul
+from ..ops.shape.core import pad as _constant_pad
 from ..tensor import Tensor
 from ._messages import dims as _dims
 

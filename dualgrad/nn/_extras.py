@@ -7,12 +7,12 @@ import math
 import warnings
 from typing import Any
 
-from ..ops.elementwise import exp, tanh
-from ..ops.elementwise import softplus as _softplus
-from ..ops.elementwise_extra import xlogy
-from ..ops.linalg_derived import vector_norm
-from ..ops.more import broadcast_tensors
-from ..ops.shape import stack
+from ..ops.elementwise.core import exp, tanh
+from ..ops.elementwise.core import softplus as _softplus
+from ..ops.elementwise.functions import xlogy
+from ..ops.linalg.norms import vector_norm
+from ..ops.shape.core import stack
+from ..ops.shape.views import broadcast_tensors
 from ..tensor import Tensor
 from ._losses import REDUCTIONS
 

@@ -7,8 +7,8 @@ import warnings
 from typing import Any
 
 from ..base.dtypes import torch_dtype_name
-from ..ops.elementwise import abs as _abs
-from ..ops.elementwise import log, logaddexp, where
+from ..ops.elementwise.core import abs as _abs
+from ..ops.elementwise.core import log, logaddexp, where
 from ..ops.indexing import gather
 from ..ops.reductions import log_softmax
 from ..tensor import Tensor

@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 
 from ..factories import arange
-from ..ops.elementwise import rsqrt, where
+from ..ops.elementwise.core import rsqrt, where
+from ..ops.random import bernoulli
 from ..ops.reductions import mean, var
-from ..ops.sampling import bernoulli
 from ..reverse import no_grad
 from ..tensor import Tensor
 from ..vmap.batching import physical_value

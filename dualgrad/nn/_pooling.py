@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..factories import tensor
-from ..ops.shape import pad as _constant_pad
+from ..ops.shape.core import pad as _constant_pad
 from ..tensor import Tensor
 from ._messages import int_tuple as _tuple
 

@@ -7,7 +7,7 @@ dualgrad ops (so each one differentiates to any order, in both modes, and runs u
 (tensor([0., 1.]), tensor(1.))
 """
 
-from ..ops.elementwise import sigmoid, tanh
+from ..ops.elementwise.core import sigmoid, tanh
 from ._activations import (
     elu,
     gelu,

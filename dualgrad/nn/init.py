@@ -14,7 +14,7 @@ import numbers
 import warnings
 
 from ..factories import randn
-from ..ops.linalg_decomp import qr
+from ..ops.linalg.decompositions import qr
 from ..reverse import no_grad
 from ..tensor import Tensor
 

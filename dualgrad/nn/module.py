@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..base.hooks import RemovableHandle, add_hook
-from ..ops.aliases import typename
+from ..ops.torch_names import typename
 from ..reverse import no_grad
 from ..tensor import Tensor
 from ._messages import torch_size

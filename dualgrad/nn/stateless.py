@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..ops.shape import stack
+from ..ops.shape.core import stack
 from ..tensor import Tensor
 from .module import Module
 

@@ -13,8 +13,8 @@ import math
 from collections.abc import Iterable
 
 from ..factories import tensor
-from ..ops.aliases import typename
-from ..ops.shape import cat, stack
+from ..ops.shape.core import cat, stack
+from ..ops.torch_names import typename
 from ..reverse import no_grad
 from ..tensor import Tensor
 

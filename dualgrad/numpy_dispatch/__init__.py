@@ -69,15 +69,10 @@ from typing import Any
 import numpy as np
 
 from .._deference import overrides_ufuncs
+from ..ops import surface
 from ..ops.dispatch import apply
 from ..ops.registry import ALL_OPS
 from ..tensor import Tensor, _wrap, wrap_operand
-
-
-def _op_call(name: str) -> Callable:
-    """A function applying table op ``name`` (used for the non-differentiable ufuncs)."""
-    op = ALL_OPS[name]
-    return lambda *inputs: apply(op, *inputs)
 
 
 def _numpy_sign(x: Any) -> Tensor:
@@ -142,33 +137,13 @@ def _tensor(x: Any) -> Tensor:
     return wrap_operand(x) if isinstance(x, np.ndarray) else _wrap(np.asarray(x))
 
 
-# ufunc -> name of the dualgrad function computing it (``ufunc(*inputs)``), or a function.
+# ufunc -> the dualgrad function computing it (``ufunc(*inputs)``): the adaptors below (a name of a
+# dualgrad function, or a function), and the routes the ops declare with their public surface
+# (``numpy=`` in ``ops/surface.py``), added by ``route_declared``
 UFUNCS: dict[np.ufunc, str | Callable] = {
-    np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
-    np.power: "pow", np.float_power: _float_power, np.negative: "neg", np.positive: "clone",
-    np.reciprocal: "reciprocal", np.square: "square", np.sqrt: "sqrt", np.absolute: "abs",
-    np.fabs: "abs", np.exp: "exp", np.expm1: "expm1", np.log: "log", np.log1p: "log1p",
-    np.log2: "log2", np.log10: "log10", np.sin: "sin", np.cos: "cos", np.tan: "tan",
-    np.arcsin: "asin", np.arccos: "acos", np.arctan: "atan", np.arctan2: "atan2",
-    np.sinh: "sinh", np.cosh: "cosh", np.tanh: "tanh", np.arcsinh: "asinh",
-    np.arccosh: "acosh", np.arctanh: "atanh", np.hypot: "hypot", np.logaddexp: "logaddexp",
-    np.maximum: "maximum", np.minimum: "minimum", np.fmax: "maximum", np.fmin: "minimum",
-    np.conjugate: "conj", np.remainder: "remainder", np.fmod: "fmod", np.matmul: _matmul,
-    np.exp2: "exp2", np.logaddexp2: "logaddexp2", np.cbrt: "cbrt", np.deg2rad: "deg2rad",
-    np.radians: "deg2rad", np.rad2deg: "rad2deg", np.degrees: "rad2deg", np.copysign: "copysign",
-    np.heaviside: "heaviside", np.divmod: _divmod, np.vecdot: _vecdot,
-    np.matvec: _matvec, np.vecmat: _vecmat, np.ldexp: "ldexp", np.frexp: _frexp, np.modf: _modf,
-    # zero gradient or not differentiable: table ops, so that they also run under vmap
-    np.equal: _op_call("eq"), np.not_equal: _op_call("ne"), np.less: _op_call("lt"),
-    np.less_equal: _op_call("le"), np.greater: _op_call("gt"), np.greater_equal: _op_call("ge"),
-    np.logical_and: _op_call("logical_and"), np.logical_or: _op_call("logical_or"),
-    np.logical_xor: _op_call("logical_xor"), np.logical_not: _op_call("logical_not"),
-    np.bitwise_and: _op_call("bitwise_and"), np.bitwise_or: _op_call("bitwise_or"),
-    np.bitwise_xor: _op_call("bitwise_xor"), np.invert: _op_call("bitwise_not"),
-    np.floor: _op_call("floor"), np.ceil: _op_call("ceil"), np.trunc: _op_call("trunc"),
-    np.rint: _op_call("round"), np.isnan: _op_call("isnan"), np.isinf: _op_call("isinf"),
-    np.isfinite: _op_call("isfinite"), np.signbit: _op_call("signbit"), np.sign: _numpy_sign,
-    np.floor_divide: _op_call("floor_divide"),
+    np.float_power: _float_power, np.matmul: _matmul, np.divmod: _divmod, np.vecdot: _vecdot,
+    np.matvec: _matvec, np.vecmat: _vecmat, np.frexp: _frexp, np.modf: _modf,
+    np.sign: _numpy_sign,
 }
 # Keywords a ufunc's dualgrad function takes (generalized ufuncs with an axis).
 UFUNC_KEYWORDS: dict[np.ufunc, set] = {np.vecdot: {"axis"}}
@@ -200,6 +175,20 @@ _PLAIN_INPUTS = frozenset({Tensor, np.ndarray, float, int, bool, complex, np.flo
 
 _RESOLVED: dict[str, Callable] = {}
 _UFUNC_FNS: dict[np.ufunc, Callable] = {}
+
+
+def route_declared() -> None:
+    """Route the NumPy ufuncs and functions that the ops declare (``numpy=`` in ``ops/surface.py``) to
+    their dualgrad functions. Run when this module is imported; again after an op is declared later."""
+    for numpy_fn, fn in surface.ufuncs().items():
+        if isinstance(numpy_fn, np.ufunc):
+            UFUNCS[numpy_fn] = fn
+            _UFUNC_FNS.pop(numpy_fn, None)
+        else:
+            FUNCTIONS[numpy_fn] = fn
+
+
+route_declared()
 
 
 def implements(*numpy_functions: Callable) -> Callable:

@@ -21,8 +21,8 @@ import numpy as np
 import dualgrad as dg
 
 from ..base.checks import is_number
-from ..ops.elementwise import imag_part, real_part
-from ..ops.linalg_decomp import solve_system
+from ..ops.elementwise.core import imag_part, real_part
+from ..ops.linalg.decompositions import solve_system
 from ..tensor import Tensor, _wrap, wrap_operand
 from . import FUNCTIONS, RAW_FUNCTIONS, implements, no_rule, routed, run_untracked, write_out
 

@@ -12,7 +12,7 @@ from typing import Any
 from ..base.devices import CPU, _type_name, check_device, is_device, unavailable
 from ..base.devices import device as device_class
 from ..tensor import Tensor
-from .elementwise import clone, to_dtype
+from .elementwise.core import clone, to_dtype
 
 
 def _device_of(self: Any) -> device_class:

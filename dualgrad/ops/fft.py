@@ -29,7 +29,8 @@ from ..tensor import Tensor, _wrap, as_operand
 from .batch_rules import to_front
 from .dispatch import apply
 from .registry import linear
-from .shape import PAD, roll
+from .shape.core import PAD, roll
+from .surface import public
 
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
@@ -178,6 +179,11 @@ def _c2r(name: str, a: Any, s: Any, axes: Any, norm: str | None, out: Any) -> Te
 
 
 # -- public functions ----------------------------------------------------------------------------------
+# (each is ``dualgrad.fft.<name>`` only: no top-level name, no Tensor method)
+_FFT = {"top_level": False, "method": False}
+
+
+@public(None, namespaces={"fft": ("fft",)}, **_FFT)
 def fft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None) -> Tensor:
     """The 1-D discrete Fourier transform along ``axis`` (input padded or cropped to ``n``).
 
@@ -188,6 +194,7 @@ def fft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, o
     return _c2c(FFTN, "fft", a, *_one_axis(n, axis), norm, out)
 
 
+@public(None, namespaces={"fft": ("ifft",)}, **_FFT)
 def ifft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None) -> Tensor:
     """The inverse of ``fft``.
 
@@ -198,6 +205,7 @@ def ifft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, 
     return _c2c(IFFTN, "ifft", a, *_one_axis(n, axis), norm, out)
 
 
+@public(None, namespaces={"fft": ("rfft",)}, **_FFT)
 def rfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None) -> Tensor:
     """The ``n // 2 + 1`` non-negative-frequency terms of the DFT of a real input.
 
@@ -208,6 +216,7 @@ def rfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, 
     return _r2c("rfft", a, *_one_axis(n, axis), norm, out)
 
 
+@public(None, namespaces={"fft": ("irfft",)}, **_FFT)
 def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None) -> Tensor:
     """The inverse of ``rfft``: a real signal of length ``n`` (default ``2 (m - 1)``).
 
@@ -218,6 +227,7 @@ def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None,
     return _c2r("irfft", a, *_one_axis(n, axis), norm, out)
 
 
+@public(None, namespaces={"fft": ("fft2",)}, **_FFT)
 def fft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None) -> Tensor:
     """The 2-D discrete Fourier transform over ``axes``.
 
@@ -229,6 +239,7 @@ def fft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, o
     return _c2c(FFTN, "fft2", a, s, axes, norm, out)
 
 
+@public(None, namespaces={"fft": ("ifft2",)}, **_FFT)
 def ifft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None) -> Tensor:
     """The inverse of ``fft2``.
 
@@ -240,6 +251,7 @@ def ifft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, 
     return _c2c(IFFTN, "ifft2", a, s, axes, norm, out)
 
 
+@public(None, namespaces={"fft": ("fftn",)}, **_FFT)
 def fftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None) -> Tensor:
     """The N-D discrete Fourier transform over ``axes`` (all, or the last ``len(s)``, when None).
 
@@ -250,6 +262,7 @@ def fftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: 
     return _c2c(FFTN, "fftn", a, s, axes, norm, out)
 
 
+@public(None, namespaces={"fft": ("ifftn",)}, **_FFT)
 def ifftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None) -> Tensor:
     """The inverse of ``fftn``.
 
@@ -261,6 +274,7 @@ def ifftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out:
     return _c2c(IFFTN, "ifftn", a, s, axes, norm, out)
 
 
+@public(None, namespaces={"fft": ("rfftn",)}, **_FFT)
 def rfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None) -> Tensor:
     """The N-D DFT of a real input; the last axis keeps its ``n // 2 + 1`` non-negative frequencies.
 
@@ -271,6 +285,7 @@ def rfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out:
     return _r2c("rfftn", a, s, axes, norm, out)
 
 
+@public(None, namespaces={"fft": ("irfftn",)}, **_FFT)
 def irfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None) -> Tensor:
     """The inverse of ``rfftn``: a real output (last axis ``2 (m - 1)`` long unless ``s`` says).
 
@@ -282,6 +297,7 @@ def irfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out
     return _c2r("irfftn", a, s, axes, norm, out)
 
 
+@public(None, namespaces={"fft": ("rfft2",)}, **_FFT)
 def rfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None) -> Tensor:
     """``rfftn`` over the last two axes.
 
@@ -292,6 +308,7 @@ def rfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, 
     return _r2c("rfft2", a, s, axes, norm, out)
 
 
+@public(None, namespaces={"fft": ("irfft2",)}, **_FFT)
 def irfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None) -> Tensor:
     """``irfftn`` over the last two axes.
 
@@ -308,6 +325,7 @@ def _shift(x: Any, axes: Any, sign: int) -> Tensor:
     return roll(x, tuple(sign * (x.shape[a] // 2) for a in axes), axes)
 
 
+@public(None, namespaces={"fft": ("fftshift",)}, **_FFT)
 def fftshift(x: Any, axes: Any = None) -> Tensor:
     """Move the zero-frequency term to the center (a ``roll`` by half of each axis).
 
@@ -318,6 +336,7 @@ def fftshift(x: Any, axes: Any = None) -> Tensor:
     return _shift(x, axes, 1)
 
 
+@public(None, namespaces={"fft": ("ifftshift",)}, **_FFT)
 def ifftshift(x: Any, axes: Any = None) -> Tensor:
     """The inverse of ``fftshift``.
 
@@ -328,6 +347,7 @@ def ifftshift(x: Any, axes: Any = None) -> Tensor:
     return _shift(x, axes, -1)
 
 
+@public(None, namespaces={"fft": ("fftfreq",)}, **_FFT)
 def fftfreq(n: int, d: float = 1.0) -> Tensor:
     """The sample frequencies of ``fft`` (a constant, as ``np.fft.fftfreq``).
 
@@ -338,6 +358,7 @@ def fftfreq(n: int, d: float = 1.0) -> Tensor:
     return _wrap(np.fft.fftfreq(n, d))
 
 
+@public(None, namespaces={"fft": ("rfftfreq",)}, **_FFT)
 def rfftfreq(n: int, d: float = 1.0) -> Tensor:
     """The sample frequencies of ``rfft`` (a constant, as ``np.fft.rfftfreq``).
 
@@ -348,5 +369,4 @@ def rfftfreq(n: int, d: float = 1.0) -> Tensor:
     return _wrap(np.fft.rfftfreq(n, d))
 
 
-__all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "ifft", "ifft2", "ifftn", "ifftshift", "irfft",
-           "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq", "rfftn"]
+__all__: list[str] = []  # (public as ``dualgrad.fft``, built from the declarations)

@@ -28,7 +28,7 @@ from ..vmap.batching import BatchedTensor, movedim
 from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import apply, tensor_arg
-from .elementwise import where
+from .elementwise.core import where
 from .registry import Op, linear, nondifferentiable
 
 

@@ -47,8 +47,9 @@ from ..forward_ad.engine import commit_tangents, flush_deferred, set_tangent, ta
 from ..reverse.mutation import note_mutation
 from ..tensor import INFERENCE_INPLACE_MESSAGE, Tensor, _wrap, custom_function_view_error, numeric_array
 from ..vmap.batching import BatchedTensor, from_physical, is_batched_at, make_batched, to_physical
-from . import elementwise as ew
+from . import surface
 from .dispatch import _record, apply, check_view_geometry, is_view_of, regenerate_view
+from .elementwise import core as ew
 from .indexing import (
     GETITEM,
     INDEX_PUT_TENSOR,
@@ -62,9 +63,9 @@ from .indexing import (
     split_index,
     values_at,
 )
-from .more import masked_fill
 from .registry import Op, linear, overload
-from .shape import IN_PLACE_TWINS
+from .shape.core import IN_PLACE_TWINS
+from .shape.views import masked_fill
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_MESSAGE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -657,35 +658,12 @@ def _without_leading_ones(value: Any) -> Any:
     return value.reshape(shape[lead:]) if lead else value
 
 
-add_ = _inplace("add_", ew.add, "In-place ``add`` (``alpha`` scales ``other``).")
-sub_ = _inplace("sub_", ew.sub, "In-place ``sub`` (``alpha`` scales ``other``).")
-mul_ = _inplace("mul_", ew.mul, "In-place ``mul``.")
-div_ = _inplace("div_", ew.div, "In-place ``div``.")
-pow_ = _inplace("pow_", ew.pow, "In-place ``pow``.")
-neg_ = _inplace("neg_", ew.neg, "In-place ``neg``.")
-exp_ = _inplace("exp_", ew.exp, "In-place ``exp``.")
-log_ = _inplace("log_", ew.log, "In-place ``log``.")
-sin_ = _inplace("sin_", ew.sin, "In-place ``sin``.")
-cos_ = _inplace("cos_", ew.cos, "In-place ``cos``.")
-tanh_ = _inplace("tanh_", ew.tanh, "In-place ``tanh``.")
-sigmoid_ = _inplace("sigmoid_", ew.sigmoid, "In-place ``sigmoid``.")
-sqrt_ = _inplace("sqrt_", ew.sqrt, "In-place ``sqrt``.")
-abs_ = _inplace("abs_", ew.abs, "In-place ``abs``.")
-clamp_ = _inplace("clamp_", ew.clamp, "In-place ``clamp(min, max)``.")
 masked_fill_ = _inplace("masked_fill_", masked_fill, "Set ``value`` where ``mask`` is True.")
 
 # torch's other in-place forms ``x.<name>_(...)`` of methods: ``x.<name>(...)`` written into ``x``
 _OF_METHODS = (
-    "reciprocal", "square", "rsqrt", "sign", "sgn", "relu", "tan", "log1p", "expm1", "log2", "log10", "asin",
-    "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "exp2", "deg2rad", "rad2deg", "floor", "ceil",
-    "round", "trunc", "remainder", "fmod", "floor_divide", "atan2", "hypot", "copysign", "cumsum", "cumprod",
-    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
-    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
-    "arcsin", "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "fix", "true_divide", "frac",
-    "greater", "greater_equal", "less", "less_equal", "not_equal", "multiply", "divide", "subtract", "negative",
-    "absolute", "clamp_min", "clamp_max", "nan_to_num", "erf", "erfc", "erfinv", "heaviside", "lerp", "sinc",
-    "xlogy", "addcdiv", "addcmul", "addmm", "tril", "triu", "scatter", "scatter_add", "index_add", "index_copy",
-    "index_fill", "masked_scatter", "put", "index_put",
+    "addmm", "tril", "triu", "scatter", "scatter_add", "index_add", "index_copy", "index_fill",
+    "masked_scatter", "put", "index_put",
 )
 _RESTRIDING = {"unsqueeze_": "unsqueeze", "squeeze_": "squeeze", "t_": "t", "transpose_": "transpose",
                "swapdims_": "swapdims", "swapaxes_": "swapaxes"}
@@ -695,15 +673,23 @@ METHODS: dict[str, Any] = {
     "resize_": resize_, "resize_as_": resize_as_,
     **{f"{name}_": _inplace(f"{name}_", _method(name), f"In-place ``{name}``.") for name in _OF_METHODS},
     "uniform_": uniform_, "normal_": normal_,
-    "add_": add_, "sub_": sub_, "mul_": mul_, "div_": div_, "pow_": pow_, "neg_": neg_,
-    "exp_": exp_, "log_": log_, "sin_": sin_, "cos_": cos_, "tanh_": tanh_,
-    "sigmoid_": sigmoid_, "sqrt_": sqrt_, "abs_": abs_, "clamp_": clamp_, "clip_": clamp_,
     "fill_": fill_, "zero_": zero_, "copy_": copy_, "masked_fill_": masked_fill_,
     "__setitem__": setitem,
-    "__iadd__": add_, "__isub__": sub_, "__imul__": mul_, "__itruediv__": div_, "__ipow__": pow_,
 }
-METHODS.update({"__ifloordiv__": METHODS["floor_divide_"], "__imod__": METHODS["remainder_"],
-                "__iand__": METHODS["bitwise_and_"], "__ior__": METHODS["bitwise_or_"],
-                "__ixor__": METHODS["bitwise_xor_"], "__ilshift__": METHODS["bitwise_left_shift_"],
-                "__irshift__": METHODS["bitwise_right_shift_"]})
+# the augmented assignments: the in-place method of the operator's op
+_AUGMENTED = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_", "__ipow__": "pow_",
+              "__ifloordiv__": "floor_divide_", "__imod__": "remainder_", "__iand__": "bitwise_and_",
+              "__ior__": "bitwise_or_", "__ixor__": "bitwise_xor_", "__ilshift__": "bitwise_left_shift_",
+              "__irshift__": "bitwise_right_shift_"}
+
+
+def declared_methods() -> dict[str, Callable]:
+    """The in-place methods ``x.<method>_(...)`` of every op declared with ``inplace`` (``ops/surface.py``),
+    and the augmented assignments (``+=``, ...) among them; ``ops/methods.py`` installs them."""
+    methods = {f"{name}_": _inplace(f"{name}_", s.method_function, f"In-place ``{name}``.")
+               for s in surface.DECLARED if s.inplace for name in s.methods}
+    methods.update({dunder: methods[name] for dunder, name in _AUGMENTED.items()})
+    return methods
+
+
 __all__: list[str] = []

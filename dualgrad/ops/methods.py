@@ -1,8 +1,9 @@
 """Attach operators and math methods to ``Tensor`` from the op modules.
 
 ``Tensor`` itself holds no math. Each op module lists the methods and
-properties it contributes in ``METHODS`` and ``PROPERTIES`` dicts; this module
-installs them all, so adding a method means one line next to its op.
+properties it contributes in ``METHODS`` and ``PROPERTIES`` dicts, and the ops declared with their
+public surface (``ops/surface.py``) name their methods and in-place methods there; this module
+installs them all.
 """
 
 from __future__ import annotations
@@ -10,35 +11,32 @@ from __future__ import annotations
 from .._deference import FORWARD_OPERATORS, deferring
 from ..tensor import Tensor
 from . import (
-    aliases,
+    counting,
     devices,
     einsum,
-    elementwise,
-    elementwise_extra,
     fft,
     indexing,
     inplace,
-    linalg,
-    linalg_decomp,
-    linalg_derived,
-    linalg_lu,
-    linalg_more,
-    memory,
-    more,
+    integration,
+    layout,
+    random,
     reductions,
-    sampling,
-    scatter_more,
-    shape,
-    shape_extra,
+    scatter,
     sorting,
-    special,
-    stats,
-    utilities,
+    statistics,
+    surface,
+    torch_names,
 )
+from .elementwise import core as elementwise
+from .elementwise import functions as elementwise_functions
+from .elementwise import special
+from .linalg import decompositions, lu, matrix_functions, norms, products
+from .shape import compositions, views
+from .shape import core as shape
 
-MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, inplace, elementwise_extra, sorting,
-           linalg_decomp, linalg_derived, fft, shape_extra, utilities, sampling, linalg_more, linalg_lu, more,
-           scatter_more, stats, special, memory, aliases, devices)
+MODULES = (elementwise, reductions, shape, indexing, products, einsum, inplace, elementwise_functions, sorting,
+           decompositions, norms, fft, compositions, counting, random, matrix_functions, lu, views,
+           scatter, statistics, special, layout, torch_names, devices, integration)
 
 
 def install() -> None:
@@ -49,6 +47,8 @@ def install() -> None:
             setattr(Tensor, name, deferring(fn) if name in FORWARD_OPERATORS else fn)
         for name, fn in getattr(module, "PROPERTIES", {}).items():
             setattr(Tensor, name, fn if isinstance(fn, property) else property(fn))
+    for name, fn in {**surface.methods(), **inplace.declared_methods()}.items():  # (declared with their ops)
+        setattr(Tensor, name, deferring(fn) if name in FORWARD_OPERATORS else fn)
     Tensor.__hash__ = object.__hash__
 
 

@@ -27,9 +27,10 @@ from ..tensor import Tensor, _wrap, int_arg
 from ._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg
-from .elementwise import maximum, minimum, sgn, to_dtype, where
+from .elementwise.core import maximum, minimum, sgn, to_dtype, where
 from .registry import Op, linear, nondifferentiable
-from .shape import FLIP, NARROW, PAD, PERMUTE, RESHAPE, reshape
+from .shape.core import FLIP, NARROW, PAD, PERMUTE, RESHAPE, reshape
+from .surface import exported, public
 
 
 class ValuesIndices(NamedTuple):
@@ -563,6 +564,7 @@ def _cast(x: Any, dtype: Any) -> Any:
 
 
 # -- public functions --------------------------------------------------------------------------------
+@public(SUM, inplace=False)
 def sum(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
         keepdims: bool | None = None, dtype: Any = None) -> Tensor:
     """Sum over ``dim`` (all axes when None); ``axis``/``keepdims`` are NumPy's spellings.
@@ -576,6 +578,7 @@ def sum(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
     return apply(SUM, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "sum"))
 
 
+@public(MEAN, inplace=False)
 def mean(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
          keepdims: bool | None = None, dtype: Any = None) -> Tensor:
     """Arithmetic mean over ``dim`` (all axes when None).
@@ -589,6 +592,7 @@ def mean(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     return apply(MEAN, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "mean"))
 
 
+@public(PROD, inplace=False)
 def prod(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
          keepdims: bool | None = None, dtype: Any = None) -> Tensor:
     """Product over ``dim`` (all axes when None); its gradient is exact when elements are zero.
@@ -604,6 +608,7 @@ def prod(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     return apply(PROD, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "prod"))
 
 
+@public(AMAX, inplace=False)
 def amax(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
          keepdims: bool | None = None) -> Tensor:
     """Maximum over ``dim`` (all axes when None); tied maxima share the gradient evenly.
@@ -619,6 +624,7 @@ def amax(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     return apply(AMAX, _nonempty("amax", x, args["axis"]), **args)
 
 
+@public(AMIN, inplace=False)
 def amin(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
          keepdims: bool | None = None) -> Tensor:
     """Minimum over ``dim`` (all axes when None); tied minima share the gradient evenly.
@@ -650,6 +656,7 @@ def _extreme(op: Op, whole: Op, pair: Callable, name: str, x: Any, dim: Any, kee
     return ValuesIndices(*apply(op, _nonempty(name, x, d), axis=d, keepdims=keep))
 
 
+@public(None, inplace=False)
 def max(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
         keepdims: bool | None = None, other: Any = None) -> Any:
     """Three forms, as in torch: ``max(x)`` is the largest element (ties share the gradient; a
@@ -677,6 +684,7 @@ def max(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
     return _extreme(MAX, AMAX, maximum, "max", x, dim, keepdim, axis, keepdims)
 
 
+@public(None, inplace=False)
 def min(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
         keepdims: bool | None = None, other: Any = None) -> Any:
     """The smallest element, ``(values, indices)`` along ``dim``, or ``minimum(x, other)`` (see ``max``).
@@ -695,6 +703,7 @@ def min(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
     return _extreme(MIN, AMIN, minimum, "min", x, dim, keepdim, axis, keepdims)
 
 
+@public(None, inplace=False)
 def median(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
     """The lower of the two middle values (torch's median, not their mean as NumPy's).
 
@@ -721,6 +730,7 @@ def median(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
     return ValuesIndices(*apply(MEDIAN_DIM, _nonempty("median", x, axis), axis=axis, keepdims=keepdim))
 
 
+@public(VAR, inplace=False)
 def var(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None, axis: Any = None, keepdims: bool | None = None,
         ddof: float | None = None) -> Tensor:
@@ -745,6 +755,7 @@ def var(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = F
                  **_reduce_args(x, dim, axis, keepdim, keepdims, "var"))
 
 
+@public(STD, inplace=False)
 def std(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None, axis: Any = None, keepdims: bool | None = None,
         ddof: float | None = None) -> Tensor:
@@ -761,6 +772,7 @@ def std(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = F
                  **_reduce_args(x, dim, axis, keepdim, keepdims, "std"))
 
 
+@public(LOGSUMEXP, inplace=False, namespaces={"special": ("logsumexp",)})
 def logsumexp(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
               keepdims: bool | None = None) -> Tensor:
     """``log(sum(exp(x)))`` over ``dim`` (all axes when None), computed without overflow.
@@ -773,10 +785,11 @@ def logsumexp(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = Non
     return apply(LOGSUMEXP, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "logsumexp"))
 
 
-# ``linalg.matrix_norm``, set by ``dualgrad.ops.linalg_derived`` (which imports this module): ``norm(p='nuc')``.
+# ``linalg.matrix_norm``, set by ``dualgrad.ops.linalg.norms`` (which imports this module): ``norm(p='nuc')``.
 MATRIX_NORM: list = [None]
 
 
+@public(NORM, inplace=False)
 def norm(x: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, ord: Any = None,  # noqa: A002
          axis: Any = None, keepdims: bool | None = None) -> Tensor:
     """The vector p-norm over ``dim`` (all elements when None): ``p`` a number, ``inf``, ``-inf`` or 'fro';
@@ -812,6 +825,7 @@ def _cumulative(op: Any, x: Any, dim: Any, axis: Any, dtype: Any) -> Tensor:
     return apply(op, x, axis=_one_axis(x, dim, axis, op.name))
 
 
+@public(CUMSUM)
 def cumsum(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
     """Cumulative sum along ``dim`` (of the flattened tensor when None, as NumPy).
 
@@ -825,6 +839,7 @@ def cumsum(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> T
     return _cumulative(CUMSUM, x, dim, axis, dtype)
 
 
+@public(CUMPROD)
 def cumprod(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
     """Cumulative product along ``dim`` (flattened when None); the gradient is exact with zeros.
 
@@ -835,6 +850,7 @@ def cumprod(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> 
     return _cumulative(CUMPROD, x, dim, axis, dtype)
 
 
+@public(LOGCUMSUMEXP, inplace=False)
 def logcumsumexp(x: Any, dim: Any = None, *, axis: Any = None) -> Tensor:
     """``log(cumsum(exp(x)))`` along ``dim``, computed without overflow or underflow (as are its
     derivatives); integers give the default floating dtype. float16 and float32 accumulate in
@@ -858,6 +874,7 @@ def _along_one_axis(op: Op, x: Tensor, dim: Any, axis: Any) -> Tensor:
     return apply(op, x, axis=_one_axis(x, dim, axis, op.name))
 
 
+@public(SOFTMAX, inplace=False, namespaces={"special": ("softmax",)})
 def softmax(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim`` (the last when None), shifted by the max to stay finite;
     over an empty ``dim``, an empty result (also ``log_softmax``).
@@ -869,6 +886,7 @@ def softmax(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> 
     return _along_one_axis(SOFTMAX, _cast(tensor_arg(x, "softmax"), dtype), dim, axis)
 
 
+@public(LOG_SOFTMAX, inplace=False, namespaces={"special": ("log_softmax",)})
 def log_softmax(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
     """``x - logsumexp(x)`` along ``dim`` (the last when None), without overflow.
 
@@ -879,6 +897,7 @@ def log_softmax(x: Any, dim: Any = None, *, axis: Any = None, dtype: Any = None)
     return _along_one_axis(LOG_SOFTMAX, _cast(tensor_arg(x, "log_softmax"), dtype), dim, axis)
 
 
+@public(None, method=False)
 def var_mean(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
              correction: float | None = None) -> tuple:
     """``(var(x, ...), mean(x, ...))`` over the same dims, as torch's.
@@ -890,6 +909,7 @@ def var_mean(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: boo
     return var(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
 
 
+@public(None, method=False)
 def std_mean(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
              correction: float | None = None) -> tuple:
     """``(std(x, ...), mean(x, ...))`` over the same dims, as torch's.
@@ -901,6 +921,7 @@ def std_mean(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: boo
     return std(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
 
 
+@public(None, inplace=False)
 def nansum(x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """``sum`` counting NaN as 0 (NaN elements get a zero gradient).
 
@@ -912,6 +933,7 @@ def nansum(x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None)
     return sum(where(x.isnan(), 0, x), dim, keepdim, dtype=dtype)
 
 
+@public(None, inplace=False)
 def nanmean(x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """``mean`` of the elements that are not NaN.
 
@@ -924,6 +946,7 @@ def nanmean(x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
     return total / sum(~x.isnan(), dim, keepdim).to(total.dtype)
 
 
+@public(None, inplace=False)
 def count_nonzero(x: Any, dim: Any = None) -> Tensor:
     """The number of nonzero elements over ``dim`` (an int or a tuple; all when None), as int64.
 
@@ -934,6 +957,7 @@ def count_nonzero(x: Any, dim: Any = None) -> Tensor:
     return sum(tensor_arg(x, "count_nonzero") != 0, dim)
 
 
+@public(ALL, inplace=False)
 def all(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
         keepdims: bool | None = None) -> Tensor:
     """True where every element along ``dim`` is non-zero (not differentiable).
@@ -946,6 +970,7 @@ def all(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
     return apply(ALL, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "all"))
 
 
+@public(ANY, inplace=False)
 def any(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
         keepdims: bool | None = None) -> Tensor:
     """True where some element along ``dim`` is non-zero (not differentiable).
@@ -969,6 +994,7 @@ def _arg_extreme(op: Op, name: str, x: Any, dim: Any, keepdim: bool, axis: Any, 
     return apply(op, _nonempty(name, x, axis if _ndim(x) else ()), axis=axis, keepdims=keep)
 
 
+@public(ARGMAX, inplace=False)
 def argmax(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
            keepdims: bool | None = None) -> Tensor:
     """Index of the largest element along ``dim`` (of the flattened tensor when None).
@@ -981,6 +1007,7 @@ def argmax(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     return _arg_extreme(ARGMAX, "argmax", x, dim, keepdim, axis, keepdims)
 
 
+@public(ARGMIN, inplace=False)
 def argmin(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
            keepdims: bool | None = None) -> Tensor:
     """Index of the smallest element along ``dim`` (of the flattened tensor when None).
@@ -993,14 +1020,4 @@ def argmin(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     return _arg_extreme(ARGMIN, "argmin", x, dim, keepdim, axis, keepdims)
 
 
-METHODS: dict[str, Any] = {
-    "sum": sum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "max": max, "min": min, "median": median,
-    "var": var, "std": std, "logsumexp": logsumexp, "norm": norm, "cumsum": cumsum, "cumprod": cumprod,
-    "logcumsumexp": logcumsumexp, "softmax": softmax, "log_softmax": log_softmax, "all": all, "any": any,
-    "argmax": argmax, "argmin": argmin, "nansum": nansum, "nanmean": nanmean, "count_nonzero": count_nonzero,
-}
-__all__ = [
-    "ValuesIndices", "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum",
-    "log_softmax", "logcumsumexp", "logsumexp", "max", "mean", "median", "min", "nanmean", "nansum", "norm", "prod",
-    "softmax", "std", "std_mean", "sum", "var", "var_mean",
-]
+__all__ = exported(__name__, ["ValuesIndices"])

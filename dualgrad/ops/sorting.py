@@ -19,7 +19,8 @@ from .dispatch import apply, tensor_arg
 from .indexing import take_along_dim
 from .reductions import ValuesIndices
 from .registry import nondifferentiable
-from .shape import flip, reshape
+from .shape.core import flip, reshape
+from .surface import exported, public
 
 
 def _argsort_impl(x: np.ndarray, *, axis: int) -> np.ndarray:
@@ -59,6 +60,7 @@ def _running_extreme(op: Any, input: Any, dim: int, name: str) -> ValuesIndices:
     return ValuesIndices(take_along_dim(x, indices, axis), indices)
 
 
+@public(None, inplace=False)
 def cummax(input: Any, dim: int) -> ValuesIndices:  # noqa: A002 - torch's name
     """``(values, indices)`` of the running maximum along ``dim``: ``values[i] = max(input[:i + 1])``.
     Of tied values the index is the last; NaN propagates. The gradient goes to the elements at ``indices``.
@@ -70,6 +72,7 @@ def cummax(input: Any, dim: int) -> ValuesIndices:  # noqa: A002 - torch's name
     return _running_extreme(CUMMAX_INDICES, input, dim, "cummax")
 
 
+@public(None, inplace=False)
 def cummin(input: Any, dim: int) -> ValuesIndices:  # noqa: A002 - torch's name
     """``(values, indices)`` of the running minimum along ``dim`` (ties and NaN as ``cummax``).
 
@@ -80,6 +83,7 @@ def cummin(input: Any, dim: int) -> ValuesIndices:  # noqa: A002 - torch's name
     return _running_extreme(CUMMIN_INDICES, input, dim, "cummin")
 
 
+@public(None, inplace=False)
 def argsort(x: Any, dim: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
     """Indices that sort ``x`` along ``dim`` (a stable sort: ties keep their order).
 
@@ -97,6 +101,7 @@ def argsort(x: Any, dim: int = -1, descending: bool = False, stable: bool = True
     return apply(ARGSORT, x, axis=axis)
 
 
+@public(None, inplace=False)
 def sort(x: Any, dim: int = -1, descending: bool = False, stable: bool = True) -> ValuesIndices:
     """``(values, indices)`` of ``x`` sorted along ``dim``; the values are differentiable.
 
@@ -114,6 +119,7 @@ def sort(x: Any, dim: int = -1, descending: bool = False, stable: bool = True) -
     return ValuesIndices(take_along_dim(x, indices, dim), indices)
 
 
+@public(None, inplace=False)
 def msort(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """``input`` sorted along its first dimension (the values of ``sort(input, dim=0)``).
 
@@ -125,6 +131,7 @@ def msort(input: Any) -> Tensor:  # noqa: A002 - torch's name
     return sort(input, 0).values
 
 
+@public(None, inplace=False)
 def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002 - torch's names
          sorted: bool = True) -> ValuesIndices:  # noqa: A002
     """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements along ``dim``,
@@ -138,6 +145,7 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002 
     return _first_of_sorted(input, k, dim, largest, "topk")
 
 
+@public(None, inplace=False)
 def kthvalue(input: Any, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # noqa: A002
     """``(values, indices)`` of the ``k``-th smallest element (from 1) along ``dim``; differentiable.
 
@@ -174,6 +182,4 @@ def _first_of_sorted(input: Any, k: int, dim: int, largest: bool, fn: str) -> Va
     return ValuesIndices(x if k else x.reshape(0), indices if k else indices.reshape(0))
 
 
-METHODS: dict[str, Any] = {"argsort": argsort, "sort": sort, "msort": msort, "topk": topk, "kthvalue": kthvalue,
-                           "cummax": cummax, "cummin": cummin}
-__all__ = ["argsort", "cummax", "cummin", "kthvalue", "msort", "sort", "topk"]
+__all__ = exported(__name__)

@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 
 from ..factories import tensor
-from ..ops.elementwise import where
-from ..ops.shape import cat
+from ..ops.elementwise.core import where
+from ..ops.shape.core import cat
 from ..tensor import Tensor
 from ..transforms import func
 

@@ -68,7 +68,7 @@ from ..base.state import STATE
 from ..factories import tensor
 from ..implicit import NonConvergedError, Parameters, refuse_closed_over_tensors
 from ..implicit._node import _levels_in_use, _outside_vmap
-from ..ops.shape import cat, stack
+from ..ops.shape.core import cat, stack
 from ..reverse import enable_grad
 from ..reverse import grad as autograd_grad
 from ..tensor import Tensor

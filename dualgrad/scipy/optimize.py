@@ -331,7 +331,7 @@ def robust_cost(residuals: Tensor, loss: str, f_scale: float = 1.0) -> Tensor:
     >>> robust_cost(r, "linear"), robust_cost(r, "huber")     # huber: 0.5 * (0.25 + (2 * 3 - 1))
     (tensor(4.6250), tensor(2.6250))
     """
-    from ..ops.elementwise import where
+    from ..ops.elementwise.core import where
 
     z = (residuals / f_scale) ** 2
     if loss == "linear":

@@ -57,7 +57,7 @@ from ..factories import ones_like, zeros_like
 from ..forward_ad import dual_level, make_dual
 from ..forward_ad.engine import drop_dead, tangent_at
 from ..ops.dispatch import apply
-from ..ops.shape import PERMUTE, RESHAPE
+from ..ops.shape.core import PERMUTE, RESHAPE
 from ..reverse import enable_grad, is_grad_enabled
 from ..reverse import grad as autograd_grad
 from ..reverse.api import check_real_output

@@ -51,7 +51,7 @@ _level_ids = itertools.count(1)
 # family name -> ``rule(op, args, bdims, **params)``, filled by ``dualgrad.ops.batch_rules``
 # (ops register into engines).
 family_rules: dict[str, Callable] = {}
-# ``cat``, set by ``dualgrad.ops.shape``: joins the outputs of ``vmap``'s chunks (``chunk_size``).
+# ``cat``, set by ``dualgrad.ops.shape.core``: joins the outputs of ``vmap``'s chunks (``chunk_size``).
 concatenate: list = [None]
 
 

@@ -16,7 +16,7 @@ import pytest
 import dualgrad as dg
 import dualgrad.forward_ad as fwAD
 from dualgrad.ops import dispatch
-from dualgrad.ops.elementwise import ADD, DIV, MUL, SUB
+from dualgrad.ops.elementwise.core import ADD, DIV, MUL, SUB
 
 OPERATORS = [(operator.add, ADD), (operator.sub, SUB), (operator.mul, MUL), (operator.truediv, DIV)]
 

@@ -25,7 +25,7 @@ import dualgrad as dg
 from dualgrad import forward_ad as fwAD
 from dualgrad.func import grad, jacfwd, jacrev, jvp
 from dualgrad.ops.batch_rules import elementwise_batch
-from dualgrad.ops.elementwise import ADD, MUL
+from dualgrad.ops.elementwise.core import ADD, MUL
 from dualgrad.ops.indexing import _probe, batch_position
 
 SIZE = 3

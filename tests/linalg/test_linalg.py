@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from grad_checks import check_first_order, check_second_order
+from grad_checks import check_first_order, check_second_order, check_wirtinger
 from helpers import as_outputs, directional_fd
 from hypothesis import given
 from hypothesis import strategies as st
@@ -63,46 +63,6 @@ def check_vmap(call, stacked: np.ndarray) -> None:
     for k in range(stacked.shape[0]):
         expected = call(dg.tensor(stacked[k])).numpy()
         np.testing.assert_allclose(got[k].numpy(), expected, rtol=1e-10, atol=1e-12)
-
-
-# -- complex inputs: z.grad == dL/da + 1j dL/db for a real loss L ------------------------------------
-def _real_loss(call, cotangents):
-    def loss(*zs):
-        outs = as_outputs(call(*zs))
-        return sum((o * dg.tensor(np.conj(c))).real.sum() for o, c in zip(outs, cotangents, strict=True))
-
-    return loss
-
-
-def check_wirtinger(call, arrays, seed: int = 0, rtol: float = 1e-5, atol: float = 1e-6) -> None:
-    """Reverse and forward mode on complex inputs against differences along real and imaginary parts."""
-    rng = np.random.default_rng(seed)
-    with dg.no_grad():
-        outs = as_outputs(call(*[dg.tensor(a) for a in arrays]))
-    cotangents = [rng.standard_normal(o.shape) + (1j * rng.standard_normal(o.shape) if o.is_complex() else 0)
-                  for o in outs]
-    loss = _real_loss(call, cotangents)
-    xs = [dg.tensor(a, requires_grad=True) for a in arrays]
-    grads = dg.grad(loss(*xs), xs)
-    eps = 1e-6
-    for i, (a, g) in enumerate(zip(arrays, grads, strict=True)):
-        assert g.dtype == a.dtype
-        numeric = np.zeros(a.shape, dtype=complex)
-        for part in (1.0, 1j):
-            for idx in np.ndindex(a.shape):
-                plus, minus = [x.copy() for x in arrays], [x.copy() for x in arrays]
-                plus[i][idx] += eps * part
-                minus[i][idx] -= eps * part
-                with dg.no_grad():
-                    d = (loss(*map(dg.tensor, plus)).item() - loss(*map(dg.tensor, minus)).item()) / (2 * eps)
-                numeric[idx] += d * part
-        np.testing.assert_allclose(g.numpy(), numeric, rtol=rtol, atol=atol)
-    vs = [rng.standard_normal(a.shape) + 1j * rng.standard_normal(a.shape) for a in arrays]
-    with fwAD.dual_level():
-        value = loss(*[fwAD.make_dual(dg.tensor(a), dg.tensor(v)) for a, v in zip(arrays, vs, strict=True)])
-        tangent = fwAD.unpack_dual(value).tangent.item()
-    expected = sum(np.real(np.vdot(g.numpy(), v)) for g, v in zip(grads, vs, strict=True))
-    np.testing.assert_allclose(tangent, expected, rtol=rtol, atol=atol)
 
 
 # -- primal results equal NumPy's --------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""torch's linear-algebra functions added in ``dualgrad.ops.linalg_more`` and ``linalg_lu``.
+"""torch's linear-algebra functions added in ``dualgrad.ops.linalg.matrix_functions`` and ``linalg_lu``.
 
 Their derivative rules are checked by the op-table tests (finite differences, forward
 vs reverse, second order, vmap) through ``op_samples_linalg_more.py``; here: values and

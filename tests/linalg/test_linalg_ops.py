@@ -18,7 +18,7 @@ import dualgrad as dg
 from dualgrad import forward_ad as fwAD
 from dualgrad.ops import einsum as einsum_module
 from dualgrad.ops.einsum import EINSUM, parse
-from dualgrad.ops.linalg import MATMUL
+from dualgrad.ops.linalg.products import MATMUL
 
 
 def _check_vjp(call, arrays, seed: int) -> None:

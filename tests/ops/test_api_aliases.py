@@ -1,4 +1,4 @@
-"""torch's other spellings (``dualgrad/ops/aliases.py``): values, dtypes, node names, gradients and errors
+"""torch's other spellings (``dualgrad/ops/torch_names.py``): values, dtypes, node names, gradients and errors
 pinned from torch 2.13 (float64 default dtype)."""
 
 from __future__ import annotations

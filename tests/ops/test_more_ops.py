@@ -1,4 +1,4 @@
-"""The functions of ``dualgrad/ops/more.py`` against torch's values and messages (pinned here):
+"""The functions of ``dualgrad/ops/shape/views.py`` against torch's values and messages (pinned here):
 real views of complex tensors, ``unfold``, broadcasting, stacking/splitting, index construction,
 ``isin``. Gradients, tangents and vmap of the ops are also walked by the op-table tests."""
 
@@ -320,7 +320,7 @@ def test_in_place_changes_through_the_new_views_are_differentiable():
     _eq(f.grad, [[1, 0], [3, -2], [5, -4], [7, -6]])
 
 
-# -- reducing scatters (dualgrad/ops/scatter_more.py) ----------------------------------------------------
+# -- reducing scatters (dualgrad/ops/scatter.py) ----------------------------------------------------
 SCATTER_X, SCATTER_INDEX, SCATTER_SRC = [1., 2., 3., 4.], [0, 1, 0, 1, 3], [5., -1., 2., 7., 2.]
 # torch's values for (reduce, include_self)
 SCATTER_REDUCED = {
@@ -497,7 +497,7 @@ def test_fill_diagonal_():
         dg.zeros(2).fill_diagonal_(5)
 
 
-# -- statistics, distances and elementwise extras (dualgrad/ops/stats.py) --------------------------------
+# -- statistics, distances and elementwise extras (dualgrad/ops/statistics.py) --------------------------------
 NAN = float("nan")
 
 

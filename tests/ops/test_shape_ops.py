@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 
 import dualgrad as dg
 from dualgrad import forward_ad as fwAD
-from dualgrad.ops import shape as S
+from dualgrad.ops.shape import core as S
 
 arrays = hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=4, max_side=4),
                     elements=st.floats(-5, 5, allow_subnormal=False))

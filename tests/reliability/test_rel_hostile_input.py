@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import dualgrad as dg
-from dualgrad.ops.elementwise import imag_part, real_part
+from dualgrad.ops.elementwise.core import imag_part, real_part
 from dualgrad.ops.registry import ALL_OPS
 from dualgrad.tensor import Tensor
 

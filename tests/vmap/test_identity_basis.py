@@ -21,7 +21,7 @@ import pytest
 from dualgrad.autograd.functional import hessian, jacobian
 
 import dualgrad as dg
-import dualgrad.ops.linalg as linalg
+import dualgrad.ops.linalg.products as linalg
 from dualgrad.func import jacfwd, jacrev
 from dualgrad.profiler import profile
 from dualgrad.vmap import identity_basis as _basis

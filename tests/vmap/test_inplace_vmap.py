@@ -20,7 +20,7 @@ import dualgrad as dg
 from dualgrad import func
 from dualgrad.ops.indexing import GETITEM
 from dualgrad.ops.inplace import COPY, COPY_SLICES, INDEX_PUT
-from dualgrad.ops.shape import PERMUTE
+from dualgrad.ops.shape.core import PERMUTE
 
 B = 3  # batch size
 LEAF = "leaf Variable that requires grad is being used in an in-place operation"

@@ -1,11 +1,10 @@
 """torch's statistics and distances (``cov``, ``corrcoef``, ``quantile``, ``nanquantile``, ``nanmedian``,
 ``mode``, ``aminmax``, ``dist``, ``cdist``, ``pdist``, ``pairwise_distance``, ``cosine_similarity``,
-``renorm``) and the remaining elementwise functions (``float_power``, ``ldexp``, ``frexp``, ``gcd``,
-``lcm``, ``nextafter``) with the dtype queries ``is_signed`` and ``is_same_size``.
+``renorm``).
 
-Most are compositions of existing ops (sort, gather, norms, arithmetic), so their gradients, tangents
-and vmap rules come from those; ``gcd``, ``lcm`` and ``nextafter`` are non-differentiable elementwise
-ops. ``mode`` finds its indices from the values (not under vmap); its values are differentiable.
+All are compositions of existing ops (sort, gather, norms, arithmetic), so their gradients, tangents
+and vmap rules come from those. ``mode`` finds its indices from the values (not under vmap); its
+values are differentiable.
 """
 
 from __future__ import annotations
@@ -21,135 +20,14 @@ from ..factories import full
 from ..factories import tensor as _tensor
 from ..tensor import Tensor
 from ._axes import normalize_axis
-from .dispatch import apply, tensor_arg
-from .elementwise import clamp, isnan, where
-from .elementwise import pow as power
-from .elementwise_extra import lerp
+from .dispatch import tensor_arg
+from .elementwise.core import clamp, isnan, where
+from .elementwise.functions import lerp
 from .indexing import take_along_dim
-from .more import broadcast_shapes, triu_indices
 from .reductions import ValuesIndices, amax, amin
-from .registry import nondifferentiable
-from .shape import broadcast_to, diagonal, moveaxis, reshape, unsqueeze
+from .shape.core import broadcast_to, diagonal, moveaxis, reshape, unsqueeze
+from .shape.views import broadcast_shapes, triu_indices
 from .sorting import sort
-
-
-# -- elementwise -----------------------------------------------------------------------------------
-def _integers_only(name: str, fn: Any) -> Any:
-    def impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        dtype = np.result_type(x, y)
-        if dtype.kind not in "iub":
-            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{torch_dtype_name(dtype)}\'')
-        return fn(x, y)
-
-    return impl
-
-
-def _floats_only(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    dtype = np.result_type(x, y)
-    if dtype.kind != "f":
-        raise NotImplementedError(f'"nextafter_cpu" not implemented for \'{torch_dtype_name(dtype)}\'')
-    return np.nextafter(x, y)
-
-
-GCD = nondifferentiable("gcd", _integers_only("gcd", np.gcd))
-LCM = nondifferentiable("lcm", _integers_only("lcm", np.lcm))
-NEXTAFTER = nondifferentiable("nextafter", _floats_only)
-FREXP_EXPONENT = nondifferentiable("frexp_exponent", lambda x: np.frexp(x)[1].astype(np.int32))
-
-
-def gcd(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
-    """The greatest common divisor of integers, elementwise (non-negative; 0 for two zeros).
-
-    >>> import dualgrad as dg
-    >>> dg.gcd(dg.tensor([12, -18, 0]), dg.tensor([8, 12, 0]))
-    tensor([4, 6, 0])
-    """
-    return apply(GCD, input, other)
-
-
-def lcm(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
-    """The least common multiple of integers, elementwise (non-negative; 0 if either is 0).
-
-    >>> import dualgrad as dg
-    >>> dg.lcm(dg.tensor([4, -6, 0]), dg.tensor([6, 4, 5]))
-    tensor([12, 12,  0])
-    """
-    return apply(LCM, input, other)
-
-
-def nextafter(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
-    """The next floating-point value after ``input`` towards ``other``, elementwise (not differentiable).
-
-    >>> import dualgrad as dg
-    >>> (dg.nextafter(dg.tensor([1.]), dg.tensor([2.])) - 1).item() == 2.0 ** -52
-    True
-    """
-    return apply(NEXTAFTER, input, other)
-
-
-def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002 - torch's names
-    """``input ** exponent`` computed in double precision (float64, or complex128 if either is complex).
-
-    >>> import dualgrad as dg
-    >>> dg.float_power(dg.tensor([2, 3]), 2)
-    tensor([4., 9.])
-    """
-    complex_ = any(isinstance(a, complex) or (isinstance(a, Tensor) and a.dtype.kind == "c") for a in (input, exponent))
-    dtype = np.complex128 if complex_ else np.float64
-    base = tensor_arg(input, "float_power") if isinstance(input, Tensor) else _tensor(input, dtype=dtype)
-    if isinstance(exponent, Tensor):
-        exponent = exponent.to(dtype)
-    return power(base.to(dtype), exponent)
-
-
-def ldexp(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
-    """``input * 2 ** other`` (a floating result).
-
-    >>> import dualgrad as dg
-    >>> dg.ldexp(dg.tensor([1., 3.]), dg.tensor([2, -1]))
-    tensor([4.0000, 1.5000])
-    """
-    return tensor_arg(input, "ldexp") * power(2.0, other)
-
-
-class Frexp(NamedTuple):
-    mantissa: Tensor
-    exponent: Tensor
-
-
-def frexp(input: Any) -> Frexp:  # noqa: A002 - torch's name
-    """The mantissa (in ``[0.5, 1)`` in absolute value, 0 for 0) and the int32 exponent with
-    ``input == mantissa * 2 ** exponent``; the mantissa is differentiable (``2 ** -exponent``).
-
-    >>> import dualgrad as dg
-    >>> dg.frexp(dg.tensor([8., 0.3, -5.]))
-    Frexp(mantissa=tensor([ 0.5000,  0.6000, -0.6250]), exponent=tensor([ 4, -1,  3], dtype=int32))
-    """
-    x = tensor_arg(input, "frexp")
-    if x.dtype.kind != "f":
-        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    exponent = apply(FREXP_EXPONENT, x)
-    return Frexp(x * power(2.0, -exponent).to(x.dtype), exponent)
-
-
-def is_signed(input: Any) -> bool:  # noqa: A002 - torch's name
-    """True for signed dtypes (signed integers, floating, complex), False for unsigned and bool.
-
-    >>> import dualgrad as dg
-    >>> dg.tensor([1], dtype=dg.uint8).is_signed(), dg.tensor([1.]).is_signed()
-    (False, True)
-    """
-    return tensor_arg(input, "is_signed").dtype.kind in "ifc"
-
-
-def is_same_size(input: Any, other: Any) -> bool:  # noqa: A002 - torch's names
-    """True if the two tensors have the same shape.
-
-    >>> import dualgrad as dg
-    >>> dg.zeros(2, 3).is_same_size(dg.ones(2, 3))
-    True
-    """
-    return tensor_arg(input, "is_same_size").shape == tensor_arg(other, "is_same_size").shape
 
 
 class MinMax(NamedTuple):
@@ -501,11 +379,9 @@ def mode(input: Any, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # 
 
 
 METHODS: dict[str, Any] = {
-    "float_power": float_power, "ldexp": ldexp, "frexp": frexp, "gcd": gcd, "lcm": lcm, "nextafter": nextafter,
-    "is_signed": is_signed, "is_same_size": is_same_size, "aminmax": aminmax, "dist": dist, "renorm": renorm,
+    "aminmax": aminmax, "dist": dist, "renorm": renorm,
     "cov": cov, "corrcoef": corrcoef, "quantile": quantile, "nanquantile": nanquantile, "nanmedian": nanmedian,
     "mode": mode,
 }
-__all__ = ["aminmax", "cdist", "corrcoef", "cosine_similarity", "cov", "dist", "float_power", "frexp", "gcd",
-           "is_same_size", "is_signed", "lcm", "ldexp", "mode", "nanmedian", "nanquantile", "nextafter",
-           "pairwise_distance", "pdist", "quantile", "renorm"]
+__all__ = ["aminmax", "cdist", "corrcoef", "cosine_similarity", "cov", "dist", "mode", "nanmedian", "nanquantile",
+           "pairwise_distance", "quantile", "pdist", "renorm"]

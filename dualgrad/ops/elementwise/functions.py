@@ -12,22 +12,24 @@ closed-form first guess by Halley steps on them.
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..base.dtypes import torch_dtype_name
-from ..factories import zeros_like
-from ..tensor import Tensor, numeric_array
-from .dispatch import OTHER_FIRST, apply, tensor_arg
-from .elementwise import (
+from ...base.dtypes import torch_dtype_name
+from ...factories import tensor as _tensor
+from ...factories import zeros_like
+from ...tensor import Tensor, numeric_array
+from ..dispatch import OTHER_FIRST, apply, tensor_arg
+from ..registry import elementwise, name_by_operands, nondifferentiable, vjp_from_partial
+from ..surface import binary, exported, public, unary
+from .core import (
     CLAMP_MAX,
     CLAMP_MIN,
-    _binary,
     _integer_division,
-    _unary,
     _where,
     checked_clamp,
     clone,
@@ -41,7 +43,7 @@ from .elementwise import (
     trunc,
     zero_vjp,
 )
-from .registry import elementwise, name_by_operands, vjp_from_partial
+from .core import pow as power
 
 _LN2 = math.log(2.0)
 _DEG = math.pi / 180.0
@@ -100,29 +102,44 @@ def _unit_sign(x: Any) -> Any:
     return apply(COPYSIGN, 1.0, x)
 
 
-EXP2 = elementwise("exp2", np.exp2, (lambda out, x: out * _LN2,), save_inputs=False, save_out=True)
+exp2 = unary(elementwise("exp2", np.exp2, (lambda out, x: out * _LN2,), save_inputs=False, save_out=True),
+             "``2 ** x``.", "[3.]", "tensor([8.])", numpy=np.exp2, namespaces={"special": ("exp2",)},
+             top_level_inplace=True)
 # (sigmoid of the difference, as logaddexp's: finite when one input is infinite)
 LOGADDEXP2 = elementwise("logaddexp2", np.logaddexp2,
                          (lambda out, x, y: sigmoid((x - y) * _LN2), lambda out, x, y: sigmoid((y - x) * _LN2)),
                          to_float=True)
-CBRT = elementwise("cbrt", np.cbrt, (lambda out, x: 1 / (3 * out * out),), save_inputs=False, save_out=True)
-DEG2RAD = elementwise("deg2rad", np.deg2rad, (lambda out, x: _DEG,), save_inputs=False,
-                      grad_name="Deg2RadBackward0")
-RAD2DEG = elementwise("rad2deg", np.rad2deg, (lambda out, x: 1 / _DEG,), save_inputs=False,
-                      grad_name="Rad2DegBackward0")
+logaddexp2 = binary(LOGADDEXP2, "``log2(2**x + 2**y)`` computed stably (its gradient "
+                    "stays finite when one input is infinite).", "[2.]", "tensor([3.])",
+                    numpy=np.logaddexp2, inplace=False)
+cbrt = unary(elementwise("cbrt", np.cbrt, (lambda out, x: 1 / (3 * out * out),), save_inputs=False, save_out=True),
+             "Real cube root (negative for negative ``x``); its derivative at 0 is inf.", "[-8.]",
+             "tensor([-2.])", numpy=np.cbrt, inplace=False)
+deg2rad = unary(elementwise("deg2rad", np.deg2rad, (lambda out, x: _DEG,), save_inputs=False,
+                            grad_name="Deg2RadBackward0"),
+                "Degrees to radians.", "[180.]", "tensor([3.1416])", numpy=(np.deg2rad, np.radians),
+                top_level_inplace=True)
+rad2deg = unary(elementwise("rad2deg", np.rad2deg, (lambda out, x: 1 / _DEG,), save_inputs=False,
+                            grad_name="Rad2DegBackward0"),
+                "Radians to degrees.", "[3.141592653589793]", "tensor([180.])", numpy=(np.rad2deg, np.degrees),
+                top_level_inplace=True)
 # (the sign of ``y`` read from the result, which has it: torch saves ``self`` and the result, not ``other``)
 _COPYSIGN_PARTIALS = (lambda out, x, y: _unit_sign(x) * _unit_sign(out), lambda out, x, y: zeros_like(out))
 COPYSIGN = elementwise("copysign", np.copysign, _COPYSIGN_PARTIALS,
                        vjp=(vjp_from_partial(_COPYSIGN_PARTIALS[0]), zero_vjp), to_float=True,
                        save_inputs=lambda needs: (needs[0], False), save_out=True,
                        grad_name_for=name_by_operands({(True, False): "CopysignBackward1"}))
+copysign = binary(COPYSIGN, "``|x|`` with the sign of ``y``; the gradient for ``y`` is 0.", "[-3.]",
+                  "tensor([3.])", numpy=np.copysign)
 FMOD = elementwise("fmod", _integer_division(np.fmod), (1, lambda out, x, y: -trunc(x / y)),
                    save_inputs=lambda needs: (needs[1], needs[1]),
                    grad_name_for=name_by_operands({(True, True): "FmodBackward1"}))
-HEAVISIDE = elementwise("heaviside", np.heaviside, (
-    lambda out, x, h0: out * 0.0,
-    lambda out, x, h0: (x == 0).to(out.dtype),
-), save_out=True)
+fmod = binary(FMOD, "C's remainder ``x - trunc(x / y) * y`` (sign of the dividend).", "[-3.]",
+              "tensor([-1.])", numpy=np.fmod)
+heaviside = binary(elementwise("heaviside", np.heaviside, (lambda out, x, h0: out * 0.0,
+                                                         lambda out, x, h0: (x == 0).to(out.dtype)), save_out=True),
+                   "Step function: 0 for ``x < 0``, 1 for ``x > 0``, ``y`` where ``x == 0``.",
+                   "[-1., 0., 2.]", "tensor([0., 2., 1.])", numpy=np.heaviside)
 
 # (the gradient is selected where the input is finite, 0 where a value was replaced: torch's NanToNumBackward0)
 NAN_TO_NUM = selecting("nan_to_num", lambda x, nan, posinf, neginf: np.nan_to_num(x, nan=nan, posinf=posinf,
@@ -132,10 +149,14 @@ FMAX = selecting("fmax", np.fmax, (
     lambda out, x, y: (x >= y) | y.isnan(),
     lambda out, x, y: ~((x >= y) | y.isnan()),
 ))
+fmax = binary(FMAX, "Elementwise maximum ignoring NaN; at ties the gradient goes to ``input`` (as torch's).",
+              "[1., float('nan')]", "tensor([2., 2.])", inplace=False)
 FMIN = selecting("fmin", np.fmin, (
     lambda out, x, y: (x <= y) | y.isnan(),
     lambda out, x, y: ~((x <= y) | y.isnan()),
 ))
+fmin = binary(FMIN, "Elementwise minimum ignoring NaN; at ties the gradient goes to ``input`` (as torch's).",
+              "[1., float('nan')]", "tensor([1., 2.])", inplace=False)
 
 
 def _xlogy_impl(x: Any, y: Any) -> Any:
@@ -168,39 +189,23 @@ XLOGY = elementwise("xlogy", _xlogy_impl, (
     lambda out, x, y: _where((x == 0) & (y <= 0), 0.0, log(y)),
     lambda out, x, y: x / y,
 ), grad_name_for=name_by_operands({(False, True): "XlogyBackward1", (True, False): "XlogyBackward2"}))
-SINC = elementwise("sinc", np.sinc, (_sinc_partial,))
-ERF = elementwise("erf", _real_impl("erf", _ERF), (lambda out, x: _TWO_OVER_SQRT_PI * exp(-x * x),))
-ERFC = elementwise("erfc", _real_impl("erfc", _ERFC), (lambda out, x: -_TWO_OVER_SQRT_PI * exp(-x * x),))
-ERFINV = elementwise("erfinv", _real_impl("erfinv", _erfinv_impl),
-                     (lambda out, x: exp(out * out) / _TWO_OVER_SQRT_PI,), save_inputs=False, save_out=True)
-
-exp2 = _unary(EXP2, "``2 ** x``.", "[3.]", "tensor([8.])")
-cbrt = _unary(CBRT, "Real cube root (negative for negative ``x``); its derivative at 0 is inf.", "[-8.]",
-              "tensor([-2.])")
-deg2rad = _unary(DEG2RAD, "Degrees to radians.", "[180.]", "tensor([3.1416])")
-rad2deg = _unary(RAD2DEG, "Radians to degrees.", "[3.141592653589793]", "tensor([180.])")
-logaddexp2 = _binary(LOGADDEXP2, "``log2(2**x + 2**y)`` computed stably (its gradient "
-                     "stays finite when one input is infinite).", "[2.]", "tensor([3.])")
-copysign = _binary(COPYSIGN, "``|x|`` with the sign of ``y``; the gradient for ``y`` is 0.", "[-3.]",
-                   "tensor([3.])")
-fmod = _binary(FMOD, "C's remainder ``x - trunc(x / y) * y`` (sign of the dividend).", "[-3.]",
-               "tensor([-1.])")
-heaviside = _binary(HEAVISIDE, "Step function: 0 for ``x < 0``, 1 for ``x > 0``, ``y`` where ``x == 0``.",
-                    "[-1., 0., 2.]", "tensor([0., 2., 1.])")
-
-fmax = _binary(FMAX, "Elementwise maximum ignoring NaN; at ties the gradient goes to ``input`` (as torch's).",
-               "[1., float('nan')]", "tensor([2., 2.])")
-fmin = _binary(FMIN, "Elementwise minimum ignoring NaN; at ties the gradient goes to ``input`` (as torch's).",
-               "[1., float('nan')]", "tensor([1., 2.])")
-xlogy = _binary(XLOGY, "``input * log(other)``, 0 where ``input`` is 0.", "[0., 3.]", "tensor([0.0000, 2.0794])")
-sinc = _unary(SINC, "Normalized sinc ``sin(pi x) / (pi x)``, 1 at 0; its derivative is exact to "
-              "rounding near 0 too (a Taylor series there).", "[0., 0.5]", "tensor([1.0000, 0.6366])")
-erf = _unary(ERF, "The error function ``2 / sqrt(pi) * integral of exp(-t^2) from 0 to x`` (to 1 ulp).",
-             "[0., 0.5, -3.]", "tensor([ 0.0000,  0.5205, -1.0000])")
-erfc = _unary(ERFC, "``1 - erf(x)``, computed directly: accurate far into the tail, where ``erf`` is 1.",
-              "[0., 10.]", "tensor([1.0000e+00, 2.0885e-45])")
-erfinv = _unary(ERFINV, "The inverse of ``erf`` on ``[-1, 1]`` (+-inf at +-1, NaN outside).", "[0., 0.5, 1.]",
-                "tensor([0.0000, 0.4769,    inf])")
+xlogy = binary(XLOGY, "``input * log(other)``, 0 where ``input`` is 0.", "[0., 3.]", "tensor([0.0000, 2.0794])",
+               namespaces={"special": ("xlogy",)})
+sinc = unary(elementwise("sinc", np.sinc, (_sinc_partial,)),
+             "Normalized sinc ``sin(pi x) / (pi x)``, 1 at 0; its derivative is exact to "
+             "rounding near 0 too (a Taylor series there).", "[0., 0.5]", "tensor([1.0000, 0.6366])",
+             namespaces={"special": ("sinc",)}, top_level_inplace=True)
+erf = unary(elementwise("erf", _real_impl("erf", _ERF), (lambda out, x: _TWO_OVER_SQRT_PI * exp(-x * x),)),
+            "The error function ``2 / sqrt(pi) * integral of exp(-t^2) from 0 to x`` (to 1 ulp).",
+            "[0., 0.5, -3.]", "tensor([ 0.0000,  0.5205, -1.0000])", namespaces={"special": ("erf",)},
+            top_level_inplace=True)
+erfc = unary(elementwise("erfc", _real_impl("erfc", _ERFC), (lambda out, x: -_TWO_OVER_SQRT_PI * exp(-x * x),)),
+             "``1 - erf(x)``, computed directly: accurate far into the tail, where ``erf`` is 1.",
+             "[0., 10.]", "tensor([1.0000e+00, 2.0885e-45])", namespaces={"special": ("erfc",)}, top_level_inplace=True)
+erfinv = unary(elementwise("erfinv", _real_impl("erfinv", _erfinv_impl),
+                           (lambda out, x: exp(out * out) / _TWO_OVER_SQRT_PI,), save_inputs=False, save_out=True),
+               "The inverse of ``erf`` on ``[-1, 1]`` (+-inf at +-1, NaN outside).", "[0., 0.5, 1.]",
+               "tensor([0.0000, 0.4769,    inf])", namespaces={"special": ("erfinv",)})
 
 
 def _lerp_impl(x: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
@@ -229,6 +234,7 @@ LERP.pack_order = (1, 0, 2)
 ADDCMUL.pack_order = ADDCDIV.pack_order = (1, 2, 0)
 
 
+@public(LERP)
 def lerp(input: Any, end: Any, weight: Any) -> Tensor:  # noqa: A002 - torch's name
     """``input + weight * (end - input)`` (``weight`` a number or a tensor), computed as torch computes
     it: ``end - (end - input) * (1 - weight)`` for ``|weight| >= 1/2``, so that weight 1 gives ``end``.
@@ -240,6 +246,7 @@ def lerp(input: Any, end: Any, weight: Any) -> Tensor:  # noqa: A002 - torch's n
     return apply(LERP, input, end, weight)
 
 
+@public(ADDCMUL)
 def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:  # noqa: A002
     """``input + value * tensor1 * tensor2``.
 
@@ -251,6 +258,7 @@ def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor
     return apply(ADDCMUL, input, *tensors) if value == 1 else apply(ADDCMUL, input, *tensors, value=value)
 
 
+@public(ADDCDIV)
 def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:  # noqa: A002
     """``input + value * tensor1 / tensor2``.
 
@@ -262,6 +270,7 @@ def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor
     return apply(ADDCDIV, input, *tensors) if value == 1 else apply(ADDCDIV, input, *tensors, value=value)
 
 
+@public(CLAMP_MIN)
 def clamp_min(input: Any, min: Any) -> Tensor:  # noqa: A001, A002 - torch's names
     """``clamp(input, min=min)``.
 
@@ -272,6 +281,7 @@ def clamp_min(input: Any, min: Any) -> Tensor:  # noqa: A001, A002 - torch's nam
     return checked_clamp(CLAMP_MIN, input, min, None)
 
 
+@public(CLAMP_MAX)
 def clamp_max(input: Any, max: Any) -> Tensor:  # noqa: A001, A002 - torch's names
     """``clamp(input, max=max)``.
 
@@ -282,6 +292,7 @@ def clamp_max(input: Any, max: Any) -> Tensor:  # noqa: A001, A002 - torch's nam
     return checked_clamp(CLAMP_MAX, input, None, max)
 
 
+@public(None, inplace=False)
 def positive(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """``+input``: ``input`` itself; a bool tensor raises RuntimeError, as torch's.
 
@@ -295,6 +306,7 @@ def positive(input: Any) -> Tensor:  # noqa: A002 - torch's name
     return x
 
 
+@public(NAN_TO_NUM)
 def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None,  # noqa: A002 - torch's names
                neginf: float | None = None) -> Tensor:
     """``input`` with NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the
@@ -317,6 +329,7 @@ def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None,  # noq
     return apply(NAN_TO_NUM, x, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
 
 
+@public(None, method=False)
 def complex(real: Any, imag: Any) -> Tensor:  # noqa: A001 - torch's name
     """The complex tensor ``real + i imag`` of two floating tensors of one dtype (float32 gives
     complex64); differentiable in both.
@@ -336,6 +349,7 @@ def complex(real: Any, imag: Any) -> Tensor:  # noqa: A001 - torch's name
     return real + imag * 1j
 
 
+@public(None, method=False)
 def polar(abs: Any, angle: Any) -> Tensor:  # noqa: A002 - torch's names
     """The complex tensor of modulus ``abs`` and argument ``angle``: ``abs (cos(angle) + i sin(angle))``;
     differentiable in both.
@@ -348,13 +362,111 @@ def polar(abs: Any, angle: Any) -> Tensor:  # noqa: A002 - torch's names
     return complex(abs * cos(angle), abs * sin(angle))
 
 
-METHODS: dict[str, Any] = {
-    "clamp_min": clamp_min, "clamp_max": clamp_max, "positive": positive, "nan_to_num": nan_to_num,
-    "fmax": fmax, "fmin": fmin, "xlogy": xlogy, "sinc": sinc, "lerp": lerp, "addcmul": addcmul,
-    "addcdiv": addcdiv,
-    "exp2": exp2, "cbrt": cbrt, "deg2rad": deg2rad, "rad2deg": rad2deg, "logaddexp2": logaddexp2,
-    "copysign": copysign, "fmod": fmod, "heaviside": heaviside, "erf": erf, "erfc": erfc, "erfinv": erfinv,
-}
-__all__ = ["addcdiv", "addcmul", "cbrt", "clamp_max", "clamp_min", "complex", "copysign", "deg2rad", "erf", "erfc",
-           "erfinv", "exp2", "fmax", "fmin", "fmod", "heaviside", "lerp", "logaddexp2", "nan_to_num", "polar",
-           "positive", "rad2deg", "sinc", "xlogy"]
+# -- integers and the floating-point representation (moved from the statistics) ------------------
+def _integers_only(name: str, fn: Any) -> Any:
+    def impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        dtype = np.result_type(x, y)
+        if dtype.kind not in "iub":
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{torch_dtype_name(dtype)}\'')
+        return fn(x, y)
+
+    return impl
+
+
+def _floats_only(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    dtype = np.result_type(x, y)
+    if dtype.kind != "f":
+        raise NotImplementedError(f'"nextafter_cpu" not implemented for \'{torch_dtype_name(dtype)}\'')
+    return np.nextafter(x, y)
+
+
+GCD = nondifferentiable("gcd", _integers_only("gcd", np.gcd))
+LCM = nondifferentiable("lcm", _integers_only("lcm", np.lcm))
+NEXTAFTER = nondifferentiable("nextafter", _floats_only)
+FREXP_EXPONENT = nondifferentiable("frexp_exponent", lambda x: np.frexp(x)[1].astype(np.int32))
+
+
+@public(GCD)
+def gcd(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
+    """The greatest common divisor of integers, elementwise (non-negative; 0 for two zeros).
+
+    >>> import dualgrad as dg
+    >>> dg.gcd(dg.tensor([12, -18, 0]), dg.tensor([8, 12, 0]))
+    tensor([4, 6, 0])
+    """
+    return apply(GCD, input, other)
+
+
+@public(LCM)
+def lcm(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
+    """The least common multiple of integers, elementwise (non-negative; 0 if either is 0).
+
+    >>> import dualgrad as dg
+    >>> dg.lcm(dg.tensor([4, -6, 0]), dg.tensor([6, 4, 5]))
+    tensor([12, 12,  0])
+    """
+    return apply(LCM, input, other)
+
+
+@public(NEXTAFTER)
+def nextafter(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
+    """The next floating-point value after ``input`` towards ``other``, elementwise (not differentiable).
+
+    >>> import dualgrad as dg
+    >>> (dg.nextafter(dg.tensor([1.]), dg.tensor([2.])) - 1).item() == 2.0 ** -52
+    True
+    """
+    return apply(NEXTAFTER, input, other)
+
+
+@public(None, inplace=False)  # (float_power_: torch_names, in float64 only)
+def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002 - torch's names
+    """``input ** exponent`` computed in double precision (float64, or complex128 if either is complex).
+
+    >>> import dualgrad as dg
+    >>> dg.float_power(dg.tensor([2, 3]), 2)
+    tensor([4., 9.])
+    """
+    complex_ = any(isinstance(a, builtins.complex) or (isinstance(a, Tensor) and a.dtype.kind == "c")
+                   for a in (input, exponent))  # (builtins': this module's ``complex`` is torch's)
+    dtype = np.complex128 if complex_ else np.float64
+    base = tensor_arg(input, "float_power") if isinstance(input, Tensor) else _tensor(input, dtype=dtype)
+    if isinstance(exponent, Tensor):
+        exponent = exponent.to(dtype)
+    return power(base.to(dtype), exponent)
+
+
+@public(None, numpy=np.ldexp)
+def ldexp(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
+    """``input * 2 ** other`` (a floating result).
+
+    >>> import dualgrad as dg
+    >>> dg.ldexp(dg.tensor([1., 3.]), dg.tensor([2, -1]))
+    tensor([4.0000, 1.5000])
+    """
+    return tensor_arg(input, "ldexp") * power(2.0, other)
+
+
+class Frexp(NamedTuple):
+    mantissa: Tensor
+    exponent: Tensor
+
+
+@public(None, inplace=False)
+def frexp(input: Any) -> Frexp:  # noqa: A002 - torch's name
+    """The mantissa (in ``[0.5, 1)`` in absolute value, 0 for 0) and the int32 exponent with
+    ``input == mantissa * 2 ** exponent``; the mantissa is differentiable (``2 ** -exponent``).
+
+    >>> import dualgrad as dg
+    >>> dg.frexp(dg.tensor([8., 0.3, -5.]))
+    Frexp(mantissa=tensor([ 0.5000,  0.6000, -0.6250]), exponent=tensor([ 4, -1,  3], dtype=int32))
+    """
+    x = tensor_arg(input, "frexp")
+    if x.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    exponent = apply(FREXP_EXPONENT, x)
+    return Frexp(x * power(2.0, -exponent).to(x.dtype), exponent)
+
+
+
+__all__ = exported(__name__)

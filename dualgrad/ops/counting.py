@@ -22,6 +22,7 @@ from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
 from .indexing import batch_at, batch_size
 from .registry import nondifferentiable
+from .surface import exported, public
 
 
 def _searchsorted_impl(sequence: np.ndarray, values: np.ndarray, *, right: bool, dtype: np.dtype) -> np.ndarray:
@@ -46,6 +47,7 @@ def _searchsorted_batch(args: list, bdims: list, **params: Any) -> tuple:
 SEARCHSORTED = nondifferentiable("searchsorted", _searchsorted_impl, family="custom", batch=_searchsorted_batch)
 
 
+@public(None, method=False)
 def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False,  # noqa: A002 - torch's names
                  right: bool = False, side: str | None = None, sorter: Any = None) -> Tensor:
     """Indices where ``input`` would be inserted into ``sorted_sequence`` (sorted along its last
@@ -83,6 +85,7 @@ def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False,  
     return apply(SEARCHSORTED, sequence.detach(), values.detach(), right=right or side == "right", dtype=dtype)
 
 
+@public(None, method=False)
 def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False,  # noqa: A002 - torch's name
               right: bool = False) -> Tensor:
     """The index of the bucket of each element of ``input`` among the sorted 1-d ``boundaries``:
@@ -114,6 +117,7 @@ def _unbatched(x: Any, fn: str) -> np.ndarray:
     return tensor_arg(x, fn)._data
 
 
+@public(None, inplace=False)
 def unique(input: Any, sorted: bool = True, return_inverse: bool = False,  # noqa: A002 - torch's names
            return_counts: bool = False, dim: int | None = None) -> Any:
     """The distinct elements of ``input`` (``dim=None``: flattened) or its distinct slices along ``dim``,
@@ -139,6 +143,7 @@ def _results(values: np.ndarray, inverse: np.ndarray, counts: np.ndarray, return
     return tuple(_wrap(a) for a in (values, *extra)) if extra else _wrap(values)
 
 
+@public(None, inplace=False)
 def unique_consecutive(input: Any, return_inverse: bool = False,  # noqa: A002 - torch's name
                        return_counts: bool = False, dim: int | None = None) -> Any:
     """``input`` (``dim=None``: flattened) with each run of equal consecutive elements (slices along
@@ -160,6 +165,7 @@ def unique_consecutive(input: Any, return_inverse: bool = False,  # noqa: A002 -
     return _results(values, inverse.reshape(x.shape if dim is None else -1), counts, return_inverse, return_counts)
 
 
+@public(None, inplace=False)
 def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002 - torch's names
     """Counts of the elements of ``input`` (floating) in ``bins`` equal bins over ``[min, max]``, in
     its dtype; elements outside the range (and NaNs) are not counted. ``min == max`` (the default)
@@ -187,6 +193,7 @@ def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0) -> Tensor
     return _wrap(counts.astype(x.dtype))
 
 
+@public(None, inplace=False)
 def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:  # noqa: A002 - torch's name
     """How often each value ``0, 1, ...`` occurs in ``input`` (1-d, non-negative integers), at least
     ``minlength`` counts; with ``weights`` (one per element), their sums instead (floating weights keep
@@ -211,6 +218,4 @@ def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:  # 
     return _wrap(np.bincount(x, weights=w, minlength=minlength).astype(dtype))
 
 
-METHODS: dict[str, Any] = {"unique": unique, "unique_consecutive": unique_consecutive, "histc": histc,
-                           "bincount": bincount}
-__all__ = ["bincount", "bucketize", "histc", "searchsorted", "unique", "unique_consecutive"]
+__all__ = exported(__name__)

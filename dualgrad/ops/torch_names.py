@@ -2,7 +2,7 @@
 
 * the top-level forms of in-place methods (``torch.abs_(x)`` is ``x.abs_()``), ``detach``, ``fill``,
   ``threshold``/``threshold_``, ``igamma``/``igammac`` (``special.gammainc``/``gammaincc``);
-* the in-place methods ``float_power_``, ``gcd_``, ``lcm_``, ``ldexp_``, ``nextafter_``, ``renorm_``,
+* the in-place methods ``float_power_``, ``renorm_``,
   ``igamma_``, ``igammac_``, ``conj_physical_``;
 * the ``*_copy`` forms of view ops (a new tensor, not a view; torch's node names ``<view's>_copy``),
   ``split_with_sizes`` and the ``unsafe_`` splits (pieces that are not views);
@@ -26,18 +26,19 @@ from ..base.devices import CPU, check_device
 from ..base.dtypes import torch_dtype_name
 from ..factories import _default_float, as_tensor, empty
 from ..tensor import Tensor
-from . import special
+from . import surface
 from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
-from .elementwise import selecting, to_dtype
+from .elementwise import special
+from .elementwise.core import selecting, to_dtype
+from .elementwise.functions import float_power
 from .indexing import GETITEM
 from .inplace import COPY, _inplace, _method, update_
-from .linalg_derived import matrix_norm
-from .more import view_as_complex, view_as_real
+from .linalg.norms import matrix_norm
 from .reductions import NORM, _reduce_args
 from .registry import ALL_OPS, name_by_operands, overload
-from .shape import SPLIT, SPLIT_EVEN, cat, split
-from .stats import float_power
+from .shape.core import SPLIT, SPLIT_EVEN, cat, split
+from .shape.views import view_as_complex, view_as_real
 
 
 # -- top-level forms of Tensor methods ---------------------------------------------------------------
@@ -91,10 +92,7 @@ def _of_method(name: str, spec: str) -> Callable:
 
 # torch's top-level forms of Tensor methods, by the parameters after ``input``
 _TOP_LEVEL = {
-    "": "abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ atan_ atanh_ ceil_ "
-        "conj_physical_ cos_ cosh_ deg2rad_ erf_ erfc_ exp2_ exp_ expm1_ fix_ floor_ frac_ i0_ log10_ log1p_ "
-        "log2_ log_ neg_ negative_ rad2deg_ reciprocal_ relu_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ "
-        "tan_ tanh_ trunc_ zero_ detach_ detach",
+    "": "conj_physical_ zero_ detach_ detach",  # (and the declared ops': top_level_inplace, below)
     "min=None, max=None": "clamp_ clip_",
     "max": "clamp_max_",
     "min": "clamp_min_",
@@ -107,6 +105,8 @@ _TOP_LEVEL = {
     "the_template, *, memory_format=None": "resize_as_",
 }
 TOP_LEVEL = {name: _of_method(name, spec) for spec, names in _TOP_LEVEL.items() for name in names.split()}
+# the one-input ops declared with ``top_level_inplace`` (``ops/surface.py``; the op modules are imported above)
+TOP_LEVEL.update({f"{name}_": _of_method(f"{name}_", "") for s in surface.DECLARED for name in s.top_level_inplace})
 globals().update(TOP_LEVEL)
 
 
@@ -195,7 +195,7 @@ def igammac(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     return special.gammaincc(input, other)
 
 
-_IN_PLACE_OF = ("gcd", "lcm", "ldexp", "nextafter", "renorm", "conj_physical")
+_IN_PLACE_OF = ("renorm", "conj_physical")
 
 
 # -- copies of views and pieces that are not views ---------------------------------------------------

@@ -26,13 +26,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..tensor import Tensor, _wrap, as_operand
-from .batch_rules import NOT_BATCHED, to_front
-from .dispatch import apply
-from .elementwise import maximum
-from .inplace import _inplace
-from .linalg import bmm, matmul, matrix_transpose, mv, outer
-from .linalg_decomp import (
+from ...tensor import Tensor, _wrap, as_operand
+from ..batch_rules import NOT_BATCHED, to_front
+from ..dispatch import apply
+from ..elementwise.core import maximum
+from ..inplace import _inplace
+from ..registry import Op
+from ..shape.core import broadcast_to, cat, diag
+from .decompositions import (
     _check_matrix,
     _check_square,
     _front_batch,
@@ -41,18 +42,17 @@ from .linalg_decomp import (
     check_system,
     slogdet,
 )
-from .linalg_decomp import (
+from .decompositions import (
     _solve_matrix as _linalg_solve_matrix,
 )
-from .linalg_decomp import cholesky as _linalg_cholesky
-from .linalg_decomp import inv as _linalg_inv
-from .linalg_decomp import qr as _linalg_qr
-from .linalg_decomp import solve as _linalg_solve
-from .linalg_decomp import svd as _linalg_svd
-from .linalg_derived import matrix_power as _matrix_power
-from .linalg_derived import multi_dot, pinv
-from .registry import Op
-from .shape import broadcast_to, cat, diag
+from .decompositions import cholesky as _linalg_cholesky
+from .decompositions import inv as _linalg_inv
+from .decompositions import qr as _linalg_qr
+from .decompositions import solve as _linalg_solve
+from .decompositions import svd as _linalg_svd
+from .norms import matrix_power as _matrix_power
+from .norms import multi_dot, pinv
+from .products import bmm, matmul, matrix_transpose, mv, outer
 
 # -- matrix_exp --------------------------------------------------------------------------------------
 # The coefficients of the [13/13] Padé approximant of exp and the largest 1-norm it is accurate for

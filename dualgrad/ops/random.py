@@ -28,13 +28,13 @@ from ..factories import _generator, _random, rand, rand_like, randn
 from ..reverse import no_grad
 from ..tensor import Tensor, int_arg
 from ..vmap.batching import RANDOM_ERROR, physical_value
-from . import elementwise as ew
+from .counting import _require, searchsorted
 from .dispatch import _check_broadcast, apply, tensor_arg
+from .elementwise import core as ew
 from .inplace import _fill, update_
 from .reductions import cumsum
 from .registry import elementwise
 from .sorting import argsort
-from .utilities import _require, searchsorted
 
 
 def _last(*arrays: np.ndarray) -> np.ndarray:

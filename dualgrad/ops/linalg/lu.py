@@ -17,11 +17,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..tensor import Tensor, _wrap, as_operand
-from .dispatch import apply
-from .elementwise import where
-from .linalg import matmul, matrix_transpose
-from .linalg_decomp import (
+from ...tensor import Tensor, _wrap, as_operand
+from ..dispatch import apply
+from ..elementwise.core import where
+from ..registry import Op, nondifferentiable
+from .decompositions import (
     LinAlgError,
     _check_matrix,
     _check_square,
@@ -35,9 +35,9 @@ from .linalg_decomp import (
     solve,
     svd,
 )
-from .linalg_derived import matrix_norm
-from .linalg_more import _check_inexact, _solve_tri, identities
-from .registry import Op, nondifferentiable
+from .matrix_functions import _check_inexact, _solve_tri, identities
+from .norms import matrix_norm
+from .products import matmul, matrix_transpose
 
 
 # -- lu_factor -------------------------------------------------------------------------------------------

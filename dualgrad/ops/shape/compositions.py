@@ -1,5 +1,5 @@
 """torch's compositions of shape ops: ``diff``, ``meshgrid``, ``atleast_1d``, ``block_diag``,
-``cartesian_prod``, ``rot90``, ``trapezoid``, ``cumulative_trapezoid``.
+``cartesian_prod``, ``rot90``.
 
 None is an op of its own: each is built from ``narrow``, ``cat``, ``expand``, ``flip``,
 ``transpose`` and arithmetic, so gradients, tangents and vmap come from those ops.
@@ -13,14 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from ..factories import zeros
-from ..tensor import Tensor, check_tensor, int_arg
-from ._axes import normalize_axis
-from .dispatch import tensor_arg
-from .elementwise import logical_xor
-from .promotion import _promote_types
-from .reductions import cumsum
-from .shape import cat, expand, flip, narrow, reshape, stack, transpose, with_rank_at_least
+from ...factories import zeros
+from ...tensor import Tensor, check_tensor, int_arg
+from .._axes import normalize_axis
+from ..dispatch import tensor_arg
+from ..elementwise.core import logical_xor
+from ..promotion import _promote_types
+from .core import cat, expand, flip, narrow, reshape, stack, transpose, with_rank_at_least
 
 
 def _tensors(args: tuple, fn: str) -> list:
@@ -202,60 +201,6 @@ def rot90(input: Any, k: int = 1, dims: Any = (0, 1)) -> Tensor:  # noqa: A002 -
     return x
 
 
-def _spacing(y: Tensor, x: Any, dx: Any, dim: int, fn: str) -> Any:
-    """The widths of the trapezoids along ``dim``: ``dx`` or the differences of the sample points ``x``."""
-    if x is None:
-        return 1 if dx is None else dx
-    x = tensor_arg(x, fn)
-    if x.ndim == 1:
-        if x.shape[0] != y.shape[dim]:
-            raise RuntimeError(f"{fn}: There must be one `x` value for each sample point")
-        return reshape(diff(x), (-1,) + (1,) * (y.ndim - 1 - dim))
-    return diff(x, dim=dim)
-
-
-def trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
-    """The trapezoidal rule along ``dim``: samples ``y`` at points ``x`` (a 1-d tensor along ``dim``, or
-    broadcastable to ``y``) or spaced ``dx`` (default 1); differentiable in ``y`` and ``x``.
-
-    >>> import dualgrad as dg
-    >>> y = dg.tensor([1., 4., 9., 16.])
-    >>> dg.trapezoid(y), dg.trapezoid(y, dx=2), dg.trapezoid(y, dg.tensor([0., 1., 3., 4.]))
-    (tensor(21.5000), tensor(43.), tensor(28.))
-    """
-    return _trapezoids(y, x, dx, dim, "trapezoid").sum(dim)
-
-
-def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
-    """The running trapezoidal rule along ``dim`` (one value fewer than ``y``; see ``trapezoid``).
-
-    >>> import dualgrad as dg
-    >>> dg.cumulative_trapezoid(dg.tensor([1., 4., 9., 16.]))
-    tensor([ 2.5000,  9.0000, 21.5000])
-    """
-    fn = "cumulative_trapezoid"
-    y = tensor_arg(y, fn)
-    return cumsum(_trapezoids(y, x, dx, dim, fn), normalize_axis(dim, y.ndim, fn))
-
-
-def _trapezoids(y: Any, x: Any, dx: Any, dim: int, fn: str) -> Tensor:
-    """The area of each trapezoid along ``dim``."""
-    y = tensor_arg(y, fn)
-    dim = normalize_axis(dim, y.ndim, fn)
-    n = max(y.shape[dim] - 1, 0)
-    return _spacing(y, x, dx, dim, fn) * (narrow(y, dim, 0, n) + narrow(y, dim, min(1, y.shape[dim]), n)) / 2
-
-
-def trapz(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
-    """Alias of ``trapezoid``.
-
-    >>> import dualgrad as dg
-    >>> dg.trapz(dg.tensor([1., 4., 9., 16.]), dx=2)
-    tensor(43.)
-    """
-    return trapezoid(y, x, dx=dx, dim=dim)
-
-
 METHODS: dict[str, Any] = {"diff": diff, "rot90": rot90}
-__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "cartesian_prod", "cumulative_trapezoid",
-           "diff", "meshgrid", "rot90", "trapezoid", "trapz"]
+__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "cartesian_prod", "diff", "meshgrid",
+           "rot90"]

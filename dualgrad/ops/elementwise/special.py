@@ -20,14 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from ..factories import arange, get_default_dtype
-from ..tensor import Tensor, int_arg
+from ...factories import arange, get_default_dtype
+from ...tensor import Tensor, int_arg
+from ..dispatch import OTHER_FIRST, apply, tensor_arg
+from ..registry import elementwise
+from ..surface import declare, exported, public
 from . import _special_math as sm
-from .dispatch import OTHER_FIRST, apply, tensor_arg
-from .elementwise import _where, exp, log, log1p, sign
-from .elementwise_extra import _ERFC, _erfinv_impl, numeric_arrays, xlogy
-from .inplace import _inplace
-from .registry import elementwise
+from .core import _where, exp, log, log1p, sign
+from .functions import _ERFC, _erfinv_impl, numeric_arrays, xlogy
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
@@ -228,45 +228,67 @@ def _doc(summary: str, example: str, result: str) -> str:
     return f"{summary}\n\n>>> import dualgrad as dg\n>>> {example}\n{result}\n"
 
 
-def _unary(op: Any, name: str, doc: str) -> Callable:
+def _unary(op: Any, name: str, doc: str, **surface: Any) -> Callable:
+    """The public function ``input -> apply(op, input)``, declared (``ops/surface.py``) with ``surface``."""
     def fn(input: Any) -> Tensor:  # noqa: A002 - torch's name
         return apply(op, input)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
-    return fn
+    return declare(fn, op, module=__name__, **surface)
+
+
+# (torch.special only: no top-level name, no Tensor method)
+_SPECIAL_ONLY = {"top_level": False, "method": False}
 
 
 lgamma = _unary(LGAMMA, "lgamma", _doc(
     "``log |Gamma(x)|`` (inf at 0 and the negative integers); its derivative is ``digamma``.",
-    "dg.lgamma(dg.tensor([0.5, 1., 4., -0.5]))", "tensor([0.5724, 0.0000, 1.7918, 1.2655])"))
+    "dg.lgamma(dg.tensor([0.5, 1., 4., -0.5]))", "tensor([0.5724, 0.0000, 1.7918, 1.2655])"),
+    namespaces={"special": ("gammaln",)})
 digamma = _unary(DIGAMMA, "digamma", _doc(
     "``Gamma'(x) / Gamma(x)``: -inf at +0, NaN at the negative integers; its derivative is ``polygamma(1, x)``.",
-    "dg.digamma(dg.tensor([1., 0.5, -0.5]))", "tensor([-0.5772, -1.9635,  0.0365])"))
+    "dg.digamma(dg.tensor([1., 0.5, -0.5]))", "tensor([-0.5772, -1.9635,  0.0365])"),
+    namespaces={"special": ("digamma", "psi")})
 i0 = _unary(I0, "i0", _doc("The modified Bessel function of the first kind of order 0; its derivative is ``i1``.",
-                           "dg.i0(dg.tensor([0., 1., -3.]))", "tensor([1.0000, 1.2661, 4.8808])"))
+                           "dg.i0(dg.tensor([0., 1., -3.]))", "tensor([1.0000, 1.2661, 4.8808])"),
+    namespaces={"special": ("i0",)}, top_level_inplace=True)
 i0e = _unary(I0E, "i0e", _doc("``exp(-|x|) i0(x)``, finite for large ``|x|``.",
-                              "dg.special.i0e(dg.tensor([0., 1000.]))", "tensor([1.0000, 0.0126])"))
+                              "dg.special.i0e(dg.tensor([0., 1000.]))", "tensor([1.0000, 0.0126])"),
+    namespaces={"special": ("i0e",)}, **_SPECIAL_ONLY)
 i1 = _unary(I1, "i1", _doc("The modified Bessel function of the first kind of order 1 (odd).",
-                           "dg.special.i1(dg.tensor([0., 1., -3.]))", "tensor([ 0.0000,  0.5652, -3.9534])"))
+                           "dg.special.i1(dg.tensor([0., 1., -3.]))", "tensor([ 0.0000,  0.5652, -3.9534])"),
+    namespaces={"special": ("i1",)}, **_SPECIAL_ONLY)
 i1e = _unary(I1E, "i1e", _doc("``exp(-|x|) i1(x)``, finite for large ``|x|``.",
-                              "dg.special.i1e(dg.tensor([1., -1000.]))", "tensor([ 0.2079, -0.0126])"))
+                              "dg.special.i1e(dg.tensor([1., -1000.]))", "tensor([ 0.2079, -0.0126])"),
+    namespaces={"special": ("i1e",)}, **_SPECIAL_ONLY)
 ndtr = _unary(NDTR, "ndtr", _doc("The standard normal distribution function ``(1 + erf(x / sqrt 2)) / 2``.",
                                  "dg.special.ndtr(dg.tensor([0., 1.96, -40.]))",
-                                 "tensor([0.5000, 0.9750, 0.0000])"))
+                                 "tensor([0.5000, 0.9750, 0.0000])"),
+    namespaces={"special": ("ndtr",)}, **_SPECIAL_ONLY)
 log_ndtr = _unary(LOG_NDTR, "log_ndtr", _doc(
     "``log(ndtr(x))``, accurate far into both tails.",
-    "dg.special.log_ndtr(dg.tensor([0., -40., 10.]))", "tensor([-6.9315e-01, -8.0461e+02, -7.6199e-24])"))
+    "dg.special.log_ndtr(dg.tensor([0., -40., 10.]))", "tensor([-6.9315e-01, -8.0461e+02, -7.6199e-24])"),
+    namespaces={"special": ("log_ndtr",)}, **_SPECIAL_ONLY)
 ndtri = _unary(NDTRI, "ndtri", _doc(
     "The inverse of ``ndtr`` (the standard normal quantile): -inf at 0, inf at 1, NaN outside ``[0, 1]``.",
-    "dg.special.ndtri(dg.tensor([0.5, 0.975, 1e-300]))", "tensor([  0.0000,   1.9600, -37.0471])"))
+    "dg.special.ndtri(dg.tensor([0.5, 0.975, 1e-300]))", "tensor([  0.0000,   1.9600, -37.0471])"),
+    namespaces={"special": ("ndtri",)}, **_SPECIAL_ONLY)
 erfcx = _unary(ERFCX, "erfcx", _doc("The scaled complementary error function ``exp(x^2) erfc(x)``.",
                                     "dg.special.erfcx(dg.tensor([0., 1., 30.]))",
-                                    "tensor([1.0000, 0.4276, 0.0188])"))
+                                    "tensor([1.0000, 0.4276, 0.0188])"),
+    namespaces={"special": ("erfcx",)}, **_SPECIAL_ONLY)
 entr = _unary(ENTR, "entr", _doc("``-x log(x)`` for ``x > 0``, 0 at 0, -inf for ``x < 0``.",
-                                 "dg.special.entr(dg.tensor([0., 0.5, -1.]))", "tensor([0.0000, 0.3466,   -inf])"))
+                                 "dg.special.entr(dg.tensor([0., 0.5, -1.]))", "tensor([0.0000, 0.3466,   -inf])"),
+    namespaces={"special": ("entr",)}, **_SPECIAL_ONLY)
 
 
+def _polygamma_method(self: Tensor, n: int) -> Tensor:
+    """``polygamma(n, self)`` (torch's ``x.polygamma(n)``)."""
+    return polygamma(n, self)
+
+
+@public(POLYGAMMA, namespaces={"special": ("polygamma",)}, method_function=_polygamma_method)
 def polygamma(n: int, input: Any) -> Tensor:  # noqa: A002 - torch's names
     """The ``n``-th derivative of ``digamma`` (``n >= 0``); its derivative is ``polygamma(n + 1, x)``.
 
@@ -280,6 +302,7 @@ def polygamma(n: int, input: Any) -> Tensor:  # noqa: A002 - torch's names
     return apply(POLYGAMMA, input, n=n)
 
 
+@public(None, namespaces={"special": ("multigammaln",)})
 def mvlgamma(input: Any, p: int) -> Tensor:  # noqa: A002 - torch's names
     """The log of the multivariate gamma function of dimension ``p``:
     ``p (p - 1) / 4 log(pi) + sum_{j < p} lgamma(x - j / 2)``.
@@ -296,6 +319,7 @@ def mvlgamma(input: Any, p: int) -> Tensor:  # noqa: A002 - torch's names
     return lgamma(x.unsqueeze(-1) + shifts).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
 
 
+@public(LOGIT, namespaces={"special": ("logit",)})
 def logit(input: Any, eps: float | None = None) -> Tensor:  # noqa: A002 - torch's names
     """``log(x / (1 - x))``, with ``x`` first clamped to ``[eps, 1 - eps]`` if ``eps`` is given (the
     gradient is then 0 outside that interval; without ``eps`` it is NaN outside ``[0, 1]``, as torch's).
@@ -311,6 +335,7 @@ def logit(input: Any, eps: float | None = None) -> Tensor:  # noqa: A002 - torch
     return apply(LOGIT, input, eps=None if eps is None else float(eps))
 
 
+@public(XLOG1PY, namespaces={"special": ("xlog1py",)}, **_SPECIAL_ONLY)
 def xlog1py(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     """``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN).
 
@@ -321,6 +346,7 @@ def xlog1py(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     return apply(XLOG1PY, input, other)
 
 
+@public(ZETA, namespaces={"special": ("zeta",)}, **_SPECIAL_ONLY)
 def zeta(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     """The Hurwitz zeta function ``sum_k (other + k) ** -input``: inf at ``input == 1``, NaN for
     ``input < 1``. Differentiable in ``other`` only: the derivative in ``input`` raises
@@ -333,6 +359,7 @@ def zeta(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     return apply(ZETA, input, other)
 
 
+@public(GAMMAINC, namespaces={"special": ("gammainc",)}, **_SPECIAL_ONLY)
 def gammainc(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     """The regularized lower incomplete gamma function ``P(a, x) = integral_0^x t^(a-1) e^-t dt / Gamma(a)``
     (``a = input``, ``x = other``); differentiable in ``x`` only, as torch's (the derivative in ``a``
@@ -345,6 +372,7 @@ def gammainc(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     return apply(GAMMAINC, input, other)
 
 
+@public(GAMMAINCC, namespaces={"special": ("gammaincc",)}, **_SPECIAL_ONLY)
 def gammaincc(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``, computed directly (accurate
     where it is small); differentiable in ``x`` only, as torch's.
@@ -356,13 +384,4 @@ def gammaincc(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     return apply(GAMMAINCC, input, other)
 
 
-def _polygamma_method(self: Tensor, n: int) -> Tensor:
-    return polygamma(n, self)
-
-
-METHODS: dict[str, Any] = {
-    "lgamma": lgamma, "digamma": digamma, "polygamma": _polygamma_method, "mvlgamma": mvlgamma, "i0": i0,
-    "logit": logit,
-}
-METHODS.update({f"{name}_": _inplace(f"{name}_", fn, f"In-place ``{name}``.") for name, fn in METHODS.items()})
-__all__ = ["digamma", "i0", "lgamma", "logit", "mvlgamma", "polygamma"]
+__all__ = exported(__name__)

@@ -22,7 +22,7 @@ from ..tensor import Tensor
 from ..vmap.batching import BatchedTensor
 from ._axes import normalize_axis
 from .dispatch import apply, tensor_arg
-from .elementwise import floor_divide, where
+from .elementwise.core import floor_divide, where
 from .indexing import (
     INDEX_PUT_TENSOR,
     TENSOR,
@@ -35,7 +35,7 @@ from .indexing import (
     index_put,
 )
 from .inplace import _inplace
-from .shape import cat, diagonal, moveaxis
+from .shape.core import cat, diagonal, moveaxis
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 

@@ -1,4 +1,5 @@
-"""torch's questions about a tensor's memory: ``is_cpu``, ``data_ptr()``, ``layout`` and ``dim_order()``.
+"""torch's questions about a tensor's memory (``is_cpu``, ``data_ptr()``, ``layout``, ``dim_order()``),
+its dtype (``is_signed``) and its size (``is_same_size``).
 
 dualgrad's tensors are NumPy arrays in host memory, laid out with strides: ``is_cpu`` is
 always True and ``layout`` always ``dualgrad.strided``. They read the array and record nothing.
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..tensor import Tensor
+from .dispatch import tensor_arg
 
 
 class _Layout:
@@ -77,6 +79,27 @@ def _ambiguous(shape: tuple, strides: tuple) -> bool:
     return 1 in shape or len(set(strides)) < len(strides) or (len(strides) > 1 and 0 in strides)
 
 
-METHODS: dict[str, Any] = {"data_ptr": data_ptr, "dim_order": dim_order}
+def is_signed(input: Any) -> bool:  # noqa: A002 - torch's name
+    """True for signed dtypes (signed integers, floating, complex), False for unsigned and bool.
+
+    >>> import dualgrad as dg
+    >>> dg.tensor([1], dtype=dg.uint8).is_signed(), dg.tensor([1.]).is_signed()
+    (False, True)
+    """
+    return tensor_arg(input, "is_signed").dtype.kind in "ifc"
+
+
+def is_same_size(input: Any, other: Any) -> bool:  # noqa: A002 - torch's names
+    """True if the two tensors have the same shape.
+
+    >>> import dualgrad as dg
+    >>> dg.zeros(2, 3).is_same_size(dg.ones(2, 3))
+    True
+    """
+    return tensor_arg(input, "is_same_size").shape == tensor_arg(other, "is_same_size").shape
+
+
+METHODS: dict[str, Any] = {"data_ptr": data_ptr, "dim_order": dim_order, "is_signed": is_signed,
+                           "is_same_size": is_same_size}
 PROPERTIES: dict[str, Any] = {"is_cpu": lambda self: True, "layout": lambda self: strided}
-__all__ = ["strided"]
+__all__ = ["is_same_size", "is_signed", "strided"]

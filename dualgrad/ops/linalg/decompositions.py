@@ -28,15 +28,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..tensor import Tensor, _wrap, as_operand
-from ..vmap.batching import physical_value
-from .batch_rules import NOT_BATCHED, to_front
-from .dispatch import apply
-from .elementwise import imag_part, where
-from .linalg import matmul, matrix_transpose
-from .reductions import cumprod
-from .registry import Op
-from .shape import RESHAPE, cat, flip
+from ...tensor import Tensor, _wrap, as_operand
+from ...vmap.batching import physical_value
+from ..batch_rules import NOT_BATCHED, to_front
+from ..dispatch import apply
+from ..elementwise.core import imag_part, where
+from ..reductions import cumprod
+from ..registry import Op
+from ..shape.core import RESHAPE, cat, flip
+from .products import matmul, matrix_transpose
 
 
 class LinAlgError(RuntimeError, np.linalg.LinAlgError):

@@ -18,13 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from ..base.state import STATE
-from ..tensor import Tensor, as_operand
-from ..vmap import batching
-from ..vmap.batching import BatchedTensor
-from ._axes import normalize_axes, normalize_axis, tuple_int
-from .dispatch import apply, make_view, tensor_arg
-from .registry import Op, linear, overload, sum_to_shape
+from ...base.state import STATE
+from ...tensor import Tensor, as_operand
+from ...vmap import batching
+from ...vmap.batching import BatchedTensor
+from .._axes import normalize_axes, normalize_axis, tuple_int
+from ..dispatch import apply, make_view, tensor_arg
+from ..registry import Op, linear, overload, sum_to_shape
 
 
 def _shape_arg(shape: tuple, fn: str, arg: str) -> tuple:
@@ -170,7 +170,7 @@ def _repeat_interleave_vjp(g: Tensor, out: Any, x: Any, *, repeats: Any, axis: i
     if isinstance(repeats, int):
         runs = apply(RESHAPE, g, shape=x.shape[:axis + 1] + (repeats,) + x.shape[axis + 1:])
         return runs.sum(axis=axis + 1)
-    from .indexing import INDEX_ADD_INTO_ZEROS  # indexing imports this module
+    from ..indexing import INDEX_ADD_INTO_ZEROS  # indexing imports this module
 
     source = np.repeat(np.arange(x.shape[axis]), repeats)
     return apply(INDEX_ADD_INTO_ZEROS, g, shape=x.shape, index=(slice(None),) * axis + (source,))

@@ -12,16 +12,16 @@ from typing import Any, NamedTuple
 import numpy as np
 import opt_einsum
 
-from ..tensor import Tensor, _wrap, as_operand
-from . import reductions
-from ._axes import normalize_axis, pick_axis, pick_keepdims
-from .einsum import einsum
-from .elementwise import to_dtype, where
-from .linalg import cross_along, matmul
-from .linalg_decomp import LinAlgError, _check_matrix, _check_square, _h, inv, svd, svdvals
-from .reductions import amax, amin
-from .reductions import norm as _vector_p_norm
-from .shape import moveaxis
+from ...tensor import Tensor, _wrap, as_operand
+from .. import reductions
+from .._axes import normalize_axis, pick_axis, pick_keepdims
+from ..einsum import einsum
+from ..elementwise.core import to_dtype, where
+from ..reductions import amax, amin
+from ..reductions import norm as _vector_p_norm
+from ..shape.core import moveaxis
+from .decompositions import LinAlgError, _check_matrix, _check_square, _h, inv, svd, svdvals
+from .products import cross_along, matmul
 
 _NO_VALUE = object()
 

@@ -16,19 +16,19 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import check_number_fits, is_number
-from ..base.dtypes import torch_dtype_name
-from ..factories import tensor as _tensor
-from ..factories import zeros
-from ..tensor import Tensor, int_arg
-from ..vmap.batching import BatchedTensor
-from ._axes import normalize_axis
-from .batch_rules import to_front
-from .dispatch import apply, tensor_arg
-from .elementwise import _where, conj, sub, to_dtype
-from .indexing import index_add, index_select, select
-from .registry import elementwise, linear, name_by_operands, nondifferentiable, sum_to_shape
-from .shape import expand, hstack, moveaxis, narrow, reshape, tensor_split, transpose, vstack
+from ...base.checks import check_number_fits, is_number
+from ...base.dtypes import torch_dtype_name
+from ...factories import tensor as _tensor
+from ...factories import zeros
+from ...tensor import Tensor, int_arg
+from ...vmap.batching import BatchedTensor
+from .._axes import normalize_axis
+from ..batch_rules import to_front
+from ..dispatch import apply, tensor_arg
+from ..elementwise.core import _where, conj, sub, to_dtype
+from ..indexing import index_add, index_select, select
+from ..registry import elementwise, linear, name_by_operands, nondifferentiable, sum_to_shape
+from .core import expand, hstack, moveaxis, narrow, reshape, tensor_split, transpose, vstack
 
 
 # -- complex tensors as real pairs --------------------------------------------------------------------

@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from .._deference import deferring_op
-from ..base.checks import is_number
-from ..base.dtypes import is_differentiable_dtype, torch_dtype_name
-from ..base.state import STATE
-from ..factories import zeros_like
-from ..fastpath import (
+from ..._deference import deferring_op
+from ...base.checks import is_number
+from ...base.dtypes import is_differentiable_dtype, torch_dtype_name
+from ...base.state import STATE
+from ...factories import zeros_like
+from ...fastpath import (
     broadcast_product,
     engine_only,
     is_scratch,
@@ -31,9 +31,9 @@ from ..fastpath import (
     select_or_zero,
     unseen,
 )
-from ..tensor import Tensor, _wrap, as_operand
-from .dispatch import OTHER_FIRST, _apply, _record, apply, tensor_arg
-from .registry import (
+from ...tensor import Tensor, _wrap, as_operand
+from ..dispatch import OTHER_FIRST, _apply, _record, apply, tensor_arg
+from ..registry import (
     Op,
     elementwise,
     is_tensor_operand,
@@ -43,6 +43,7 @@ from .registry import (
     overload,
     vjp_from_partial,
 )
+from ..surface import binary, exported, public, unary, untracked
 
 
 def _where(cond: Any, x: Any, y: Any) -> Tensor:
@@ -434,6 +435,8 @@ SUB = elementwise("sub", np.subtract, (1, -1), grad_name_for=name_by_operands({(
                   number_inputs=lambda node: is_tensor_operand(node.kept()[0]))
 MUL = elementwise("mul", np.multiply, (lambda out, x, y: y, lambda out, x, y: x),
                   save_inputs=lambda needs: (needs[1], needs[0]), number_inputs=True)
+mul = binary(MUL, "Elementwise product with broadcasting.", "[1., 2.]", "tensor([2., 4.])",
+             aliases=("multiply",), numpy=np.multiply)
 # ``x + alpha * y`` and ``x - alpha * y`` (alpha a number): one node, as torch's (alpha is its attribute)
 ADD_SCALED = elementwise("add_scaled", lambda x, y, alpha: x + alpha * y, (1, lambda out, x, y, alpha: alpha),
                          save_inputs=False, number_inputs=True, grad_name="AddBackward0")
@@ -444,6 +447,8 @@ SUB_SCALED = elementwise("sub_scaled", lambda x, y, alpha: x - alpha * y, (1, la
 DIV = elementwise("div", np.true_divide, (lambda out, x, y: 1 / y, lambda out, x, y: -(x / y) / y),
                   save_inputs=lambda needs: (needs[1], True), to_float=True, number_inputs=True)
 NEG = elementwise("neg", np.negative, (-1,))
+neg = unary(NEG, "``-x``.", "[1., -2.]", "tensor([-1.,  2.])", aliases=("negative",), numpy=np.negative,
+            top_level_inplace=True)
 _pow_base_vjp_derived = vjp_from_partial(_pow_base_partial)
 POW = elementwise("pow", _pow_impl, (_pow_base_partial, _pow_exponent_partial),
                   vjp=(_pow_base_vjp, vjp_from_partial(_pow_exponent_partial)), save_out=lambda needs: needs[1],
@@ -451,50 +456,90 @@ POW = elementwise("pow", _pow_impl, (_pow_base_partial, _pow_exponent_partial),
                   grad_name_for=name_by_operands({(True, True): "PowBackward1", (False, True): "PowBackward2"}))
 RECIPROCAL = elementwise("reciprocal", lambda x: np.true_divide(1, x),  # (integers give floats, as torch)
                          (lambda out, x: -(out * out),), save_inputs=False, save_out=True)
+reciprocal = unary(RECIPROCAL, "``1 / x``.", "[2.]", "tensor([0.5000])", numpy=np.reciprocal, top_level_inplace=True)
 _square_vjp_derived = vjp_from_partial(lambda out, x: 2 * x)
-SQUARE = elementwise("square", np.square, (lambda out, x: 2 * x,), vjp=(_square_vjp,),
-                     grad_name="PowBackward0")  # (torch's square is pow(x, 2))
-SQRT = elementwise("sqrt", np.sqrt, (lambda out, x: 0.5 / out,), save_inputs=False, save_out=True)
-RSQRT = elementwise("rsqrt", lambda x: 1 / np.sqrt(x), (lambda out, x: -0.5 * out ** 3,),
-                    save_inputs=False, save_out=True)
-ABS = Op("abs", np.abs, vjp=(_abs_vjp,), jvp=_abs_jvp, family="elementwise")
-SGN = Op("sgn", _sgn_impl, vjp=(_sgn_vjp,), jvp=_sgn_jvp, family="elementwise", save_out=True)
-SIGN = _zero_gradient("sign", _sign_impl)
+square = unary(elementwise("square", np.square, (lambda out, x: 2 * x,), vjp=(_square_vjp,),
+                           grad_name="PowBackward0"),
+               "``x * x``.", "[3.]", "tensor([9.])", numpy=np.square, top_level_inplace=True)
+sqrt = unary(elementwise("sqrt", np.sqrt, (lambda out, x: 0.5 / out,), save_inputs=False, save_out=True),
+             "Square root; its derivative at 0 is inf (as in torch).", "[4.]", "tensor([2.])", numpy=np.sqrt,
+             top_level_inplace=True)
+rsqrt = unary(elementwise("rsqrt", lambda x: 1 / np.sqrt(x), (lambda out, x: -0.5 * out ** 3,),
+                          save_inputs=False, save_out=True),
+              "``1 / sqrt(x)``.", "[4.]", "tensor([0.5000])", top_level_inplace=True)
+abs = unary(Op("abs", np.abs, vjp=(_abs_vjp,), jvp=_abs_jvp, family="elementwise"),
+            "Absolute value (modulus for complex); its derivative at 0 is 0.", "[-2.]", "tensor([2.])",
+            aliases=("absolute",), numpy=(np.absolute, np.fabs), top_level_inplace=("abs",))
+sgn = unary(Op("sgn", _sgn_impl, vjp=(_sgn_vjp,), jvp=_sgn_jvp, family="elementwise", save_out=True),
+            "``x / |x|`` (0 at 0); the sign for real inputs, with gradient 0 there.", "[-2.]", "tensor([-1.])")
+sign = unary(_zero_gradient("sign", _sign_impl),
+             "Sign of each element (its gradient is 0).", "[-2., 0.]", "tensor([-1.,  0.])")
 REMAINDER = elementwise("remainder", _integer_division(np.remainder), (1, lambda out, x, y: -floor_divide(x, y)),
                         save_inputs=lambda needs: (needs[1], needs[1]),
                         grad_name_for=name_by_operands({(True, True): "RemainderBackward1"}))
+remainder = binary(REMAINDER, "Python's ``x % y`` (sign of the divisor).", "[3., -3.]", "tensor([1., 1.])",
+                   numpy=np.remainder)
 # (torch's div with a rounding mode; its floor_divide has no derivative)
 FLOOR_DIVIDE = _zero_gradient("floor_divide", _integer_division(np.floor_divide), grad_name="DivBackward2")
+floor_divide = binary(FLOOR_DIVIDE, "Python's ``x // y`` (its gradient is 0).", "[3., -3.]", "tensor([ 1., -2.])",
+                      numpy=np.floor_divide)
 DIV_TRUNC = _zero_gradient("div_trunc", _integer_division(_div_trunc_impl), grad_name="DivBackward2")
-FLOOR = _zero_gradient("floor", np.floor)
-CEIL = _zero_gradient("ceil", np.ceil)
-TRUNC = _zero_gradient("trunc", np.trunc)
+floor = unary(_zero_gradient("floor", np.floor),
+              "Largest integer not above ``x`` (its gradient is 0).", "[-1.5, 1.5]", "tensor([-2.,  1.])",
+              numpy=np.floor, top_level_inplace=True)
+ceil = unary(_zero_gradient("ceil", np.ceil),
+             "Smallest integer not below ``x`` (its gradient is 0).", "[-1.5, 1.5]", "tensor([-1.,  2.])",
+             numpy=np.ceil, top_level_inplace=True)
+trunc = unary(_zero_gradient("trunc", np.trunc),
+              "``x`` rounded toward zero (its gradient is 0).", "[-1.5, 1.5]", "tensor([-1.,  1.])",
+              aliases=("fix",), numpy=np.trunc, top_level_inplace=True)
 ROUND = _zero_gradient("round", _round_impl, grad_name_for=_round_name)
 FRAC = elementwise("frac", lambda x: np.subtract(x, np.trunc(x)), (1,))
 
 # -- exponentials and logarithms ----------------------------------------------------
-EXP = elementwise("exp", np.exp, (lambda out, x: out,), save_inputs=False, save_out=True)
-EXPM1 = elementwise("expm1", np.expm1, (lambda out, x: out + 1,), save_inputs=False, save_out=True)
-LOG = elementwise("log", np.log, (lambda out, x: 1 / x,))
-LOG1P = elementwise("log1p", np.log1p, (lambda out, x: 1 / (x + 1),), grad_name="Log1PBackward0")
-LOG2 = elementwise("log2", np.log2, (lambda out, x: 1 / (x * _LN2),))
-LOG10 = elementwise("log10", np.log10, (lambda out, x: 1 / (x * _LN10),))
+exp = unary(elementwise("exp", np.exp, (lambda out, x: out,), save_inputs=False, save_out=True),
+            "Exponential.", "[0.]", "tensor([1.])", numpy=np.exp, top_level_inplace=True)
+expm1 = unary(elementwise("expm1", np.expm1, (lambda out, x: out + 1,), save_inputs=False, save_out=True),
+              "``exp(x) - 1``, accurate near 0.", "[0.]", "tensor([0.])", numpy=np.expm1,
+              namespaces={"special": ("expm1",)}, top_level_inplace=True)
+log = unary(elementwise("log", np.log, (lambda out, x: 1 / x,)),
+            "Natural logarithm.", "[1.]", "tensor([0.])", numpy=np.log, top_level_inplace=True)
+log1p = unary(elementwise("log1p", np.log1p, (lambda out, x: 1 / (x + 1),), grad_name="Log1PBackward0"),
+              "``log(1 + x)``, accurate near 0.", "[0.]", "tensor([0.])", numpy=np.log1p,
+              namespaces={"special": ("log1p",)}, top_level_inplace=True)
+log2 = unary(elementwise("log2", np.log2, (lambda out, x: 1 / (x * _LN2),)),
+             "Base-2 logarithm.", "[8.]", "tensor([3.])", numpy=np.log2, top_level_inplace=True)
+log10 = unary(elementwise("log10", np.log10, (lambda out, x: 1 / (x * _LN10),)),
+              "Base-10 logarithm.", "[100.]", "tensor([2.])", numpy=np.log10, top_level_inplace=True)
 # (the partials are sigmoid(x - y) and sigmoid(y - x), not exp(x - out): finite when one input is
 # infinite, and exactly 1/2 at x == y, as torch's)
 LOGADDEXP = elementwise("logaddexp", np.logaddexp,
                         (lambda out, x, y: sigmoid(x - y), lambda out, x, y: sigmoid(y - x)), to_float=True)
+logaddexp = binary(LOGADDEXP, "``log(exp(x) + exp(y))`` computed stably; its gradient "
+                   "``sigmoid(x - y)`` stays finite when one input is infinite.", "[2.]", "tensor([2.6931])",
+                   numpy=np.logaddexp, inplace=False)
 
 # -- trigonometric and hyperbolic --------------------------------------------------------
-SIN = elementwise("sin", np.sin, (lambda out, x: cos(x),))
-COS = elementwise("cos", np.cos, (lambda out, x: -sin(x),))
-TAN = elementwise("tan", np.tan, (lambda out, x: 1 + out * out,), save_inputs=False, save_out=True)
-ASIN = elementwise("asin", np.arcsin, (lambda out, x: rsqrt(1 - x * x),))
-ACOS = elementwise("acos", np.arccos, (lambda out, x: -rsqrt(1 - x * x),))
-ATAN = elementwise("atan", np.arctan, (lambda out, x: 1 / (1 + x * x),))
+sin = unary(elementwise("sin", np.sin, (lambda out, x: cos(x),)),
+            "Sine.", "[0.]", "tensor([0.])", numpy=np.sin, top_level_inplace=True)
+cos = unary(elementwise("cos", np.cos, (lambda out, x: -sin(x),)),
+            "Cosine.", "[0.]", "tensor([1.])", numpy=np.cos, top_level_inplace=True)
+tan = unary(elementwise("tan", np.tan, (lambda out, x: 1 + out * out,), save_inputs=False, save_out=True),
+            "Tangent.", "[0.]", "tensor([0.])", numpy=np.tan, top_level_inplace=True)
+asin = unary(elementwise("asin", np.arcsin, (lambda out, x: rsqrt(1 - x * x),)),
+             "Inverse sine.", "[0.]", "tensor([0.])", aliases=("arcsin",), numpy=np.arcsin, top_level_inplace=True)
+acos = unary(elementwise("acos", np.arccos, (lambda out, x: -rsqrt(1 - x * x),)),
+             "Inverse cosine.", "[1.]", "tensor([0.])", aliases=("arccos",), numpy=np.arccos, top_level_inplace=True)
+atan = unary(elementwise("atan", np.arctan, (lambda out, x: 1 / (1 + x * x),)),
+             "Inverse tangent.", "[0.]", "tensor([0.])", aliases=("arctan",), numpy=np.arctan, top_level_inplace=True)
 ATAN2 = elementwise("atan2", np.arctan2, (lambda out, y, x: x / _radius_squared(y, x),
                                           lambda out, y, x: -y / _radius_squared(y, x)), to_float=True)
-SINH = elementwise("sinh", np.sinh, (lambda out, x: cosh(x),))
-COSH = elementwise("cosh", np.cosh, (lambda out, x: sinh(x),))
+atan2 = binary(ATAN2, "Angle of the point ``(y, x)``: ``atan2(y, x)``.", "[0., 2.]", "tensor([0.0000, 0.7854])",
+               aliases=("arctan2",), numpy=np.arctan2)
+sinh = unary(elementwise("sinh", np.sinh, (lambda out, x: cosh(x),)),
+             "Hyperbolic sine.", "[0.]", "tensor([0.])", numpy=np.sinh, top_level_inplace=True)
+cosh = unary(elementwise("cosh", np.cosh, (lambda out, x: sinh(x),)),
+             "Hyperbolic cosine.", "[0.]", "tensor([1.])", numpy=np.cosh, top_level_inplace=True)
 # (tanh's and sigmoid's rules run their ``*_backward`` ops, as torch's: one new array per product
 # (none when the gradient is the engine's alone: _output_slope_vjp), and a graph of second order
 # shows TanhBackwardBackward0; the tangent t * (1 - out**2) is tanh_backward(t, conj(out)), whose
@@ -504,33 +549,52 @@ TANH_BACKWARD = elementwise("tanh_backward", _tanh_backward_impl,
                             (lambda out, g, y: 1 - y * y, lambda out, g, y: -2 * (g * y)),
                             vjp=_TANH_BACKWARD_VJP, jvp=_TANH_BACKWARD_JVP,
                             arg_names=("grad_output", "output"))
-TANH = elementwise("tanh", np.tanh, (lambda out, x: 1 - out * out,), save_inputs=False, save_out=True,
-                   vjp=(_output_slope_vjp(TANH_BACKWARD, _tanh_slope),),
-                   jvp=lambda tangents, out, x: tanh_backward(tangents[0], conj(out)))
-ASINH = elementwise("asinh", np.arcsinh, (lambda out, x: rsqrt(x * x + 1),))
+tanh = unary(elementwise("tanh", np.tanh, (lambda out, x: 1 - out * out,), save_inputs=False, save_out=True,
+                         vjp=(_output_slope_vjp(TANH_BACKWARD, _tanh_slope),),
+                         jvp=lambda tangents, out, x: tanh_backward(tangents[0], conj(out))),
+             "Hyperbolic tangent.", "[0.]", "tensor([0.])", numpy=np.tanh, top_level_inplace=True)
+asinh = unary(elementwise("asinh", np.arcsinh, (lambda out, x: rsqrt(x * x + 1),)),
+              "Inverse hyperbolic sine.", "[0.]", "tensor([0.])", aliases=("arcsinh",), numpy=np.arcsinh,
+              top_level_inplace=True)
 # (1/sqrt(x-1)/sqrt(x+1), not 1/sqrt(x*x-1): the same for real x, but for complex x with Re x < 0
 # only the first follows the branch of arccosh)
-ACOSH = elementwise("acosh", np.arccosh, (lambda out, x: rsqrt(x - 1) * rsqrt(x + 1),))
-ATANH = elementwise("atanh", np.arctanh, (lambda out, x: 1 / (1 - x * x),))
+acosh = unary(elementwise("acosh", np.arccosh, (lambda out, x: rsqrt(x - 1) * rsqrt(x + 1),)),
+              "Inverse hyperbolic cosine.", "[1.]", "tensor([0.])", aliases=("arccosh",), numpy=np.arccosh,
+              top_level_inplace=True)
+atanh = unary(elementwise("atanh", np.arctanh, (lambda out, x: 1 / (1 - x * x),)),
+              "Inverse hyperbolic tangent.", "[0.]", "tensor([0.])", aliases=("arctanh",), numpy=np.arctanh,
+              top_level_inplace=True)
 HYPOT = elementwise("hypot", np.hypot, (lambda out, x, y: x / out, lambda out, x, y: y / out),
                     save_inputs=lambda needs: needs, save_out=True, to_float=True)
+hypot = binary(HYPOT, "``sqrt(x**2 + y**2)`` without overflow.", "[0., 2.]", "tensor([2.0000, 2.8284])", numpy=np.hypot)
 
 # -- activations and selections -------------------------------------------------------------
 SIGMOID_BACKWARD = elementwise("sigmoid_backward", _sigmoid_backward_impl,
                                (lambda out, g, y: y * (1 - y), lambda out, g, y: g * (1 - 2 * y)),
                                vjp=_SIGMOID_BACKWARD_VJP, jvp=_SIGMOID_BACKWARD_JVP,
                                arg_names=("grad_output", "output"))
-SIGMOID = elementwise("sigmoid", _sigmoid_impl, (lambda out, x: out * (1 - out),),
-                      save_inputs=False, save_out=True, vjp=(_output_slope_vjp(SIGMOID_BACKWARD, _sigmoid_slope),),
-                      jvp=lambda tangents, out, x: sigmoid_backward(tangents[0], conj(out)))
+sigmoid = unary(elementwise("sigmoid", _sigmoid_impl, (lambda out, x: out * (1 - out),),
+                            save_inputs=False, save_out=True,
+                            vjp=(_output_slope_vjp(SIGMOID_BACKWARD, _sigmoid_slope),),
+                            jvp=lambda tangents, out, x: sigmoid_backward(tangents[0], conj(out))),
+                "Logistic function ``1 / (1 + exp(-x))``, stable for large ``|x|``.", "[0.]", "tensor([0.5000])",
+                namespaces={"special": ("expit",)}, top_level_inplace=True)
 SOFTPLUS = elementwise("softplus", _softplus_impl, (_softplus_partial,))
-RELU = selecting("relu", lambda x: np.maximum(x, 0), (lambda out, x: ~(out <= 0),),
-                 save_inputs=False, save_out=True)
+relu = unary(selecting("relu", lambda x: np.maximum(x, 0), (lambda out, x: ~(out <= 0),),
+                       save_inputs=False, save_out=True),
+             "``max(x, 0)``; its derivative at 0 is 0 and at NaN 1 (torch's convention).", "[-1., 2.]",
+             "tensor([0., 2.])", top_level_inplace=True)
 # (a NaN in either input gives both inputs the whole gradient, as torch: "not smaller", not "larger";
 # ties share it)
 _TIES = (lambda out, x, y: x == y,) * 2
 MAXIMUM = selecting("maximum", np.maximum, (lambda out, x, y: ~(x < y), lambda out, x, y: ~(y < x)), _TIES)
+maximum = binary(MAXIMUM, "Elementwise maximum (NaN propagates); at ties each input gets half the gradient, "
+                 "and where either is NaN both get all of it (as torch's).",
+                 "[1., 3.]", "tensor([2., 3.])", numpy=(np.maximum, np.fmax), inplace=False)
 MINIMUM = selecting("minimum", np.minimum, (lambda out, x, y: ~(x > y), lambda out, x, y: ~(y > x)), _TIES)
+minimum = binary(MINIMUM, "Elementwise minimum (NaN propagates); at ties each input gets half the gradient, "
+                 "and where either is NaN both get all of it (as torch's).",
+                 "[1., 3.]", "tensor([1., 2.])", numpy=(np.minimum, np.fmin), inplace=False)
 CLAMP = selecting("clamp", _clamp_impl, (
     _in_range,
     lambda out, x, lo, hi: x < lo,
@@ -578,7 +642,9 @@ IMAG = Op("imag", _imag_impl, vjp=(lambda g, out, x: g * 1j,), jvp=lambda ts, ou
           family="elementwise", save_inputs=False)
 CONJ = Op("conj", np.conjugate, vjp=(lambda g, out, x: g.conj(),), jvp=lambda ts, out, x: ts[0].conj(),
           family="elementwise", save_inputs=False)
-ANGLE = Op("angle", _angle_impl, vjp=(_angle_vjp,), jvp=_angle_jvp, family="elementwise")
+angle = unary(Op("angle", _angle_impl, vjp=(_angle_vjp,), jvp=_angle_jvp, family="elementwise"),
+              "Argument of complex numbers (for reals: pi where x < 0, else 0, -0.0 included; zero gradient).",
+              "[-1.]", "tensor([3.1416])", inplace=False)
 
 
 def _cast_jvp(tangents: tuple, out: Any, x: Any, dtype: np.dtype) -> Tensor | None:
@@ -635,6 +701,7 @@ COMPARISONS = {
 
 
 # -- public functions ------------------------------------------------------------------------
+@public(ADD, numpy=np.add)
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002 - torch's names
     """``input + alpha * other`` with broadcasting.
 
@@ -645,6 +712,7 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002 - to
     return apply(ADD, input, other) if alpha == 1 else apply(ADD_SCALED, input, other, alpha=alpha)
 
 
+@public(SUB, aliases=("subtract",), numpy=np.subtract)
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002 - torch's names
     """``input - alpha * other`` with broadcasting.
 
@@ -655,6 +723,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002 - to
     return apply(SUB, input, other) if alpha == 1 else apply(SUB_SCALED, input, other, alpha=alpha)
 
 
+@public(DIV, aliases=("divide",), numpy=np.true_divide)
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:  # noqa: A002 - torch's names
     """``input / other`` with broadcasting; ``rounding_mode`` ``'trunc'`` or ``'floor'`` rounds the
     quotient (integers then stay integers) and gives a zero gradient, as torch's.
@@ -673,6 +742,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor: 
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
 
 
+@public(DIV)
 def true_divide(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     """Alias of ``div`` without rounding.
 
@@ -683,6 +753,7 @@ def true_divide(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     return apply(DIV, input, other)
 
 
+@public(POW, numpy=np.power)
 def pow(input: Any = None, exponent: Any = None, *, self: Any = None) -> Tensor:  # noqa: A001, A002
     """``input ** exponent`` elementwise (either may be a number); torch's ``pow(self=2.0, exponent=t)``
     spelling of a number base is accepted. An integer tensor to a negative integer number raises
@@ -722,6 +793,7 @@ def _power_operand(x: Any) -> Any:
     return as_operand(x.copy() if isinstance(x, np.ndarray) else x)
 
 
+@public(CLAMP, aliases=("clip",))
 def clamp(input: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A001, A002 - torch's names
     """Limit ``input`` to ``[min, max]`` (numbers or tensors, either may be None); the gradient is 1
     inside (bounds included), 0 outside.
@@ -740,9 +812,8 @@ def checked_clamp(op: Op, input: Any, min: Any, max: Any) -> Tensor:  # noqa: A0
     return apply(op, input, min, max)
 
 
-clip = clamp
 
-
+@public(WHERE, inplace=False, method_function=lambda self, condition, other: where(condition, self, other))
 def where(condition: Any, input: Any = None, other: Any = None) -> Tensor | tuple:  # noqa: A002
     """Elements of ``input`` where ``condition`` holds, else of ``other``; ``where(condition)``
     alone is ``nonzero(condition, as_tuple=True)``, as torch's.
@@ -766,6 +837,7 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Tensor | tupl
     return apply(WHERE, condition, input, other)
 
 
+@public(SOFTPLUS, inplace=False)
 def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
     """``log(1 + exp(beta * input)) / beta``, linear where ``beta * input > threshold``.
 
@@ -780,6 +852,7 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor: 
     return apply(SOFTPLUS, input, beta=beta, threshold=threshold)
 
 
+@public(CAST, method=False, inplace=False)
 def to_dtype(x: Any, dtype: Any) -> Tensor:
     """``x`` cast to ``dtype`` (differentiable between floating/complex dtypes).
 
@@ -793,52 +866,9 @@ def to_dtype(x: Any, dtype: Any) -> Tensor:
     return apply(CAST, x, dtype=dtype)
 
 
-def _unary(op: Op, summary: str, example: str, result: str) -> Any:
-    def fn(input: Any) -> Tensor:  # noqa: A002 - torch's name
-        return apply(op, input)
-
-    fn.__name__ = fn.__qualname__ = op.name
-    fn.__doc__ = f"{summary}\n\n>>> import dualgrad as dg\n>>> dg.{op.name}(dg.tensor({example}))\n{result}\n"
-    return fn
 
 
-def _binary(op: Op, summary: str, example: str, result: str) -> Any:
-    def fn(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
-        return apply(op, input, other)
-
-    fn.__name__ = fn.__qualname__ = op.name
-    fn.__doc__ = f"{summary}\n\n>>> import dualgrad as dg\n>>> dg.{op.name}(dg.tensor({example}), 2.0)\n{result}\n"
-    return fn
-
-
-mul = _binary(MUL, "Elementwise product with broadcasting.", "[1., 2.]", "tensor([2., 4.])")
-atan2 = _binary(ATAN2, "Angle of the point ``(y, x)``: ``atan2(y, x)``.", "[0., 2.]", "tensor([0.0000, 0.7854])")
-hypot = _binary(HYPOT, "``sqrt(x**2 + y**2)`` without overflow.", "[0., 2.]", "tensor([2.0000, 2.8284])")
-logaddexp = _binary(LOGADDEXP, "``log(exp(x) + exp(y))`` computed stably; its gradient "
-                    "``sigmoid(x - y)`` stays finite when one input is infinite.", "[2.]", "tensor([2.6931])")
-maximum = _binary(MAXIMUM, "Elementwise maximum (NaN propagates); at ties each input gets half the gradient, "
-                  "and where either is NaN both get all of it (as torch's).",
-                  "[1., 3.]", "tensor([2., 3.])")
-minimum = _binary(MINIMUM, "Elementwise minimum (NaN propagates); at ties each input gets half the gradient, "
-                  "and where either is NaN both get all of it (as torch's).",
-                  "[1., 3.]", "tensor([1., 2.])")
-remainder = _binary(REMAINDER, "Python's ``x % y`` (sign of the divisor).", "[3., -3.]", "tensor([1., 1.])")
-floor_divide = _binary(FLOOR_DIVIDE, "Python's ``x // y`` (its gradient is 0).", "[3., -3.]", "tensor([ 1., -2.])")
-neg = _unary(NEG, "``-x``.", "[1., -2.]", "tensor([-1.,  2.])")
-reciprocal = _unary(RECIPROCAL, "``1 / x``.", "[2.]", "tensor([0.5000])")
-square = _unary(SQUARE, "``x * x``.", "[3.]", "tensor([9.])")
-sqrt = _unary(SQRT, "Square root; its derivative at 0 is inf (as in torch).", "[4.]", "tensor([2.])")
-rsqrt = _unary(RSQRT, "``1 / sqrt(x)``.", "[4.]", "tensor([0.5000])")
-abs = _unary(ABS, "Absolute value (modulus for complex); its derivative at 0 is 0.", "[-2.]", "tensor([2.])")  # noqa: A001
-sign = _unary(SIGN, "Sign of each element (its gradient is 0).", "[-2., 0.]", "tensor([-1.,  0.])")
-sgn = _unary(SGN, "``x / |x|`` (0 at 0); the sign for real inputs, with gradient 0 there.", "[-2.]",
-             "tensor([-1.])")
-floor = _unary(FLOOR, "Largest integer not above ``x`` (its gradient is 0).", "[-1.5, 1.5]", "tensor([-2.,  1.])")
-ceil = _unary(CEIL, "Smallest integer not below ``x`` (its gradient is 0).", "[-1.5, 1.5]", "tensor([-1.,  2.])")
-trunc = _unary(TRUNC, "``x`` rounded toward zero (its gradient is 0).", "[-1.5, 1.5]", "tensor([-1.,  1.])")
-fix = trunc
-
-
+@public(ROUND, numpy=np.rint, namespaces={"special": ("round",)})
 def round(input: Any, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002 - torch's names
     """``input`` rounded half to even, to ``decimals`` decimal places (its gradient is 0).
 
@@ -849,6 +879,7 @@ def round(input: Any, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002 - tor
     return apply(ROUND, input) if decimals == 0 else apply(ROUND, input, decimals=decimals)
 
 
+@public(FRAC, top_level_inplace=True)
 def frac(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """``input - trunc(input)``: the fractional part, with the sign of ``input`` (gradient 1).
 
@@ -857,28 +888,6 @@ def frac(input: Any) -> Tensor:  # noqa: A002 - torch's name
     tensor([-0.2500,  0.5000])
     """
     return apply(FRAC, input)
-exp = _unary(EXP, "Exponential.", "[0.]", "tensor([1.])")
-expm1 = _unary(EXPM1, "``exp(x) - 1``, accurate near 0.", "[0.]", "tensor([0.])")
-log = _unary(LOG, "Natural logarithm.", "[1.]", "tensor([0.])")
-log1p = _unary(LOG1P, "``log(1 + x)``, accurate near 0.", "[0.]", "tensor([0.])")
-log2 = _unary(LOG2, "Base-2 logarithm.", "[8.]", "tensor([3.])")
-log10 = _unary(LOG10, "Base-10 logarithm.", "[100.]", "tensor([2.])")
-sin = _unary(SIN, "Sine.", "[0.]", "tensor([0.])")
-cos = _unary(COS, "Cosine.", "[0.]", "tensor([1.])")
-tan = _unary(TAN, "Tangent.", "[0.]", "tensor([0.])")
-asin = _unary(ASIN, "Inverse sine.", "[0.]", "tensor([0.])")
-acos = _unary(ACOS, "Inverse cosine.", "[1.]", "tensor([0.])")
-atan = _unary(ATAN, "Inverse tangent.", "[0.]", "tensor([0.])")
-sinh = _unary(SINH, "Hyperbolic sine.", "[0.]", "tensor([0.])")
-cosh = _unary(COSH, "Hyperbolic cosine.", "[0.]", "tensor([1.])")
-tanh = _unary(TANH, "Hyperbolic tangent.", "[0.]", "tensor([0.])")
-asinh = _unary(ASINH, "Inverse hyperbolic sine.", "[0.]", "tensor([0.])")
-acosh = _unary(ACOSH, "Inverse hyperbolic cosine.", "[1.]", "tensor([0.])")
-atanh = _unary(ATANH, "Inverse hyperbolic tangent.", "[0.]", "tensor([0.])")
-sigmoid = _unary(SIGMOID, "Logistic function ``1 / (1 + exp(-x))``, stable for large ``|x|``.",
-                 "[0.]", "tensor([0.5000])")
-relu = _unary(RELU, "``max(x, 0)``; its derivative at 0 is 0 and at NaN 1 (torch's "
-            "convention).", "[-1., 2.]", "tensor([0., 2.])")
 
 
 def real_part(input: Any) -> Tensor:  # noqa: A002 - torch's name
@@ -886,7 +895,7 @@ def real_part(input: Any) -> Tensor:  # noqa: A002 - torch's name
     (``dualgrad.real`` and ``Tensor.real`` are torch's views).
 
     >>> import dualgrad as dg
-    >>> from dualgrad.ops.elementwise import real_part
+    >>> from dualgrad.ops.elementwise.core import real_part
     >>> real_part(dg.tensor([1. + 2.j]))
     tensor([1.])
     """
@@ -898,7 +907,7 @@ def imag_part(input: Any) -> Tensor:  # noqa: A002 - torch's name
     ``dualgrad.imag`` refuses real tensors).
 
     >>> import dualgrad as dg
-    >>> from dualgrad.ops.elementwise import imag_part
+    >>> from dualgrad.ops.elementwise.core import imag_part
     >>> imag_part(dg.tensor([1., 2.]))
     tensor([0., 0.])
     """
@@ -909,7 +918,7 @@ def tanh_backward(grad_output: Any, output: Any) -> Tensor:
     """tanh's gradient from its output, ``grad_output * conj(1 - output**2)`` (torch's ``aten.tanh_backward``).
 
     >>> import dualgrad as dg
-    >>> from dualgrad.ops.elementwise import tanh_backward
+    >>> from dualgrad.ops.elementwise.core import tanh_backward
     >>> tanh_backward(dg.tensor([2.0]), dg.tensor([0.5]))
     tensor([1.5000])
     """
@@ -921,13 +930,14 @@ def sigmoid_backward(grad_output: Any, output: Any) -> Tensor:
     ``aten.sigmoid_backward``).
 
     >>> import dualgrad as dg
-    >>> from dualgrad.ops.elementwise import sigmoid_backward
+    >>> from dualgrad.ops.elementwise.core import sigmoid_backward
     >>> sigmoid_backward(dg.tensor([2.0]), dg.tensor([0.5]))
     tensor([0.5000])
     """
     return apply(SIGMOID_BACKWARD, grad_output, output)
 
 
+@public(CONJ, method=("conj", "conjugate"), inplace=False, numpy=np.conjugate)
 def conj(x: Any) -> Tensor:
     """Complex conjugate; a real tensor is returned as it is (as in torch), without a copy.
 
@@ -940,11 +950,9 @@ def conj(x: Any) -> Tensor:
     return apply(CONJ, x)
 
 
-angle = _unary(ANGLE, "Argument of complex numbers (for reals: pi where x < 0, else 0, -0.0 "
-               "included; zero gradient).",
-               "[-1.]", "tensor([3.1416])")
 
 
+@public(CLONE, method=("clone", "copy"), inplace=False, numpy=np.positive)
 def clone(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """A copy that stays in the graph (of a Tensor, an array or numbers; ``None`` or a string is a TypeError,
     not an object tensor).
@@ -1028,50 +1036,44 @@ def _contains(self: Tensor, element: Any) -> bool:
     return bool(apply(COMPARISONS["eq"], self, element)._data.any())
 
 
-def _logic(name: str, summary: str, args: str, result: str, unary: bool = False) -> Any:
+def _logic(name: str, summary: str, args: str, result: str, unary: bool = False, **surface: Any) -> Any:
     """The public function ``dualgrad.<name>`` of the comparison or logic op ``name`` (a tensor, not tracked)."""
-    op = COMPARISONS[name]
-    if unary:
-        def fn(x: Any) -> Tensor:
-            return apply(op, tensor_arg(x, name))
-    else:
-        def fn(x: Any, other: Any) -> Tensor:
-            if other is None:  # (NumPy would compare with it, or make an object array)
-                raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not NoneType")
-            return apply(op, tensor_arg(x, name), other)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{summary} (not tracked).\n\n>>> import dualgrad as dg\n>>> dg.{name}({args})\n{result}\n"
-    return fn
+    return untracked(COMPARISONS[name], f"{summary} (not tracked).", args, result, arity=1 if unary else 2, **surface)
 
 
 _XY = "dg.tensor([1., 2., 3.]), 2."
 _PQ = "dg.tensor([True, True, False]), dg.tensor([True, False, False])"
-eq = _logic("eq", "``x == y`` elementwise, as a bool tensor", _XY, "tensor([False,  True, False])")
-ne = _logic("ne", "``x != y`` elementwise, as a bool tensor", _XY, "tensor([ True, False,  True])")
-lt = _logic("lt", "``x < y`` elementwise, as a bool tensor", _XY, "tensor([ True, False, False])")
-le = _logic("le", "``x <= y`` elementwise, as a bool tensor", _XY, "tensor([ True,  True, False])")
-gt = _logic("gt", "``x > y`` elementwise, as a bool tensor", _XY, "tensor([False, False,  True])")
-ge = _logic("ge", "``x >= y`` elementwise, as a bool tensor", _XY, "tensor([False,  True,  True])")
+eq = _logic("eq", "``x == y`` elementwise, as a bool tensor", _XY, "tensor([False,  True, False])", numpy=np.equal)
+ne = _logic("ne", "``x != y`` elementwise, as a bool tensor", _XY, "tensor([ True, False,  True])",
+            aliases=("not_equal",), numpy=np.not_equal)
+lt = _logic("lt", "``x < y`` elementwise, as a bool tensor", _XY, "tensor([ True, False, False])",
+            aliases=("less",), numpy=np.less)
+le = _logic("le", "``x <= y`` elementwise, as a bool tensor", _XY, "tensor([ True,  True, False])",
+            aliases=("less_equal",), numpy=np.less_equal)
+gt = _logic("gt", "``x > y`` elementwise, as a bool tensor", _XY, "tensor([False, False,  True])",
+            aliases=("greater",), numpy=np.greater)
+ge = _logic("ge", "``x >= y`` elementwise, as a bool tensor", _XY, "tensor([False,  True,  True])",
+            aliases=("greater_equal",), numpy=np.greater_equal)
 logical_and = _logic("logical_and", "Elementwise AND of the truth values (nonzero is true), as a bool tensor",
-                     _PQ, "tensor([ True, False, False])")
+                     _PQ, "tensor([ True, False, False])", numpy=np.logical_and)
 logical_or = _logic("logical_or", "Elementwise OR of the truth values, as a bool tensor", _PQ,
-                    "tensor([ True,  True, False])")
+                    "tensor([ True,  True, False])", numpy=np.logical_or)
 logical_xor = _logic("logical_xor", "Elementwise XOR of the truth values, as a bool tensor", _PQ,
-                     "tensor([False,  True, False])")
+                     "tensor([False,  True, False])", numpy=np.logical_xor)
 logical_not = _logic("logical_not", "Elementwise NOT of the truth values, as a bool tensor", "dg.tensor([0., 2.])",
-                     "tensor([ True, False])", unary=True)
+                     "tensor([ True, False])", unary=True, numpy=np.logical_not)
 bitwise_and = _logic("bitwise_and", "``x & y`` for integer or bool tensors", "dg.tensor([5, 6]), 3",
-                     "tensor([1, 2])")
-bitwise_or = _logic("bitwise_or", "``x | y`` for integer or bool tensors", "dg.tensor([5, 6]), 3", "tensor([7, 7])")
+                     "tensor([1, 2])", numpy=np.bitwise_and)
+bitwise_or = _logic("bitwise_or", "``x | y`` for integer or bool tensors", "dg.tensor([5, 6]), 3", "tensor([7, 7])",
+                    numpy=np.bitwise_or)
 bitwise_xor = _logic("bitwise_xor", "``x ^ y`` for integer or bool tensors", "dg.tensor([5, 6]), 3",
-                     "tensor([6, 5])")
+                     "tensor([6, 5])", numpy=np.bitwise_xor)
 bitwise_left_shift = _logic("bitwise_left_shift", "``x << y`` for integer tensors (0 for shifts past the width)",
                             "dg.tensor([1, -8]), 2", "tensor([  4, -32])")
 bitwise_right_shift = _logic("bitwise_right_shift", "``x >> y`` for integer tensors (arithmetic: keeps the sign)",
                              "dg.tensor([1, -8]), 2", "tensor([ 0, -2])")
 bitwise_not = _logic("bitwise_not", "``~x`` for integer or bool tensors", "dg.tensor([True, False])",
-                     "tensor([False,  True])", unary=True)
+                     "tensor([False,  True])", unary=True, numpy=np.invert)
 
 
 def _predicate(op_name: str) -> Any:
@@ -1079,31 +1081,26 @@ def _predicate(op_name: str) -> Any:
     return lambda self: apply(op, self)
 
 
-def _value_test(name: str, summary: str, example: str, result: str) -> Any:
+def _value_test(name: str, summary: str, example: str, result: str, **surface: Any) -> Any:
     """The function ``dualgrad.<name>``: a bool tensor (not tracked) of a test of each value."""
-    op = COMPARISONS[name]
-
-    def fn(x: Any) -> Tensor:
-        return apply(op, tensor_arg(x, name))
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{summary} (a bool tensor, not tracked).\n\n>>> import dualgrad as dg\n" \
-                 f">>> dg.{name}(dg.tensor({example}))\n{result}\n"
-    return fn
+    return untracked(COMPARISONS[name], f"{summary} (a bool tensor, not tracked).", f"dg.tensor({example})", result,
+                     arity=1, **surface)
 
 
-isnan = _value_test("isnan", "True where ``x`` is NaN", '[1., float("nan")]', "tensor([False,  True])")
-isinf = _value_test("isinf", "True where ``x`` is infinite", '[1., float("inf")]', "tensor([False,  True])")
+isnan = _value_test("isnan", "True where ``x`` is NaN", '[1., float("nan")]', "tensor([False,  True])",
+                    numpy=np.isnan, inplace=False)
+isinf = _value_test("isinf", "True where ``x`` is infinite", '[1., float("inf")]', "tensor([False,  True])",
+                    numpy=np.isinf, inplace=False)
 isfinite = _value_test("isfinite", "True where ``x`` is neither infinite nor NaN", '[1., float("inf")]',
-                       "tensor([ True, False])")
+                       "tensor([ True, False])", numpy=np.isfinite, inplace=False)
 isposinf = _value_test("isposinf", "True where ``x`` is +inf", '[1., float("inf"), -float("inf")]',
-                       "tensor([False,  True, False])")
+                       "tensor([False,  True, False])", inplace=False)
 isneginf = _value_test("isneginf", "True where ``x`` is -inf", '[1., float("inf"), -float("inf")]',
-                       "tensor([False, False,  True])")
+                       "tensor([False, False,  True])", inplace=False)
 isreal = _value_test("isreal", "True where ``x`` has no imaginary part (everywhere for a real tensor)",
-                     "[1.+0.j, 1.j]", "tensor([ True, False])")
+                     "[1.+0.j, 1.j]", "tensor([ True, False])", inplace=False)
 signbit = _value_test("signbit", "True where the sign bit of ``x`` is set (``-0.0`` included)", "[-0., 1., -2.]",
-                      "tensor([ True, False,  True])")
+                      "tensor([ True, False,  True])", numpy=np.signbit, inplace=False)
 
 
 def _contiguous(self: Tensor) -> Tensor:
@@ -1118,7 +1115,6 @@ def _operator(op: Op, plain: Any) -> Any:
 
 
 METHODS: dict[str, Any] = {
-    "where": lambda self, condition, other: where(condition, self, other),
     "type_as": lambda self, other: to_dtype(self, tensor_arg(other, "type_as").dtype),
     "contiguous": _contiguous,
     # (``2 + x`` and ``2 * x`` are ``x + 2`` and ``x * 2``, as in torch: the node's inputs in that order;
@@ -1141,46 +1137,9 @@ METHODS: dict[str, Any] = {
     "__lshift__": _compare("bitwise_left_shift"), "__rshift__": _compare("bitwise_right_shift"),
     "__rlshift__": _reflected(_compare("bitwise_left_shift")),
     "__rrshift__": _reflected(_compare("bitwise_right_shift")),
-    "bitwise_left_shift": bitwise_left_shift, "bitwise_right_shift": bitwise_right_shift,
-    "signbit": signbit, "isposinf": isposinf, "isneginf": isneginf, "isreal": isreal,
-    "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow,
-    "neg": neg, "reciprocal": reciprocal, "square": square, "sqrt": sqrt,
-    "rsqrt": rsqrt, "abs": abs, "sign": sign, "sgn": sgn, "exp": exp,
-    "expm1": expm1, "log": log, "log1p": log1p, "log2": log2, "log10": log10,
-    "sin": sin, "cos": cos, "tan": tan, "asin": asin, "acos": acos,
-    "atan": atan, "atan2": atan2, "sinh": sinh, "cosh": cosh, "tanh": tanh,
-    "asinh": asinh, "acosh": acosh, "atanh": atanh, "sigmoid": sigmoid,
-    "relu": relu, "maximum": maximum, "minimum": minimum, "clamp": clamp,
-    "clip": clip, "hypot": hypot, "logaddexp": logaddexp, "conj": conj, "conjugate": conj,
-    "angle": angle, "clone": clone, "copy": clone, "remainder": remainder,
-    "floor_divide": floor_divide, "softplus": softplus,
-    "floor": floor, "ceil": ceil, "round": round, "trunc": trunc, "fix": fix, "frac": frac,
-    "true_divide": true_divide, "arcsin": asin, "arccos": acos, "arctan": atan, "arctan2": atan2,
-    "arcsinh": asinh, "arccosh": acosh, "arctanh": atanh,
-    "greater": gt, "greater_equal": ge, "less": lt, "less_equal": le, "not_equal": ne,
-    "multiply": mul, "divide": div, "subtract": sub, "negative": neg, "absolute": abs,
-    "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
-    "eq": eq, "ne": ne, "lt": _compare("lt"), "le": _compare("le"),
-    "gt": _compare("gt"), "ge": _compare("ge"),
-    "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor, "logical_not": logical_not,
-    "bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
     "astype": astype,
     **{name: _cast_method(dtype) for dtype, name in _CAST_METHODS.items()},
 }
 
-arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh = asin, acos, atan, atan2, asinh, acosh, atanh
-# torch's other aliases of the ops above
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-multiply, divide, subtract, negative, absolute = mul, div, sub, neg, abs
 
-__all__ = [
-    "abs", "absolute", "acos", "acosh", "add", "angle", "arccos", "arccosh", "arcsin", "arcsinh", "arctan",
-    "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_left_shift",
-    "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil", "clamp", "clip", "clone", "conj",
-    "cos", "cosh", "div", "divide", "eq", "exp", "expm1", "fix", "floor", "floor_divide", "frac", "ge", "greater",
-    "greater_equal", "gt", "hypot", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isreal", "le",
-    "less", "less_equal", "log", "log10", "log1p", "log2", "logaddexp", "logical_and", "logical_not", "logical_or",
-    "logical_xor", "lt", "maximum", "minimum", "mul", "multiply", "ne", "neg", "negative", "not_equal", "pow",
-    "reciprocal", "relu", "remainder", "round", "rsqrt", "sgn", "sigmoid", "sign", "signbit", "sin", "sinh",
-    "softplus", "sqrt", "square", "sub", "subtract", "tan", "tanh", "to_dtype", "true_divide", "trunc", "where",
-]
+__all__ = exported(__name__)

@@ -13,16 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from ..factories import eye
-from ..fastpath import unseen
-from ..tensor import Tensor, _wrap, as_operand
-from ..vmap.identity_basis import identity_block_start
-from ._axes import normalize_axis
-from .batch_rules import NOT_BATCHED, aligned_at_front, to_front
-from .dispatch import OTHER_FIRST, apply, tensor_arg
-from .einsum import einsum
-from .registry import Op, overload
-from .shape import PAD, PERMUTE, RESHAPE, TRANSPOSE, broadcast_to, roll
+from ...factories import eye
+from ...fastpath import unseen
+from ...tensor import Tensor, _wrap, as_operand
+from ...vmap.identity_basis import identity_block_start
+from .._axes import normalize_axis
+from ..batch_rules import NOT_BATCHED, aligned_at_front, to_front
+from ..dispatch import OTHER_FIRST, apply, tensor_arg
+from ..einsum import einsum
+from ..registry import Op, overload
+from ..shape.core import PAD, PERMUTE, RESHAPE, TRANSPOSE, broadcast_to, roll
 
 
 def _ndim(x: Any) -> int:
