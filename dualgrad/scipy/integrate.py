@@ -9,27 +9,33 @@ require grad (``ValueError``: pass them in ``args``).
 Sensitivities (``sensitivity=``):
 
 * ``"forward"``: the forward sensitivity equations ``S' = J_y S + J_p``,
-  ``S(t0) = dy0/dθ``, integrated with the state by SciPy (same method and
-  tolerances, so the sensitivities are controlled by ``rtol``/``atol`` too). One
-  column per differentiated scalar (the ``y0`` entries when ``y0`` requires grad
-  or carries a tangent, and every entry of the Tensors in ``args``), computed
-  with batched jvps of ``fun`` (``vmap``). The Jacobian ``dY/dθ`` at the output
-  times is then kept, so reverse mode, ``jacrev`` and ``jacfwd`` all read it.
+  ``S(t0) = dy0/dθ``, integrated with the state in one SciPy solve (same method
+  and tolerances, so the sensitivities are controlled by ``rtol``/``atol`` too).
+  One column per differentiated scalar (the ``y0`` entries when ``y0`` requires
+  grad or carries a tangent, and every entry of the Tensors in ``args``),
+  computed with batched jvps of ``fun`` (``vmap``). The Jacobian ``dY/dθ`` at
+  the output times is then kept, so reverse mode, ``jacrev`` and ``jacfwd`` all
+  read it.
 * ``"adjoint"``: for a reverse pass, the adjoint ``λ' = -J_y^T λ``,
-  ``μ' = -J_p^T λ`` is integrated backward, with jumps ``λ += g_i`` at the output
-  times. The state on each backward segment comes from a forward re-solve from
-  a checkpoint: the state is stored every ``checkpoint_every`` accepted steps
-  (and at the output times), so memory is O(checkpoints + one segment), not
-  O(steps). The adjoint uses the solver's method and tolerances: its accuracy
-  is that of an ODE solve to ``rtol``/``atol`` (the "optimise-then-discretise"
-  adjoint; it agrees with forward sensitivities to about the tolerance, not to
-  round-off). A jvp (forward mode) computes forward sensitivities.
+  ``μ' = -J_p^T λ`` is integrated backward, restarting with ``λ += g_i`` at the
+  output times. The state it needs comes from forward re-solves from
+  checkpoints (the state every ``checkpoint_every`` accepted steps and at the
+  output times), so memory is O(checkpoints + one segment), not O(steps). The
+  adjoint uses the solver's method and tolerances (``μ``, a quadrature, is left
+  out of the error test): its accuracy is that of an ODE solve to
+  ``rtol``/``atol`` (the "optimise-then-discretise" adjoint; it agrees with
+  forward sensitivities to about the tolerance, not to round-off). A jvp
+  (forward mode) computes forward sensitivities.
 * ``"auto"``: ``"forward"`` when there are at most 16 differentiated scalars
   (or terminal events), else ``"adjoint"``.
 
-For BDF, Radau and LSODA SciPy gets the exact Jacobian of ``fun`` (dense, by
-``jacfwd``) unless ``jac`` is given, and the exact Jacobian of the sensitivity
-and adjoint systems.
+For BDF, Radau and LSODA SciPy gets the exact Jacobian of ``fun`` unless
+``jac`` is given: dense (``jacfwd``), or sparse from ``dualgrad.sparse`` for a
+large state with a sparse pattern. The sensitivity and adjoint systems are
+block lower triangular; BDF and Radau solve their Newton systems by block
+substitution with one LU of the state's ``n x n`` matrix (``_integrate_linear``).
+When ``fun`` never reads ``t`` its evaluations and derivatives are
+``dualgrad.compile`` replays (``_integrate_rhs``).
 
 Events: ``events`` (functions ``event(t, y, *args)``, with SciPy's ``terminal``
 and ``direction`` attributes) work; ``sol.t_events``/``sol.y_events`` are
@@ -38,12 +44,14 @@ last column of ``sol.y`` (at the event time) gets the derivative through the
 moving event time (forward sensitivities; adjoint with events raises).
 
 ``sol.sol(t)`` (with ``dense_output=True``) is differentiable: each call solves
-again with ``t_eval=t`` (same steps, so the same values as SciPy's interpolant).
+again with ``t_eval=t``.
 
-The result is first-order differentiable: differentiating ``sol.y`` twice (a
-Hessian) raises ``NotImplementedError``. A failed integration (``status == -1``)
-raises ``NonConvergedError`` when differentiated, unless
-``allow_nonconverged=True``.
+Second derivatives (``hessian``, ``jacfwd`` over ``jacrev``, double backward)
+work: ``dY/dθ`` is itself a node whose derivatives come from a nested,
+differentiable ``solve_ivp`` of the sensitivity equations. A solution ended by
+a terminal event is first-order only (``NotImplementedError``). A failed
+integration (``status == -1``) raises ``NonConvergedError`` when
+differentiated, unless ``allow_nonconverged=True``.
 
 >>> import dualgrad as dg
 >>> from dualgrad.scipy.integrate import solve_ivp
