@@ -92,6 +92,36 @@ def _array(value: Any) -> np.ndarray:
     return np.asarray(value.detach().numpy() if isinstance(value, Tensor) else value, dtype=np.float64)
 
 
+# compiled closures by (id(fun), kind, args structure): the entry holds fun itself (compile guards what fun
+# reads through it); the last COMPILED_KEPT are kept
+_COMPILED: dict = {}
+COMPILED_KEPT = 32
+
+
+def _compiled(fun: Callable, params: Parameters, kind: str, build: Callable) -> Callable:
+    """``dualgrad.compile(build(g))`` for ``g(y, *tensors) = fun(0.0, y, *args)``, made once per ``fun``, ``kind``
+    and structure of ``args`` (its non-Tensor leaves by value)."""
+    from ..compile import compile as dg_compile
+
+    constants = tuple((i, type(leaf).__name__, repr(leaf)) for i, leaf in enumerate(params.leaves)
+                      if not isinstance(leaf, Tensor))
+    key = (id(fun), kind, repr(params.spec), constants)
+    entry = _COMPILED.get(key)
+    if entry is not None and entry[0] is fun:
+        _COMPILED[key] = _COMPILED.pop(key)  # (most recently used last)
+        return entry[1]
+    rebuild = params.rebuild
+    closure = dg_compile(build(lambda y, *tensors: _as_tensor(fun(0.0, y, *rebuild(tensors)))))
+    _COMPILED[key] = (fun, closure)
+    while len(_COMPILED) > COMPILED_KEPT:
+        _COMPILED.pop(next(iter(_COMPILED)))
+    return closure
+
+
+def _as_tensor(out: Any) -> Tensor:
+    return out if isinstance(out, Tensor) else tensor(np.asarray(out, dtype=np.float64))
+
+
 class OdeFunctions:
     """``fun`` at fixed ``args``, and its derivatives, on NumPy arrays (``t`` a float, ``y`` of shape ``(n,)``)."""
 
@@ -108,18 +138,15 @@ class OdeFunctions:
     # -- building blocks ---------------------------------------------------------------------------
     def call(self, t: Any, y: Tensor, tensors: tuple) -> Tensor:
         """``fun(t, y, *args)`` with the Tensors of ``args`` replaced by ``tensors`` (a Tensor result)."""
-        out = self.fun(t, y, *self.params.rebuild(tensors))
-        return out if isinstance(out, Tensor) else tensor(np.asarray(out, dtype=np.float64))
+        return _as_tensor(self.fun(t, y, *self.params.rebuild(tensors)))
 
     def _closure(self, kind: str, build: Callable) -> Callable:
-        """``build(g)`` for ``g(y, *tensors) = fun(t, y, ...)``, compiled once when ``fun`` ignores ``t``."""
+        """``build(g)`` for ``g(y, *tensors) = fun(t, y, ...)``, compiled when ``fun`` ignores ``t``: kept across
+        solves of the same ``fun`` and ``args`` structure (``_COMPILED``), so repeated solves replay at once."""
         closure = self._cache.get(kind)
         if closure is None:
             if self.compiled:
-                from ..compile import compile as dg_compile
-
-                call, t0 = self.call, 0.0
-                closure = dg_compile(build(lambda y, *tensors: call(t0, y, tensors)))
+                closure = _compiled(self.fun, self.params, kind, build)
             else:
                 closure = build
             self._cache[kind] = closure
