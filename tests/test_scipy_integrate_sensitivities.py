@@ -225,3 +225,20 @@ def test_adjoint_with_events_and_unknown_sensitivity_raise():
         solve_ivp(lambda t, y: -y, (0, 1), dg.tensor([1.0]), sensitivity="discrete")
     with pytest.raises(ValueError, match="solve_ivp: method must be a name or an OdeSolver subclass"):
         solve_ivp(lambda t, y: -y, (0, 1), dg.tensor([1.0]), method=object)
+
+
+def test_repeated_solves_of_one_fun_see_what_it_reads_now():
+    rate = 1.0
+    weights = np.array([1.0])
+    fun = lambda t, y, k: -k * rate * weights * y
+    k = dg.tensor(0.5, requires_grad=True)
+    for new_rate, new_weight in ((1.0, 1.0), (2.0, 1.0), (2.0, 3.0)):
+        rate = new_rate
+        weights[0] = new_weight  # (in place: the compiled replay must not keep the old value)
+        for sensitivity in ("forward", "adjoint"):
+            sol = solve_ivp(fun, (0, 1), dg.tensor([1.0]), args=(k,), t_eval=[1.0], rtol=1e-10, atol=1e-12,
+                            sensitivity=sensitivity)
+            c = 0.5 * new_rate * new_weight
+            assert float(sol.y.detach()[0, 0]) == pytest.approx(np.exp(-c), rel=1e-8)
+            (g,) = dg.autograd.grad(sol.y.sum(), k)
+            assert float(g) == pytest.approx(-new_rate * new_weight * np.exp(-c), rel=1e-7)
