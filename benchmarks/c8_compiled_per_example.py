@@ -13,7 +13,7 @@ from .w6_per_example import _data, _loss, _torch
 
 def _dualgrad(compiled: bool) -> Callable:
     import dualgrad as dg
-    from dualgrad.transforms.func import grad, vmap
+    from dualgrad.func import grad, vmap
 
     w, x, y = (dg.tensor(a) for a in _data())
     per_example = vmap(grad(_loss(dg)), in_dims=(None, 0, 0))

@@ -1,25 +1,14 @@
-"""Differentiable solvers (issue 29): cost of a derivative relative to the solve it differentiates.
+"""Differentiable solvers (issue 29): the sparse nonlinear root, with the memory of its gradient.
 
-``python -m benchmarks.solvers [--full] [--repeat N]`` prints, per problem, the
-best-of-N time of the plain solve (or of one Newton step) and of each
-derivative, and their ratio. The ratios are against dualgrad's own plain solve,
-not against a peer library, so they are not part of ``python -m benchmarks``:
-
-* a sparse nonlinear root with one parameter per unknown (``n = 10^4`` with
-  ``--full``, else ``2000``): the gradient of a scalar of the solution with
-  respect to all parameters (implicit differentiation, GMRES on vjps, or
-  ``dualgrad.sparse`` when installed) against one Newton step of the solve (a
-  sparse Jacobian assembled by hand and a sparse LU); goal <= 2x. Also the peak
-  memory of the gradient for two iteration counts of the solver (it must not
-  depend on them);
-* Robertson (stiff, 3 states, 3 parameters, BDF) and a 2-D Brusselator
-  (``2 * 32 * 32 = 2048`` states with ``--full``, else ``2 * 8 * 8 = 128``,
-  4 parameters, BDF): forward sensitivities against the plain solve (goal
-  <= 3x) and the adjoint gradient of a scalar loss against the plain solve
-  (goal <= 4x).
-
-torchdiffeq and diffrax are compared when they are installed (they are not
-in this environment: those rows say so).
+``python -m benchmarks.solvers [--full] [--repeat N]`` prints the best-of-N time
+of the gradient of a scalar of the solution of a sparse nonlinear root with one
+parameter per unknown (``n = 10^4`` with ``--full``, else ``2000``; implicit
+differentiation, GMRES on vjps, or ``dualgrad.sparse`` when installed) against one
+Newton step of the solve (a sparse Jacobian assembled by hand and a sparse LU);
+goal <= 2x. Also the peak memory of the gradient for two iteration counts of the
+solver (it must not depend on them). Its time ratio is workload I1 of
+``python -m benchmarks``; the ODE sensitivities are workloads O1-O4
+(``benchmarks/_ode_problems.py``).
 """
 
 from __future__ import annotations
@@ -31,9 +20,7 @@ import tracemalloc
 import numpy as np
 
 import dualgrad as dg
-from dualgrad.func import grad, jacfwd
 from dualgrad.implicit import custom_root
-from dualgrad.scipy.integrate import solve_ivp
 
 from ._harness import best_times
 
@@ -101,63 +88,12 @@ def sparse_root(n: int, repeat: int) -> list[str]:
             f"{peaks[1] / 2**20:.2f} MiB after 40"]
 
 
-# -- ODEs -------------------------------------------------------------------------------------------
-def robertson(t, y, k):
-    return dg.stack([-k[0] * y[0] + k[2] * y[1] * y[2], k[0] * y[0] - k[1] * y[1] ** 2 - k[2] * y[1] * y[2],
-                     k[1] * y[1] ** 2])
-
-
-def brusselator(side: int):
-    """2-D Brusselator on a periodic ``side x side`` grid; parameters ``(A, B, alpha, beta)``."""
-    def fun(t, y, p):
-        u, v = y[: side * side].reshape(side, side), y[side * side:].reshape(side, side)
-
-        def laplacian(w):
-            return (dg.roll(w, 1, 0) + dg.roll(w, -1, 0) + dg.roll(w, 1, 1) + dg.roll(w, -1, 1) - 4 * w) * side ** 2
-
-        du = p[0] + u * u * v - (p[1] + 1) * u + p[2] * laplacian(u)
-        dv = p[1] * u - u * u * v + p[2] * laplacian(v) * p[3]
-        return dg.cat([du.reshape(-1), dv.reshape(-1)])
-
-    grid = np.linspace(0, 1, side, endpoint=False)
-    xx, yy = np.meshgrid(grid, grid)
-    y0 = np.concatenate([(1 + np.sin(2 * np.pi * xx) * 0.5).reshape(-1), np.full(side * side, 3.0)])
-    return fun, y0
-
-
-def ode_ratios(name: str, fun, y0, params, t_end, repeat: int, **options) -> list[str]:
-    times = np.linspace(t_end / 10, t_end, 10)
-    y0 = dg.tensor(y0)
-    weights = dg.tensor(np.random.default_rng(0).normal(size=(y0.numel(), times.size)))
-    run = lambda p, sensitivity: solve_ivp(fun, (0.0, t_end), y0, args=(p,), t_eval=times, method="BDF",
-                                           sensitivity=sensitivity, **options).y
-    plain = lambda: run(dg.tensor(params), "forward")
-    forward = lambda: jacfwd(lambda p: run(p, "forward"))(dg.tensor(params))
-    adjoint = lambda: grad(lambda p: (run(p, "adjoint") * weights).sum())(dg.tensor(params))
-    measured = best_times({"plain": plain, "forward": forward, "adjoint": adjoint}, repeat, min_seconds=0.0)
-    return [f"{name}: plain solve {measured['plain'] * 1e3:.0f} ms; forward sensitivities "
-            f"{measured['forward'] / measured['plain']:.2f}x (goal <= 3x); adjoint gradient "
-            f"{measured['adjoint'] / measured['plain']:.2f}x (goal <= 4x)"]
-
-
-def peers() -> list[str]:
-    return [f"{peer}: not installed, not compared" for peer in ("torchdiffeq", "diffrax")
-            if importlib.util.find_spec(peer) is None]
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.solvers", description=__doc__)
     parser.add_argument("--full", action="store_true", help="the issue's sizes (slow)")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
-    lines = sparse_root(10_000 if args.full else 2000, args.repeat)
-    lines += ode_ratios("Robertson (3 states, 3 parameters)", robertson, [1.0, 0.0, 0.0], [0.04, 3e7, 1e4], 40.0,
-                        args.repeat, rtol=1e-6, atol=1e-10)
-    side = 32 if args.full else 8
-    fun, y0 = brusselator(side)
-    lines += ode_ratios(f"Brusselator 2-D ({y0.size} states, 4 parameters)", fun, y0, [1.0, 3.0, 0.02, 1.0], 1.0,
-                        args.repeat, rtol=1e-4, atol=1e-6)
-    for line in lines + peers():
+    for line in sparse_root(10_000 if args.full else 2000, args.repeat):
         print(line, flush=True)
 
 

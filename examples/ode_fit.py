@@ -5,8 +5,8 @@ residuals go through ``dualgrad.scipy.integrate.solve_ivp``, so SciPy gets the
 exact Jacobian of the residuals (forward sensitivity equations, integrated with
 the state) instead of finite differences. The gradient of the misfit is then
 computed three ways: forward sensitivities, the checkpointed adjoint and finite
-differences. (Differentiating the fitted parameters themselves would need second
-derivatives of the ODE solution, which ``solve_ivp`` refuses with an error.)
+differences. (Second derivatives of the ODE solution, e.g. the Hessian of the
+misfit, work too: see ``examples/robertson_fit.py``.)
 
 Run: python examples/ode_fit.py   (DUALGRAD_EXAMPLES_SMALL=1: fewer observations)
 """

@@ -9,27 +9,33 @@ require grad (``ValueError``: pass them in ``args``).
 Sensitivities (``sensitivity=``):
 
 * ``"forward"``: the forward sensitivity equations ``S' = J_y S + J_p``,
-  ``S(t0) = dy0/dθ``, integrated with the state by SciPy (same method and
-  tolerances, so the sensitivities are controlled by ``rtol``/``atol`` too). One
-  column per differentiated scalar (the ``y0`` entries when ``y0`` requires grad
-  or carries a tangent, and every entry of the Tensors in ``args``), computed
-  with batched jvps of ``fun`` (``vmap``). The Jacobian ``dY/dθ`` at the output
-  times is then kept, so reverse mode, ``jacrev`` and ``jacfwd`` all read it.
+  ``S(t0) = dy0/dθ``, integrated with the state in one SciPy solve (same method
+  and tolerances, so the sensitivities are controlled by ``rtol``/``atol`` too).
+  One column per differentiated scalar (the ``y0`` entries when ``y0`` requires
+  grad or carries a tangent, and every entry of the Tensors in ``args``),
+  computed with batched jvps of ``fun`` (``vmap``). The Jacobian ``dY/dθ`` at
+  the output times is then kept, so reverse mode, ``jacrev`` and ``jacfwd`` all
+  read it.
 * ``"adjoint"``: for a reverse pass, the adjoint ``λ' = -J_y^T λ``,
-  ``μ' = -J_p^T λ`` is integrated backward, with jumps ``λ += g_i`` at the output
-  times. The state on each backward segment comes from a forward re-solve from
-  a checkpoint: the state is stored every ``checkpoint_every`` accepted steps
-  (and at the output times), so memory is O(checkpoints + one segment), not
-  O(steps). The adjoint uses the solver's method and tolerances: its accuracy
-  is that of an ODE solve to ``rtol``/``atol`` (the "optimise-then-discretise"
-  adjoint; it agrees with forward sensitivities to about the tolerance, not to
-  round-off). A jvp (forward mode) computes forward sensitivities.
+  ``μ' = -J_p^T λ`` is integrated backward, restarting with ``λ += g_i`` at the
+  output times. The state it needs comes from forward re-solves from
+  checkpoints (the state every ``checkpoint_every`` accepted steps and at the
+  output times), so memory is O(checkpoints + one segment), not O(steps). The
+  adjoint uses the solver's method and tolerances (``μ``, a quadrature, is left
+  out of the error test): its accuracy is that of an ODE solve to
+  ``rtol``/``atol`` (the "optimise-then-discretise" adjoint; it agrees with
+  forward sensitivities to about the tolerance, not to round-off). A jvp
+  (forward mode) computes forward sensitivities.
 * ``"auto"``: ``"forward"`` when there are at most 16 differentiated scalars
   (or terminal events), else ``"adjoint"``.
 
-For BDF, Radau and LSODA SciPy gets the exact Jacobian of ``fun`` (dense, by
-``jacfwd``) unless ``jac`` is given, and the exact Jacobian of the sensitivity
-and adjoint systems.
+For BDF, Radau and LSODA SciPy gets the exact Jacobian of ``fun`` unless
+``jac`` is given: dense (``jacfwd``), or sparse from ``dualgrad.sparse`` for a
+large state with a sparse pattern. The sensitivity and adjoint systems are
+block lower triangular; BDF and Radau solve their Newton systems by block
+substitution with one LU of the state's ``n x n`` matrix (``_integrate_linear``).
+When ``fun`` never reads ``t`` its evaluations and derivatives are
+``dualgrad.compile`` replays (``_integrate_rhs``).
 
 Events: ``events`` (functions ``event(t, y, *args)``, with SciPy's ``terminal``
 and ``direction`` attributes) work; ``sol.t_events``/``sol.y_events`` are
@@ -38,12 +44,14 @@ last column of ``sol.y`` (at the event time) gets the derivative through the
 moving event time (forward sensitivities; adjoint with events raises).
 
 ``sol.sol(t)`` (with ``dense_output=True``) is differentiable: each call solves
-again with ``t_eval=t`` (same steps, so the same values as SciPy's interpolant).
+again with ``t_eval=t``.
 
-The result is first-order differentiable: differentiating ``sol.y`` twice (a
-Hessian) raises ``NotImplementedError``. A failed integration (``status == -1``)
-raises ``NonConvergedError`` when differentiated, unless
-``allow_nonconverged=True``.
+Second derivatives (``hessian``, ``jacfwd`` over ``jacrev``, double backward)
+work: ``dY/dθ`` is itself a node whose derivatives come from a nested,
+differentiable ``solve_ivp`` of the sensitivity equations. A solution ended by
+a terminal event is first-order only (``NotImplementedError``). A failed
+integration (``status == -1``) raises ``NonConvergedError`` when
+differentiated, unless ``allow_nonconverged=True``.
 
 >>> import dualgrad as dg
 >>> from dualgrad.scipy.integrate import solve_ivp
@@ -58,345 +66,86 @@ tensor(-0.7358)
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..base.state import STATE
-from ..factories import tensor
-from ..implicit import NonConvergedError, Parameters, refuse_closed_over_tensors
+from ..factories import tensor, zeros
+from ..implicit import Parameters, refuse_closed_over_tensors
 from ..implicit._node import _levels_in_use, _outside_vmap
 from ..ops.shape.core import cat, stack
-from ..reverse import enable_grad
-from ..reverse import grad as autograd_grad
 from ..tensor import Tensor
 from ..transforms import func
 from ..transforms.function import Function
 from ..vmap.batching import BatchedTensor
+from ._integrate_solves import OdeProblem, Trajectory, unit_directions, values_of
 from ._problems import scipy_module
 
 METHODS = ("RK23", "RK45", "DOP853", "Radau", "BDF", "LSODA")
-STIFF_METHODS = ("Radau", "BDF", "LSODA")
 SENSITIVITIES = ("auto", "forward", "adjoint")
 AUTO_FORWARD_LIMIT = 16
-SECOND_ORDER_MESSAGE = ("solve_ivp: second derivatives of an ODE solution are not supported (its sensitivities "
-                        "are computed once, by SciPy); differentiate it once")
+SECOND_ORDER_EVENT_MESSAGE = ("solve_ivp: second derivatives of a solution ended by a terminal event are not "
+                              "supported (the event time's derivative is first order only); differentiate it once")
 
 
-def _values(t: Any) -> np.ndarray:
-    return np.asarray(t.detach().numpy() if isinstance(t, Tensor) else t, dtype=np.float64)
-
-
-class OdeProblem:
-    """``fun``, its parameters and SciPy's options: integrates the state, its sensitivities and adjoints."""
-
-    def __init__(self, fun: Callable, t_span: tuple, params: Parameters, method: Any, t_eval: Any, events: Any,
-                 options: dict, sensitivity: str, checkpoint_every: int, allow_nonconverged: bool):
-        self.fun = fun
-        self.t_span = (float(_values(t_span[0])), float(_values(t_span[1])))
-        self.params = params
-        self.method = method
-        self.t_eval = None if t_eval is None else _values(t_eval).reshape(-1)
-        self.events = events
-        self.options = options
-        self.sensitivity = sensitivity
-        self.checkpoint_every = checkpoint_every
-        self.allow_nonconverged = allow_nonconverged
-        self.y0_columns = True  # (whether forward sensitivities include y0's columns; set by solve_ivp)
-        self.eager = True  # (compute forward sensitivities with the solve: something will be differentiated)
-        self.last: Trajectory | None = None
-
-    # -- fun and its derivatives on values ---------------------------------------------------------
-    def rhs(self, t: float, y: Tensor, tensors: tuple) -> Tensor:
-        out = self.fun(t, y, *self.params.rebuild(tensors))
-        return out if isinstance(out, Tensor) else tensor(np.asarray(out, dtype=np.float64))
-
-    def numpy_rhs(self, tensors: tuple) -> Callable:
-        return lambda t, y: _values(self.rhs(t, tensor(np.asarray(y, dtype=np.float64)), tensors)).reshape(-1)
-
-    def numpy_jac(self, tensors: tuple) -> Callable:
-        """The exact ``d fun / dy`` (``jacfwd``), dense."""
-        return lambda t, y: func.jacfwd(lambda z: self.rhs(t, z, tensors))(
-            tensor(np.asarray(y, dtype=np.float64))).numpy()
-
-    def solver_options(self, tensors: tuple) -> dict:
-        options = dict(self.options)
-        if self.method in STIFF_METHODS and "jac" not in options:
-            options["jac"] = self.numpy_jac(tensors)
-        return options
-
-    # -- the forward solve -------------------------------------------------------------------------
-    def integrate(self, y0: Tensor, tensors: tuple) -> Trajectory:
-        integrate = scipy_module("integrate")
-        checkpoints: list = []
-        method = _recording(integrate, self.method, checkpoints, self.checkpoint_every)
-        events = None if self.events is None else _numpy_events(self.events, self, tensors)
-        y_start = _values(y0).reshape(-1)
-        raw = integrate.solve_ivp(self.numpy_rhs(tensors), self.t_span, y_start, method=method,
-                                  t_eval=self.t_eval, events=events, **self.solver_options(tensors))
-        trajectory = Trajectory(self, y0, tensors, raw, checkpoints)
-        if self.sensitivity == "forward" and self.eager:
-            trajectory.jacobian(with_y0=self.y0_columns)
-        self.last = trajectory
-        return trajectory
-
-
-def _recording(integrate: Any, method: Any, checkpoints: list, every: int) -> type:
-    """``method``'s OdeSolver class, recording ``(t, y)`` every ``every`` accepted steps into ``checkpoints``."""
-    base = integrate._ivp.ivp.METHODS[method] if isinstance(method, str) else method
-
-    class Recording(base):
-        def step(self) -> Any:
-            message = super().step()
-            if self.status != "failed":
-                self._accepted = getattr(self, "_accepted", 0) + 1
-                if self._accepted % every == 0:
-                    checkpoints.append((float(self.t), np.array(self.y, dtype=np.float64),
-                                        abs(float(self.t) - float(self.t_old))))
-            return message
-
-    Recording.__name__ = base.__name__
-    return Recording
-
-
-def _numpy_events(events: Any, problem: OdeProblem, tensors: tuple) -> list:
-    result = []
-    for event in events if isinstance(events, (list, tuple)) else [events]:
-        def wrapped(t: float, y: np.ndarray, _event: Callable = event) -> float:
-            return float(_values(_event(t, tensor(np.asarray(y, dtype=np.float64)),
-                                        *problem.params.rebuild(tensors))))
-        wrapped.terminal = getattr(event, "terminal", False)
-        wrapped.direction = getattr(event, "direction", 0)
-        result.append(wrapped)
-    return result
-
-
-class Trajectory:
-    """One solve: the outputs, checkpoints, and (on demand) the Jacobian ``dY/dθ`` or adjoint gradients."""
-
-    def __init__(self, problem: OdeProblem, y0: Tensor, tensors: tuple, raw: Any, checkpoints: list):
-        self.problem = problem
-        self.y0 = y0.detach()
-        self.tensors = tuple(t.detach() for t in tensors)
-        self.raw = raw
-        self.checkpoints = checkpoints
-        self.times = np.asarray(raw.t, dtype=np.float64)
-        self.values = np.asarray(raw.y, dtype=np.float64)
-        self._jacobian: tuple | None = None  # (with_y0, array (n, m, columns))
-
-    @property
-    def terminated_by_event(self) -> bool:
-        return self.raw.status == 1 and self.times.size > 0 and self.problem.events is not None
-
-    def check_differentiable(self) -> None:
-        if self.raw.status == -1 and not self.problem.allow_nonconverged:
-            raise NonConvergedError(
-                f"solve_ivp: cannot differentiate the solution: the integration failed ({self.raw.message}); pass "
-                "allow_nonconverged=True to differentiate the part that was integrated"
-            )
-
-    # -- forward sensitivities ---------------------------------------------------------------------
-    def columns(self, with_y0: bool) -> list:
-        """Per input (y0, then the Tensors of args): its number of sensitivity columns (0 when left out)."""
-        return [self.y0.numel() if with_y0 else 0, *(t.numel() for t in self.tensors)]
-
-    def jacobian(self, with_y0: bool = True) -> np.ndarray:
-        """``dY/dθ`` at the output times, shape ``(n, m, columns)`` (y0's columns first, then args')."""
-        if self._jacobian is None or (with_y0 and not self._jacobian[0]):
-            self._jacobian = (with_y0, self._forward_sensitivities(with_y0))
-        return self._jacobian[1]
-
-    def _forward_sensitivities(self, with_y0: bool) -> np.ndarray:
-        problem, integrate = self.problem, scipy_module("integrate")
-        n, counts = self.y0.numel(), self.columns(with_y0)
-        c = sum(counts)
-        if c == 0:
-            return np.zeros((n, self.times.size, 0))
-        tensors = self.tensors
-        directions = _unit_directions(tensors, counts[1:], c)
-        s0 = np.zeros((n, c))
-        if with_y0:
-            s0[:, :n] = np.eye(n)
-
-        def moved(t: float, y: Tensor, s: Tensor) -> Tensor:
-            """``J_y S + J_p D`` as ``(c, n)``: one batched jvp of ``fun`` per column."""
-            return func.vmap(lambda col, *dp: func.jvp(lambda z, *p: problem.rhs(t, z, p), (y, *tensors),
-                                                       (col, *dp))[1])(s, *directions)
-
-        def augmented(t: float, u: np.ndarray) -> np.ndarray:
-            y, s = tensor(u[:n]), tensor(u[n:].reshape(c, n))  # (the columns of S, one after the other)
-            return np.concatenate([_values(problem.rhs(t, y, tensors)), moved(t, y, s).numpy().reshape(-1)])
-
-        options = dict(problem.options)
-        options.pop("jac", None)
-        if problem.method in STIFF_METHODS:
-            options["jac"] = _augmented_jacobian(problem.numpy_jac(tensors), moved, n, c, problem.method)
-        u0 = np.concatenate([_values(self.y0).reshape(-1), s0.T.reshape(-1)])
-        t_end = self.times[-1] if self.times.size else problem.t_span[1]
-        raw = integrate.solve_ivp(augmented, (problem.t_span[0], t_end), u0, method=problem.method,
-                                  t_eval=self.times, **options)
-        if raw.status == -1:
-            raise NonConvergedError(f"solve_ivp: the forward sensitivity equations failed to integrate ({raw.message})")
-        jacobian = raw.y[n:].reshape(c, n, -1).transpose(1, 2, 0).copy()
-        if self.terminated_by_event:
-            jacobian[:, -1, :] += self._event_time_correction(jacobian[:, -1, :], counts)
-        return jacobian
-
-    def _event_time_correction(self, s_end: np.ndarray, counts: list) -> np.ndarray:
-        """``f(t_e, y_e) dt_e/dθ``: the last output sits at a terminal event time that moves with θ."""
-        problem = self.problem
-        index = next(i for i, times in enumerate(self.raw.t_events) if len(times))
-        events = problem.events if isinstance(problem.events, (list, tuple)) else [problem.events]
-        event = events[index]
-        t_e, y_e = float(self.times[-1]), tensor(self.values[:, -1].copy())
-        g = lambda y, *p: event(t_e, y, *problem.params.rebuild(p))
-        grads = func.grad(lambda y, *p: g(y, *p).reshape(()), argnums=tuple(range(1 + len(self.tensors))))(
-            y_e, *self.tensors)
-        dg_dy = grads[0].numpy().reshape(-1)
-        dg_dp = np.concatenate([np.zeros(counts[0])] + [gr.numpy().reshape(-1) for gr in grads[1:]])
-        f_e = _values(problem.rhs(t_e, y_e, self.tensors)).reshape(-1)
-        speed = dg_dy @ f_e
-        if abs(speed) < 1e-300:
-            raise ZeroDivisionError("solve_ivp: the terminal event is crossed tangentially; its time has no derivative")
-        dt_dtheta = -(dg_dy @ s_end + dg_dp) / speed
-        return np.outer(f_e, dt_dtheta)
-
-    # -- adjoint -----------------------------------------------------------------------------------
-    def adjoint(self, cotangent: np.ndarray) -> tuple:
-        """``(dL/dy0, dL/dparams flat)`` for ``dL/dY = cotangent`` (shape ``(n, m)``), by the checkpointed adjoint."""
-        problem, integrate = self.problem, scipy_module("integrate")
-        n = self.y0.numel()
-        tensors = self.tensors
-        sizes = [t.numel() for t in tensors]
-        shapes = [t.shape for t in tensors]
-        p_total = sum(sizes)
-        t0 = problem.t_span[0]
-        states = {t0: _values(self.y0).reshape(-1)}
-        states.update({t: y for t, y, _ in self.checkpoints})
-        steps = {t: h for t, _, h in self.checkpoints}  # (the solver's step there: segments start with it)
-        states.update({float(t): self.values[:, i] for i, t in enumerate(self.times)})
-        outputs: dict = {}
-        for i, t in enumerate(self.times):
-            outputs[float(t)] = outputs.get(float(t), 0.0) + cotangent[:, i]
-        boundaries = sorted(t for t in states if t <= (self.times[-1] if self.times.size else t0))
-        lam, mu = np.zeros(n), np.zeros(p_total)
-        lam = lam + outputs.get(boundaries[-1], 0.0)
-        options = dict(problem.options)
-        options.pop("jac", None)
-        forward_options = problem.solver_options(tensors)
-        leaves = tuple(t.detach().requires_grad_() for t in tensors)
-        rhs = problem.numpy_rhs(tensors)
-        for a, b in zip(boundaries[-2::-1], boundaries[:0:-1], strict=True):
-            # (SciPy's solvers are reference cycles, freed only by the garbage collector: they reach the
-            # segment's dense output only through ``segment``, emptied after use, so memory stays flat)
-            segment = [integrate.solve_ivp(rhs, (a, b), states[a], method=problem.method, dense_output=True,
-                                           **_first_step(forward_options, steps.get(a), b - a)).sol]
-
-            def backward(t: float, z: np.ndarray, segment: list = segment) -> np.ndarray:
-                y = tensor(segment[0](t), requires_grad=True)
-                with enable_grad():  # (one reverse pass on plain leaves: cheaper than a func.vjp per call)
-                    out = problem.rhs(t, y, leaves)
-                grads = autograd_grad(out, (y, *leaves), tensor(z[:n].copy()), allow_unused=True)
-                return -np.concatenate([np.zeros(leaf.numel()) if g is None else g.numpy().reshape(-1)
-                                        for leaf, g in zip((y, *leaves), grads, strict=True)])
-
-            stiff = {}
-            if problem.method in STIFF_METHODS:
-                stiff["jac"] = _adjoint_jacobian(problem, tensors, segment, n, p_total)
-            raw = integrate.solve_ivp(backward, (b, a), np.concatenate([lam, mu]), method=problem.method,
-                                      t_eval=[a], **_first_step(options, steps.get(b), b - a), **stiff)
-            segment.clear()
-            gc.collect(1)  # (this segment's young cycles: without it they pile up until a full collection)
-            if raw.status == -1:
-                raise NonConvergedError(f"solve_ivp: the adjoint equations failed to integrate ({raw.message})")
-            lam, mu = raw.y[:n, -1], raw.y[n:, -1]
-            lam = lam + outputs.get(a, 0.0)
-        grads, start = [], 0
-        for size, shape in zip(sizes, shapes, strict=True):
-            grads.append(mu[start:start + size].reshape(shape))
-            start += size
-        return lam.reshape(self.y0.shape), grads
-
-
-def _first_step(options: dict, step: float | None, length: float) -> dict:
-    """``options`` with SciPy's ``first_step`` set to the forward solve's step at a checkpoint (unless given):
-    a restart from a checkpoint then does not climb again from a tiny step (costly for BDF)."""
-    if step is None or step <= 0 or "first_step" in options:
-        return options
-    return dict(options, first_step=min(step, length))
-
-
-def _unit_directions(tensors: tuple, counts: list, c: int) -> list:
-    """Per Tensor of args: the ``(c, *shape)`` tangents that select its own columns of ``S``."""
-    directions, start = [], c - sum(counts)
-    for t, count in zip(tensors, counts, strict=True):
-        d = np.zeros((c, count))
-        d[start:start + count] = np.eye(count)
-        directions.append(tensor(d.reshape((c, *t.shape))))
-        start += count
-    return directions
-
-
-def _augmented_jacobian(jac: Callable, moved: Callable, n: int, c: int, method: str) -> Callable:
-    """The exact Jacobian of the state with its ``c`` sensitivity columns: ``J_y`` on the diagonal blocks, and
-    ``d(J_y s_j + J_p d_j)/dy`` (second derivatives of ``fun``, by ``jacfwd`` over the batched jvps) in the
-    first block column."""
-    import scipy.sparse
-
-    def jacobian(t: float, u: np.ndarray) -> Any:
-        j = jac(t, u[:n])
-        s = tensor(u[n:].reshape(c, n))
-        coupling = func.jacfwd(lambda y: moved(t, y, s))(tensor(u[:n])).numpy()  # (c, n, n)
-        blocks = [[None] * (c + 1) for _ in range(c + 1)]
-        for k in range(c + 1):
-            blocks[k][k] = j
-        for k in range(c):
-            blocks[k + 1][0] = coupling[k]
-        full = scipy.sparse.bmat(blocks, format="csc")
-        return full.toarray() if method == "LSODA" else full
-
-    return jacobian
-
-
-def _adjoint_jacobian(problem: OdeProblem, tensors: tuple, segment: list, n: int, p_total: int) -> Callable:
-    """``d/dz`` of the adjoint right-hand side: ``[[-J_y^T, 0], [-J_p^T, 0]]``."""
-
-    def jacobian(t: float, z: np.ndarray) -> np.ndarray:
-        y = tensor(segment[0](t))
-        full = np.zeros((n + p_total, n + p_total))
-        j = func.jacfwd(lambda z, *p: problem.rhs(t, z, p), argnums=tuple(range(1 + len(tensors))))(y, *tensors)
-        full[:n, :n] = -j[0].numpy().reshape(n, n).T
-        start = n
-        for jp in j[1:]:
-            block = jp.numpy().reshape(n, -1)
-            full[start:start + block.shape[1], :n] = -block.T
-            start += block.shape[1]
-        return full
-
-    return jacobian
-
-
-class _FirstOrderOnly(Function):
-    """Passes a constant (a Jacobian computed by SciPy) through; differentiating it with respect to the
-    ODE's inputs (a second derivative) raises instead of treating it as constant."""
+class _SensitivityJacobian(Function):
+    """``dY/dθ`` (computed by SciPy) as a node of ``y0`` and the Tensors of ``args``: its own derivatives (second
+    derivatives of the solution) come from a nested, differentiable ``solve_ivp`` of the sensitivity equations."""
 
     @staticmethod
-    def forward(ctx: Any, value: Tensor, *inputs: Tensor) -> Tensor:
-        return value.clone()
+    def forward(ctx: Any, trajectory: Trajectory, with_y0: bool, *inputs: Tensor) -> Tensor:
+        ctx.trajectory, ctx.with_y0 = trajectory, with_y0
+        ctx.save_for_backward(*inputs)
+        ctx.save_for_forward(*inputs)
+        return tensor(trajectory.jacobian(with_y0))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple:
-        raise NotImplementedError(SECOND_ORDER_MESSAGE)
+        inputs = ctx.saved_tensors
+        with _levels_in_use([g, *inputs]):
+            _, pullback = func.vjp(lambda *x: _nested_jacobian(ctx.trajectory, x, ctx.with_y0), *inputs)
+            return (None, None, *pullback(g))
 
     @staticmethod
-    def jvp(ctx: Any, *tangents: Any) -> Tensor:
-        raise NotImplementedError(SECOND_ORDER_MESSAGE)
+    def jvp(ctx: Any, _: Any, __: Any, *tangents: Tensor | None) -> Tensor:
+        inputs = ctx.saved_tensors
+        with _levels_in_use([*inputs, *tangents]):
+            filled = tuple(zeros(x.shape) if t is None else t for x, t in zip(inputs, tangents, strict=True))
+            return func.jvp(lambda *x: _nested_jacobian(ctx.trajectory, x, ctx.with_y0), tuple(inputs), filled)[1]
+
+
+def _nested_jacobian(trajectory: Trajectory, inputs: tuple, with_y0: bool) -> Tensor:
+    """``dY/dθ`` (shape ``(n, m, c)``) as a differentiable function of ``inputs`` (``y0``, then the Tensors of
+    ``args``): ``solve_ivp`` of the state with its sensitivity columns, written in dualgrad ops."""
+    problem = trajectory.problem
+    if trajectory.terminated_by_event:
+        raise NotImplementedError(SECOND_ORDER_EVENT_MESSAGE)
+    y0, tensors = inputs[0], tuple(inputs[1:])
+    n, counts = trajectory.y0.numel(), trajectory.columns(with_y0)
+    c = sum(counts)
+    directions = unit_directions(trajectory.tensors, counts[1:], c)
+    call = trajectory.functions.call
+
+    def augmented(t: float, u: Tensor, *params: Tensor) -> Tensor:
+        y, s = u[:n], u[n:].reshape(c, n)
+        value, moved = func.vmap(lambda col, *dp: func.jvp(lambda z, *p: call(t, z, p), (y, *params),
+                                                           (col, *dp)))(s, *directions)
+        return cat([value[0], moved.reshape(-1)])
+
+    s0 = np.zeros((c, n))
+    if with_y0:
+        s0[:n, :n] = np.eye(n)
+    options = {k: v for k, v in problem.options.items() if k not in ("jac", "jac_sparsity")}
+    t_end = float(trajectory.times[-1]) if trajectory.times.size else problem.t_span[1]
+    sol = solve_ivp(augmented, (problem.t_span[0], t_end), cat([y0.reshape(-1), tensor(s0.reshape(-1))]),
+                    args=tensors, method=problem.method, t_eval=trajectory.times, **options)
+    return sol.y[n:].reshape(c, n, -1).permute(1, 2, 0)
 
 
 def _jacobian_tensor(trajectory: Trajectory, inputs: list, with_y0: bool) -> Tensor:
-    return _FirstOrderOnly.apply(tensor(trajectory.jacobian(with_y0)), *inputs)
+    return _SensitivityJacobian.apply(trajectory, with_y0, *inputs)
 
 
 class _OdeSolve(Function):
@@ -427,7 +176,7 @@ class _OdeSolve(Function):
                 with_y0 = wants_y0 or trajectory.problem.y0_columns
                 flat = _contract(g, _jacobian_tensor(trajectory, inputs, with_y0))
                 return (None, *_split(flat, trajectory.columns(with_y0), inputs))
-            grad_y0, grads = trajectory.adjoint(_values(g))
+            grad_y0, grads = trajectory.adjoint(values_of(g))
             return (None, tensor(grad_y0) if wants_y0 else None, *(tensor(gr) for gr in grads))
 
     @staticmethod
@@ -521,7 +270,7 @@ def solve_ivp(fun: Callable, t_span: tuple, y0: Any, *, args: Any = (), method: 
         raise ValueError("solve_ivp: vectorized=True is not supported (fun is evaluated on one state at a time)")
     if not isinstance(checkpoint_every, int) or checkpoint_every < 1:
         raise ValueError(f"solve_ivp: checkpoint_every must be a positive int, got {checkpoint_every!r}")
-    span = tuple(float(_values(t)) for t in t_span)
+    span = tuple(float(values_of(t)) for t in t_span)
     y0 = y0 if isinstance(y0, Tensor) else tensor(np.asarray(y0, dtype=np.float64))
     if y0.ndim != 1:
         raise ValueError(f"solve_ivp: y0 must be 1-D, got shape {tuple(y0.shape)}")
@@ -546,7 +295,8 @@ def solve_ivp(fun: Callable, t_span: tuple, y0: Any, *, args: Any = (), method: 
     problem.y0_columns = y0_tracked
     problem.eager = y0_tracked or any(isinstance(t, BatchedTensor) or t.requires_grad or _has_tangent(t)
                                       for t in tensors)
-    refuse_closed_over_tensors(lambda z, *ts: problem.rhs(span[0], z, ts), y0, tensors, "solve_ivp", "function fun")
+    refuse_closed_over_tensors(lambda z, *ts: fun(span[0], z, *params.rebuild(ts)), y0, tensors, "solve_ivp",
+                               "function fun")
     y = _OdeSolve.apply(problem, y0, *tensors)
     raw = problem.last.raw
     result = OdeResult(raw)

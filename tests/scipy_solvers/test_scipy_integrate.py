@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dualgrad as dg
-from dualgrad.func import grad, hessian, jacfwd, jacrev, vmap
+from dualgrad.func import grad, jacfwd, jacrev, vmap
 from dualgrad.implicit import NonConvergedError
 
 scipy_linalg = pytest.importorskip("scipy.linalg")
@@ -209,13 +209,3 @@ def test_failed_integration_raises_on_differentiation_unless_allowed():
     sol = solve_ivp(lambda t, y, c: c * y ** 2, (0, 0.5), dg.tensor([1.0]), args=(c,), allow_nonconverged=True)
     sol.y[:, -1].sum().backward()
     assert float(c.grad) == pytest.approx(0.5 / (1 - 0.5) ** 2, rel=1e-3)  # y = 1 / (1 - c t)
-
-
-def test_second_derivatives_raise():
-    f = lambda k: solve_ivp(lambda t, y, k: -k * y, (0, 1), dg.tensor([1.0]), args=(k,)).y.sum()
-    with pytest.raises(NotImplementedError, match="second derivatives of an ODE solution are not supported"):
-        hessian(f)(dg.tensor(0.5))
-    k = dg.tensor(0.5, requires_grad=True)
-    (g,) = dg.autograd.grad(f(k), k, create_graph=True)
-    with pytest.raises(NotImplementedError, match="second derivatives of an ODE solution are not supported"):
-        g.backward()
