@@ -1,0 +1,305 @@
+"""The harness of the differential tests against torch: one case, run in both libraries, every mode compared.
+
+A case is a list of float leaf arrays and a function ``fn(M, *xs)`` written once against the torch API, where
+``M`` is the namespace (``torch`` or ``dualgrad``); ``dualgrad`` mirrors that API, so the same code runs in both.
+``compare_case`` runs the case in both libraries and compares values (shape, dtype, numbers), reverse mode
+gradients with a random cotangent, forward mode tangents, second order (the gradient of ``<grad, v>``) and
+``vmap`` over a leading batch dimension. It returns the list of mismatches, empty when the libraries agree.
+
+Torch is imported by the caller (the test files ``importorskip`` it); this module only receives it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import dualgrad as dg
+
+TOL = {np.float64: (1e-7, 1e-9), np.float32: (2e-4, 2e-5)}
+MODES = ("value", "grad", "jvp", "grad2", "vmap")
+
+
+@dataclass
+class Case:
+    """Leaf arrays (float64, logical shapes) and the function of them; ``layout`` makes leaves non-contiguous."""
+
+    arrays: list
+    fn: Callable[..., Any]
+    modes: Sequence[str] = MODES
+    layouts: list = field(default_factory=list)
+
+
+# -- random shapes and arrays ---------------------------------------------------------------------------------
+def rshape(rng: np.random.Generator, min_dims: int = 0, max_dims: int = 3, max_side: int = 4) -> tuple:
+    return tuple(int(s) for s in rng.integers(1, max_side + 1, size=int(rng.integers(min_dims, max_dims + 1))))
+
+
+def broadcast_pair(rng: np.random.Generator, min_dims: int = 0) -> tuple[tuple, tuple]:
+    """Two shapes that broadcast: size-1 sides and missing leading dims at random."""
+    full = rshape(rng, min_dims=min_dims)
+    def thin(shape: tuple) -> tuple:
+        shape = tuple(1 if rng.random() < 0.3 else s for s in shape)
+        return shape[int(rng.integers(0, len(shape) + 1)):] if rng.random() < 0.3 else shape
+    return thin(full), thin(full)
+
+
+def rarray(rng: np.random.Generator, shape: tuple, lo: float = -2.0, hi: float = 2.0,
+           away: float | None = None, gap: float = 0.15) -> np.ndarray:
+    values = rng.uniform(lo, hi, size=shape)
+    if away is not None:
+        close = np.abs(values - away) < gap
+        values = np.where(close, away + np.where(values >= away, gap, -gap), values)
+    return np.asarray(values, dtype=np.float64)
+
+
+def distinct(rng: np.random.Generator, shape: tuple, lo: float = -2.0, hi: float = 2.0) -> np.ndarray:
+    """Values pairwise well apart (no ties for max, sort, median)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    grid = np.linspace(lo, hi, max(n, 1))[:n]
+    return rng.permutation(grid).reshape(shape)
+
+
+# -- the two libraries ---------------------------------------------------------------------------------------
+class Lib:
+    """What the harness needs of one library, with the same names for both."""
+
+    def __init__(self, module: Any, torch: Any) -> None:
+        self.M = module
+        self.torch = torch
+        self.is_torch = module is torch
+
+    def leaf(self, arr: np.ndarray, dtype: Any, requires_grad: bool = True) -> Any:
+        arr = np.ascontiguousarray(arr, dtype=dtype)
+        if self.is_torch:
+            return self.torch.tensor(arr, requires_grad=requires_grad)
+        return dg.tensor(arr, requires_grad=requires_grad)
+
+    def numpy(self, t: Any) -> np.ndarray:
+        if self.is_torch:
+            return t.detach().resolve_conj().numpy().copy()
+        return np.array(t.detach().numpy())
+
+    def dtype_name(self, t: Any) -> str:
+        if self.is_torch:
+            return str(t.dtype).replace("torch.", "")
+        return np.dtype(t.dtype).name
+
+    def grad(self, outs, inputs, cots, create_graph=False):
+        auto = self.torch.autograd if self.is_torch else dg.autograd
+        return auto.grad(outs, inputs, cots, allow_unused=True, create_graph=create_graph)
+
+    def forward(self, fn, primals, tangents):
+        fwad = self.torch.autograd.forward_ad if self.is_torch else dg.forward_ad
+        with fwad.dual_level():
+            duals = [fwad.make_dual(p, t) for p, t in zip(primals, tangents)]
+            outs = flat_outputs(fn(self.M, *duals))
+            return [fwad.unpack_dual(o).tangent for o in outs if self.is_float(o)]
+
+    def is_float(self, t: Any) -> bool:
+        return self.dtype_name(t) in ("float32", "float64", "complex64", "complex128")
+
+    def vmap(self, fn, in_dims):
+        return (self.torch.vmap if self.is_torch else dg.vmap)(fn, in_dims=in_dims)
+
+
+def flat_outputs(out: Any) -> list:
+    if isinstance(out, (tuple, list)):
+        return [o for item in out for o in flat_outputs(item)]
+    return [out]
+
+
+def apply_layout(M: Any, x: Any, layout: str) -> Any:
+    """The logical input seen from a leaf stored in ``layout`` (see ``store_layout``)."""
+    if layout == "T":
+        return x.permute(*reversed(range(x.dim())))
+    if layout == "S":
+        return x[..., ::2]
+    return x
+
+
+def store_layout(rng: np.random.Generator, arr: np.ndarray, layout: str) -> np.ndarray:
+    """The leaf array whose ``apply_layout`` view is ``arr``: transposed storage, or every second element."""
+    if layout == "T":
+        return np.ascontiguousarray(arr.transpose(*reversed(range(arr.ndim))))
+    if layout == "S":
+        leaf = rng.uniform(-1, 1, size=arr.shape[:-1] + (2 * arr.shape[-1],))
+        leaf[..., ::2] = arr
+        return leaf
+    return arr
+
+
+# -- comparing ---------------------------------------------------------------------------------------------
+class LoopResult(list):
+    """Torch's results from a Python loop over the batch, and how to ask ``torch.vmap`` whether it supports it."""
+
+    def __init__(self, values: Any, **call: Any) -> None:
+        super().__init__(values)
+        self.call = call
+
+    def torch_vmap_refuses(self) -> bool:
+        call = self.call
+        try:
+            call["lib"].vmap(call["fn"], call["in_dims"])(*call["args"])
+        except Exception:  # noqa: BLE001 - any refusal
+            return True
+        return False
+
+
+def close(mode: str, a: Any, b: np.ndarray, dtype: Any, problems: list, what: str) -> None:
+    """Compare dualgrad's ``a`` (array or None) with torch's ``b`` (array or None; None reads as zeros)."""
+    if a is None and b is None:
+        return
+    if a is None:
+        a = np.zeros_like(b)
+    if b is None:
+        b = np.zeros_like(a)
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        problems.append(f"{mode} {what}: shape {a.shape} != torch {b.shape}")
+        return
+    rtol, atol = TOL[dtype]
+    scale = max(1.0, float(np.max(np.abs(b), initial=0.0))) if b.dtype.kind in "fc" else 1.0
+    if b.dtype.kind in "fc" or a.dtype.kind in "fc":
+        ok = np.allclose(a, b, rtol=rtol, atol=atol * scale, equal_nan=True)
+    else:
+        ok = np.array_equal(a, b)
+    if not ok:
+        diff = np.max(np.abs(a.astype(np.complex128) - b.astype(np.complex128)), initial=0.0)
+        problems.append(f"{mode} {what}: max |dualgrad - torch| = {diff:.3g}\n  dualgrad {a.ravel()[:6]}\n"
+                        f"  torch    {b.ravel()[:6]}")
+
+
+def _run(lib: Lib, case: Case, dtype: Any, rng_arrays: list, mode: str, problems: list) -> Any:
+    try:
+        return mode_result(lib, case, dtype, rng_arrays, mode)
+    except Exception as exc:  # noqa: BLE001 - either library may refuse; the caller compares refusals
+        return exc
+
+
+def compare_case(torch: Any, case: Case, dtype: Any, seed: int, modes: Sequence[str] | None = None) -> list:
+    """Run ``case`` in both libraries in every mode; the list of differences (empty when they agree)."""
+    problems: list = []
+    libs = (Lib(dg, torch), Lib(torch, torch))
+    rng = np.random.default_rng(seed)
+    layouts = case.layouts or ["C"] * len(case.arrays)
+    leaves = [store_layout(rng, a, lay) for a, lay in zip(case.arrays, layouts)]
+    extras = make_extras(rng, case, layouts)
+    for mode in modes or case.modes:
+        if mode not in case.modes:
+            continue
+        ours, theirs = (_run(lib, case, dtype, (leaves, layouts, extras), mode, problems) for lib in libs)
+        if isinstance(theirs, Exception):
+            continue  # torch refuses this case in this mode: nothing to compare with
+        if isinstance(ours, Exception) and isinstance(theirs, LoopResult) and theirs.torch_vmap_refuses():
+            continue  # torch's vmap refuses it too
+        if isinstance(ours, Exception):
+            problems.append(f"{mode}: dualgrad raised {type(ours).__name__}: {str(ours)[:300]} (torch gives values)")
+            if mode == "value":
+                break
+            continue
+        if mode == "value":
+            (a_vals, a_types), (b_vals, b_types) = ours, theirs
+            if len(a_vals) != len(b_vals):
+                problems.append(f"value: {len(a_vals)} outputs != torch {len(b_vals)}")
+                break
+            for i, (ta, tb) in enumerate(zip(a_types, b_types)):
+                if ta != tb:
+                    problems.append(f"value output {i}: dtype {ta} != torch {tb}")
+        else:
+            a_vals, b_vals = ours, theirs
+        if len(a_vals) != len(b_vals):
+            problems.append(f"{mode}: {len(a_vals)} results != torch {len(b_vals)}")
+            continue
+        for i, (a, b) in enumerate(zip(a_vals, b_vals)):
+            close(mode, a, b, dtype, problems, f"#{i}")
+    return problems
+
+
+def make_extras(rng: np.random.Generator, case: Case, layouts: list) -> dict:
+    """Random cotangents, tangents and second-order directions, drawn once and shared by both libraries."""
+    return {"tangents": [rng.uniform(-1, 1, size=a.shape) for a in case.arrays],
+            "v": [rng.uniform(-1, 1, size=a.shape) for a in case.arrays],
+            "cot_seed": int(rng.integers(2**31)), "batch": int(rng.integers(2, 4)),
+            "in_dims_seed": int(rng.integers(2**31))}
+
+
+def mode_result(lib: Lib, case: Case, dtype: Any, data: tuple, mode: str) -> Any:
+    leaves_np, layouts, extras = data
+    M = lib.M
+
+    def fn_of_leaves(M_: Any, *leaves: Any) -> Any:
+        return case.fn(M_, *[apply_layout(M_, x, lay) for x, lay in zip(leaves, layouts)])
+
+    if mode == "value":
+        leaves = [lib.leaf(a, dtype, requires_grad=False) for a in leaves_np]
+        outs = flat_outputs(fn_of_leaves(M, *leaves))
+        return [lib.numpy(o) for o in outs], [lib.dtype_name(o) for o in outs]
+    if mode in ("grad", "grad2"):
+        leaves = [lib.leaf(a, dtype) for a in leaves_np]
+        outs = [o for o in flat_outputs(fn_of_leaves(M, *leaves)) if lib.is_float(o) and o.requires_grad]
+        if not outs:
+            return []
+        crng = np.random.default_rng(extras["cot_seed"])
+        cots = [lib.leaf(crng.uniform(-1, 1, size=tuple(o.shape)), dtype, requires_grad=False) for o in outs]
+        grads = lib.grad(outs, leaves, cots, create_graph=(mode == "grad2"))
+        if mode == "grad":
+            return [None if g is None else lib.numpy(g) for g in grads]
+        vs = [lib.leaf(store_layout(np.random.default_rng(0), v, "C"), dtype, requires_grad=False)
+              for v in extras["v"]]
+        terms = [(apply_layout(M, g, lay) * v).sum() for g, v, lay in zip(grads, vs, layouts)
+                 if g is not None and g.requires_grad]
+        if not terms:
+            return [None for _ in leaves]
+        total = terms[0]
+        for term in terms[1:]:
+            total = total + term
+        return [None if g is None else lib.numpy(g) for g in lib.grad([total], leaves, None)]
+    if mode == "jvp":
+        primals = [lib.leaf(a, dtype, requires_grad=False) for a in leaves_np]
+        tangents = [lib.leaf(tangent_of_leaf(t, a, lay), dtype, requires_grad=False)
+                    for t, a, lay in zip(extras["tangents"], leaves_np, layouts)]
+        return [None if t is None else lib.numpy(t) for t in lib.forward(fn_of_leaves, primals, tangents)]
+    if mode == "vmap":
+        return vmap_result(lib, case, dtype, extras)
+    raise ValueError(mode)
+
+
+def tangent_of_leaf(t: np.ndarray, leaf: np.ndarray, layout: str) -> np.ndarray:
+    if layout == "T":
+        return np.ascontiguousarray(t.transpose(*reversed(range(t.ndim))))
+    if layout == "S":
+        full = np.zeros(leaf.shape)
+        full[..., ::2] = t
+        return full
+    return t
+
+
+def vmap_result(lib: Lib, case: Case, dtype: Any, extras: dict) -> list:
+    """``vmap`` of the case over a batch of 2-3 inputs, some arguments unbatched (in_dims None)."""
+    rng = np.random.default_rng(extras["in_dims_seed"])
+    batch = extras["batch"]
+    in_dims = [None if rng.random() < 0.3 else 0 for _ in case.arrays]
+    in_dims[int(rng.integers(len(in_dims)))] = 0
+    in_dims = tuple(in_dims)
+    args = []
+    for a, d in zip(case.arrays, in_dims):
+        if d is None:
+            args.append(lib.leaf(a, dtype, requires_grad=False))
+        else:
+            stack = np.stack([a] + [a + rng.uniform(-0.05, 0.05, size=a.shape) for _ in range(batch - 1)])
+            args.append(lib.leaf(stack, dtype, requires_grad=False))
+
+    def fn(*xs: Any) -> tuple:
+        return tuple(flat_outputs(case.fn(lib.M, *xs)))
+
+    if lib.is_torch:  # the reference is a loop over the batch (torch's own vmap has had wrong rules)
+        rows = [fn(*[x if d is None else x[i] for x, d in zip(args, in_dims)]) for i in range(batch)]
+        outs = tuple(lib.torch.stack([r[k] for r in rows]) for k in range(len(rows[0])))
+        return LoopResult(lib.numpy(o) for o in flat_outputs(outs), args=args, in_dims=in_dims, fn=fn, lib=lib)
+    else:
+        outs = lib.vmap(fn, in_dims)(*args)
+    return [lib.numpy(o) for o in flat_outputs(outs)]
