@@ -966,7 +966,9 @@ def _arg_extreme(op: Op, name: str, x: Any, dim: Any, keepdim: bool, axis: Any, 
         index = apply(op, reshape(_nonempty(name, x, None, IndexError), -1), axis=0, keepdims=False)
         return reshape(index, (1,) * ndim) if keep else index
     axis = normalize_axis(int_arg(d, name, "dim", 2), _ndim(x), name)
-    return apply(op, _nonempty(name, x, axis if _ndim(x) else ()), axis=axis, keepdims=keep)
+    if _ndim(x) == 0:  # one element, index 0, with or without keepdim (as a vector: also under vmap)
+        return apply(op, reshape(x, (1,)), axis=0, keepdims=False)
+    return apply(op, _nonempty(name, x, axis), axis=axis, keepdims=keep)
 
 
 def argmax(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,

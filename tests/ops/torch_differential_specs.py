@@ -41,14 +41,14 @@ UNARY = {
     "erfc": (-2, 2, None), "erfinv": (-0.9, 0.9, None), "lgamma": (0.1, 3, None), "digamma": (0.2, 3, None),
     "abs": (-2, 2, 0.0), "neg": (-2, 2, None), "square": (-2, 2, None), "relu": (-2, 2, 0.0),
     "sign": (-2, 2, 0.0), "sgn": (-2, 2, 0.0), "floor": (-2, 2, None), "ceil": (-2, 2, None),
-    "trunc": (-2, 2, None), "frac": (-2, 2, None), "round": (-2, 2, None), "sinc": (-2, 2, None),
+    "trunc": (-2, 2, None), "frac": (-2, 2, None), "round": (-2, 2, None), "sinc": (-2, 2, 0.0),
     "deg2rad": (-2, 2, None), "rad2deg": (-2, 2, None), "i0": (-2, 2, None), "logit": (0.1, 0.9, None),
     "nan_to_num": (-2, 2, None), "positive": (-2, 2, None), "signbit": (-2, 2, None),
     "isfinite": (-2, 2, None), "angle": (-2, 2, 0.0), "fix": (-2, 2, None), "arcsin": (-0.9, 0.9, None),
 }
 SPECIAL = {
     "ndtr": (-2, 2), "ndtri": (0.1, 0.9), "log_ndtr": (-3, 2), "i0e": (-2, 2), "i1": (-2, 2), "i1e": (-2, 2),
-    "erfcx": (-1, 2), "entr": (0.1, 2), "expit": (-2, 2), "sinc": (-2, 2), "xlogy_self": (0.1, 2),
+    "erfcx": (-1, 2), "entr": (0.1, 2), "expit": (-2, 2), "sinc": (0.2, 2), "xlogy_self": (0.1, 2),
     "log1p": (-0.5, 2), "expm1": (-1, 1), "exp2": (-1, 1), "gammaln": (0.2, 3), "digamma": (0.2, 3),
     "psi": (0.2, 3), "multigammaln": (1.5, 3), "logit": (0.1, 0.9), "round": (-2, 2),
 }
