@@ -195,7 +195,8 @@ def compare_case(torch: Any, case: Case, dtype: Any, seed: int, modes: Sequence[
     for mode in modes or case.modes:
         if mode not in case.modes:
             continue
-        ours, theirs = (_run(lib, case, dtype, (leaves, layouts, extras), mode, problems) for lib in libs)
+        data = (leaves, layouts, extras)
+        ours, theirs = (_run(lib, case, dtype, data, mode, problems) for lib in libs)
         if isinstance(theirs, Exception):
             # torch refuses this case in this mode; a gradient dualgrad gives anyway must match finite differences
             if mode == "grad" and dtype is np.float64 and not isinstance(ours, Exception):
@@ -221,9 +222,41 @@ def compare_case(torch: Any, case: Case, dtype: Any, seed: int, modes: Sequence[
         if len(a_vals) != len(b_vals):
             problems.append(f"{mode}: {len(a_vals)} results != torch {len(b_vals)}")
             continue
+        if mode in ("grad2", "fwd_over_rev") and torch_nonfinite_where_ours_is_not(
+                a_vals, b_vals):
+            # torch's second-order formula gives NaN/inf where dualgrad's is finite: central differences of
+            # torch's first-order gradients decide (e.g. logcumsumexp, whose double backward takes log(grad))
+            fd_check_second_order(torch, case, mode, a_vals, (leaves, layouts, extras), problems, dtype)
+            continue
+        found: list = []
         for i, (a, b) in enumerate(zip(a_vals, b_vals)):
-            close(mode, a, b, dtype, problems, f"#{i}")
+            close(mode, a, b, dtype, found, f"#{i}")
+        if found and dtype is np.float32 and float32_no_worse_than_torch(case, mode, a_vals, b_vals, data, torch):
+            found = []
+        problems.extend(found)
     return problems
+
+
+def float32_no_worse_than_torch(case: Case, mode: str, ours: list, theirs: list, data: tuple, torch: Any) -> bool:
+    """Where float32 results differ, the float64 result decides: dualgrad's float32 error may be up to twice
+    torch's (both round the same ill-conditioned computation differently), plus float32's tolerance."""
+    try:
+        exact = _run(Lib(torch, torch), case, np.float64, data, mode, [])
+    except Exception:  # noqa: BLE001 - no float64 reference
+        return False
+    if isinstance(exact, Exception):
+        return False
+    exact = exact[0] if mode == "value" else exact
+    rtol, atol = TOL[np.float32]
+    for a, b, e in zip(ours, theirs, exact):
+        if a is None or b is None or e is None or np.shape(a) != np.shape(e) or np.asarray(e).dtype.kind not in "fc":
+            continue
+        e = np.asarray(e, dtype=np.float64)
+        ours_err = np.abs(np.asarray(a, dtype=np.float64) - e)
+        torch_err = np.abs(np.asarray(b, dtype=np.float64) - e)
+        if (ours_err > 2 * torch_err + atol + rtol * np.abs(e)).any():
+            return False
+    return True
 
 
 def fd_check(torch: Any, case: Case, grads: list, data: tuple, problems: list, eps: float = 1e-6) -> None:
@@ -247,6 +280,40 @@ def fd_check(torch: Any, case: Case, grads: list, data: tuple, problems: list, e
     ours = sum(float((g * v).sum()) for g, v in zip(grads, dirs) if g is not None)
     if abs(fd - ours) > 1e-6 * max(1.0, abs(fd)):
         problems.append(f"grad (torch refuses): <grad, v> = {ours:.10g} but central differences give {fd:.10g}")
+
+
+def torch_nonfinite_where_ours_is_not(ours: list, theirs: list) -> bool:
+    return any(a is not None and b is not None and np.shape(a) == np.shape(b)
+               and bool((~np.isfinite(b) & np.isfinite(a)).any()) for a, b in zip(ours, theirs))
+
+
+def fd_check_second_order(torch: Any, case: Case, mode: str, ours: list, data: tuple, problems: list,
+                          dtype: Any, eps: float = 1e-5) -> None:
+    """dualgrad's second-order result against central differences of torch's gradients (float64)."""
+    leaves_np, layouts, extras = data
+    lib = Lib(torch, torch)
+    direction = ([tangent_of_leaf(t, a, lay) for t, a, lay in zip(extras["tangents"], leaves_np, layouts)]
+                 if mode == "fwd_over_rev" else
+                 [rng_u for rng_u in (np.random.default_rng(extras["cot_seed"] + 2).uniform(-1, 1, size=a.shape)
+                                      for a in leaves_np)])
+
+    def grads_at(step: float) -> list:
+        moved = [a + step * u for a, u in zip(leaves_np, direction)]
+        return [np.zeros_like(a) if g is None else g
+                for g, a in zip(mode_result(lib, case, np.float64, (moved, layouts, extras), "grad"), moved)]
+
+    plus, minus = grads_at(eps), grads_at(-eps)
+    if mode == "fwd_over_rev":  # the tangent of the gradients along the tangents
+        for i, (a, p, m) in enumerate(zip(ours, plus, minus)):
+            close(mode + " (torch gives NaN: central differences)", a, (p - m) / (2 * eps), np.float32, problems,
+                  f"#{i}")
+        return
+    # reverse over reverse: the gradient of <grad, v>, read along the direction
+    vs = [tangent_of_leaf(v, a, lay) for v, a, lay in zip(extras["v"], leaves_np, layouts)]
+    fd = sum(float(((p - m) / (2 * eps) * v).sum()) for p, m, v in zip(plus, minus, vs))
+    along = sum(float((a * u).sum()) for a, u in zip(ours, direction) if a is not None)
+    if abs(fd - along) > (1e-5 if dtype is np.float64 else 1e-3) * max(1.0, abs(fd)):
+        problems.append(f"grad2 (torch gives NaN): <grad2, u> = {along:.10g} but central differences give {fd:.10g}")
 
 
 def make_extras(rng: np.random.Generator, case: Case, layouts: list) -> dict:

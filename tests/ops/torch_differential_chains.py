@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-
 from torch_differential import Case, broadcast_pair, rarray
 
 STEPS: list[tuple[str, Callable]] = []

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-
 from torch_differential import Case, broadcast_pair, distinct, rarray, rshape
 
 SPECS: dict[str, Callable[[np.random.Generator], Case]] = {}
