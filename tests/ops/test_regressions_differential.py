@@ -120,3 +120,20 @@ def test_sinc_second_derivative_near_zero_in_float32():
     exact = -(np.pi ** 2) / 3 * (1 - (np.pi * x0) ** 2 * 3 / 10)  # the Taylor series of sinc'' at x0
     np.testing.assert_allclose(second(np.float64), exact, rtol=1e-8)
     np.testing.assert_allclose(second(np.float32), exact, rtol=1e-5)
+
+
+def test_logcumsumexp_rules_keep_float32_accuracy_at_large_values():
+    """The log-space rules once added log|t| to x ~ 3000 in float32 (one rounding there is 1e-4): a constant
+    tangent 0.5 came out as 0.500016. Exact identities: a constant tangent passes through unchanged, and the
+    gradient of sum(logcumsumexp(x)) adds up to the number of elements (each row of weights sums to 1)."""
+    x0 = np.array([3029.7, 3028.1, 3031.0, 2990.0], dtype=np.float32)
+    with dg.forward_ad.dual_level():
+        dual = dg.forward_ad.make_dual(dg.tensor(x0), dg.tensor(np.full(4, 0.5, dtype=np.float32)))
+        tangent = dg.forward_ad.unpack_dual(dg.logcumsumexp(dual, 0)).tangent.numpy()
+    np.testing.assert_allclose(tangent, 0.5, rtol=1e-6)
+    x = dg.tensor(x0, requires_grad=True)
+    (g,) = dg.autograd.grad(dg.logcumsumexp(x, 0).sum(), x)
+    np.testing.assert_allclose(g.numpy().sum(), 4.0, rtol=1e-6)
+    assert g.dtype == np.float32
+    (g1,) = dg.autograd.grad(dg.logcumsumexp(x[:1], 0).sum(), x)
+    assert g1.numpy().tolist() == [1.0, 0.0, 0.0, 0.0]

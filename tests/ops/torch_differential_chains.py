@@ -225,3 +225,74 @@ def chain_case(rng: np.random.Generator) -> Case:
 
     fn.__name__ = " > ".join(name for name, _ in picks)
     return Case([rarray(rng, s1), rarray(rng, s2), rarray(rng, (), 0.5, 1.5)], fn)
+
+
+# -- more families: linear algebra, order statistics, functional, fft, aliasing views ---------------------------------
+@step
+def linalg(M, h, w, r):
+    if h.dim() < 2 or h.shape[-1] != h.shape[-2]:
+        m = h.reshape(-1)[:4]
+        h = M.outer(m, M.cos(m))
+    a = h @ h.mT + M.eye(h.shape[-1], dtype=h.dtype) * 2
+    kind = int(r.integers(0, 5))
+    if kind == 0:
+        return M.linalg.inv(a)
+    if kind == 1:
+        return M.linalg.solve(a, h)
+    if kind == 2:
+        return M.logdet(a)
+    if kind == 3:
+        return M.linalg.cholesky(a)
+    return M.linalg.eigvalsh(a)
+
+
+@step
+def order(M, h, w, r):
+    if h.dim() == 0:
+        return h.sin()
+    d = _d(h, r)
+    kind = int(r.integers(0, 5))
+    if kind == 0:
+        return h.sort(d, descending=True).values
+    if kind == 1:
+        return h.topk(1, d).values
+    if kind == 2:
+        return h.max(d).values * 0.5
+    if kind == 3:
+        return M.cumprod(M.tanh(h), d)
+    return M.linalg.vector_norm(h, 2, d) + h.norm()
+
+
+@step
+def functional(M, h, w, r):
+    F = M.nn.functional
+    kind = int(r.integers(0, 6))
+    if kind == 0:
+        return F.softplus(h) - F.logsigmoid(h)
+    if kind == 1:
+        return F.gelu(h) * F.silu(h)
+    if kind == 2 and h.dim() >= 1:
+        return F.layer_norm(h, h.shape[-1:])
+    if kind == 3 and h.dim() >= 1:
+        return F.normalize(h, dim=-1)
+    if kind == 4 and h.dim() >= 1:
+        return F.pad(h, (1, 0), value=0.3)
+    return F.elu(h) + F.mish(h)
+
+
+@step
+def spectral(M, h, w, r):
+    if h.dim() == 0:
+        return h.cos()
+    z = M.fft.rfft(h)
+    return z.real * z.imag + M.fft.irfft(z, n=h.shape[-1])
+
+
+@step
+def aliasing(M, h, w, r):
+    """Two views of one base written in place, then read through the other view and the base."""
+    c = M.tanh(h).reshape(-1).clone()
+    a, b = c[::2], c[c.shape[0] // 2:]
+    a.mul_(w)
+    b.add_(1.0)
+    return a.sum() * b + c.sum()

@@ -792,3 +792,237 @@ _linalg("cholesky_solve", lambda M, a, b: M.cholesky_solve(b, M.linalg.cholesky(
 _linalg("eigvals real spd", lambda M, a: M.linalg.eigvals(a).real.sort().values, make=_spd)
 _linalg("multi_dot", lambda M, a: M.linalg.multi_dot([a, a.mT, a]))
 _linalg("householder_product", lambda M, a: M.linalg.householder_product(*M.geqrf(a)), grad2=False)
+
+
+# -- torch.nn.functional ----------------------------------------------------------------------------------------
+def _functional(name: str, call: Callable, lo=-2.0, hi=2.0, away=None, min_dims=0, modes=None) -> None:
+    def gen(rng):
+        x = rarray(rng, rshape(rng, min_dims=min_dims), lo, hi, away)
+        case = Case([x], lambda M, x: call(M.nn.functional, M, x, rng_params))
+        if modes:
+            case.modes = modes
+        return case
+    rng_params = None
+    SPECS["F." + name] = gen
+
+
+for _name, _away in {"relu": 0.0, "relu6": 0.0, "elu": 0.0, "selu": 0.0, "gelu": None, "silu": None, "mish": None,
+                     "logsigmoid": None, "softplus": None, "hardtanh": 1.0, "leaky_relu": 0.0, "sigmoid": None,
+                     "tanh": None}.items():
+    _functional(_name, lambda F, M, x, p, n=_name: getattr(F, n)(x), away=_away)
+    if _away is not None and _away != 0.0:  # hardtanh: its kinks at -1 and 1
+        pass
+_functional("hardtanh inner", lambda F, M, x, p: F.hardtanh(x, -0.5, 0.7), lo=-0.45, hi=0.65)
+_functional("gelu tanh", lambda F, M, x, p: F.gelu(x, approximate="tanh"))
+_functional("elu alpha", lambda F, M, x, p: F.elu(x, alpha=0.7), away=0.0)
+_functional("leaky_relu slope", lambda F, M, x, p: F.leaky_relu(x, 0.2), away=0.0)
+_functional("softplus beta", lambda F, M, x, p: F.softplus(x, beta=2.0, threshold=3.0), away=1.5)
+_functional("softmin", lambda F, M, x, p: F.softmin(x, dim=-1), min_dims=1)
+_functional("log_softmax", lambda F, M, x, p: F.log_softmax(x, dim=0), min_dims=1)
+_functional("normalize", lambda F, M, x, p: F.normalize(x, dim=-1), min_dims=1, lo=0.2)
+_functional("normalize p1", lambda F, M, x, p: F.normalize(x, p=1.0, dim=0), min_dims=1, lo=0.2)
+_functional("layer_norm", lambda F, M, x, p: F.layer_norm(x, x.shape[-1:]), min_dims=1)
+_functional("one_hot", lambda F, M, x, p: F.one_hot((x > 0).to(M.int64), 3), modes=("value",))
+
+
+def _pair(name: str, call: Callable, dom1=(-2, 2), dom2=(-2, 2), same_shape=True, min_dims=1) -> None:
+    def gen(rng):
+        s = rshape(rng, min_dims=min_dims)
+        s2 = s if same_shape else broadcast_pair(rng)[0]
+        return Case([rarray(rng, s, *dom1), rarray(rng, s2, *dom2)], lambda M, x, y: call(M.nn.functional, M, x, y))
+    SPECS["F." + name] = gen
+
+
+for _red in ("mean", "sum", "none"):
+    _pair(f"mse_loss {_red}", lambda F, M, x, y, r=_red: F.mse_loss(x, y, reduction=r))
+    _pair(f"l1_loss {_red}", lambda F, M, x, y, r=_red: F.l1_loss(x, y, reduction=r))
+    _pair(f"smooth_l1_loss {_red}", lambda F, M, x, y, r=_red: F.smooth_l1_loss(x, y, reduction=r, beta=0.5))
+    _pair(f"huber_loss {_red}", lambda F, M, x, y, r=_red: F.huber_loss(x, y, reduction=r, delta=0.7))
+    _pair(f"binary_cross_entropy {_red}", lambda F, M, x, y, r=_red: F.binary_cross_entropy(x, y, reduction=r),
+          dom1=(0.1, 0.9), dom2=(0, 1))
+    _pair(f"bce_with_logits {_red}",
+          lambda F, M, x, y, r=_red: F.binary_cross_entropy_with_logits(x, y, reduction=r), dom2=(0, 1))
+    _pair(f"kl_div {_red}", lambda F, M, x, y, r=_red: F.kl_div(x, y, reduction=r), dom2=(0.1, 1))
+_pair("kl_div log_target batchmean", lambda F, M, x, y: F.kl_div(x, y, reduction="batchmean", log_target=True))
+_pair("cosine_similarity", lambda F, M, x, y: F.cosine_similarity(x, y, dim=-1), dom1=(0.2, 2))
+_pair("linear", lambda F, M, x, w: F.linear(x, w.reshape(-1, x.shape[-1]) if w.dim() else w), min_dims=1)
+
+
+@spec("F.cross_entropy")
+def _cross_entropy(rng):
+    n, c = int(rng.integers(1, 4)), int(rng.integers(2, 5))
+    target = rng.integers(0, c, size=n)
+    red = str(rng.choice(["mean", "sum", "none"]))
+    smoothing = float(rng.choice([0.0, 0.2]))
+    if rng.random() < 0.3:  # probabilities as the target
+        probs = rng.dirichlet(np.ones(c), size=n)
+        return Case([rarray(rng, (n, c)), probs], lambda M, x, p: M.nn.functional.cross_entropy(
+            x, p, reduction=red, label_smoothing=smoothing))
+    weight = rng.uniform(0.5, 2, size=c)
+    use_weight = bool(rng.random() < 0.5)
+    return Case([rarray(rng, (n, c))], lambda M, x: M.nn.functional.cross_entropy(
+        x, M.tensor(target), weight=M.tensor(weight, dtype=x.dtype) if use_weight else None, reduction=red,
+        label_smoothing=smoothing))
+
+
+@spec("F.nll_loss")
+def _nll(rng):
+    n, c = int(rng.integers(1, 4)), int(rng.integers(2, 5))
+    target = rng.integers(0, c, size=n)
+    target[0] = -100 if rng.random() < 0.3 else target[0]
+    red = str(rng.choice(["mean", "sum", "none"]))
+    return Case([rarray(rng, (n, c))], lambda M, x: M.nn.functional.nll_loss(x, M.tensor(target), reduction=red))
+
+
+@spec("F.conv1d")
+def _conv1d(rng):
+    n, cin, cout, length, k = 2, int(rng.integers(1, 3)), int(rng.integers(1, 3)), int(rng.integers(3, 7)), 2
+    stride, padding, dilation = int(rng.integers(1, 3)), int(rng.integers(0, 2)), int(rng.integers(1, 3))
+    if (length + 2 * padding - dilation * (k - 1) - 1) < 0:
+        dilation = 1
+    return Case([rarray(rng, (n, cin, length)), rarray(rng, (cout, cin, k)), rarray(rng, (cout,))],
+                lambda M, x, w, b: M.nn.functional.conv1d(x, w, b, stride=stride, padding=padding,
+                                                          dilation=dilation))
+
+
+@spec("F.conv2d")
+def _conv2d(rng):
+    groups = int(rng.choice([1, 2]))
+    cin, cout = 2 * groups // groups * 2, 2
+    stride, padding = int(rng.integers(1, 3)), int(rng.integers(0, 2))
+    return Case([rarray(rng, (1, cin, 4, 3)), rarray(rng, (cout, cin // groups, 2, 2))],
+                lambda M, x, w: M.nn.functional.conv2d(x, w, stride=stride, padding=padding, groups=groups))
+
+
+@spec("F.max_pool1d")
+def _max_pool1d(rng):
+    return Case([distinct(rng, (2, 2, 6))], lambda M, x: M.nn.functional.max_pool1d(x, 2, stride=int(
+        rng.integers(1, 3))) if False else M.nn.functional.max_pool1d(x, 3, stride=2, padding=1))
+
+
+@spec("F.max_pool2d")
+def _max_pool2d(rng):
+    return Case([distinct(rng, (1, 2, 4, 5))], lambda M, x: M.nn.functional.max_pool2d(x, 2, stride=1))
+
+
+@spec("F.avg_pool")
+def _avg_pool(rng):
+    pad = bool(rng.random() < 0.5)
+    return Case([rarray(rng, (1, 2, 5, 4))], lambda M, x: (
+        M.nn.functional.avg_pool2d(x, 2, stride=2, padding=1, count_include_pad=pad, ceil_mode=True),
+        M.nn.functional.avg_pool1d(x[0], 3, stride=2, padding=1, count_include_pad=pad)))
+
+
+@spec("F.adaptive_avg_pool")
+def _adaptive(rng):
+    return Case([rarray(rng, (1, 2, 5, 7))], lambda M, x: (M.nn.functional.adaptive_avg_pool2d(x, (2, 3)),
+                                                            M.nn.functional.adaptive_avg_pool1d(x[0], 3)))
+
+
+@spec("F.embedding")
+def _embedding(rng):
+    idx = rng.integers(0, 5, size=rshape(rng, 1, 2))
+    return Case([rarray(rng, (5, 3))], lambda M, w: M.nn.functional.embedding(M.tensor(idx), w))
+
+
+@spec("F.batch_norm training")
+def _batch_norm(rng):
+    return Case([rarray(rng, (4, 3, 2)), rarray(rng, (3,), 0.5, 1.5), rarray(rng, (3,))],
+                lambda M, x, w, b: M.nn.functional.batch_norm(x, None, None, w, b, training=True))
+
+
+@spec("F.bilinear")
+def _bilinear(rng):
+    return Case([rarray(rng, (2, 3)), rarray(rng, (2, 2)), rarray(rng, (4, 3, 2))],
+                lambda M, x1, x2, w: M.nn.functional.bilinear(x1, x2, w))
+
+
+# -- fft (complex results compared as real and imaginary parts) ----------------------------------------------------
+def _fft(name: str, call: Callable, min_dims=1) -> None:
+    def gen(rng):
+        norm = rng.choice([None, "ortho", "forward"])
+        norm = None if norm is None else str(norm)
+        return Case([rarray(rng, rshape(rng, min_dims=min_dims))], lambda M, x: (
+            lambda z: (z.real, z.imag) if z.is_complex() else z)(call(M.fft, x, norm)))
+    SPECS["fft." + name] = gen
+
+
+_fft("fft", lambda F, x, n: F.fft(x, norm=n))
+_fft("rfft", lambda F, x, n: F.rfft(x, norm=n))
+_fft("rfft n", lambda F, x, n: F.rfft(x, n=5, dim=0, norm=n))
+_fft("ifft", lambda F, x, n: F.ifft(x, norm=n))
+_fft("irfft", lambda F, x, n: F.irfft(F.rfft(x), n=x.shape[-1], norm=n))
+_fft("irfft of real", lambda F, x, n: F.irfft(x, norm=n))
+_fft("fft2", lambda F, x, n: F.fft2(x, norm=n), min_dims=2)
+_fft("rfftn", lambda F, x, n: F.rfftn(x, norm=n))
+_fft("irfftn", lambda F, x, n: F.irfftn(x, s=(3,) * min(x.dim(), 2), norm=n) if x.dim() else x)
+_fft("fftshift", lambda F, x, n: F.ifftshift(F.fftshift(x) * 2.0, dim=0))
+
+
+@spec("special.gammainc")
+def _gammainc(rng):
+    s1, s2 = broadcast_pair(rng)
+    a = rarray(rng, s1, 0.5, 3)  # (a constant: torch has no derivative in a)
+    return Case([rarray(rng, s2, 0.2, 3)], lambda M, x: (M.special.gammainc(M.tensor(a).to(x.dtype), x),
+                                                         M.special.gammaincc(M.tensor(a).to(x.dtype), x)))
+
+
+# -- in-place binary ops into views of a clone ----------------------------------------------------------------------
+INPLACE_BINARY = {"add_": (-2, 2), "sub_": (-2, 2), "mul_": (-2, 2), "div_": (0.5, 2), "pow_": (0.5, 2),
+                  "atan2_": (0.2, 2), "copy_": (-2, 2), "clamp_min_": (-2, 2), "maximum_": None, "lerp_": (-2, 2),
+                  "addcmul_": (-2, 2), "addcdiv_": (0.5, 2), "hypot_": (0.2, 2), "xlogy_": (0.2, 2),
+                  "copysign_": (0.2, 2), "fmod_": (1, 2), "remainder_": (1, 2), "logaddexp_": (-2, 2)}
+
+
+def _inplace_binary(name: str, dom) -> None:
+    def gen(rng):
+        s = rshape(rng, min_dims=1)
+        view_kind = int(rng.integers(0, 4))
+        lo, hi = dom if dom is not None else (-2, 2)
+        x = rarray(rng, s, 0.5, 2) if name in ("pow_", "xlogy_") else rarray(rng, s)
+        y = rarray(rng, s[-1:] if rng.random() < 0.5 else s, lo, hi)
+
+        def fn(M, x, y):
+            c = x.clone() * 1.0
+            v = [lambda: c, lambda: c[..., :], lambda: c.transpose(0, -1).transpose(0, -1),
+                 lambda: c.unsqueeze(0)[0]][view_kind]()
+            if name == "maximum_":
+                v.copy_(M.maximum(v, y))
+            elif name == "lerp_":
+                v.lerp_(y, 0.3)
+            elif name in ("addcmul_", "addcdiv_"):
+                getattr(v, name)(x, y, value=0.5)
+            elif name == "clamp_min_":
+                v.clamp_(min=y)
+            else:
+                getattr(v, name)(y)
+            return c, v * 2
+        return Case([x, y], fn)
+    SPECS["inplace " + name] = gen
+
+
+for _name, _dom in INPLACE_BINARY.items():
+    _inplace_binary(_name, _dom)
+
+
+@spec("inplace indexing into a transposed view")
+def _inplace_index(rng):
+    s = rshape(rng, min_dims=2, max_dims=2)
+    kind = int(rng.integers(0, 5))
+    i = rng.integers(0, s[1], size=2)
+
+    def fn(M, x, y):
+        c = x.clone()
+        v = c.t()
+        if kind == 0:
+            v.index_add_(0, M.tensor(i), y.t()[:1].expand(2, -1))
+        elif kind == 1:
+            v[M.tensor(i)] = y.t()[:1] * 3
+        elif kind == 2:
+            v.index_put_((M.tensor(i),), y.t()[:1], accumulate=True)
+        elif kind == 3:
+            v.scatter_(0, M.tensor(np.zeros((1, s[0]), dtype=np.int64)), y.t()[:1])
+        else:
+            v.masked_scatter_(v > 0, y.t() * 5)
+        return c, v.sum()
+    return Case([rarray(rng, s), rarray(rng, s)], fn)
