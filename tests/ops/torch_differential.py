@@ -37,6 +37,10 @@ class Case:
     fn: Callable[..., Any]
     modes: Sequence[str] = MODES
     layouts: list = field(default_factory=list)
+    # where float32 results differ, dualgrad's error (against torch's float64) may be this many times torch's
+    # float32 error: single ops are well conditioned (2); long chains can be ill conditioned (e.g. layer_norm of
+    # nearly constant rows), where each library's roundings move the result by 10-20x the other's
+    float32_factor: float = 2.0
 
 
 # -- random shapes and arrays ---------------------------------------------------------------------------------
@@ -256,8 +260,9 @@ def compare_case(torch: Any, case: Case, dtype: Any, seed: int, modes: Sequence[
 
 
 def float32_no_worse_than_torch(case: Case, mode: str, ours: list, theirs: list, data: tuple, torch: Any) -> bool:
-    """Where float32 results differ, the float64 result decides: dualgrad's float32 error may be up to twice
-    torch's (both round the same ill-conditioned computation differently), plus float32's tolerance."""
+    """Where float32 results differ, the float64 result decides: dualgrad's float32 error may be up to
+    ``case.float32_factor`` times torch's (both round the same computation differently), plus float32's
+    tolerance. Rule errors show in float64, where the comparison is strict."""
     try:
         exact = _run(Lib(torch, torch), case, np.float64, data, mode, [])
     except Exception:  # noqa: BLE001 - no float64 reference
@@ -272,7 +277,7 @@ def float32_no_worse_than_torch(case: Case, mode: str, ours: list, theirs: list,
         e = np.asarray(e, dtype=np.float64)
         ours_err = np.abs(np.asarray(a, dtype=np.float64) - e)
         torch_err = np.abs(np.asarray(b, dtype=np.float64) - e)
-        if (ours_err > 2 * torch_err + atol + rtol * np.abs(e)).any():
+        if (ours_err > case.float32_factor * torch_err + atol + rtol * np.abs(e)).any():
             return False
     return True
 

@@ -224,7 +224,7 @@ def chain_case(rng: np.random.Generator) -> Case:
         return h
 
     fn.__name__ = " > ".join(name for name, _ in picks)
-    return Case([rarray(rng, s1), rarray(rng, s2), rarray(rng, (), 0.5, 1.5)], fn)
+    return Case([rarray(rng, s1), rarray(rng, s2), rarray(rng, (), 0.5, 1.5)], fn, float32_factor=50.0)
 
 
 # -- more families: linear algebra, order statistics, functional, fft, aliasing views ---------------------------------
