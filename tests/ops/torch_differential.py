@@ -26,7 +26,7 @@ TOL = {np.float64: (1e-7, 1e-9), np.float32: (2e-4, 2e-5)}
 TOL_GRAD2_FLOAT32 = (2e-4, 1e-4)
 # float64 results against central differences (step 1e-6: truncation and rounding errors near 1e-9 relative)
 TOL["fd"] = (1e-6, 1e-6)
-MODES = ("value", "grad", "jvp", "grad2", "fwd_over_rev", "vmap")
+MODES = ("value", "grad", "jvp", "grad2", "fwd_over_rev", "vmap", "vmap_grad")
 
 
 @dataclass
@@ -243,7 +243,7 @@ def compare_case(torch: Any, case: Case, dtype: Any, seed: int, modes: Sequence[
             close(mode, a, b, dtype, found, f"#{i}")
         if found and dtype is np.float32 and float32_no_worse_than_torch(case, mode, a_vals, b_vals, data, torch):
             found = []
-        if found and mode != "value" and mode != "vmap":
+        if found and mode in ("grad", "jvp", "grad2", "fwd_over_rev"):
             # central differences decide: where they side with dualgrad, torch's rule is the one off (e.g. its
             # logcumsumexp jvp loses 4 digits in float64 when a column has a large spread)
             arbiter: list = []
@@ -411,6 +411,8 @@ def mode_result(lib: Lib, case: Case, dtype: Any, data: tuple, mode: str) -> Any
         return forward_over_reverse(lib, fn_of_leaves, dtype, leaves_np, layouts, extras)
     if mode == "vmap":
         return vmap_result(lib, case, dtype, extras)
+    if mode == "vmap_grad":
+        return vmap_grad_result(lib, case, dtype, extras)
     raise ValueError(mode)
 
 
@@ -428,6 +430,36 @@ def forward_over_reverse(lib: Lib, fn: Callable, dtype: Any, leaves_np: list, la
         grads = lib.grad(outs, leaves, cots, create_graph=True)
         tangents = [None if g is None else fwad.unpack_dual(g).tangent for g in grads]
         return [None if t is None else lib.numpy(t) for t in tangents]
+
+
+def vmap_grad_result(lib: Lib, case: Case, dtype: Any, extras: dict) -> list:
+    """Per-sample gradients: ``vmap(grad(loss))`` over a batch of inputs along dim 1 (``in_dims=1`` for the
+    inputs of 1 dim and more), where ``loss`` weighs the float outputs by fixed random arrays; torch's reference
+    is a loop of ``torch.autograd.grad`` over the batch."""
+    batch = extras["batch"]
+    rng = np.random.default_rng(extras["in_dims_seed"] + 1)
+    in_dims = tuple(1 if a.ndim >= 1 else 0 for a in case.arrays)
+    stacks = [np.stack([a + rng.uniform(-0.05, 0.05, size=a.shape) for _ in range(batch)], axis=d)
+              for a, d in zip(case.arrays, in_dims)]
+
+    def loss(*xs: Any) -> Any:
+        outs = [o for o in flat_outputs(case.fn(lib.M, *xs)) if lib.is_float(o)]
+        total = 0.0
+        for k, o in enumerate(outs):
+            weight = np.random.default_rng(extras["cot_seed"] + k).uniform(-1, 1, size=tuple(o.shape))
+            total = total + (o * lib.leaf(weight, dtype, requires_grad=False)).sum()
+        return total
+
+    args = [lib.leaf(a, dtype, requires_grad=False) for a in stacks]
+    argnums = tuple(range(len(args)))
+    if lib.is_torch:
+        rows = []
+        for i in range(batch):
+            xs = [x.select(d, i).detach().requires_grad_(True) for x, d in zip(args, in_dims)]
+            rows.append(lib.torch.autograd.grad(loss(*xs), xs, allow_unused=True, materialize_grads=True))
+        return [lib.numpy(lib.torch.stack([r[k] for r in rows])) for k in range(len(args))]
+    grads = dg.vmap(dg.func.grad(loss, argnums=argnums), in_dims=in_dims)(*args)
+    return [lib.numpy(g) for g in grads]
 
 
 def tangent_of_leaf(t: np.ndarray, leaf: np.ndarray, layout: str) -> np.ndarray:
