@@ -707,6 +707,9 @@ def _scatter_checked(input: Any, dim: int, index: Any, src: Any, op: str) -> tup
     """``(input, dim, index, src)`` checked as torch's ``scatter``; ``src`` cut to ``index``'s shape."""
     input, index = tensor_arg(input, op), _as_index(index, op)
     src = tensor_arg(src, op)
+    if src.dtype != input.dtype:  # torch promotes nothing here: a float64 src would turn a float32 input
+        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype ({op}: self is {input.dtype}, "
+                           f"src is {src.dtype})")
     if src.ndim and not (index.ndim == input.ndim == src.ndim):
         raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as self tensor")
     dim = normalize_axis(dim, input.ndim, op)
@@ -754,7 +757,10 @@ def scatter(input: Tensor, dim: int, index: Any, src: Any = None, *, value: Any 
     >>> dg.scatter(dg.zeros(3), 0, dg.tensor([2, 0]), dg.tensor([1., 2.]))
     tensor([2., 0., 1.])
     """
-    input, dim, index, src = _scatter_checked(input, dim, index, value if src is None else src, "scatter")
+    src = value if src is None else src
+    if isinstance(input, Tensor) and isinstance(src, (bool, int, float, complex)):
+        src = _wrap(np.asarray(src, dtype=input.dtype))  # a number takes input's dtype, as in torch
+    input, dim, index, src = _scatter_checked(input, dim, index, src, "scatter")
     written = _wrap(_last_writes(index._data, dim, input.shape))
     hit = apply(SCATTER_ADD_INTO_ZEROS, written, index, shape=input.shape, dim=dim)
     placed = apply(SCATTER_ADD_INTO_ZEROS, where(written, src, 0), index, shape=input.shape, dim=dim)

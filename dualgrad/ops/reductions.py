@@ -383,10 +383,22 @@ def _signed_log_cumsums(v: Tensor, log_weight: Tensor, axis: int, reverse: bool)
     return logs
 
 
+def _slice_max(v: Tensor, axis: int) -> Tensor:
+    """A constant: the largest finite value of each slice of ``v`` along ``axis`` (0 where none). The log-space
+    sums of the rules below are shifted by it and their ``out`` recomputed from the shifted input, so that a
+    large ``|x|`` (e.g. 3000 in float32, where one rounding of ``out`` is 1e-4) does not round away the
+    tangent's or gradient's digits; the shift cancels exactly, so its derivative is not needed."""
+    finite = where(v.isfinite(), v, float(np.finfo(v.dtype).min))
+    top = apply(AMAX, finite.detach(), axis=(axis,), keepdims=True)
+    return where(top.isfinite() & (top > float(np.finfo(v.dtype).min)), top, 0.0).detach()
+
+
 def _logcumsumexp_vjp(g: Tensor, out: Tensor, x: Tensor, *, axis: int) -> Tensor:
     """``sum_{i >= k} g_i exp(x_k - out_i)``, the sum kept in log space: it neither overflows nor underflows."""
-    positive, negative = _signed_log_cumsums(g, -out, axis, reverse=True)
-    return (positive + x).exp() - (negative + x).exp()
+    c = _slice_max(x, axis)
+    shifted_out = apply(LOGCUMSUMEXP, x - c, axis=axis)  # out - c, without out's rounding at large |out|
+    positive, negative = _signed_log_cumsums(g, -shifted_out, axis, reverse=True)
+    return (positive + (x - c)).exp() - (negative + (x - c)).exp()
 
 
 def _logcumsumexp_jvp(tangents: tuple, out: Tensor, x: Tensor, *, axis: int) -> Tensor:
@@ -394,9 +406,11 @@ def _logcumsumexp_jvp(tangents: tuple, out: Tensor, x: Tensor, *, axis: int) -> 
     (the log-space parts hold positive and negative values only: torch's tangent keeps NaN, its
     gradient drops a NaN ``g_i``, as this reverse rule does)."""
     t = tangents[0]
-    positive, negative = _signed_log_cumsums(t, x, axis, reverse=False)
+    c = _slice_max(x, axis)
+    shifted_out = apply(LOGCUMSUMEXP, x - c, axis=axis)  # out - c, without out's rounding at large |out|
+    positive, negative = _signed_log_cumsums(t, x - c, axis, reverse=False)
     nans = apply(CUMSUM, where(t != t, math.nan, 0.0), axis=axis)
-    return (positive - out).exp() - (negative - out).exp() + nans
+    return (positive - shifted_out).exp() - (negative - shifted_out).exp() + nans
 
 
 def _softmax_vjp(g: Tensor, out: Tensor, x: Any, *, axis: int) -> Tensor:
@@ -991,7 +1005,9 @@ def _arg_extreme(op: Op, name: str, x: Any, dim: Any, keepdim: bool, axis: Any, 
         index = apply(op, reshape(_nonempty(name, x, None, IndexError), -1), axis=0, keepdims=False)
         return reshape(index, (1,) * ndim) if keep else index
     axis = normalize_axis(int_arg(d, name, "dim", 2), _ndim(x), name)
-    return apply(op, _nonempty(name, x, axis if _ndim(x) else ()), axis=axis, keepdims=keep)
+    if _ndim(x) == 0:  # one element, index 0, with or without keepdim (as a vector: also under vmap)
+        return apply(op, reshape(x, (1,)), axis=0, keepdims=False)
+    return apply(op, _nonempty(name, x, axis), axis=axis, keepdims=keep)
 
 
 @public(ARGMAX, inplace=False)

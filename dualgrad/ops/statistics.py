@@ -284,7 +284,7 @@ def _quantile(input: Any, q: Any, dim: int | None, keepdim: bool, interpolation:
         out = where(isnan(s[..., -1:]), math.nan, out)
     out = moveaxis(out, -1, 0)
     if keepdim:
-        kept = (1,) * x.ndim if axis is None else x.shape[:axis] + (1,) + x.shape[axis + 1:]
+        kept = (1,) * x.ndim if axis is None or x.ndim == 0 else x.shape[:axis] + (1,) + x.shape[axis + 1:]
         out = reshape(out, out.shape[:1] + kept)
     return out[0] if qs.ndim == 0 else out
 

@@ -1105,7 +1105,10 @@ signbit = _value_test("signbit", "True where the sign bit of ``x`` is set (``-0.
 
 def _contiguous(self: Tensor) -> Tensor:
     """``self`` if its memory is row-major, else a row-major copy, as torch's (flattening copies
-    a strided array in row-major order; ``clone`` keeps the strides, as torch's does)."""
+    a strided array in row-major order; ``clone`` keeps the strides, as torch's does). Under ``vmap`` the
+    memory of one batch member cannot be read: the row-major copy is made, the values are the same."""
+    if type(self) is not Tensor:  # a BatchedTensor
+        return self.reshape(-1).reshape(self.shape)
     return self if self._data.flags.c_contiguous else self.reshape(-1).reshape(self.shape)
 
 
