@@ -607,6 +607,7 @@ _unary("round", lambda x: dg.round(x, decimals=1), 0.11, 0.14)
 _binary("floor_divide", dg.floor_divide, lo=0.1, hi=0.9, lo2=1.0, hi2=1.5)
 _binary("div_trunc", lambda x, y: dg.div(x, y, rounding_mode="trunc"), lo=0.1, hi=0.9, lo2=1.0, hi2=1.5)
 _binary("fmod", dg.fmod, lo=0.1, hi=0.9, lo2=1.0, hi2=1.5)
+_binary("nextafter", dg.nextafter, lo=0.1, hi=0.9, lo2=1.0, hi2=1.5)
 COVERED_BY["nonzero"] = "getitem"  # not differentiable; its vmap refusal is tested in test_indexing.py
 COVERED_BY["argsort"] = "gather"  # not differentiable; its vmap rule is tested in test_numpy_dispatch.py
 COVERED_BY["cummax_indices"] = "gather"  # not differentiable; vmap of cummax is tested in test_torch_op_parity.py

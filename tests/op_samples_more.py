@@ -38,5 +38,5 @@ def _unfold(draw: Any) -> Sample:
 
 COVERED_BY["isin"] = "eq"  # not differentiable; its vmap rule is tested in test_more_ops.py
 # not differentiable; their vmap (the elementwise family rule) is tested in test_more_ops.py
-for _name in ("gcd", "lcm", "nextafter", "frexp_exponent"):
+for _name in ("gcd", "lcm", "frexp_exponent"):
     COVERED_BY[_name] = "eq"

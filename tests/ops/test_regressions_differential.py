@@ -137,3 +137,13 @@ def test_logcumsumexp_rules_keep_float32_accuracy_at_large_values():
     assert g.dtype == np.float32
     (g1,) = dg.autograd.grad(dg.logcumsumexp(x[:1], 0).sum(), x)
     assert g1.numpy().tolist() == [1.0, 0.0, 0.0, 0.0]
+
+
+def test_nextafter_is_differentiable_in_its_input_as_torch():
+    """torch 2.13: d nextafter(x, y) / dx = 1 and / dy = 0 (the step is a constant); it was non-differentiable
+    here, so ``nextafter(x, y).sum() + x.sum()`` gave x.grad = 1 where torch gives 2."""
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    y = dg.tensor([3.0, 0.0], requires_grad=True)
+    (dg.nextafter(x, y).sum() + x.sum()).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [0.0, 0.0])

@@ -25,8 +25,6 @@ from torch_differential_specs import SPECS  # noqa: E402
 KNOWN = {
     "threshold": ("dualgrad.nn.functional has no threshold", ()),
     "linalg.householder_product": ("dualgrad.linalg has no householder_product", ()),
-    "nextafter": ("dualgrad declares nextafter non-differentiable (dualgrad/ops/stats.py); torch 2.13 gives the "
-                  "gradient 1 to input and 0 to other", ("value", "vmap")),
     "mode": ("dualgrad's mode reads values in Python: not supported inside vmap (it raises)",
              ("value", "grad", "jvp", "grad2", "fwd_over_rev")),
     "masked_fill_ on view": ("t_ changes a shape in place: dualgrad raises inside vmap",
@@ -115,10 +113,6 @@ def test_the_known_differences_are_still_there():
     assert not hasattr(linalg, "householder_product")
     with pytest.raises(TypeError, match="dim"):
         dg_fft_rfft_with_dim()
-    import dualgrad as dg
-
-    x = dg.tensor([1.0, 2.0], requires_grad=True)
-    assert not dg.nextafter(x, dg.tensor([3.0, 0.0])).requires_grad
 
 
 def dg_fft_rfft_with_dim():

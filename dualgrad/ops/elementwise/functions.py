@@ -382,7 +382,9 @@ def _floats_only(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 GCD = nondifferentiable("gcd", _integers_only("gcd", np.gcd))
 LCM = nondifferentiable("lcm", _integers_only("lcm", np.lcm))
-NEXTAFTER = nondifferentiable("nextafter", _floats_only)
+# (torch's rule: the step to the next float is a constant, so d/d input = 1 and d/d other = 0)
+NEXTAFTER = elementwise("nextafter", _floats_only, (1, lambda out, x, y: zeros_like(out)), vjp=(vjp_from_partial(1), zero_vjp),
+                        save_inputs=False)
 FREXP_EXPONENT = nondifferentiable("frexp_exponent", lambda x: np.frexp(x)[1].astype(np.int32))
 
 
@@ -410,7 +412,8 @@ def lcm(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
 
 @public(NEXTAFTER)
 def nextafter(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
-    """The next floating-point value after ``input`` towards ``other``, elementwise (not differentiable).
+    """The next floating-point value after ``input`` towards ``other``, elementwise; its derivative is 1 in
+    ``input`` and 0 in ``other`` (as torch's).
 
     >>> import dualgrad as dg
     >>> (dg.nextafter(dg.tensor([1.]), dg.tensor([2.])) - 1).item() == 2.0 ** -52
