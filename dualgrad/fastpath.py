@@ -149,6 +149,54 @@ def quiet_operator(op: Any, plain: Callable, call: Callable, record: Callable) -
     return operator
 
 
+def quiet_getitem(op: Any, plain: Callable, make_view: Callable, record: Callable) -> Callable:
+    """``Tensor.__getitem__``: ``plain(self, index)`` (``indexing.getitem``, which dispatches ``op``,
+    the op table's ``getitem``), or, with the fast paths on, a method that takes dispatch's path for
+    the common basic index itself.
+
+    That path, when no vmap, observer, dual level or inference mode is active, ``self`` is a Tensor
+    (no view, or a view whose graph is up to date) and ``index`` an int, a slice or a tuple of them
+    (``x[3]``, ``x[1:4]``, ``x[2, 0:3]``), is what dispatch does for a view op then: the view
+    ``data[index + (...,)]`` (always a view of ``self``'s memory, 0-d for an all-integer index),
+    wrapped in a new Tensor, made a view of ``self``'s base (``make_view``: ``dispatch.make_view``)
+    and, if grad mode is on and ``self`` requires grad, recorded (``record``: ``dispatch._record``),
+    with the parameters ``{"index": index as a tuple}`` that ``getitem`` would pass. Without the
+    checks of ``getitem`` (``normalize_index``, batched entries) and of dispatch (shared memory, the
+    operands' kinds). An index out of range goes to ``plain``, which raises the documented error.
+    """
+    if not ENABLED:
+        return plain
+    state = STATE
+
+    def getitem(self: Any, index: Any) -> Any:
+        flags = state.__dict__
+        if (flags["vmap_depth"] or flags["observed"] or flags["dual_levels"] or flags["inference_mode"]
+                or type(self) is not Tensor):
+            return plain(self, index)
+        kind = type(index)
+        if kind is int or kind is slice:
+            index = (index,)
+        elif kind is not tuple or not all(type(i) is int or type(i) is slice for i in index):
+            return plain(self, index)
+        view = self._view
+        if view is not None and view.version != self._counter.value:  # (a stale view: rebuilt by dispatch)
+            return plain(self, index)
+        try:
+            out = _wrap(self._data[index + (Ellipsis,)])
+        except IndexError:
+            return plain(self, index)
+        params = {"index": index}
+        grad_mode = flags["grad_enabled"]
+        make_view(self, out, ((op, params),), grad_mode)
+        if grad_mode and self._requires_grad:
+            record(op, (self,), params, out, (True,), flags)
+        return out
+
+    getitem.__name__ = getitem.__qualname__ = "__getitem__"
+    getitem.__doc__ = plain.__doc__
+    return getitem
+
+
 # -- reference counts (see the module docstring) ---------------------------------------------------
 def sole_reference(x: Any) -> bool:
     """True if the caller's name is the only reference to ``x``."""

@@ -24,10 +24,11 @@ import numpy as np
 
 from ..batching import BatchedTensor, movedim
 from ..factories import zeros_like
+from ..fastpath import quiet_getitem
 from ..tensor import Tensor, _wrap, check_tensor
 from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, to_front
-from .dispatch import apply, tensor_arg
+from .dispatch import _record, apply, make_view, tensor_arg
 from .elementwise import where
 from .registry import Op, linear, nondifferentiable
 
@@ -979,7 +980,7 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False
 
 
 METHODS: dict[str, Any] = {
-    "__getitem__": getitem,
+    "__getitem__": quiet_getitem(GETITEM, getitem, make_view, _record),
     "gather": gather,
     "take": take,
     "take_along_dim": take_along_dim,
