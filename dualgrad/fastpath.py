@@ -103,9 +103,10 @@ def quiet_operator(op: Any, plain: Callable, call: Callable, record: Callable) -
     the op table), or, with the fast paths on, an operator that takes dispatch's common path itself.
 
     That path, when no vmap, observer, dual level or inference mode is active, ``self`` is a Tensor
-    and no view, its array of at least one dimension and of a floating or complex dtype, and ``other``
-    such a Tensor of the same dtype or a Python float or int (no type promotion, no scalar arithmetic,
-    no view graph to bring up to date), is: ``op.impl(a, b)`` on the arrays, wrapped in a new Tensor,
+    (no view, or a view whose graph is up to date: nothing to rebuild) of a floating or complex dtype,
+    and ``other`` such a Tensor of the same dtype or a Python float or int (no type promotion), is:
+    ``op.impl(a, b)`` on the arrays (or, when both are single real values, ``op.scalar_impl``, NumPy's
+    scalar arithmetic, as dispatch does; other 0-d operands go to dispatch), wrapped in a new Tensor,
     and, if grad mode is on and an operand requires grad, dispatch's ``record(op, (self, other), {},
     out, needs, flags)`` (``dispatch._record``). That is what dispatch does then, after about twenty
     tests that these few replace. Otherwise the operator is ``plain`` (which, for a forward operator,
@@ -117,27 +118,42 @@ def quiet_operator(op: Any, plain: Callable, call: Callable, record: Callable) -
     if not ENABLED or not isinstance(op.impl, np.ufunc) or not op.plain:
         return plain
     state = STATE
+    scalar = op.scalar_impl  # (Python's operator on two real floating values: see ``scalar_operator``)
 
     def operator(self: Any, other: Any) -> Any:
         flags = state.__dict__
         if flags["vmap_depth"] or flags["observed"]:
             return plain(self, other)
-        if not flags["dual_levels"] and not flags["inference_mode"] and type(self) is Tensor and self._view is None:
+        if not flags["dual_levels"] and not flags["inference_mode"] and type(self) is Tensor:
+            view = self._view
             a = self._data
-            if a.ndim and a.dtype in FLOATING_DTYPES:
+            if (view is None or view.version == self._counter.value) and a.dtype in FLOATING_DTYPES:
                 kind = type(other)
                 if kind is Tensor:
                     b = other._data
-                    if other._view is None and b.dtype is a.dtype and b.ndim:
-                        try:
+                    view = other._view
+                    if b.dtype is a.dtype and (view is None or view.version == other._counter.value):
+                        if a.ndim:
+                            try:
+                                out = _wrap(op.impl(a, b))
+                            except ValueError:  # (shapes that do not broadcast: dispatch raises torch's error)
+                                return call(op, (self, other), {}, flags)
+                        elif b.ndim:
                             out = _wrap(op.impl(a, b))
-                        except ValueError:  # (shapes that do not broadcast: dispatch raises torch's error)
-                            return call(op, (self, other), {}, flags)
+                        elif scalar is not None and a.dtype in REAL_FLOATING_DTYPES:
+                            out = _wrap(np.asarray(scalar(a[()], b[()])))
+                        else:
+                            return plain(self, other)
                         if flags["grad_enabled"] and (self._requires_grad or other._requires_grad):
                             record(op, (self, other), {}, out, (self._requires_grad, other._requires_grad), flags)
                         return out
                 elif kind is float or kind is int:
-                    out = _wrap(op.impl(a, other))
+                    if a.ndim:
+                        out = _wrap(op.impl(a, other))
+                    elif scalar is not None and a.dtype in REAL_FLOATING_DTYPES:
+                        out = _wrap(np.asarray(scalar(a[()], other)))
+                    else:
+                        return plain(self, other)
                     if flags["grad_enabled"] and self._requires_grad:
                         record(op, (self, other), {}, out, (True, False), flags)
                     return out
