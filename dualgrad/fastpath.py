@@ -6,7 +6,8 @@ skips work nobody can observe, most often by writing into a temporary that only
 the caller holds, or by calling NumPy directly where dispatch would only wrap it.
 Everything that decides whether such a shortcut is safe is in this module; the
 callers (the op families in ``ops/registry.py``, the rules of ``ops/elementwise.py``,
-``ops/linalg.py`` and ``ops/reductions.py``, the reverse and forward engines) ask
+``ops/linalg.py`` and ``ops/reductions.py``, ``Tensor.__getitem__`` in ``ops/indexing.py``, the reverse
+and forward engines) ask
 an entry point and run the plain rule when it declines. Two shortcuts keep their
 bookkeeping where it lives and only read the switch: forward mode's deferred
 tangents (``forward_ad.engine._defer``: ``hvp`` computes every tangent when off) and
