@@ -6,7 +6,8 @@ skips work nobody can observe, most often by writing into a temporary that only
 the caller holds, or by calling NumPy directly where dispatch would only wrap it.
 Everything that decides whether such a shortcut is safe is in this module; the
 callers (the op families in ``ops/registry.py``, the rules of ``ops/elementwise/core.py``,
-``ops/linalg/products.py`` and ``ops/reductions.py``, the reverse and forward engines) ask
+``ops/linalg/products.py`` and ``ops/reductions.py``, ``Tensor.__getitem__`` in ``ops/indexing.py``, the
+reverse and forward engines) ask
 an entry point and run the plain rule when it declines. Two shortcuts keep their
 bookkeeping where it lives and only read the switch: forward mode's deferred
 tangents (``forward_ad.engine._defer``: ``hvp`` computes every tangent when off) and
@@ -137,9 +138,10 @@ def quiet_operator(op: Any, plain: Callable, call: Callable, record: Callable) -
     the op table), or, with the fast paths on, an operator that takes dispatch's common path itself.
 
     That path, when no vmap, observer, dual level or inference mode is active, ``self`` is a Tensor
-    and no view, its array of at least one dimension and of a floating or complex dtype, and ``other``
-    such a Tensor of the same dtype or a Python float or int (no type promotion, no scalar arithmetic,
-    no view graph to bring up to date), is: ``op.impl(a, b)`` on the arrays, wrapped in a new Tensor,
+    (no view, or a view whose graph is up to date: nothing to rebuild) of a floating or complex dtype,
+    and ``other`` such a Tensor of the same dtype or a Python float or int (no type promotion), is:
+    ``op.impl(a, b)`` on the arrays (or, when both are single real values, ``op.scalar_impl``, NumPy's
+    scalar arithmetic, as dispatch does; other 0-d operands go to dispatch), wrapped in a new Tensor,
     and, if grad mode is on and an operand requires grad, dispatch's ``record(op, (self, other), {},
     out, needs, flags)`` (``dispatch._record``). That is what dispatch does then, after about twenty
     tests that these few replace. Otherwise the operator is ``plain`` (which, for a forward operator,
@@ -151,27 +153,42 @@ def quiet_operator(op: Any, plain: Callable, call: Callable, record: Callable) -
     if not ENABLED or not isinstance(op.impl, np.ufunc) or not op.plain:
         return plain
     state = STATE
+    scalar = op.scalar_impl  # (Python's operator on two real floating values: see ``scalar_operator``)
 
     def operator(self: Any, other: Any) -> Any:
         flags = state.__dict__
         if flags["vmap_depth"] or flags["observed"]:
             return plain(self, other)
-        if not flags["dual_levels"] and not flags["inference_mode"] and type(self) is Tensor and self._view is None:
+        if not flags["dual_levels"] and not flags["inference_mode"] and type(self) is Tensor:
+            view = self._view
             a = self._data
-            if a.ndim and a.dtype in FLOATING_DTYPES:
+            if (view is None or view.version == self._counter.value) and a.dtype in FLOATING_DTYPES:
                 kind = type(other)
                 if kind is Tensor:
                     b = other._data
-                    if other._view is None and b.dtype is a.dtype and b.ndim:
-                        try:
+                    view = other._view
+                    if b.dtype is a.dtype and (view is None or view.version == other._counter.value):
+                        if a.ndim:
+                            try:
+                                out = _wrap(op.impl(a, b))
+                            except ValueError:  # (shapes that do not broadcast: dispatch raises torch's error)
+                                return call(op, (self, other), {}, flags)
+                        elif b.ndim:
                             out = _wrap(op.impl(a, b))
-                        except ValueError:  # (shapes that do not broadcast: dispatch raises torch's error)
-                            return call(op, (self, other), {}, flags)
+                        elif scalar is not None and a.dtype in REAL_FLOATING_DTYPES:
+                            out = _wrap(np.asarray(scalar(a[()], b[()])))
+                        else:
+                            return plain(self, other)
                         if flags["grad_enabled"] and (self._requires_grad or other._requires_grad):
                             record(op, (self, other), {}, out, (self._requires_grad, other._requires_grad), flags)
                         return out
                 elif kind is float or kind is int:
-                    out = _wrap(op.impl(a, other))
+                    if a.ndim:
+                        out = _wrap(op.impl(a, other))
+                    elif scalar is not None and a.dtype in REAL_FLOATING_DTYPES:
+                        out = _wrap(np.asarray(scalar(a[()], other)))
+                    else:
+                        return plain(self, other)
                     if flags["grad_enabled"] and self._requires_grad:
                         record(op, (self, other), {}, out, (True, False), flags)
                     return out
@@ -181,6 +198,54 @@ def quiet_operator(op: Any, plain: Callable, call: Callable, record: Callable) -
     operator.__doc__ = plain.__doc__
     operator.defers = getattr(plain, "defers", False)
     return operator
+
+
+def quiet_getitem(op: Any, plain: Callable, make_view: Callable, record: Callable) -> Callable:
+    """``Tensor.__getitem__``: ``plain(self, index)`` (``indexing.getitem``, which dispatches ``op``,
+    the op table's ``getitem``), or, with the fast paths on, a method that takes dispatch's path for
+    the common basic index itself.
+
+    That path, when no vmap, observer, dual level or inference mode is active, ``self`` is a Tensor
+    (no view, or a view whose graph is up to date) and ``index`` an int, a slice or a tuple of them
+    (``x[3]``, ``x[1:4]``, ``x[2, 0:3]``), is what dispatch does for a view op then: the view
+    ``data[index + (...,)]`` (always a view of ``self``'s memory, 0-d for an all-integer index),
+    wrapped in a new Tensor, made a view of ``self``'s base (``make_view``: ``dispatch.make_view``)
+    and, if grad mode is on and ``self`` requires grad, recorded (``record``: ``dispatch._record``),
+    with the parameters ``{"index": index as a tuple}`` that ``getitem`` would pass. Without the
+    checks of ``getitem`` (``normalize_index``, batched entries) and of dispatch (shared memory, the
+    operands' kinds). An index out of range goes to ``plain``, which raises the documented error.
+    """
+    if not ENABLED:
+        return plain
+    state = STATE
+
+    def getitem(self: Any, index: Any) -> Any:
+        flags = state.__dict__
+        if (flags["vmap_depth"] or flags["observed"] or flags["dual_levels"] or flags["inference_mode"]
+                or type(self) is not Tensor):
+            return plain(self, index)
+        kind = type(index)
+        if kind is int or kind is slice:
+            index = (index,)
+        elif kind is not tuple or not all(type(i) is int or type(i) is slice for i in index):
+            return plain(self, index)
+        view = self._view
+        if view is not None and view.version != self._counter.value:  # (a stale view: rebuilt by dispatch)
+            return plain(self, index)
+        try:
+            out = _wrap(self._data[index + (Ellipsis,)])
+        except IndexError:
+            return plain(self, index)
+        params = {"index": index}
+        grad_mode = flags["grad_enabled"]
+        make_view(self, out, ((op, params),), grad_mode)
+        if grad_mode and self._requires_grad:
+            record(op, (self,), params, out, (True,), flags)
+        return out
+
+    getitem.__name__ = getitem.__qualname__ = "__getitem__"
+    getitem.__doc__ = plain.__doc__
+    return getitem
 
 
 # -- reference counts (see the module docstring) ---------------------------------------------------

@@ -23,11 +23,12 @@ from typing import Any
 import numpy as np
 
 from ..factories import zeros_like
+from ..fastpath import quiet_getitem
 from ..tensor import Tensor, _wrap, as_operand, check_tensor
 from ..vmap.batching import BatchedTensor, movedim
 from ._axes import normalize_axis
 from .batch_rules import NOT_BATCHED, to_front
-from .dispatch import apply, tensor_arg
+from .dispatch import _record, apply, make_view, tensor_arg
 from .elementwise.core import where
 from .registry import Op, linear, nondifferentiable
 
@@ -985,7 +986,7 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False
 
 
 METHODS: dict[str, Any] = {
-    "__getitem__": getitem,
+    "__getitem__": quiet_getitem(GETITEM, getitem, make_view, _record),
     "gather": gather,
     "take": take,
     "take_along_dim": take_along_dim,

@@ -21,6 +21,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import fastpath
+from ..base.dtypes import FLOATING_DTYPES
 from ..factories import zeros_like
 from ..fastpath import unseen
 from ..tensor import Tensor, _wrap, int_arg
@@ -456,7 +458,16 @@ def _select_batch(op: Op, args: tuple, bdims: tuple, *, axis: int, keepdims: boo
 
 
 # -- the ops -------------------------------------------------------------------------------------------
-SUM = linear("sum", lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims),
+def _sum_impl(x: Any, axis: Any, keepdims: bool) -> Any:
+    """``np.sum``; for an array of a floating dtype, the ``np.add.reduce`` that ``np.sum`` calls, without its
+    Python wrapper (a third of a small sum's cost)."""
+    if type(x) is np.ndarray and x.dtype in FLOATING_DTYPES:
+        return _add_reduce(x, axis=axis, keepdims=keepdims)
+    return np.sum(x, axis=axis, keepdims=keepdims)
+
+
+_add_reduce = np.add.reduce
+SUM = linear("sum", _sum_impl,
              (lambda g, out, x, axis, keepdims: expand_reduced(g, x.shape, axis, keepdims),),
              family="reduction", grad_name_for=_name_by_dim("Sum"))
 MEAN = linear("mean", lambda x, axis, keepdims: np.mean(x, axis=axis, keepdims=keepdims),
@@ -587,6 +598,9 @@ def sum(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
     >>> dg.sum(dg.tensor([[1., 2.], [3., 4.]]), dim=0)
     tensor([4., 6.])
     """
+    if (dim is None and axis is None and keepdims is None and keepdim is False and dtype is None
+            and type(x) is Tensor and fastpath.ENABLED):  # (``x.sum()``: the arguments _reduce_args gives)
+        return apply(SUM, x, axis=None, keepdims=False)
     x = tensor_arg(x, "sum")
     x = _cast(x, dtype)
     return apply(SUM, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "sum"))

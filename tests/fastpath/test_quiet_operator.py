@@ -41,13 +41,19 @@ def _operands(kind: str) -> tuple:
         "other requires grad": (dg.tensor(a), dg.tensor(b, requires_grad=True)),
         "view": (dg.tensor(a)[0], dg.tensor(b)[1]),
         "view of a leaf that requires grad": (dg.tensor(a, requires_grad=True)[0], 2.0),
+        "zero-dim and float": (dg.tensor(2.5), 1.5),
+        "zero-dim float32 and int": (dg.tensor(np.float32(2.5)), 3),
+        "zero-dim and array": (dg.tensor(2.0, requires_grad=True), dg.tensor(b)),
+        "zero-dim views": (dg.tensor(a, requires_grad=True)[0, 1], dg.tensor(b)[1, 2]),
+        "zero-dim complex": (dg.tensor(2.0 + 1j), dg.tensor(1.0 - 1j)),
     }
     return cases[kind]
 
 
 KINDS = ["same dtype", "broadcast", "python float", "python int", "float32 and float", "float32 and float64",
          "integers", "complex", "zero-dim", "both zero-dim", "numpy scalar", "bool", "requires grad",
-         "other requires grad", "view", "view of a leaf that requires grad"]
+         "other requires grad", "view", "view of a leaf that requires grad", "zero-dim and float",
+         "zero-dim float32 and int", "zero-dim and array", "zero-dim views", "zero-dim complex"]
 
 
 def _same(result: dg.Tensor, expected: dg.Tensor) -> None:
@@ -134,6 +140,12 @@ def test_the_shortcut_is_taken_only_when_no_mode_can_see_the_op():
             a * b
 
     assert _dispatched(in_inference_mode) == 1
-    assert _dispatched(lambda: a * dg.tensor(1.0)) == 1
-    view = dg.ones(2, 3)[0]
-    assert _dispatched(lambda: view * b) == 1
+    assert _dispatched(lambda: a * dg.tensor(1.0)) == 0  # (a 0-d operand of the same dtype)
+    assert _dispatched(lambda: dg.tensor(2.0) * dg.tensor(1.0)) == 0  # (NumPy's scalar arithmetic, as dispatch)
+    assert _dispatched(lambda: dg.tensor(2.0 + 1j) * dg.tensor(1.0 + 0j)) == 1
+    assert _dispatched(lambda: a * dg.ones(3, dtype=dg.float32)) == 1  # (type promotion)
+    base = dg.ones(2, 3)
+    view = base[0]
+    assert _dispatched(lambda: view * b) == 0  # (a view whose graph is up to date)
+    base.add_(1.0)
+    assert _dispatched(lambda: view * b) == 1  # (a view to bring up to date first)

@@ -383,8 +383,8 @@ def _floats_only(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 GCD = nondifferentiable("gcd", _integers_only("gcd", np.gcd))
 LCM = nondifferentiable("lcm", _integers_only("lcm", np.lcm))
 # (torch's rule: the step to the next float is a constant, so d/d input = 1 and d/d other = 0)
-NEXTAFTER = elementwise("nextafter", _floats_only, (1, lambda out, x, y: zeros_like(out)), vjp=(vjp_from_partial(1), zero_vjp),
-                        save_inputs=False)
+NEXTAFTER = elementwise("nextafter", _floats_only, (1, lambda out, x, y: zeros_like(out)),
+                        vjp=(vjp_from_partial(1), zero_vjp), save_inputs=False, save_out=True)
 FREXP_EXPONENT = nondifferentiable("frexp_exponent", lambda x: np.frexp(x)[1].astype(np.int32))
 
 

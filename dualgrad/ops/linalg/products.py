@@ -46,8 +46,13 @@ def _matmul_vjp_x(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
     product = _unseen_matrix_product(g, y, False, True)
     if product is not None:
         return product
+    x_ndim = len(x.shape)
+    if x_ndim == 1:  # (vector @ matrix: dx = y @ g, one NumPy product when no mode can see it)
+        arrays = _unseen_real_arrays(y, g)
+        if arrays is not None and arrays[0].ndim == 2:
+            return _wrap(np.matmul(*arrays))
     y = as_operand(y)  # (``x`` is not saved: a TensorMeta, read for its rank only)
-    yc, x_ndim = y.conj(), len(x.shape)
+    yc = y.conj()
     if y.ndim == 1:
         return g * yc if x_ndim == 1 else g.unsqueeze(-1) * yc
     if x_ndim == 1:
@@ -60,8 +65,13 @@ def _matmul_vjp_y(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
     product = _unseen_matrix_product(x, g, True, False)
     if product is not None:
         return product
+    y_ndim = len(y.shape)
+    if y_ndim == 2:  # (vector @ matrix: dy is the outer product of x and g, one NumPy call when unseen)
+        arrays = _unseen_real_arrays(x, g)
+        if arrays is not None and arrays[0].ndim == 1:
+            return _wrap(np.multiply.outer(*arrays))
     x = as_operand(x)  # (``y`` is not saved: a TensorMeta, read for its rank only)
-    xc, y_ndim = x.conj(), len(y.shape)
+    xc = x.conj()
     if x.ndim == 1:
         return g * xc if y_ndim == 1 else xc.unsqueeze(-1) * g.unsqueeze(-2)
     if y_ndim == 1:
@@ -73,12 +83,24 @@ def _unseen_matrix_product(a: Any, b: Any, transpose_a: bool, transpose_b: bool)
     """``a @ b`` (either transposed first) by NumPy directly, for real matrices of one dtype that no
     mode can see (``unseen``), else None: the rule's transpose and matmul would only wrap NumPy's
     (a backward without ``create_graph``, as W2's)."""
+    arrays = _unseen_real_arrays(a, b)
+    if arrays is None:
+        return None
+    a, b = arrays
+    if a.ndim != 2 or b.ndim != 2:
+        return None
+    return _wrap(_matmul_impl(a.T if transpose_a else a, b.T if transpose_b else b))
+
+
+def _unseen_real_arrays(a: Any, b: Any) -> tuple | None:
+    """The arrays of ``a`` and ``b`` if both are Tensors that no mode can see (``unseen``), real and of
+    one dtype (a rule may then multiply them with NumPy directly, as dispatch would), else None."""
     if not (unseen(a) and unseen(b)):
         return None
     a, b = a._data, b._data
-    if a.ndim != 2 or b.ndim != 2 or a.dtype is not b.dtype or a.dtype.kind != "f":
+    if a.dtype is not b.dtype or a.dtype.kind != "f":
         return None
-    return _wrap(_matmul_impl(a.T if transpose_a else a, b.T if transpose_b else b))
+    return a, b
 
 
 def _matmul_jvp(tangents: tuple, out: Any, x: Tensor, y: Tensor) -> Tensor:
