@@ -189,16 +189,10 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
     constrained = bool(constraints) if not isinstance(constraints, dict) else True
 
     def run(init: np.ndarray, *plain: Any) -> tuple:
-        problem = MinimizeProblem(lambda x: fun(x.reshape(shape), *plain))
-        extra = {}
-        if name in HESS_METHODS and hess is None and hessp is None:
-            extra["hess"] = problem.hess
-        elif name in HESSP_METHODS and hess is None and hessp is None:
-            extra["hessp"] = problem.hessp
-            if name == "trust-constr":
-                extra = _sparse_hess_or(extra, lambda x: fun(x.reshape(shape), *plain), init)
+        objective = lambda x: fun(x.reshape(shape), *plain)  # noqa: E731
+        problem = MinimizeProblem(objective)
         raw = optimize.minimize(problem.fun, init.reshape(-1), method=method, jac=jac if callable(jac) else problem.jac,
-                                hess=extra.get("hess", hess), hessp=extra.get("hessp", hessp), bounds=bounds,
+                                **_second_derivatives(name, problem, objective, init, hess, hessp), bounds=bounds,
                                 constraints=constraints, tol=tol, callback=callback, options=options)
         return raw.x.reshape(shape), bool(raw.success), str(raw.message), raw
 
@@ -213,10 +207,18 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
     return _result(optimize, raw, x=x)
 
 
-def _sparse_hess_or(extra: dict, objective: Callable, init: np.ndarray) -> dict:
-    """``{"hess": sparse Hessian}`` for trust-constr when ``dualgrad.sparse`` finds one worth it, else ``extra``."""
-    hess = sparse_hessian(objective, init.reshape(-1))
-    return extra if hess is None else {"hess": hess}
+def _second_derivatives(name: str, problem: MinimizeProblem, objective: Callable, init: np.ndarray, hess: Any,
+                        hessp: Any) -> dict:
+    """SciPy's ``hess`` and ``hessp``: the user's if given, else dualgrad's exact ones where the method takes
+    them (for trust-constr a sparse Hessian when ``dualgrad.sparse`` finds one worth it)."""
+    if hess is not None or hessp is not None:
+        return {"hess": hess, "hessp": hessp}
+    if name in HESS_METHODS:
+        return {"hess": problem.hess, "hessp": None}
+    if name in HESSP_METHODS:
+        sparse = sparse_hessian(objective, init.reshape(-1)) if name == "trust-constr" else None
+        return {"hess": sparse, "hessp": None} if sparse is not None else {"hess": None, "hessp": problem.hessp}
+    return {"hess": None, "hessp": None}
 
 
 def _constrained_minimize(optimize: Any, fun: Callable, start: np.ndarray, args: Any, method: str | None, name: str,
@@ -231,16 +233,10 @@ def _constrained_minimize(optimize: Any, fun: Callable, start: np.ndarray, args:
     jac = run_options.pop("jac")
 
     def run(init: np.ndarray, plain_args: tuple, extra: tuple) -> tuple:
-        problem = MinimizeProblem(lambda x: fun(x.reshape(shape), *plain_args))
-        extra_kw = {}
-        if name in HESS_METHODS and hess is None and hessp is None:
-            extra_kw["hess"] = problem.hess
-        elif name in HESSP_METHODS and hess is None and hessp is None:
-            extra_kw["hessp"] = problem.hessp
-            if name == "trust-constr":
-                extra_kw = _sparse_hess_or(extra_kw, lambda x: fun(x.reshape(shape), *plain_args), init)
+        objective = lambda x: fun(x.reshape(shape), *plain_args)  # noqa: E731
+        problem = MinimizeProblem(objective)
         raw = optimize.minimize(problem.fun, init.reshape(-1), method=method, jac=jac if callable(jac) else problem.jac,
-                                hess=extra_kw.get("hess", hess), hessp=extra_kw.get("hessp", hessp), bounds=bounds,
+                                **_second_derivatives(name, problem, objective, init, hess, hessp), bounds=bounds,
                                 constraints=constraint_set.for_scipy(name, extra) or (), **run_options)
         hints = trust_constr_hints(raw, constraint_set, bound_arrays, start.size) if name == "trust-constr" else None
         z = kkt.solution(raw.x, plain_args, extra, hints)
