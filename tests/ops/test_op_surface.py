@@ -14,6 +14,7 @@ import dualgrad as dg
 from dualgrad import numpy_dispatch
 from dualgrad.ops import counting, fft, methods, reductions, sorting, surface
 from dualgrad.ops.elementwise import core, functions, special
+from dualgrad.ops.linalg import decompositions, lu, matrix_functions, norms, products
 from dualgrad.ops.registry import ALL_OPS, elementwise
 
 _CUBE_UFUNC = np.frompyfunc(lambda v: v ** 3, 1, 1)  # (a ufunc no op routes: the throwaway op's NumPy function)
@@ -97,7 +98,11 @@ def test_library_functions_read_as_written_ones(name):
     assert fn.op is ALL_OPS[name]
 
 
-@pytest.mark.parametrize("module", [core, functions, special, reductions, sorting, counting, fft],
+CONVERTED = [core, functions, special, reductions, sorting, counting, fft, products, decompositions, lu,
+             matrix_functions, norms]
+
+
+@pytest.mark.parametrize("module", CONVERTED,
                          ids=lambda m: m.__name__)
 def test_converted_modules_take_every_surface_from_their_declarations(module):
     """No hand-written list is left for a declared op: its names, methods, in-place methods and
@@ -174,3 +179,17 @@ def test_the_fft_namespace_is_built_from_the_declarations():
     assert sorted(declared) == dg.fft.__all__ and "rfft" in declared
     assert all(getattr(dg.fft, name) is fn for name, fn in declared.items())
     assert not hasattr(dg, "rfft") and not hasattr(dg.Tensor, "rfft")
+
+
+def test_the_linalg_namespace_is_built_from_the_declarations():
+    declared = surface.namespace("linalg")
+    results = {"EigResult", "EighResult", "LinAlgError", "LstsqResult", "QRResult", "SVDResult", "SlogdetResult"}
+    assert set(dg.linalg.__all__) == set(declared) | results
+    assert all(getattr(dg.linalg, name) is fn for name, fn in declared.items())
+    # torch's two names: the top-level legacy forms and the ``linalg`` ones are different functions
+    assert dg.linalg.lu is not dg.lu and dg.linalg.svd is not dg.svd and dg.linalg.cholesky is not dg.cholesky
+    assert dg.linalg.det is dg.det and dg.linalg.matmul is dg.matmul and dg.Tensor.inverse is dg.linalg.inv
+    assert not hasattr(dg, "eigh") and not hasattr(dg.Tensor, "eigh") and not hasattr(dg.Tensor, "det_")
+    x = dg.eye(2, dtype=dg.float64).requires_grad_()
+    y = x * 1.0
+    assert y.addmm_(x, x) is y and y.tolist() == [[2.0, 0.0], [0.0, 2.0]]
