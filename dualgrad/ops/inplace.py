@@ -662,7 +662,7 @@ masked_fill_ = _inplace("masked_fill_", masked_fill, "Set ``value`` where ``mask
 
 # torch's other in-place forms ``x.<name>_(...)`` of methods: ``x.<name>(...)`` written into ``x``
 _OF_METHODS = (
-    "tril", "triu", "scatter", "scatter_add", "index_add", "index_copy", "index_fill",
+    "scatter", "scatter_add", "index_add", "index_copy", "index_fill",
     "masked_scatter", "put", "index_put",
 )
 _RESTRIDING = {"unsqueeze_": "unsqueeze", "squeeze_": "squeeze", "t_": "t", "transpose_": "transpose",
