@@ -12,7 +12,7 @@ import pytest
 
 import dualgrad as dg
 from dualgrad import numpy_dispatch
-from dualgrad.ops import counting, fft, methods, reductions, sorting, surface
+from dualgrad.ops import counting, fft, indexing, methods, reductions, scatter, sorting, surface
 from dualgrad.ops.elementwise import core, functions, special
 from dualgrad.ops.linalg import decompositions, lu, matrix_functions, norms, products
 from dualgrad.ops.registry import ALL_OPS, elementwise
@@ -101,7 +101,7 @@ def test_library_functions_read_as_written_ones(name):
 
 
 CONVERTED = [core, functions, special, reductions, sorting, counting, fft, products, decompositions, lu,
-             matrix_functions, norms, shape, views, compositions]
+             matrix_functions, norms, shape, views, compositions, indexing, scatter]
 
 
 @pytest.mark.parametrize("module", CONVERTED, ids=lambda m: m.__name__)
@@ -145,8 +145,8 @@ def test_elementwise_rows_need_no_other_place():
     no hand-written list of ``inplace`` or ``numpy_dispatch``."""
     import dualgrad.ops.inplace as inplace
 
-    declared = {n for s in surface.DECLARED for n in s.methods}
-    assert not declared & set(inplace._OF_METHODS)
+    generated = {f"{n}_" for s in surface.DECLARED if s.inplace for n in s.methods}
+    assert not generated & set(inplace.METHODS)
     assert not {e for e in numpy_dispatch.UFUNCS.values() if isinstance(e, str)} & {
         n for s in surface.DECLARED for n in s.names}
     assert elementwise  # (the family constructor the throwaway row uses)
@@ -203,3 +203,11 @@ def test_shape_declarations_keep_torchs_and_numpys_names():
     assert not hasattr(dg, "view") and not hasattr(dg.Tensor, "cat") and not hasattr(dg.Tensor, "reshape_")
     x = dg.ones(2, 2)
     assert x.tril_() is x and x.tolist() == [[1.0, 0.0], [1.0, 1.0]]
+
+
+def test_indexing_declarations_give_the_in_place_forms():
+    assert dg.argwhere is dg.nonzero and dg.Tensor.argwhere is dg.nonzero
+    assert dg.Tensor.__getitem__.__name__ != "getitem"  # (fastpath's quiet path, written by hand)
+    x = dg.zeros(3)
+    assert x.index_fill_(0, dg.tensor([1]), 2.0) is x and x.tolist() == [0.0, 2.0, 0.0]
+    assert x.scatter_reduce_(0, dg.tensor([0]), dg.tensor([5.0]), "sum") is x and x.tolist() == [5.0, 2.0, 0.0]
