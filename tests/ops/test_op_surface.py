@@ -12,7 +12,7 @@ import pytest
 
 import dualgrad as dg
 from dualgrad import numpy_dispatch
-from dualgrad.ops import counting, fft, indexing, methods, reductions, scatter, sorting, surface
+from dualgrad.ops import counting, fft, indexing, methods, reductions, scatter, sorting, statistics, surface
 from dualgrad.ops.elementwise import core, functions, special
 from dualgrad.ops.linalg import decompositions, lu, matrix_functions, norms, products
 from dualgrad.ops.registry import ALL_OPS, elementwise
@@ -101,7 +101,8 @@ def test_library_functions_read_as_written_ones(name):
 
 
 CONVERTED = [core, functions, special, reductions, sorting, counting, fft, products, decompositions, lu,
-             matrix_functions, norms, shape, views, compositions, indexing, scatter]
+             matrix_functions, norms, shape, views, compositions, indexing, scatter,
+             statistics]
 
 
 @pytest.mark.parametrize("module", CONVERTED, ids=lambda m: m.__name__)
