@@ -12,7 +12,18 @@ import pytest
 
 import dualgrad as dg
 from dualgrad import numpy_dispatch
-from dualgrad.ops import counting, fft, indexing, methods, reductions, scatter, sorting, statistics, surface
+from dualgrad.ops import (
+    counting,
+    fft,
+    indexing,
+    methods,
+    random,
+    reductions,
+    scatter,
+    sorting,
+    statistics,
+    surface,
+)
 from dualgrad.ops.elementwise import core, functions, special
 from dualgrad.ops.linalg import decompositions, lu, matrix_functions, norms, products
 from dualgrad.ops.registry import ALL_OPS, elementwise
@@ -102,7 +113,7 @@ def test_library_functions_read_as_written_ones(name):
 
 CONVERTED = [core, functions, special, reductions, sorting, counting, fft, products, decompositions, lu,
              matrix_functions, norms, shape, views, compositions, indexing, scatter,
-             statistics]
+             statistics, random]
 
 
 @pytest.mark.parametrize("module", CONVERTED, ids=lambda m: m.__name__)
@@ -212,3 +223,8 @@ def test_indexing_declarations_give_the_in_place_forms():
     x = dg.zeros(3)
     assert x.index_fill_(0, dg.tensor([1]), 2.0) is x and x.tolist() == [0.0, 2.0, 0.0]
     assert x.scatter_reduce_(0, dg.tensor([0]), dg.tensor([5.0]), "sum") is x and x.tolist() == [5.0, 2.0, 0.0]
+
+
+def test_random_in_place_methods_are_declared_as_methods_only():
+    assert not hasattr(dg, "bernoulli_") and not hasattr(dg.Tensor, "bernoulli__")
+    assert dg.Tensor.bernoulli_.__module__ == "dualgrad.ops.random" and "bernoulli" in random.__all__
