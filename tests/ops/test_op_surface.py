@@ -14,8 +14,11 @@ import dualgrad as dg
 from dualgrad import numpy_dispatch
 from dualgrad.ops import (
     counting,
+    einsum,
     fft,
     indexing,
+    integration,
+    layout,
     methods,
     random,
     reductions,
@@ -113,7 +116,7 @@ def test_library_functions_read_as_written_ones(name):
 
 CONVERTED = [core, functions, special, reductions, sorting, counting, fft, products, decompositions, lu,
              matrix_functions, norms, shape, views, compositions, indexing, scatter,
-             statistics, random]
+             statistics, random, layout, integration, einsum]
 
 
 @pytest.mark.parametrize("module", CONVERTED, ids=lambda m: m.__name__)
