@@ -142,7 +142,7 @@ def pdist(input: Any, p: float = 2) -> Tensor:  # noqa: A002 - torch's name
     return _norm(x[rows] - x[cols], p)
 
 
-@public(None, inplace=False)
+@public(None)
 def renorm(input: Any, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa: A002 - torch's names
     """``input`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to
     norm ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``, as torch).

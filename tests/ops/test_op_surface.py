@@ -26,6 +26,7 @@ from dualgrad.ops import (
     sorting,
     statistics,
     surface,
+    torch_names,
 )
 from dualgrad.ops.elementwise import core, functions, special
 from dualgrad.ops.linalg import decompositions, lu, matrix_functions, norms, products
@@ -116,7 +117,8 @@ def test_library_functions_read_as_written_ones(name):
 
 CONVERTED = [core, functions, special, reductions, sorting, counting, fft, products, decompositions, lu,
              matrix_functions, norms, shape, views, compositions, indexing, scatter,
-             statistics, random, layout, integration, einsum]
+             statistics, random, layout, integration, einsum,
+             torch_names]
 
 
 @pytest.mark.parametrize("module", CONVERTED, ids=lambda m: m.__name__)
@@ -179,8 +181,6 @@ def test_the_special_namespace_is_built_from_the_declarations():
 
 
 def test_torchs_top_level_in_place_forms_come_from_the_declarations():
-    from dualgrad.ops import torch_names
-
     generated = {f"{name}_" for s in surface.DECLARED for name in s.top_level_inplace}
     assert {"sin_", "abs_", "arcsin_", "fix_", "erf_", "i0_"} <= generated <= set(torch_names.TOP_LEVEL)
     assert "absolute_" not in generated  # (torch has abs_ only)
@@ -231,3 +231,11 @@ def test_indexing_declarations_give_the_in_place_forms():
 def test_random_in_place_methods_are_declared_as_methods_only():
     assert not hasattr(dg, "bernoulli_") and not hasattr(dg.Tensor, "bernoulli__")
     assert dg.Tensor.bernoulli_.__module__ == "dualgrad.ops.random" and "bernoulli" in random.__all__
+
+
+def test_torchs_other_spellings_are_declared():
+    assert dg.igamma is dg.Tensor.igamma and dg.Tensor.igamma_.__doc__ == "In-place ``igamma``."
+    assert dg.Tensor.renorm_.__doc__ == "In-place ``renorm``." and dg.Tensor.conj_physical_
+    assert {"range", "abs_", "t_copy", "typename"} <= set(torch_names.__all__) and not hasattr(dg, "float_power_")
+    x = dg.tensor([2.0])
+    assert x.igammac_(dg.tensor([1.0])) is x and x.item() == pytest.approx(0.7357588823, rel=1e-9)

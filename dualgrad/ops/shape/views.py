@@ -589,7 +589,7 @@ def narrow_copy(input: Any, dim: int, start: int, length: int) -> Tensor:  # noq
     return narrow(input, dim, start, length).clone()
 
 
-@public(None, inplace=False)
+@public(None)
 def conj_physical(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """The complex conjugate, computed (as ``conj``: dualgrad has no lazy conjugate bit); a real or
     integer tensor is returned as it is.
