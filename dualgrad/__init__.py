@@ -72,7 +72,7 @@ from .ops.elementwise.special import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403
 from .ops.integration import *  # noqa: F403
 from .ops.layout import *  # noqa: F403
-from .ops.linalg.decompositions import det, inverse, logdet
+from .ops.linalg.decompositions import *  # noqa: F403
 from .ops.linalg.lu import *  # noqa: F403
 from .ops.linalg.matrix_functions import *  # noqa: F403
 from .ops.linalg.products import *  # noqa: F403

@@ -15,67 +15,20 @@ tensor([[1.0000, 0.0000],
         [0.0000, 0.5000]])
 """
 
-from .ops.linalg.decompositions import (
+from .ops import surface as _surface
+from .ops.linalg.decompositions import (  # noqa: F401 - the result types and error, listed in __all__
     EighResult,
     LinAlgError,
     QRResult,
     SlogdetResult,
     SVDResult,
-    cholesky,
-    det,
-    eigh,
-    eigvalsh,
-    inv,
-    qr,
-    slogdet,
-    solve,
-    svd,
-    svdvals,
 )
-from .ops.linalg.lu import (
-    cholesky_ex,
-    cond,
-    inv_ex,
-    lu_factor,
-    lu_factor_ex,
-    solve_ex,
-)
-from .ops.linalg.lu import linalg_lu as lu
-from .ops.linalg.lu import linalg_lu_solve as lu_solve
-from .ops.linalg.matrix_functions import (
-    EigResult,
-    eig,
-    eigvals,
-    matrix_exp,
-    matrix_rank,
-    solve_triangular,
-    tensorinv,
-    tensorsolve,
-    vecdot,
-)
-from .ops.linalg.matrix_functions import linalg_vander as vander
-from .ops.linalg.norms import (
-    LstsqResult,
-    cross,
-    diagonal,
-    lstsq,
-    matrix_norm,
-    matrix_power,
-    matrix_transpose,
-    multi_dot,
-    norm,
-    pinv,
-    trace,
-    vector_norm,
-)
-from .ops.linalg.products import matmul, outer, tensordot
+from .ops.linalg.matrix_functions import EigResult  # noqa: F401
+from .ops.linalg.norms import LstsqResult  # noqa: F401
 
-__all__ = [
-    "EigResult", "EighResult", "LinAlgError", "LstsqResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky",
-    "cholesky_ex",
-    "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "inv_ex", "lstsq", "lu",
-    "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
-    "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "solve_ex",
-    "solve_triangular", "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve", "trace", "vander", "vecdot",
-    "vector_norm",
-]
+# the functions the ops declare in ``dualgrad.linalg`` (``namespaces={"linalg": ...}``, ``ops/surface.py``)
+globals().update(_surface.namespace("linalg"))
+
+__all__ = sorted(["EigResult", "EighResult", "LinAlgError", "LstsqResult", "QRResult", "SVDResult", "SlogdetResult",
+                  *_surface.namespace("linalg")])
+del _surface  # (not part of the namespace)

@@ -32,6 +32,7 @@ from ..tensor import Tensor, TensorMeta, _wrap, as_operand
 from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import OTHER_FIRST, apply
 from .registry import Op
+from .surface import exported, public
 
 
 @functools.lru_cache(maxsize=512)
@@ -297,6 +298,7 @@ def _call_form(args: tuple) -> tuple[str, list]:
     return (equation if output is None else equation + "->" + _sublist(output)), operands
 
 
+@public(None, method=False)
 def einsum(*args: Any) -> Tensor:
     """Einstein summation: ``einsum("ij,jk->ik", a, b)`` is ``a @ b``.
 
@@ -324,4 +326,4 @@ def einsum(*args: Any) -> Tensor:
     return _contract(subscripts, *operands)
 
 
-__all__ = ["einsum"]
+__all__ = exported(__name__)

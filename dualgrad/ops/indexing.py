@@ -31,6 +31,7 @@ from .batch_rules import NOT_BATCHED, to_front
 from .dispatch import _record, apply, make_view, tensor_arg
 from .elementwise.core import where
 from .registry import Op, linear, nondifferentiable
+from .surface import exported, public
 
 
 # -- getitem ------------------------------------------------------------------------------
@@ -197,6 +198,7 @@ def has_batched_entry(index: tuple) -> bool:
     return any(type(i) is BatchedTensor for i in index)
 
 
+@public(None, method=False)
 def getitem(x: Tensor, index: Any) -> Tensor:
     """``x[index]`` for ints, slices, Ellipsis, None, bool masks and integer arrays.
 
@@ -527,6 +529,7 @@ def _gathered(x: Tensor, index: Tensor, dim: int, op: str, error: type = Runtime
                     f"index shape {index.shape})") from None
 
 
+@public(None, inplace=False)
 def gather(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002 - torch's name
     """Values of ``input`` along ``dim`` at ``index``: ``out[i][j] = input[i][index[i][j]]`` for ``dim=1``.
 
@@ -557,6 +560,7 @@ def gather(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002 - torch
     return _gathered(input, index, dim, "gather()")
 
 
+@public(None, inplace=False)
 def take_along_dim(input: Tensor, indices: Any, dim: int | None = None) -> Tensor:  # noqa: A002
     """``gather`` with ``input`` and ``indices`` broadcast against each other except along ``dim``.
 
@@ -596,6 +600,7 @@ def take_along_dim(input: Tensor, indices: Any, dim: int | None = None) -> Tenso
     return _gathered(input, indices, dim, "take_along_dim()")
 
 
+@public(None, method=False)
 def take_along_axis(arr: Tensor, indices: Any, axis: int | None = -1) -> Tensor:
     """NumPy's spelling of ``take_along_dim``.
 
@@ -608,6 +613,7 @@ def take_along_axis(arr: Tensor, indices: Any, axis: int | None = -1) -> Tensor:
     return take_along_dim(arr, indices, axis)
 
 
+@public(None, inplace=False)
 def take(input: Tensor, index: Any) -> Tensor:  # noqa: A002 - torch's name
     """Elements of ``input`` read as a flat 1-D tensor, at ``index`` (the result has its shape).
 
@@ -621,6 +627,7 @@ def take(input: Tensor, index: Any) -> Tensor:  # noqa: A002 - torch's name
                      input.shape).reshape(index.shape)
 
 
+@public(None, inplace=False)
 def index_select(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002 - torch's name
     """The slices of ``input`` along ``dim`` at the positions in the vector ``index``.
 
@@ -648,6 +655,7 @@ def _spread(index: Tensor, dim: int, shape: tuple) -> Tensor:
     return index.reshape(column).expand(shape[:dim] + (n,) + shape[dim + 1:])
 
 
+@public(None, inplace=False)
 def select(input: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002 - torch's name
     """The slice of ``input`` at ``index`` along ``dim`` (a view, one dimension fewer).
 
@@ -662,6 +670,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002 - torch
     return getitem(input, (slice(None),) * dim + (index,))
 
 
+@public(None, inplace=False)
 def masked_select(input: Tensor, mask: Any) -> Tensor:  # noqa: A002 - torch's name
     """The elements of ``input`` where the bool ``mask`` holds, as a 1-D tensor (the two broadcast).
 
@@ -685,6 +694,7 @@ def _nonzero_batch(args: tuple, bdims: tuple) -> tuple:
 NONZERO = nondifferentiable("nonzero", np.argwhere, family="indexing", batch=_nonzero_batch)
 
 
+@public(None, aliases=("argwhere",), inplace=False)
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple:  # noqa: A002 - torch's name
     """The indices of the nonzero elements: an ``(n, ndim)`` int64 tensor, or with ``as_tuple=True``
     one 1-D tensor per dimension (NumPy's ``nonzero``; a 0-d input counts as 1-d).
@@ -701,7 +711,6 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple:  # noqa
     return tuple(found[:, d] for d in range(found.shape[1]))
 
 
-argwhere = nonzero
 
 
 def _scatter_checked(input: Any, dim: int, index: Any, src: Any, op: str) -> tuple:
@@ -727,6 +736,7 @@ def check_scatter_bounds(index: Tensor, dim: int, size: int) -> None:
         raise RuntimeError(f"index {index._data[bad][0]} is out of bounds for dimension {dim} with size {size}")
 
 
+@public(None)
 def scatter_add(input: Tensor, dim: int, index: Any, src: Any) -> Tensor:  # noqa: A002 - torch's name
     """``input`` with ``src`` added at ``index`` along ``dim`` (out of place):
     ``out[i][index[i][j]] += src[i][j]`` for ``dim=1``; repeated indices accumulate.
@@ -748,6 +758,7 @@ def _last_writes(index: np.ndarray, dim: int, shape: tuple) -> np.ndarray:
     return keep.reshape(index.shape)
 
 
+@public(None)
 def scatter(input: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:  # noqa: A002
     """``input`` with ``src`` (a tensor or a number, also as ``value=``) written at ``index`` along
     ``dim`` (out of place): ``out[i][index[i][j]] = src[i][j]`` for ``dim=1``. Where ``index``
@@ -807,6 +818,7 @@ def _as_vector(input: Tensor) -> Tensor:  # noqa: A002
     return input.reshape(1) if input.ndim == 0 else input
 
 
+@public(None)
 def index_add(input: Tensor, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
     """``input`` with ``alpha * source`` added to the slices at ``index`` along ``dim`` (out of place):
     ``out[index[i]] += alpha * source[i]`` for ``dim=0``; repeated indices accumulate.
@@ -834,6 +846,7 @@ def _put_along(x: Tensor, dim: int, index: Tensor, values: Any) -> Tensor:
     return apply(INDEX_PUT_TENSOR, x, values, index, spec=(slice(None),) * dim + (TENSOR,))
 
 
+@public(None)
 def index_copy(input: Tensor, dim: int, index: Any, source: Any) -> Tensor:  # noqa: A002
     """``input`` with the slices at ``index`` along ``dim`` replaced by those of ``source`` (out of
     place): ``out[index[i]] = source[i]`` for ``dim=0``. Of repeated indices the last write wins
@@ -854,6 +867,7 @@ def index_copy(input: Tensor, dim: int, index: Any, source: Any) -> Tensor:  # n
     return out.reshape(()) if input.ndim == 0 else out
 
 
+@public(None)
 def index_fill(input: Tensor, dim: int, index: Any, value: Any) -> Tensor:  # noqa: A002
     """``input`` with the slices at ``index`` along ``dim`` set to ``value`` (out of place), a number
     or a 0-d Tensor (which gets the sum of the gradient of the filled elements). Negative indices
@@ -877,6 +891,7 @@ def index_fill(input: Tensor, dim: int, index: Any, value: Any) -> Tensor:  # no
     return out if out.dtype == input.dtype else out.to(input.dtype)
 
 
+@public(None)
 def masked_scatter(input: Tensor, mask: Any, source: Any) -> Tensor:  # noqa: A002
     """``input`` (broadcast with ``mask``) with the elements where the bool ``mask`` holds replaced, in
     row-major order, by the first elements of ``source`` (out of place).
@@ -917,6 +932,7 @@ def _flat_index(input: Tensor, index: Any, op: str) -> Tensor:  # noqa: A002
     return _wrap(index._data % max(n, 1)) if (index._data < 0).any() else index
 
 
+@public(None)
 def put(input: Tensor, index: Any, source: Any, accumulate: bool = False) -> Tensor:  # noqa: A002
     """``input`` read as 1-D with ``source``'s elements written (``accumulate=True``: added) at ``index``
     (out of place); negative indices count from the end. Without ``accumulate`` the last of repeated
@@ -941,6 +957,7 @@ def put(input: Tensor, index: Any, source: Any, accumulate: bool = False) -> Ten
     return _put_along(flat, 0, index, values).reshape(input.shape)
 
 
+@public(None)
 def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:  # noqa: A002
     """``input`` with ``values`` written (``accumulate=True``: added) at ``input[indices]`` (out of
     place), ``indices`` a tuple of integer or bool Tensors as for ``x[indices]``. ``values``
@@ -985,25 +1002,6 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False
     return apply(INDEX_PUT_TENSOR, input, values, *tensors, spec=(TENSOR,) * len(tensors))
 
 
-METHODS: dict[str, Any] = {
-    "__getitem__": quiet_getitem(GETITEM, getitem, make_view, _record),
-    "gather": gather,
-    "take": take,
-    "take_along_dim": take_along_dim,
-    "index_select": index_select,
-    "select": select,
-    "masked_select": masked_select,
-    "nonzero": nonzero,
-    "argwhere": argwhere,
-    "scatter": scatter,
-    "scatter_add": scatter_add,
-    "index_add": index_add,
-    "index_copy": index_copy,
-    "index_fill": index_fill,
-    "masked_scatter": masked_scatter,
-    "put": put,
-    "index_put": index_put,
-}
-__all__ = ["argwhere", "gather", "getitem", "index_add", "index_copy", "index_fill", "index_put", "index_select",
-           "masked_scatter", "masked_select", "nonzero", "put", "scatter", "scatter_add", "select", "take",
-           "take_along_axis", "take_along_dim"]
+# (the indexing operator: fastpath's quiet path for the common ``x[i]``; the methods come from the declarations)
+METHODS: dict[str, Any] = {"__getitem__": quiet_getitem(GETITEM, getitem, make_view, _record)}
+__all__ = exported(__name__)

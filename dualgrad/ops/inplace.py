@@ -660,18 +660,12 @@ def _without_leading_ones(value: Any) -> Any:
 
 masked_fill_ = _inplace("masked_fill_", masked_fill, "Set ``value`` where ``mask`` is True.")
 
-# torch's other in-place forms ``x.<name>_(...)`` of methods: ``x.<name>(...)`` written into ``x``
-_OF_METHODS = (
-    "addmm", "tril", "triu", "scatter", "scatter_add", "index_add", "index_copy", "index_fill",
-    "masked_scatter", "put", "index_put",
-)
 _RESTRIDING = {"unsqueeze_": "unsqueeze", "squeeze_": "squeeze", "t_": "t", "transpose_": "transpose",
                "swapdims_": "swapdims", "swapaxes_": "swapaxes"}
 METHODS: dict[str, Any] = {
     **{name: _restriding(name, view, f"In-place ``{view}``: a new shape for the same data (see ``restride_``).")
        for name, view in _RESTRIDING.items()},
     "resize_": resize_, "resize_as_": resize_as_,
-    **{f"{name}_": _inplace(f"{name}_", _method(name), f"In-place ``{name}``.") for name in _OF_METHODS},
     "uniform_": uniform_, "normal_": normal_,
     "fill_": fill_, "zero_": zero_, "copy_": copy_, "masked_fill_": masked_fill_,
     "__setitem__": setitem,

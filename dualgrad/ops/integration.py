@@ -14,6 +14,7 @@ from .dispatch import tensor_arg
 from .reductions import cumsum
 from .shape.compositions import diff
 from .shape.core import narrow, reshape
+from .surface import exported, public
 
 
 def _spacing(y: Tensor, x: Any, dx: Any, dim: int, fn: str) -> Any:
@@ -28,6 +29,7 @@ def _spacing(y: Tensor, x: Any, dx: Any, dim: int, fn: str) -> Any:
     return diff(x, dim=dim)
 
 
+@public(None, method=False)
 def trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
     """The trapezoidal rule along ``dim``: samples ``y`` at points ``x`` (a 1-d tensor along ``dim``, or
     broadcastable to ``y``) or spaced ``dx`` (default 1); differentiable in ``y`` and ``x``.
@@ -40,6 +42,7 @@ def trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor
     return _trapezoids(y, x, dx, dim, "trapezoid").sum(dim)
 
 
+@public(None, method=False)
 def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
     """The running trapezoidal rule along ``dim`` (one value fewer than ``y``; see ``trapezoid``).
 
@@ -60,6 +63,7 @@ def _trapezoids(y: Any, x: Any, dx: Any, dim: int, fn: str) -> Tensor:
     return _spacing(y, x, dx, dim, fn) * (narrow(y, dim, 0, n) + narrow(y, dim, min(1, y.shape[dim]), n)) / 2
 
 
+@public(None, method=False)
 def trapz(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
     """Alias of ``trapezoid``.
 
@@ -70,4 +74,4 @@ def trapz(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
-__all__ = ["cumulative_trapezoid", "trapezoid", "trapz"]
+__all__ = exported(__name__)

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..tensor import Tensor
 from .dispatch import tensor_arg
+from .surface import exported, public
 
 
 class _Layout:
@@ -37,6 +38,7 @@ strided = _Layout("strided")
 _AMBIGUOUS = "The tensor does not have unique dim order, or cannot map to exact one of the given memory formats."
 
 
+@public(None, top_level=False, inplace=False)
 def data_ptr(self: Tensor) -> int:
     """The address of the tensor's first element (a view's is inside its base's memory).
 
@@ -48,6 +50,7 @@ def data_ptr(self: Tensor) -> int:
     return self._data.__array_interface__["data"][0]
 
 
+@public(None, top_level=False, inplace=False)
 def dim_order(self: Tensor, *, ambiguity_check: bool = False) -> tuple:
     """The dimensions from the outermost in memory to the innermost: ``range(ndim)`` for a row-major
     tensor, else by decreasing stride (dimensions of stride 0, and ties, keep their place).
@@ -79,6 +82,7 @@ def _ambiguous(shape: tuple, strides: tuple) -> bool:
     return 1 in shape or len(set(strides)) < len(strides) or (len(strides) > 1 and 0 in strides)
 
 
+@public(None, inplace=False)
 def is_signed(input: Any) -> bool:  # noqa: A002 - torch's name
     """True for signed dtypes (signed integers, floating, complex), False for unsigned and bool.
 
@@ -89,6 +93,7 @@ def is_signed(input: Any) -> bool:  # noqa: A002 - torch's name
     return tensor_arg(input, "is_signed").dtype.kind in "ifc"
 
 
+@public(None, inplace=False)
 def is_same_size(input: Any, other: Any) -> bool:  # noqa: A002 - torch's names
     """True if the two tensors have the same shape.
 
@@ -99,7 +104,5 @@ def is_same_size(input: Any, other: Any) -> bool:  # noqa: A002 - torch's names
     return tensor_arg(input, "is_same_size").shape == tensor_arg(other, "is_same_size").shape
 
 
-METHODS: dict[str, Any] = {"data_ptr": data_ptr, "dim_order": dim_order, "is_signed": is_signed,
-                           "is_same_size": is_same_size}
 PROPERTIES: dict[str, Any] = {"is_cpu": lambda self: True, "layout": lambda self: strided}
-__all__ = ["is_same_size", "is_signed", "strided"]
+__all__ = exported(__name__, ["strided"])

@@ -35,6 +35,7 @@ from .inplace import _fill, update_
 from .reductions import cumsum
 from .registry import elementwise
 from .sorting import argsort
+from .surface import exported, public
 
 
 def _last(*arrays: np.ndarray) -> np.ndarray:
@@ -58,6 +59,7 @@ def _values(t: Tensor) -> np.ndarray:
     return physical_value(t)._data
 
 
+@public(None, inplace=False)
 def bernoulli(input: Any, p: float | None = None, *, generator: Any = None) -> Tensor:  # noqa: A002 - torch's name
     """0/1 samples, 1 with probability ``input`` (elementwise), or ``p`` for all elements when given;
     the dtype of ``input``, which must be floating. The gradient is zero, as torch's.
@@ -90,6 +92,7 @@ def _check_probability(fn: str, p: float) -> None:
         raise RuntimeError(f"{fn} expects p to be in [0, 1], but got p={p:g}")
 
 
+@public(None, method=False)
 def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None, dtype: Any = None,
            requires_grad: bool = False, **_device: Any) -> Tensor:
     """Normal samples of mean ``mean`` and standard deviation ``std``, torch's four forms: Tensor
@@ -129,6 +132,7 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
     return apply(NORMAL, mean, std, draws)
 
 
+@public(None, method=False)
 def poisson(input: Any, generator: Any = None) -> Tensor:  # noqa: A002 - torch's name
     """Poisson samples of rate ``input`` (elementwise, floating, non-negative), in its dtype; the
     gradient is zero, as torch's. Inside ``vmap`` (randomness 'same' or 'different'), batch members
@@ -148,6 +152,7 @@ def poisson(input: Any, generator: Any = None) -> Tensor:  # noqa: A002 - torch'
     return apply(POISSON, input)
 
 
+@public(None, inplace=False)
 def multinomial(input: Any, num_samples: int, replacement: bool = False, *,  # noqa: A002 - torch's name
                 generator: Any = None) -> Tensor:
     """Indices (int64) of ``num_samples`` categories drawn from each row of ``input`` (1-d or 2-d,
@@ -189,6 +194,7 @@ def multinomial(input: Any, num_samples: int, replacement: bool = False, *,  # n
         return ew.clamp(searchsorted(cdf, u, right=True), max=p.shape[-1] - 1)
 
 
+@public(None, method=False)
 def randperm(n: int, *, generator: Any = None, dtype: Any = None, requires_grad: bool = False,
              **_device: Any) -> Tensor:
     """A random permutation of ``0, ..., n - 1`` (int64 unless ``dtype`` is given).
@@ -219,6 +225,7 @@ def _continuous(self: Tensor, name: str) -> None:
                            f"floating point but you specified {torch_dtype_name(self.dtype)}")
 
 
+@public(None, top_level=False, inplace=False)
 def random_(self: Tensor, from_: int | None = None, to: int | None = None, **kwargs: Any) -> Tensor:
     """Fill with integers uniform on ``[from, to)``: ``random_(from, to)``, ``random_(to)`` or
     ``random_()`` (every integer the dtype holds exactly: ``[0, 2**53]`` for float64, ``[0, max]`` for an
@@ -260,6 +267,7 @@ def _random_range(dtype: np.dtype, from_: int, to: int | None) -> tuple:
     return from_, to
 
 
+@public(None, top_level=False, inplace=False)
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     """Fill with 0/1 samples, 1 with probability ``p`` (a number, or a Tensor broadcast to this shape).
 
@@ -280,6 +288,7 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     return update_(self, _fill, "bernoulli_", draws)
 
 
+@public(None, top_level=False, inplace=False)
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill with exponential samples of rate ``lambd`` (> 0).
 
@@ -294,6 +303,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> 
     return _fill_with(self, "exponential_", lambda shape: _generator[0].exponential(1 / lambd, shape))
 
 
+@public(None, top_level=False, inplace=False)
 def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...), ``0 < p < 1``.
 
@@ -307,6 +317,7 @@ def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     return _fill_with(self, "geometric_", lambda shape: _generator[0].geometric(p, shape))
 
 
+@public(None, top_level=False, inplace=False)
 def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor:
     """Fill with ``exp`` of normal samples of ``mean`` and ``std`` (> 0).
 
@@ -320,6 +331,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator:
     return _fill_with(self, "log_normal_", lambda shape: _generator[0].lognormal(mean, std, shape))
 
 
+@public(None, top_level=False, inplace=False)
 def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill with Cauchy samples of ``median`` and scale ``sigma`` (> 0).
 
@@ -334,8 +346,4 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator:
     return _fill_with(self, "cauchy_", lambda shape: median + sigma * _generator[0].standard_cauchy(shape))
 
 
-METHODS: dict[str, Any] = {
-    "bernoulli": bernoulli, "multinomial": multinomial, "random_": random_, "bernoulli_": bernoulli_,
-    "exponential_": exponential_, "geometric_": geometric_, "log_normal_": log_normal_, "cauchy_": cauchy_,
-}
-__all__ = ["bernoulli", "multinomial", "normal", "poisson", "randperm"]
+__all__ = exported(__name__)

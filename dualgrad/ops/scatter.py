@@ -36,6 +36,7 @@ from .indexing import (
 )
 from .inplace import _inplace
 from .shape.core import cat, diagonal, moveaxis
+from .surface import exported, public
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
@@ -97,6 +98,7 @@ def _reduce_into(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, i
     return reduced.reshape(x.shape)
 
 
+@public(None)
 def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,  # noqa: A002 - torch's names
                    include_self: bool = True) -> Tensor:
     """``input`` with the elements of ``src`` reduced into the positions ``index`` gives along
@@ -135,6 +137,7 @@ def _reduce_vector(x: Tensor, index: Tensor, src: Tensor, reduce: str, include_s
     return scatter_reduce(*args, include_self=include_self).reshape(())
 
 
+@public(None)
 def index_reduce(input: Any, dim: int, index: Any, source: Any, reduce: str, *,  # noqa: A002 - torch's names
                  include_self: bool = True) -> Tensor:
     """``input`` with the slices of ``source`` reduced into the slices ``index`` gives along ``dim``
@@ -178,6 +181,7 @@ def _scatter_positions(x: Tensor, src: Tensor, dim: int, positions: np.ndarray) 
     return _put_along(x, dim, _tensor(positions.astype(np.int64)), src)
 
 
+@public(None, inplace=False)
 def select_scatter(input: Any, src: Any, dim: int, index: int) -> Tensor:  # noqa: A002 - torch's names
     """``input`` with ``input.select(dim, index)`` replaced by ``src`` (out of place); differentiable in both.
 
@@ -195,6 +199,7 @@ def select_scatter(input: Any, src: Any, dim: int, index: int) -> Tensor:  # noq
     return _scatter_positions(x, src.unsqueeze(dim), dim, np.array([index % n]))
 
 
+@public(None, inplace=False)
 def slice_scatter(input: Any, src: Any, dim: int = 0, start: int | None = None,  # noqa: A002 - torch's names
                   end: int | None = None, step: int = 1) -> Tensor:
     """``input`` with the slice ``start:end:step`` of ``dim`` replaced by ``src`` (out of place).
@@ -213,6 +218,7 @@ def slice_scatter(input: Any, src: Any, dim: int = 0, start: int | None = None, 
     return _scatter_positions(x, src, dim, positions)
 
 
+@public(None, inplace=False)
 def diagonal_scatter(input: Any, src: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
     """``input`` with ``input.diagonal(offset, dim1, dim2)`` replaced by ``src`` (out of place).
 
@@ -253,12 +259,7 @@ after a gap row, as torch's and NumPy's).
 tensor([[5., 0., 0.],
         [0., 5., 0.]])
 """)
-scatter_reduce_ = _inplace("scatter_reduce_", scatter_reduce, "In-place ``scatter_reduce``.")
-index_reduce_ = _inplace("index_reduce_", index_reduce, "In-place ``index_reduce``.")
 
-METHODS: dict[str, Any] = {
-    "scatter_reduce": scatter_reduce, "scatter_reduce_": scatter_reduce_, "index_reduce": index_reduce,
-    "index_reduce_": index_reduce_, "select_scatter": select_scatter, "slice_scatter": slice_scatter,
-    "diagonal_scatter": diagonal_scatter, "fill_diagonal_": fill_diagonal_,
-}
-__all__ = ["diagonal_scatter", "index_reduce", "scatter_reduce", "select_scatter", "slice_scatter"]
+# (an in-place method without a public function; the others come from the declarations)
+METHODS: dict[str, Any] = {"fill_diagonal_": fill_diagonal_}
+__all__ = exported(__name__)

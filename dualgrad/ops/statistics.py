@@ -28,6 +28,7 @@ from .reductions import ValuesIndices, amax, amin
 from .shape.core import broadcast_to, diagonal, moveaxis, reshape, unsqueeze
 from .shape.views import broadcast_shapes, triu_indices
 from .sorting import sort
+from .surface import exported, public
 
 
 class MinMax(NamedTuple):
@@ -35,6 +36,7 @@ class MinMax(NamedTuple):
     max: Tensor
 
 
+@public(None, inplace=False)
 def aminmax(input: Any, *, dim: int | None = None, keepdim: bool = False) -> MinMax:  # noqa: A002
     """The minimum and maximum (``amin`` and ``amax``: ties share the gradient) over ``dim`` or all elements.
 
@@ -54,6 +56,7 @@ def _norm(x: Tensor, p: float, dim: int = -1, keepdim: bool = False) -> Tensor:
     return x.norm(p, dim, keepdim)
 
 
+@public(None, inplace=False)
 def dist(input: Any, other: Any, p: float = 2) -> Tensor:  # noqa: A002 - torch's names
     """The ``p``-norm of ``input - other`` over all elements (``p`` 0 counts the nonzero differences).
 
@@ -64,6 +67,7 @@ def dist(input: Any, other: Any, p: float = 2) -> Tensor:  # noqa: A002 - torch'
     return _norm(reshape(tensor_arg(input, "dist") - other, (-1,)), p, 0)
 
 
+@public(None, method=False)
 def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
     """The ``p``-norm of ``x1 - x2 + eps`` along the last dimension (broadcasting).
 
@@ -74,6 +78,7 @@ def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6, keepd
     return _norm(tensor_arg(x1, "pairwise_distance") - x2 + eps, p, -1, keepdim)
 
 
+@public(None, method=False)
 def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """The cosine of the angle between ``x1`` and ``x2`` along ``dim`` (broadcasting), each norm
     at least ``eps`` (a norm raised to ``eps`` keeps its own gradient, as torch's).
@@ -100,6 +105,7 @@ def _check_p(p: float, fn: str) -> None:
         raise RuntimeError(f"{fn} only supports non-negative p values")
 
 
+@public(None, method=False)
 def cdist(x1: Any, x2: Any, p: float = 2.0, compute_mode: str | None = None) -> Tensor:
     """The ``p``-norm distances between the rows of ``x1`` (``... x P x M``) and of ``x2``
     (``... x R x M``), a ``... x P x R`` tensor (leading dimensions broadcast). ``compute_mode`` is
@@ -120,6 +126,7 @@ def cdist(x1: Any, x2: Any, p: float = 2.0, compute_mode: str | None = None) -> 
     return _norm(unsqueeze(x1, -2) - unsqueeze(x2, -3), p)
 
 
+@public(None, method=False)
 def pdist(input: Any, p: float = 2) -> Tensor:  # noqa: A002 - torch's name
     """The ``p``-norm distances between the rows of a 2-d tensor, for each pair ``i < j`` in row-major order.
 
@@ -135,6 +142,7 @@ def pdist(input: Any, p: float = 2) -> Tensor:  # noqa: A002 - torch's name
     return _norm(x[rows] - x[cols], p)
 
 
+@public(None)
 def renorm(input: Any, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa: A002 - torch's names
     """``input`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to
     norm ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``, as torch).
@@ -175,6 +183,7 @@ def _check_weights(w: Any, name: str, n: int, integral: bool) -> Tensor:
     return w
 
 
+@public(None, inplace=False)
 def cov(input: Any, *, correction: int = 1, fweights: Any = None, aweights: Any = None) -> Tensor:  # noqa: A002
     """The covariance matrix of the variables in the rows of ``input`` (a 1-d tensor: one variable),
     observations in the columns, optionally weighted by integer frequencies ``fweights`` and
@@ -215,6 +224,7 @@ def cov(input: Any, *, correction: int = 1, fweights: Any = None, aweights: Any 
     return reshape(c, ()) if x.ndim < 2 else c
 
 
+@public(None, inplace=False)
 def corrcoef(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """The correlation coefficients of the variables in the rows of ``input`` (``cov`` normalized by
     the standard deviations, clipped to ``[-1, 1]``).
@@ -289,6 +299,7 @@ def _quantile(input: Any, q: Any, dim: int | None, keepdim: bool, interpolation:
     return out[0] if qs.ndim == 0 else out
 
 
+@public(None, inplace=False)
 def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002 - torch's names
              interpolation: str = "linear") -> Tensor:
     """The ``q``-th quantiles (``q`` a number or a 1-d tensor in ``[0, 1]``; a 1-d ``q`` gives its
@@ -304,6 +315,7 @@ def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, 
     return _quantile(input, q, dim, keepdim, interpolation, "quantile", False)
 
 
+@public(None, inplace=False)
 def nanquantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
                 interpolation: str = "linear") -> Tensor:
     """``quantile`` leaving NaNs out (an all-NaN slice gives NaN).
@@ -315,6 +327,7 @@ def nanquantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = Fals
     return _quantile(input, q, dim, keepdim, interpolation, "nanquantile", True)
 
 
+@public(None, inplace=False)
 def nanmedian(input: Any, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A002 - torch's names
     """The median leaving NaNs out (the lower of the two middle values; NaN for all-NaN): of all
     elements, or along ``dim`` as ``(values, indices)``.
@@ -345,6 +358,7 @@ def _middle(x: Tensor) -> tuple:
     return take_along_dim(s, k, -1), take_along_dim(order, k, -1)
 
 
+@public(None, inplace=False)
 def mode(input: Any, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # noqa: A002 - torch's names
     """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the index of
     its last occurrence (as torch's); the values are differentiable. Not under ``vmap`` (the
@@ -378,10 +392,4 @@ def mode(input: Any, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # 
     return ValuesIndices(values[..., 0], index[..., 0])
 
 
-METHODS: dict[str, Any] = {
-    "aminmax": aminmax, "dist": dist, "renorm": renorm,
-    "cov": cov, "corrcoef": corrcoef, "quantile": quantile, "nanquantile": nanquantile, "nanmedian": nanmedian,
-    "mode": mode,
-}
-__all__ = ["aminmax", "cdist", "corrcoef", "cosine_similarity", "cov", "dist", "mode", "nanmedian", "nanquantile",
-           "pairwise_distance", "quantile", "pdist", "renorm"]
+__all__ = exported(__name__)

@@ -2,8 +2,8 @@
 
 * the top-level forms of in-place methods (``torch.abs_(x)`` is ``x.abs_()``), ``detach``, ``fill``,
   ``threshold``/``threshold_``, ``igamma``/``igammac`` (``special.gammainc``/``gammaincc``);
-* the in-place methods ``float_power_``, ``renorm_``,
-  ``igamma_``, ``igammac_``, ``conj_physical_``;
+* the in-place method ``float_power_`` (``renorm_``, ``igamma_``, ``igammac_`` and ``conj_physical_``
+  come from the declarations);
 * the ``*_copy`` forms of view ops (a new tensor, not a view; torch's node names ``<view's>_copy``),
   ``split_with_sizes`` and the ``unsafe_`` splits (pieces that are not views);
 * torch's deprecated ``range``, ``frobenius_norm`` and ``nuclear_norm``, and ``asarray``,
@@ -33,12 +33,13 @@ from .elementwise import special
 from .elementwise.core import selecting, to_dtype
 from .elementwise.functions import float_power
 from .indexing import GETITEM
-from .inplace import COPY, _inplace, _method, update_
+from .inplace import COPY, _method, update_
 from .linalg.norms import matrix_norm
 from .reductions import NORM, _reduce_args
 from .registry import ALL_OPS, name_by_operands, overload
 from .shape.core import SPLIT, SPLIT_EVEN, cat, split
 from .shape.views import view_as_complex, view_as_real
+from .surface import exported, public
 
 
 # -- top-level forms of Tensor methods ---------------------------------------------------------------
@@ -115,6 +116,7 @@ FILL = overload(COPY, "fill_like", "FillBackward0",  # (not "fill": the op relia
                 grad_name_for=name_by_operands({(True, True): "FillBackward1"}))
 
 
+@public(None, method=False)
 def fill(input: Tensor, value: Any) -> Tensor:  # noqa: A002 - torch's names
     """A tensor of ``input``'s shape and dtype holding ``value`` (a number or a 0-d Tensor, whose gradient
     is the sum of the result's; ``input``'s is zero).
@@ -136,6 +138,7 @@ THRESHOLD = selecting(
 THRESHOLD_ = overload(THRESHOLD, "threshold_", "ThresholdBackward1")
 
 
+@public(None, method=False)
 def threshold(input: Tensor, threshold: Any, value: Any) -> Tensor:  # noqa: A002 - torch's names
     """``input`` where it is greater than ``threshold``, else ``value``; the gradient passes where
     ``input > threshold`` (ThresholdBackward0).
@@ -147,6 +150,7 @@ def threshold(input: Tensor, threshold: Any, value: Any) -> Tensor:  # noqa: A00
     return apply(THRESHOLD, tensor_arg(input, "threshold"), threshold=threshold, value=value)
 
 
+@public(None, method=False)
 def threshold_(input: Tensor, threshold: Any, value: Any) -> Tensor:  # noqa: A002 - torch's names
     """In-place ``threshold`` (ThresholdBackward1).
 
@@ -175,6 +179,7 @@ def float_power_(self: Tensor, exponent: Any) -> Tensor:
     return update_(self, float_power, "float_power_", exponent)
 
 
+@public(None)
 def igamma(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     """``special.gammainc`` (torch's name), differentiable in ``other`` only.
 
@@ -185,6 +190,7 @@ def igamma(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     return special.gammainc(input, other)
 
 
+@public(None)
 def igammac(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     """``special.gammaincc`` (torch's name), differentiable in ``other`` only.
 
@@ -193,9 +199,6 @@ def igammac(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     tensor([0.3679])
     """
     return special.gammaincc(input, other)
-
-
-_IN_PLACE_OF = ("renorm", "conj_physical")
 
 
 # -- copies of views and pieces that are not views ---------------------------------------------------
@@ -279,6 +282,7 @@ def _slice(input: Tensor, dim: int = 0, start: Any = None, end: Any = None, step
     return apply(GETITEM, input, index=(slice(None),) * dim + (slice(start, end, step),))
 
 
+@public(SPLIT, inplace=False)
 def split_with_sizes(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple:  # noqa: A002 - torch's names
     """``split`` into pieces (views) of the sizes ``split_sizes``, which must sum to the size of ``dim``.
 
@@ -309,6 +313,7 @@ COPIES = {name: _copy_of(name, view, spec) for name, (view, spec) in _COPIES.ite
 globals().update(COPIES)
 
 
+@public(None, method=False)
 def unsafe_split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     """``split`` whose pieces are new tensors, not views (UnsafeSplitBackward0).
 
@@ -320,6 +325,7 @@ def unsafe_split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> t
     return _again_as(split(tensor, split_size_or_sections, dim), tensor, _UNSAFE_TWINS.get)
 
 
+@public(None, method=False)
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:  # noqa: A002 - torch's names
     """``chunk`` whose pieces are new tensors, not views (UnsafeSplitBackward0).
 
@@ -331,6 +337,7 @@ def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:  # noqa: A0
     return _again_as(input.chunk(chunks, dim), input, _UNSAFE_TWINS.get)
 
 
+@public(None, method=False)
 def unsafe_split_with_sizes(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple:  # noqa: A002
     """``split_with_sizes`` whose pieces are new tensors, not views (UnsafeSplitWithSizesBackward0).
 
@@ -346,6 +353,7 @@ def unsafe_split_with_sizes(input: Tensor, split_sizes: Any, dim: int = 0) -> tu
 FROBENIUS_NORM = overload(NORM, "frobenius_norm", "NormBackward1")
 
 
+@public(None, method=False)
 def frobenius_norm(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:  # noqa: A002 - torch's names
     """torch's deprecated ``frobenius_norm``: the 2-norm over ``dim`` (``linalg.vector_norm(input, 2, dim,
     keepdim)``); warns as torch.
@@ -363,6 +371,7 @@ def frobenius_norm(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:  #
     return apply(FROBENIUS_NORM, x, p=2.0, **_reduce_args(x, dim, None, keepdim, None, "frobenius_norm"))
 
 
+@public(None, method=False)
 def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002 - torch's names
     """torch's deprecated ``nuclear_norm``: the sum of the singular values of the matrices over ``dim``
     (the last two by default; ``nuclear_norm(input, True)`` is ``keepdim``, as torch's overloads); warns as
@@ -382,6 +391,7 @@ def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tenso
     return matrix_norm(tensor_arg(input, "nuclear_norm"), "nuc", (-2, -1) if dim is None else tuple(dim), keepdim)
 
 
+@public(None, method=False)
 def range(start: Any = 0, end: Any = None, step: Any = 1, *, dtype: Any = None,  # noqa: A001 - torch's name
           requires_grad: bool = False, **_device: Any) -> Tensor:
     """torch's deprecated ``range``: ``start`` to ``end`` *inclusive* by ``step`` (``floor((end - start) /
@@ -408,6 +418,7 @@ def range(start: Any = 0, end: Any = None, step: Any = 1, *, dtype: Any = None, 
     return empty(0).new_tensor(values, dtype=dtype or _default_float[0], requires_grad=requires_grad)
 
 
+@public(None, method=False)
 def empty_strided(size: Any, stride: Any, *, dtype: Any = None, requires_grad: bool = False,
                   **_device: Any) -> Tensor:
     """An uninitialized tensor of ``size`` whose memory steps are ``stride`` (in elements, as torch's).
@@ -427,6 +438,7 @@ def empty_strided(size: Any, stride: Any, *, dtype: Any = None, requires_grad: b
     return as_tensor(data).requires_grad_(requires_grad)
 
 
+@public(None, method=False)
 def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
             requires_grad: bool | None = None) -> Tensor:
     """``obj`` as a Tensor (torch.asarray): a Tensor or ndarray is shared when neither ``copy=True`` nor
@@ -461,6 +473,7 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
     return result if requires_grad is None else result.requires_grad_(requires_grad)
 
 
+@public(None, method=False)
 def typename(obj: Any, /) -> str:
     """torch's name of ``obj``'s type: ``'torch.DoubleTensor'`` for a float64 Tensor, else the qualified
     class name (``'int'``, ``'numpy.ndarray'``).
@@ -533,6 +546,7 @@ def _spacings(spacing: Any, dims: tuple, given_dim: bool, ndim: int) -> list:
     return list(spacing)
 
 
+@public(None, method=False)
 def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: int = 1) -> tuple:  # noqa: A002
     """Estimates of the derivatives of ``input`` along ``dim`` (all dimensions by default), one Tensor per
     dimension: central differences inside, one-sided ones of order ``edge_order`` (1 or 2) at the edges.
@@ -562,6 +576,7 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: in
 _SETTINGS = {"num_threads": 1, "num_interop_threads": 1, "deterministic": False, "warn_always": False}
 
 
+@public(None, method=False)
 def get_num_threads() -> int:
     """The number of threads torch would use; dualgrad runs on NumPy's and reports what was set (1 by default).
 
@@ -572,6 +587,7 @@ def get_num_threads() -> int:
     return _SETTINGS["num_threads"]
 
 
+@public(None, method=False)
 def set_num_threads(int: Any) -> None:  # noqa: A002 - torch's name
     """Accepted for torch code and recorded for ``get_num_threads``; NumPy's threads are not changed.
 
@@ -581,6 +597,7 @@ def set_num_threads(int: Any) -> None:  # noqa: A002 - torch's name
     _SETTINGS["num_threads"] = builtins.int(int)
 
 
+@public(None, method=False)
 def get_num_interop_threads() -> int:
     """As ``get_num_threads``, for torch's inter-op threads (which dualgrad does not have).
 
@@ -591,6 +608,7 @@ def get_num_interop_threads() -> int:
     return _SETTINGS["num_interop_threads"]
 
 
+@public(None, method=False)
 def set_num_interop_threads(int: Any) -> None:  # noqa: A002 - torch's name
     """Accepted for torch code and recorded for ``get_num_interop_threads``; no effect.
 
@@ -600,6 +618,7 @@ def set_num_interop_threads(int: Any) -> None:  # noqa: A002 - torch's name
     _SETTINGS["num_interop_threads"] = builtins.int(int)
 
 
+@public(None, method=False)
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Accepted for torch code and recorded: dualgrad's ops are deterministic whatever ``mode`` is.
 
@@ -609,6 +628,7 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
     _SETTINGS["deterministic"] = builtins.bool(mode)
 
 
+@public(None, method=False)
 def are_deterministic_algorithms_enabled() -> bool:
     """What ``use_deterministic_algorithms`` last set (False by default).
 
@@ -619,6 +639,7 @@ def are_deterministic_algorithms_enabled() -> bool:
     return _SETTINGS["deterministic"]
 
 
+@public(None, method=False)
 def set_warn_always(b: bool, /) -> None:
     """Accepted for torch code and recorded; dualgrad's warnings follow Python's ``warnings`` filters.
 
@@ -628,6 +649,7 @@ def set_warn_always(b: bool, /) -> None:
     _SETTINGS["warn_always"] = builtins.bool(b)
 
 
+@public(None, method=False)
 def is_warn_always_enabled() -> bool:
     """What ``set_warn_always`` last set (False by default).
 
@@ -638,6 +660,7 @@ def is_warn_always_enabled() -> bool:
     return _SETTINGS["warn_always"]
 
 
+@public(None, method=False)
 def set_default_device(device: Any) -> None:
     """Accepted for torch code: dualgrad has the CPU only, so ``'cpu'`` (or None) is the only device taken.
 
@@ -647,6 +670,7 @@ def set_default_device(device: Any) -> None:
     check_device("set_default_device", device)
 
 
+@public(None, method=False)
 def get_default_device() -> Any:
     """``device(type='cpu')``, the only device dualgrad has.
 
@@ -658,15 +682,7 @@ def get_default_device() -> Any:
 
 
 METHODS: dict[str, Any] = {
-    **{f"{name}_": _inplace(f"{name}_", _method(name), f"In-place ``{name}``.") for name in _IN_PLACE_OF},
-    "float_power_": float_power_, "igamma": igamma, "igammac": igammac,
-    "igamma_": _inplace("igamma_", igamma, "In-place ``igamma``."),
-    "igammac_": _inplace("igammac_", igammac, "In-place ``igammac``."),
-    "split_with_sizes": split_with_sizes,
+    "float_power_": float_power_,
 }
-__all__ = [*TOP_LEVEL, *COPIES, "fill", "threshold", "threshold_", "igamma", "igammac", "split_with_sizes",
-           "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes", "frobenius_norm", "nuclear_norm", "range",
-           "empty_strided", "asarray", "typename", "gradient", "get_num_threads", "set_num_threads",
-           "get_num_interop_threads", "set_num_interop_threads", "use_deterministic_algorithms",
-           "are_deterministic_algorithms_enabled", "set_warn_always", "is_warn_always_enabled",
-           "set_default_device", "get_default_device"]
+# (the generated top-level in-place forms and ``*_copy`` functions, and the declared functions)
+__all__ = exported(__name__, [*TOP_LEVEL, *COPIES])

@@ -36,6 +36,7 @@ from ..elementwise.core import imag_part, where
 from ..reductions import cumprod
 from ..registry import Op
 from ..shape.core import RESHAPE, cat, flip
+from ..surface import exported, public
 from .products import matmul, matrix_transpose
 
 
@@ -175,6 +176,7 @@ INV = Op("linalg_inv", _singular("inv", np.linalg.inv, "inversion could not be c
 INV.batch = _front_batch(INV)
 
 
+@public(INV, top_level=False, method="inverse", inplace=False, namespaces={"linalg": ("inv",)})
 def inv(a: Any) -> Tensor:
     """The inverse of a square matrix (or of each matrix in a stack).
 
@@ -259,6 +261,7 @@ def solve_system(a: Tensor, b: Tensor, vector: bool, left: bool = True) -> Tenso
     return x.squeeze(-1) if vector else x
 
 
+@public(SOLVE, top_level=False, method=False, namespaces={"linalg": ("solve",)})
 def solve(A: Any, B: Any, *, left: bool = True) -> Tensor:  # noqa: N803 - torch's argument names
     """The solution ``X`` of ``A @ X = B`` (of ``X @ A = B`` with ``left=False``), as torch's.
 
@@ -332,6 +335,7 @@ DET = Op("linalg_det", np.linalg.det, vjp=(_det_vjp,), jvp=_det_jvp, family="lin
 DET.batch = _front_batch(DET)
 
 
+@public(DET, inplace=False, namespaces={"linalg": ("det",)})
 def det(a: Any) -> Tensor:
     """The determinant of a square matrix (or of each matrix in a stack).
 
@@ -384,6 +388,7 @@ SLOGDET = Op("linalg_slogdet", _slogdet_impl, vjp=(_slogdet_vjp,), jvp=_slogdet_
 SLOGDET.batch = _front_batch(SLOGDET)
 
 
+@public(SLOGDET, inplace=False, namespaces={"linalg": ("slogdet",)})
 def slogdet(a: Any) -> SlogdetResult:
     """The sign (a unit complex number for complex input) and ``log |det a|``, computed stably.
 
@@ -424,6 +429,7 @@ CHOLESKY = Op("linalg_cholesky", _cholesky_impl, vjp=(_cholesky_vjp,), jvp=_chol
 CHOLESKY.batch = _front_batch(CHOLESKY)
 
 
+@public(CHOLESKY, top_level=False, method=False, namespaces={"linalg": ("cholesky",)})
 def cholesky(a: Any, /, *, upper: bool = False) -> Tensor:
     """The Cholesky factor ``L`` (lower, ``a = L L^H``) of a Hermitian positive-definite matrix.
 
@@ -484,6 +490,7 @@ def _check_uplo(uplo: str) -> str:
     return uplo
 
 
+@public(EIGH, top_level=False, method=False, namespaces={"linalg": ("eigh",)})
 def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's argument name
     """Eigenvalues (ascending) and orthonormal eigenvectors of a Hermitian matrix.
 
@@ -505,6 +512,7 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's argumen
     return EighResult(*apply(EIGH, a, UPLO=_check_uplo(UPLO)))
 
 
+@public(EIGH, top_level=False, method=False, namespaces={"linalg": ("eigvalsh",)})
 def eigvalsh(a: Any, UPLO: str = "L") -> Tensor:  # noqa: N803
     """The eigenvalues (ascending) of a Hermitian matrix; differentiable even when some are equal.
 
@@ -627,6 +635,7 @@ SVD = Op("linalg_svd", _svd_impl, vjp=(_svd_vjp,), jvp=_svd_jvp, family="linalg"
 SVD.batch = _front_batch(SVD)
 
 
+@public(SVD, top_level=False, method=False, namespaces={"linalg": ("svd",)})
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
     """The singular value decomposition ``a = U @ diag(S) @ Vh`` (``S`` descending), as NumPy's.
 
@@ -651,6 +660,7 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
     return SVDResult(*apply(SVD, a, full_matrices=bool(full_matrices)))
 
 
+@public(SVD, top_level=False, method=False, namespaces={"linalg": ("svdvals",)})
 def svdvals(x: Any, /) -> Tensor:
     """The singular values, descending; their derivative is exact even when some are equal.
 
@@ -724,6 +734,7 @@ QR = Op("linalg_qr", _qr_impl, vjp=(_qr_vjp,), jvp=_qr_jvp, family="linalg", sav
 QR.batch = _front_batch(QR)
 
 
+@public(QR, top_level=False, method=False, namespaces={"linalg": ("qr",)})
 def qr(a: Any, mode: str = "reduced") -> QRResult:
     """The QR decomposition ``a = Q @ R`` (``mode`` 'reduced', 'complete' or 'r').
 
@@ -748,6 +759,7 @@ def qr(a: Any, mode: str = "reduced") -> QRResult:
     return QRResult(*apply(QR, a, mode=mode))
 
 
+@public(INV, method=False)
 def inverse(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """torch's top-level name of ``linalg.inv``: the inverse of a square matrix (or of each in a stack).
 
@@ -759,6 +771,7 @@ def inverse(input: Any) -> Tensor:  # noqa: A002 - torch's name
     return inv(input)
 
 
+@public(SLOGDET, inplace=False)
 def logdet(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """``log(det(input))``, from ``slogdet``: NaN where a real determinant is negative, -inf where it is 0.
 
@@ -775,6 +788,4 @@ def logdet(input: Any) -> Tensor:  # noqa: A002 - torch's name
     return where(sign < 0, np.nan, logabsdet)
 
 
-METHODS: dict[str, Any] = {"det": det, "inverse": inv, "slogdet": slogdet, "logdet": logdet}
-__all__ = ["LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "inverse", "logdet", "qr", "slogdet",
-           "solve", "svd", "svdvals"]
+__all__ = exported(__name__)

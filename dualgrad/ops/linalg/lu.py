@@ -21,6 +21,7 @@ from ...tensor import Tensor, _wrap, as_operand
 from ..dispatch import apply
 from ..elementwise.core import where
 from ..registry import Op, nondifferentiable
+from ..surface import exported, public
 from .decompositions import (
     LinAlgError,
     _check_matrix,
@@ -151,6 +152,7 @@ def _factor(name: str, A: Any, pivot: bool) -> tuple:  # noqa: N803
     return apply(LU_FACTOR, a)
 
 
+@public(LU_FACTOR, top_level=False, method=False, namespaces={"linalg": ("lu_factor_ex",)})
 def lu_factor_ex(A: Any, *, pivot: bool = True, check_errors: bool = False) -> LUFactorExResult:  # noqa: N803
     """``lu_factor`` with ``info``: per matrix, 0 or the 1-based index of the first zero pivot.
 
@@ -173,6 +175,7 @@ def _raise_for(info: Tensor, name: str, problem: str) -> None:
         raise LinAlgError(f"linalg.{name}: {prefix}{problem}.")
 
 
+@public(LU_FACTOR, top_level=False, method=False, namespaces={"linalg": ("lu_factor",)})
 def lu_factor(A: Any, *, pivot: bool = True) -> LUFactorResult:  # noqa: N803 - torch's name
     """The LU factorization ``A = P L U`` with partial pivoting, packed as LAPACK's ``getrf``.
 
@@ -199,6 +202,7 @@ class LUResult(NamedTuple):
     U: Tensor
 
 
+@public(None, method=False)
 def lu_unpack(LU_data: Any, LU_pivots: Any, unpack_data: bool = True,  # noqa: N803 - torch's names
               unpack_pivots: bool = True) -> LUResult:
     """``(P, L, U)`` from packed factors and pivots (empty tensors for the parts not unpacked).
@@ -224,6 +228,7 @@ def lu_unpack(LU_data: Any, LU_pivots: Any, unpack_data: bool = True,  # noqa: N
     return LUResult(p, lower, upper)
 
 
+@public(LU_FACTOR, top_level=False, method=False, namespaces={"linalg": ("lu",)})
 def linalg_lu(A: Any, *, pivot: bool = True) -> LUResult:  # noqa: N803 - torch's name
     """The LU factorization ``A = P @ L @ U`` (``L`` unit lower, ``U`` upper), differentiable for square ``A``.
 
@@ -242,6 +247,7 @@ def _apply_permutation(pivots: Tensor, b: Tensor, transpose: bool) -> Tensor:
     return matmul(matrix_transpose(p) if transpose else p, b)
 
 
+@public(None, top_level=False, method=False, namespaces={"linalg": ("lu_solve",)})
 def linalg_lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True, adjoint: bool = False) -> Tensor:  # noqa: N803
     """The solution of ``A X = B`` from ``lu_factor``'s ``(LU, pivots)`` (``A^H X = B`` with ``adjoint``;
     ``X A = B`` unless ``left``). Differentiable in ``LU`` and ``B``.
@@ -279,6 +285,7 @@ class InvExResult(NamedTuple):
     info: Tensor
 
 
+@public(None, top_level=False, method=False, namespaces={"linalg": ("inv_ex",)})
 def inv_ex(A: Any, *, check_errors: bool = False) -> InvExResult:  # noqa: N803 - torch's name
     """``linalg.inv`` with ``info`` (0, or the 1-based index of the LU factorization's first zero pivot).
 
@@ -304,6 +311,7 @@ class SolveExResult(NamedTuple):
     info: Tensor
 
 
+@public(None, top_level=False, method=False, namespaces={"linalg": ("solve_ex",)})
 def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False) -> SolveExResult:  # noqa: N803
     """``linalg.solve`` with ``info`` (as ``inv_ex``): a singular ``A`` gives inf/NaN, not an error.
 
@@ -368,6 +376,7 @@ class CholeskyExResult(NamedTuple):
     info: Tensor
 
 
+@public(CHOLESKY_EX, top_level=False, method=False, namespaces={"linalg": ("cholesky_ex",)})
 def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> CholeskyExResult:  # noqa: N803
     """``linalg.cholesky`` with ``info``: 0, or the order of the first leading minor that is not positive-definite.
 
@@ -386,6 +395,7 @@ def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> C
     return CholeskyExResult(_h(factor) if upper else factor, info)
 
 
+@public(None, top_level=False, method=False, namespaces={"linalg": ("cond",)})
 def cond(A: Any, p: Any = None) -> Tensor:  # noqa: N803 - torch's name
     """The condition number of ``A`` in the ``p``-norm: ``|A|_p |A^{-1}|_p``.
 
@@ -411,6 +421,7 @@ def cond(A: Any, p: Any = None) -> Tensor:  # noqa: N803 - torch's name
     return where(info == 0, value, np.inf)
 
 
+@public(LU_FACTOR, inplace=False)
 def lu(A: Any, pivot: bool = True, get_infos: bool = False) -> tuple:  # noqa: N803 - torch's names
     """torch's legacy ``lu``: ``(LU, pivots)``, with ``info`` too when ``get_infos``.
 
@@ -423,6 +434,7 @@ def lu(A: Any, pivot: bool = True, get_infos: bool = False) -> tuple:  # noqa: N
     return tuple(result) if get_infos else tuple(result[:2])
 
 
+@public(None, inplace=False)
 def lu_solve(b: Any, LU_data: Any, LU_pivots: Any) -> Tensor:  # noqa: N803 - torch's names
     """torch's legacy ``lu_solve(b, LU_data, LU_pivots)`` (right-hand side first).
 
@@ -434,7 +446,4 @@ def lu_solve(b: Any, LU_data: Any, LU_pivots: Any) -> Tensor:  # noqa: N803 - to
     return linalg_lu_solve(LU_data, LU_pivots, b)
 
 
-METHODS: dict[str, Any] = {"lu": lu, "lu_solve": lu_solve}
-# torch's top-level names (``lu`` and ``lu_solve`` are the legacy forms; ``linalg.lu``/``linalg.lu_solve`` are
-# ``linalg_lu``/``linalg_lu_solve`` here)
-__all__ = ["lu", "lu_solve", "lu_unpack"]
+__all__ = exported(__name__)

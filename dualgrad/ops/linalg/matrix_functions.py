@@ -30,17 +30,19 @@ from ...tensor import Tensor, _wrap, as_operand
 from ..batch_rules import NOT_BATCHED, to_front
 from ..dispatch import apply
 from ..elementwise.core import maximum
-from ..inplace import _inplace
 from ..registry import Op
 from ..shape.core import broadcast_to, cat, diag
+from ..surface import exported, public
 from .decompositions import (
+    CHOLESKY,
+    QR,
+    SVD,
     _check_matrix,
     _check_square,
     _front_batch,
     _h,
     _pad_stack,
     check_system,
-    slogdet,
 )
 from .decompositions import (
     _solve_matrix as _linalg_solve_matrix,
@@ -128,6 +130,7 @@ def _check_inexact(name: str, *tensors: Tensor) -> None:
             raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {t.dtype}")
 
 
+@public(MATRIX_EXP, inplace=False, namespaces={"linalg": ("matrix_exp",)})
 def matrix_exp(A: Any) -> Tensor:  # noqa: N803 - torch's argument name
     """The matrix exponential ``sum_k A^k / k!`` of a square matrix (or of each in a stack).
 
@@ -205,6 +208,7 @@ SOLVE_TRIANGULAR = Op("linalg_solve_triangular", _substitute, vjp=_solve_triangu
                       arg_names=("A", "B"), grad_name="LinalgSolveTriangularBackward0")
 
 
+@public(SOLVE_TRIANGULAR, top_level=False, method=False, namespaces={"linalg": ("solve_triangular",)})
 def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,  # noqa: N803 - torch's names
                      unitriangular: bool = False) -> Tensor:
     """The solution ``X`` of ``T @ X = B`` (``X @ T = B`` with ``left=False``), ``T`` triangular.
@@ -239,6 +243,7 @@ class TriangularSolveResult(NamedTuple):
     cloned_coefficient: Tensor
 
 
+@public(SOLVE_TRIANGULAR, inplace=False)
 def triangular_solve(b: Any, A: Any, upper: bool = True, transpose: bool = False,  # noqa: N803
                      unitriangular: bool = False) -> TriangularSolveResult:
     """torch's legacy form of ``linalg.solve_triangular``: ``(X, copy of A)`` with ``T X = b`` (``T^T X = b``).
@@ -284,6 +289,7 @@ def _of_ranks(name: str, **operands: tuple) -> list:
     return tensors
 
 
+@public(None)
 def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
     """``beta * input + alpha * (mat @ vec)``; with ``beta=0`` the input is ignored (NaN included).
 
@@ -294,6 +300,7 @@ def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> T
     return _add_scaled("addmv", input, mv(*_of_ranks("addmv", mat=(mat, 2), vec=(vec, 1))), beta, alpha)
 
 
+@public(None)
 def addr(input: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
     """``beta * input + alpha * outer(vec1, vec2)``; with ``beta=0`` the input is ignored.
 
@@ -305,6 +312,7 @@ def addr(input: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> 
     return _add_scaled("addr", input, outer(*_of_ranks("addr", vec1=(vec1, 1), vec2=(vec2, 1))), beta, alpha)
 
 
+@public(None)
 def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
     """``beta * input + alpha * bmm(batch1, batch2)``, for 3-D batches; with ``beta=0`` the input is ignored.
 
@@ -315,6 +323,7 @@ def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any =
     return _add_scaled("baddbmm", input, bmm(batch1, batch2), beta, alpha)
 
 
+@public(None)
 def addbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``, one matrix; with ``beta=0`` the input is ignored.
 
@@ -326,6 +335,7 @@ def addbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 
     return _add_scaled("addbmm", input, bmm(batch1, batch2).sum(axis=0), beta, alpha)
 
 
+@public(None, top_level=False, method=False, namespaces={"linalg": ("vecdot",)})
 def vecdot(x: Any, y: Any, /, *, dim: int = -1) -> Tensor:
     """``sum(conj(x) * y)`` along ``dim``; the other dimensions broadcast.
 
@@ -346,6 +356,7 @@ def _powers(x: Tensor, n: int) -> Tensor:
     return cat([ones, x.unsqueeze(-1).expand(*x.shape, n - 1).cumprod(-1)], -1)
 
 
+@public(None, top_level=False, method=False, namespaces={"linalg": ("vander",)})
 def linalg_vander(x: Any, *, N: int | None = None) -> Tensor:  # noqa: N803 - torch's name
     """The Vandermonde matrix of the last axis of ``x``: column ``j`` holds ``x ** j`` (increasing powers).
 
@@ -366,6 +377,7 @@ def linalg_vander(x: Any, *, N: int | None = None) -> Tensor:  # noqa: N803 - to
     return _powers(x, n)
 
 
+@public(None, method=False)
 def vander(x: Any, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803 - torch's name
     """torch's (and NumPy's) Vandermonde matrix of a 1-D ``x``: decreasing powers unless ``increasing``.
 
@@ -386,6 +398,7 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Tensor:  #
     return result if increasing else result.flip(-1)
 
 
+@public(None, inplace=False)
 def diagflat(input: Any, offset: int = 0) -> Tensor:  # noqa: A002 - torch's name
     """A square matrix with the flattened ``input`` on its ``offset``-th diagonal.
 
@@ -397,6 +410,7 @@ def diagflat(input: Any, offset: int = 0) -> Tensor:  # noqa: A002 - torch's nam
     return diag(as_operand(input).reshape(-1), offset)
 
 
+@public(None, inplace=False)
 def matrix_power(input: Any, n: int) -> Tensor:  # noqa: A002 - torch's name
     """``input`` (a square matrix or a stack) to the integer power ``n``; negative powers invert first.
 
@@ -408,6 +422,7 @@ def matrix_power(input: Any, n: int) -> Tensor:  # noqa: A002 - torch's name
     return _matrix_power(input, n)
 
 
+@public(None, method=False)
 def chain_matmul(*matrices: Any) -> Tensor:
     """The product of 2-D matrices in the cheapest order (deprecated in torch for ``linalg.multi_dot``).
 
@@ -426,6 +441,7 @@ def chain_matmul(*matrices: Any) -> Tensor:
 
 
 # -- Cholesky solvers and torch's legacy top-level names --------------------------------------------------
+@public(None, inplace=False)
 def cholesky_solve(B: Any, L: Any, upper: bool = False) -> Tensor:  # noqa: N803 - torch's names
     """``X`` with ``A X = B``, given the Cholesky factor of ``A`` (``A = L L^H``, or ``U^H U`` if ``upper``).
 
@@ -449,6 +465,7 @@ def identities(like: Tensor) -> Tensor:
     return _wrap(np.broadcast_to(np.eye(like.shape[-1], dtype=like.dtype), like.shape).copy())
 
 
+@public(None, inplace=False)
 def cholesky_inverse(L: Any, upper: bool = False) -> Tensor:  # noqa: N803 - torch's name
     """The inverse of ``A = L L^H`` (``U^H U`` if ``upper``) from its Cholesky factor.
 
@@ -462,6 +479,7 @@ def cholesky_inverse(L: Any, upper: bool = False) -> Tensor:  # noqa: N803 - tor
     return cholesky_solve(identities(factor), factor, upper)
 
 
+@public(CHOLESKY, inplace=False)
 def cholesky(input: Any, upper: bool = False) -> Tensor:  # noqa: A002 - torch's name
     """torch's deprecated ``cholesky(A, upper=False)``: ``linalg.cholesky`` with ``upper`` positional.
 
@@ -481,6 +499,7 @@ class LegacySVDResult(NamedTuple):
     V: Tensor
 
 
+@public(SVD, inplace=False)
 def svd(input: Any, some: bool = True, compute_uv: bool = True) -> LegacySVDResult:  # noqa: A002
     """torch's legacy ``svd``: ``(U, S, V)`` (``V``, not ``V^H``), reduced unless ``some=False``.
 
@@ -502,6 +521,7 @@ def svd(input: Any, some: bool = True, compute_uv: bool = True) -> LegacySVDResu
     return LegacySVDResult(u, s, _h(vh))
 
 
+@public(QR, inplace=False)
 def qr(input: Any, some: bool = True) -> Any:  # noqa: A002 - torch's name
     """torch's legacy ``qr``: ``(Q, R)``, reduced unless ``some=False``.
 
@@ -513,6 +533,7 @@ def qr(input: Any, some: bool = True) -> Any:  # noqa: A002 - torch's name
     return _linalg_qr(input, mode="reduced" if some else "complete")
 
 
+@public(None, inplace=False)
 def pinverse(input: Any, rcond: float = 1e-15) -> Tensor:  # noqa: A002 - torch's name
     """torch's name of the pseudo-inverse (``linalg.pinv`` with a relative cutoff ``rcond``).
 
@@ -525,6 +546,7 @@ def pinverse(input: Any, rcond: float = 1e-15) -> Tensor:  # noqa: A002 - torch'
 
 
 # -- rank, condition number, tensor inverse and solve -------------------------------------------------------
+@public(None, top_level=False, method=False, namespaces={"linalg": ("matrix_rank",)})
 def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False,  # noqa: N803
                 tol: Any = None) -> Tensor:
     """The number of singular values above ``max(atol, rtol * largest)`` (int64; not differentiable).
@@ -552,6 +574,7 @@ def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool =
     return (values > threshold).sum(axis=-1).to(np.int64)
 
 
+@public(None, top_level=False, method=False, namespaces={"linalg": ("tensorinv",)})
 def tensorinv(A: Any, ind: int = 2) -> Tensor:  # noqa: N803 - torch's name
     """The inverse of ``A`` for ``tensordot(.., ind)``: ``A`` reshaped to a square matrix, inverted, reshaped.
 
@@ -571,6 +594,7 @@ def tensorinv(A: Any, ind: int = 2) -> Tensor:  # noqa: N803 - torch's name
     return _linalg_inv(a.reshape(left, right)).reshape(a.shape[ind:] + a.shape[:ind])
 
 
+@public(None, top_level=False, method=False, namespaces={"linalg": ("tensorsolve",)})
 def tensorsolve(A: Any, B: Any, dims: Any = None) -> Tensor:  # noqa: N803 - torch's names
     """``X`` with ``tensordot(A, X, X.ndim) == B`` (``dims``: axes of ``A`` moved to the end first).
 
@@ -640,6 +664,7 @@ EIG = Op("linalg_eig", _eig_impl, vjp=(_eig_vjp,), jvp=_eig_jvp, family="linalg"
 EIG.batch = _front_batch(EIG)
 
 
+@public(EIG, top_level=False, method=False, namespaces={"linalg": ("eig",)})
 def eig(A: Any) -> EigResult:  # noqa: N803 - torch's name
     """Eigenvalues and unit-norm eigenvectors of a square matrix, always complex (as torch's).
 
@@ -657,6 +682,7 @@ def eig(A: Any) -> EigResult:  # noqa: N803 - torch's name
     return EigResult(*apply(EIG, a))
 
 
+@public(EIG, top_level=False, method=False, namespaces={"linalg": ("eigvals",)})
 def eigvals(A: Any) -> Tensor:  # noqa: N803 - torch's name
     """The (complex) eigenvalues of a square matrix; see ``eig``.
 
@@ -667,16 +693,5 @@ def eigvals(A: Any) -> Tensor:  # noqa: N803 - torch's name
     return eig(A).eigenvalues
 
 
-METHODS: dict[str, Any] = {
-    "matrix_exp": matrix_exp, "matrix_power": matrix_power, "addmv": addmv, "addr": addr, "addbmm": addbmm,
-    "baddbmm": baddbmm, "diagflat": diagflat, "triangular_solve": triangular_solve,
-    "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse, "cholesky": cholesky,
-    "svd": svd, "qr": qr, "pinverse": pinverse,
-    "addmv_": _inplace("addmv_", addmv, "In-place ``addmv``."),
-    "addr_": _inplace("addr_", addr, "In-place ``addr``."),
-    "addbmm_": _inplace("addbmm_", addbmm, "In-place ``addbmm``."),
-    "baddbmm_": _inplace("baddbmm_", baddbmm, "In-place ``baddbmm``."),
-}
 # torch's top-level names: ``cholesky``, ``svd`` and ``qr`` are the legacy forms (``svd`` gives ``V``, not ``V^H``)
-__all__ = ["addbmm", "addmv", "addr", "baddbmm", "chain_matmul", "cholesky", "cholesky_inverse", "cholesky_solve",
-           "diagflat", "matrix_exp", "matrix_power", "pinverse", "qr", "slogdet", "svd", "triangular_solve", "vander"]
+__all__ = exported(__name__)

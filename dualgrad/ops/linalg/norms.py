@@ -20,6 +20,7 @@ from ..elementwise.core import to_dtype, where
 from ..reductions import amax, amin
 from ..reductions import norm as _vector_p_norm
 from ..shape.core import moveaxis
+from ..surface import exported, public
 from .decompositions import LinAlgError, _check_matrix, _check_square, _h, inv, svd, svdvals
 from .products import cross_along, matmul
 
@@ -27,6 +28,7 @@ _NO_VALUE = object()
 
 
 # -- norms -------------------------------------------------------------------------------------------
+@public(None, top_level=False, method=False, namespaces={"linalg": ("vector_norm",)})
 def vector_norm(x: Any, /, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
                 axis: Any = None, keepdims: bool | None = None) -> Tensor:
     """The vector ``ord``-norm over ``axis`` (all elements when None), as the array API's.
@@ -76,6 +78,7 @@ def _matrix_norm(x: Tensor, ord: Any, row: int, col: int, keepdims: bool) -> Ten
     return _keep(result, (row, col)) if keepdims else result
 
 
+@public(None, top_level=False, method=False, namespaces={"linalg": ("matrix_norm",)})
 def matrix_norm(x: Any, /, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,  # noqa: A002
                 keepdims: bool | None = None) -> Tensor:
     """A matrix norm of the last two axes (of ``dim``): 'fro', 'nuc', 1, -1, 2, -2, inf or -inf.
@@ -93,6 +96,7 @@ def matrix_norm(x: Any, /, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
     return _matrix_norm(x, ord, row, col, pick_keepdims(keepdim, keepdims))
 
 
+@public(None, top_level=False, method=False, namespaces={"linalg": ("norm",)})
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A002
     """NumPy's ``linalg.norm``: a vector norm over one axis, a matrix norm over two.
 
@@ -138,6 +142,7 @@ def _pinv_from_svd(u: Tensor, s: Tensor, vh: Tensor, rcond: Any) -> Tensor:
     return (_h(vh) * s_inv.unsqueeze(-2)) @ _h(u)
 
 
+@public(None, top_level=False, method=False, namespaces={"linalg": ("pinv",)})
 def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NO_VALUE) -> Tensor:
     """The Moore-Penrose pseudo-inverse, from the SVD (singular values ``<= rcond * max`` dropped).
 
@@ -172,6 +177,7 @@ class LstsqResult(NamedTuple):
     singular_values: Tensor
 
 
+@public(None, top_level=False, method=False, namespaces={"linalg": ("lstsq",)})
 def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
     """The least-squares solution of ``a @ x = b``, as NumPy's: ``(x, residuals, rank, s)``.
 
@@ -214,6 +220,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
 
 
 # -- products ------------------------------------------------------------------------------------------
+@public(None, top_level=False, method=False, namespaces={"linalg": ("matrix_power",)})
 def matrix_power(a: Any, n: int) -> Tensor:
     """``a`` multiplied by itself ``n`` times (``n < 0``: powers of the inverse; 0: the identity).
 
@@ -240,6 +247,7 @@ def matrix_power(a: Any, n: int) -> Tensor:
         square = matmul(square, square)
 
 
+@public(None, top_level=False, method=False, namespaces={"linalg": ("multi_dot",)})
 def multi_dot(arrays: Any, *, out: Any = None) -> Tensor:
     """The product of a chain of matrices, contracted in the cheapest order (by ``opt_einsum``).
 
@@ -275,6 +283,7 @@ def _chain_letter(i: int) -> str:
 
 
 # -- small NumPy-2 linalg helpers ------------------------------------------------------------------------
+@public(None, top_level=False, method=False, namespaces={"linalg": ("cross",)})
 def cross(input: Any, other: Any, *, dim: int = -1) -> Tensor:  # noqa: A002 - torch's names
     """The cross product of the 3-vectors along ``dim`` (inputs of the same rank, broadcasting).
 
@@ -286,6 +295,7 @@ def cross(input: Any, other: Any, *, dim: int = -1) -> Tensor:  # noqa: A002 - t
     return cross_along(input, other, dim)
 
 
+@public(None, top_level=False, method=False, namespaces={"linalg": ("matrix_transpose",)})
 def matrix_transpose(x: Any, /) -> Tensor:
     """The transpose of the last two axes.
 
@@ -298,6 +308,7 @@ def matrix_transpose(x: Any, /) -> Tensor:
     return x.mT
 
 
+@public(None, top_level=False, method=False, namespaces={"linalg": ("diagonal",)})
 def diagonal(x: Any, /, *, offset: int = 0) -> Tensor:
     """The diagonals of the last two axes.
 
@@ -310,6 +321,7 @@ def diagonal(x: Any, /, *, offset: int = 0) -> Tensor:
     return x.diagonal(offset, -2, -1)
 
 
+@public(None, top_level=False, method=False, namespaces={"linalg": ("trace",)})
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
     """The sums of the diagonals of the last two axes.
 
@@ -323,5 +335,4 @@ def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
 
 reductions.MATRIX_NORM[0] = matrix_norm
 
-__all__ = ["cross", "diagonal", "lstsq", "matrix_norm", "matrix_power", "matrix_transpose", "multi_dot", "norm",
-           "pinv", "trace", "vector_norm"]
+__all__ = exported(__name__)

@@ -23,6 +23,7 @@ from ..dispatch import OTHER_FIRST, apply, tensor_arg
 from ..einsum import einsum
 from ..registry import Op, overload
 from ..shape.core import PAD, PERMUTE, RESHAPE, TRANSPOSE, broadcast_to, roll
+from ..surface import exported, public
 
 
 def _ndim(x: Any) -> int:
@@ -305,6 +306,7 @@ MATMUL.pack_order = lambda x, y: (0, 1) if len(y.shape) == 1 else OTHER_FIRST
 BMM = overload(MATMUL, "bmm", "BmmBackward0")  # (torch's bmm, not its matmul, records a BmmBackward0)
 
 
+@public(MATMUL, inplace=False, namespaces={"linalg": ("matmul",)})
 def matmul(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     """Matrix product with NumPy's rules (1-D promotion and batch broadcasting); also ``x @ y``.
 
@@ -315,6 +317,7 @@ def matmul(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     return apply(MATMUL, input, other)
 
 
+@public(None, method=False, namespaces={"linalg": ("tensordot",)})
 def tensordot(a: Any, b: Any, dims: Any = 2, *, axes: Any = None) -> Tensor:
     """Sum of products over the axes ``dims`` of ``a`` and ``b`` (NumPy's ``axes`` also accepted).
 
@@ -352,6 +355,7 @@ def tensordot(a: Any, b: Any, dims: Any = 2, *, axes: Any = None) -> Tensor:
     return einsum(a, letters_a, b, letters_b, free)
 
 
+@public(None, inplace=False)
 def dot(x: Any, y: Any) -> Tensor:
     """Dot product of two vectors (NumPy's rules for other ranks: matmul, or tensordot over the last axis).
 
@@ -372,6 +376,7 @@ def dot(x: Any, y: Any) -> Tensor:
     return tensordot(x, y, ([-1], [-2]))
 
 
+@public(None, inplace=False)
 def inner(x: Any, y: Any) -> Tensor:
     """Sum of products over the last axis of both (a plain product if either is a scalar).
 
@@ -388,6 +393,7 @@ def inner(x: Any, y: Any) -> Tensor:
     return tensordot(x, y, ([-1], [-1]))
 
 
+@public(None, inplace=False, namespaces={"linalg": ("outer",)})
 def outer(x: Any, y: Any) -> Tensor:
     """Outer product ``out[i, j] = x[i] * y[j]`` (inputs of more dimensions are flattened, as NumPy).
 
@@ -400,6 +406,7 @@ def outer(x: Any, y: Any) -> Tensor:
     return x.reshape(-1, 1) * y.reshape(1, -1)
 
 
+@public(None, inplace=False)
 def ger(input: Any, vec2: Any) -> Tensor:  # noqa: A002 - torch's names
     """The outer product of two vectors (torch's older name of ``outer``, for 1-D inputs only).
 
@@ -414,6 +421,7 @@ def ger(input: Any, vec2: Any) -> Tensor:  # noqa: A002 - torch's names
     return outer(input, vec2)
 
 
+@public(None, inplace=False)
 def kron(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     """The Kronecker product: block ``(i, j, ..)`` of the result is ``input[i, j, ..] * other``.
 
@@ -448,6 +456,7 @@ def cross_along(x: Any, y: Any, dim: int) -> Tensor:
     return roll(x, -1, axis) * roll(y, -2, axis) - roll(x, -2, axis) * roll(y, -1, axis)
 
 
+@public(None, inplace=False)
 def cross(input: Any, other: Any, dim: int | None = None) -> Tensor:  # noqa: A002 - torch's names
     """The cross product of 3-vectors along ``dim`` (torch's default: the first axis of size 3).
 
@@ -466,6 +475,7 @@ def cross(input: Any, other: Any, dim: int | None = None) -> Tensor:  # noqa: A0
     return cross_along(x, other, dim)
 
 
+@public(None)
 def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape.
 
@@ -484,6 +494,7 @@ def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) ->
     return product if beta == 0 else beta * shift + product
 
 
+@public(None, inplace=False)
 def trace(x: Any) -> Tensor:
     """Sum of the main diagonal of a matrix.
 
@@ -508,6 +519,7 @@ def _matmul_of_ranks(name: str, ranks: tuple, x: Any, y: Any, op: Op = MATMUL) -
     return apply(op, x, y)
 
 
+@public(None, inplace=False)
 def mm(input: Any, mat2: Any) -> Tensor:  # noqa: A002 - torch's names
     """Product of two matrices (``matmul`` for 2-D operands only).
 
@@ -519,6 +531,7 @@ def mm(input: Any, mat2: Any) -> Tensor:  # noqa: A002 - torch's names
     return _matmul_of_ranks("mm", (2, 2), input, mat2)
 
 
+@public(BMM, inplace=False)
 def bmm(input: Any, mat2: Any) -> Tensor:  # noqa: A002 - torch's names
     """Batched product of matrices of shapes ``(b, n, m)`` and ``(b, m, p)``.
 
@@ -533,6 +546,7 @@ def bmm(input: Any, mat2: Any) -> Tensor:  # noqa: A002 - torch's names
     return _matmul_of_ranks("bmm", (3, 3), input, mat2, BMM)
 
 
+@public(None, inplace=False)
 def mv(input: Any, vec: Any) -> Tensor:  # noqa: A002 - torch's names
     """Product of a matrix and a vector.
 
@@ -543,6 +557,7 @@ def mv(input: Any, vec: Any) -> Tensor:  # noqa: A002 - torch's names
     return _matmul_of_ranks("mv", (2, 1), input, vec)
 
 
+@public(None, inplace=False)
 def vdot(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     """``sum(conj(input) * other)`` of two vectors of the same size.
 
@@ -556,11 +571,6 @@ def vdot(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
     return dot(input.conj(), other)
 
 
-METHODS: dict[str, Any] = {
-    "mm": mm, "bmm": bmm, "mv": mv,
-    "__matmul__": matmul, "__rmatmul__": lambda self, other: matmul(other, self), "matmul": matmul,
-    "dot": dot, "vdot": vdot, "inner": inner, "outer": outer, "trace": trace, "ger": ger, "kron": kron,
-    "cross": cross, "addmm": addmm,
-}
-__all__ = ["addmm", "bmm", "cross", "dot", "ger", "inner", "kron", "matmul", "mm", "mv", "outer", "tensordot",
-           "trace", "vdot"]
+# (the operators; the other methods come from the declarations)
+METHODS: dict[str, Any] = {"__matmul__": matmul, "__rmatmul__": lambda self, other: matmul(other, self)}
+__all__ = exported(__name__)

@@ -19,6 +19,7 @@ from .._axes import normalize_axis
 from ..dispatch import tensor_arg
 from ..elementwise.core import logical_xor
 from ..promotion import _promote_types
+from ..surface import declare, exported, public
 from .core import cat, expand, flip, narrow, reshape, stack, transpose, with_rank_at_least
 
 
@@ -36,6 +37,7 @@ def _difference(x: Tensor, dim: int) -> Tensor:
     return logical_xor(later, earlier) if x.dtype == np.bool_ else later - earlier
 
 
+@public(None, inplace=False)
 def diff(input: Any, n: int = 1, dim: int = -1, prepend: Tensor | None = None,  # noqa: A002 - torch's names
          append: Tensor | None = None) -> Tensor:
     """The ``n``-th forward difference along ``dim``, after concatenating ``prepend`` and ``append``
@@ -65,6 +67,7 @@ def diff(input: Any, n: int = 1, dim: int = -1, prepend: Tensor | None = None,  
     return x
 
 
+@public(None, method=False)
 def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
     """Coordinate grids of 0-d or 1-d tensors of one dtype: output ``i`` is tensor ``i`` expanded
     along its own dimension (a view). ``indexing="ij"`` (matrix order; the default, with torch's
@@ -117,11 +120,13 @@ def _atleast(rank: int, name: str, example: str, result: str) -> Any:
     return fn
 
 
-atleast_1d = _atleast(1, "atleast_1d", "dg.tensor(1.)", "tensor([1.])")
-atleast_2d = _atleast(2, "atleast_2d", "dg.tensor([1., 2.])", "tensor([[1., 2.]])")
-atleast_3d = _atleast(3, "atleast_3d", "dg.tensor([1., 2.])", "tensor([[[1.],\n         [2.]]])")
+atleast_1d = declare(_atleast(1, "atleast_1d", "dg.tensor(1.)", "tensor([1.])"), None, method=False)
+atleast_2d = declare(_atleast(2, "atleast_2d", "dg.tensor([1., 2.])", "tensor([[1., 2.]])"), None, method=False)
+atleast_3d = declare(_atleast(3, "atleast_3d", "dg.tensor([1., 2.])", "tensor([[[1.],\n         [2.]]])"), None,
+                     method=False)
 
 
+@public(None, method=False)
 def block_diag(*tensors: Any) -> Tensor:
     """The block-diagonal matrix of the tensors (0-d ones as 1x1, 1-d ones as one row), in their
     promoted dtype; differentiable.
@@ -151,6 +156,7 @@ def block_diag(*tensors: Any) -> Tensor:
     return cat(rows, 0)
 
 
+@public(None, method=False)
 def cartesian_prod(*tensors: Any) -> Tensor:
     """The rows of all combinations of elements of 1-d tensors of one dtype (in ``meshgrid`` "ij" order);
     one tensor is returned as it is.
@@ -171,6 +177,7 @@ def cartesian_prod(*tensors: Any) -> Tensor:
     return stack([reshape(g, (-1,)) for g in meshgrid(*ts, indexing="ij")], 1)
 
 
+@public(None, inplace=False)
 def rot90(input: Any, k: int = 1, dims: Any = (0, 1)) -> Tensor:  # noqa: A002 - torch's name
     """``input`` rotated by ``k`` quarter turns in the plane ``dims``, from the first axis towards the
     second (a view).
@@ -201,6 +208,4 @@ def rot90(input: Any, k: int = 1, dims: Any = (0, 1)) -> Tensor:  # noqa: A002 -
     return x
 
 
-METHODS: dict[str, Any] = {"diff": diff, "rot90": rot90}
-__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "cartesian_prod", "diff", "meshgrid",
-           "rot90"]
+__all__ = exported(__name__)

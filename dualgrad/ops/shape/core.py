@@ -25,6 +25,7 @@ from ...vmap.batching import BatchedTensor
 from .._axes import normalize_axes, normalize_axis, tuple_int
 from ..dispatch import apply, make_view, tensor_arg
 from ..registry import Op, linear, overload, sum_to_shape
+from ..surface import exported, public
 
 
 def _shape_arg(shape: tuple, fn: str, arg: str) -> tuple:
@@ -333,6 +334,7 @@ def _narrow_widths(shape: tuple, axis: int, start: int, length: int) -> tuple:
 
 
 # -- public functions: views and reshapes ---------------------------------------------------------
+@public(None, inplace=False)
 def reshape(x: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
     """The same elements in a new shape (one dimension may be -1), given as sizes or as ``shape=``.
 
@@ -369,6 +371,7 @@ def _reshape_op(x: Tensor, shape: tuple) -> Op:
     return RESHAPE_ALIAS
 
 
+@public(None, top_level=False, inplace=False)
 def view(x: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
     """``reshape`` as a view (torch's ``Tensor.view``; its node is ViewBackward0).
 
@@ -400,6 +403,7 @@ def _target_shape(x: Tensor, sizes: tuple, shape: Any) -> tuple:
     return target
 
 
+@public(None, inplace=False)
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dimensions ``start_dim`` to ``end_dim`` (inclusive) into one.
 
@@ -418,6 +422,7 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshaped(x, x.shape[:start] + (merged,) + x.shape[end + 1:])
 
 
+@public(None, inplace=False)
 def ravel(x: Tensor) -> Tensor:
     """The elements as a 1-D tensor, in row-major order (a view when the memory allows it).
 
@@ -429,6 +434,7 @@ def ravel(x: Tensor) -> Tensor:
     return apply(RESHAPE, x, shape=(x.numel(),))
 
 
+@public(None, inplace=False)
 def expand(x: Tensor, *sizes: Any, size: Any = None) -> Tensor:
     """Broadcast ``x`` to ``sizes`` (or ``size=``) without copying (-1 keeps a dimension).
 
@@ -454,6 +460,7 @@ def expand(x: Tensor, *sizes: Any, size: Any = None) -> Tensor:
     return apply(EXPAND, x, shape=shape)
 
 
+@public(None, inplace=False)
 def broadcast_to(x: Tensor, shape: Any) -> Tensor:
     """NumPy's name for ``expand``.
 
@@ -465,6 +472,7 @@ def broadcast_to(x: Tensor, shape: Any) -> Tensor:
     return expand(x, tuple(shape) if not isinstance(shape, int) else (shape,))
 
 
+@public(None, inplace=False)
 def permute(x: Tensor, *axes: Any, dims: Any = None) -> Tensor:
     """Reorder the dimensions (given as ints, a sequence, or ``dims=``).
 
@@ -480,6 +488,7 @@ def permute(x: Tensor, *axes: Any, dims: Any = None) -> Tensor:
     return apply(PERMUTE, x, axes=normalized)
 
 
+@public(None, aliases=("swapaxes", "swapdims"), method=("swapaxes", "swapdims"), inplace=False)
 def transpose(x: Tensor, dim0: int = -2, dim1: int = -1) -> Tensor:
     """Swap two dimensions (the last two by default).
 
@@ -495,7 +504,6 @@ def transpose(x: Tensor, dim0: int = -2, dim1: int = -1) -> Tensor:
     return apply(TRANSPOSE, x, axes=tuple(axes))
 
 
-swapaxes = swapdims = transpose
 
 
 def _transpose_method(self: Tensor, dim0: Any = -2, dim1: int = -1) -> Tensor:
@@ -511,6 +519,7 @@ def _transpose_method(self: Tensor, dim0: Any = -2, dim1: int = -1) -> Tensor:
     return transpose(self, dim0, dim1)
 
 
+@public(None, aliases=("movedim",), inplace=False)
 def moveaxis(x: Tensor, source: Any, destination: Any) -> Tensor:
     """Move dimensions ``source`` to positions ``destination`` (torch's ``movedim``).
 
@@ -536,9 +545,9 @@ def moveaxis(x: Tensor, source: Any, destination: Any) -> Tensor:
     return apply(PERMUTE, x, axes=tuple(placed[i] if i in placed else next(rest) for i in range(x.ndim)))
 
 
-movedim = moveaxis
 
 
+@public(None, inplace=False)
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """Insert a dimension of size 1 at ``dim``.
 
@@ -550,6 +559,7 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     return apply(UNSQUEEZE, x, axis=normalize_axis(dim, x.ndim + 1, "unsqueeze"))
 
 
+@public(None, inplace=False)
 def squeeze(x: Tensor, dim: Any = None) -> Tensor:
     """Remove dimensions of size 1 (only ``dim``, which may be a tuple, when given).
 
@@ -583,6 +593,7 @@ def _join_operand(x: Any, position: int) -> Tensor:
         raise TypeError(f"expected Tensor as element {position} in argument 0, but got {type(x).__name__}") from None
 
 
+@public(None, aliases=("concatenate", "concat"), method=False)
 def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join tensors along an existing dimension; the other sizes must match.
 
@@ -604,10 +615,10 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> 
     return apply(CAT, *xs, axis=d)
 
 
-concatenate = concat = cat
 batching.concatenate[0] = cat  # vmap joins its chunks with it (the engine imports no op)
 
 
+@public(None, method=False)
 def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join tensors of equal shape along a new dimension.
 
@@ -625,6 +636,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -
     return apply(STACK, *xs, axis=normalize_axis(dim if axis is None else axis, xs[0].ndim + 1, "stack"))
 
 
+@public(None, inplace=False)
 def split(x: Tensor, split_size_or_sections: Any = None, dim: int = 0, *, split_size: Any = None) -> tuple:
     """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the given sizes.
 
@@ -665,6 +677,7 @@ def _at_least_1d(x: Tensor, message: str, rest: str = " at least a 1-dimensional
     return x
 
 
+@public(None, inplace=False)
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     """At most ``chunks`` pieces (views, as ``split``'s) of ``ceil(size / chunks)`` along ``dim`` (torch's rule).
 
@@ -682,6 +695,7 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     return split(x, -(-n // chunks), dim)
 
 
+@public(None, inplace=False)
 def unbind(x: Tensor, dim: int = 0) -> tuple:
     """The slices of ``x`` along ``dim``, as a tuple of views of ``x`` (as ``split``'s pieces).
 
@@ -709,6 +723,7 @@ def _split_points(spec: Any, n: int) -> list:
     return [min(max(i + n if i < 0 else i, 0), n) for i in map(operator.index, spec)]
 
 
+@public(None, inplace=False)
 def tensor_split(x: Tensor, indices_or_sections: Any = None, dim: int = 0, *, sections: Any = None,
                  indices: Any = None, tensor_indices_or_sections: Any = None) -> tuple:
     """Views of ``x`` split along ``dim`` into ``sections`` near-equal pieces or at the given indices.
@@ -736,6 +751,7 @@ def tensor_split(x: Tensor, indices_or_sections: Any = None, dim: int = 0, *, se
 
 
 # -- rearranging -------------------------------------------------------------------------------------
+@public(None, inplace=False)
 def flip(x: Tensor, *args: Any, dims: Any = None) -> Tensor:
     """Reverse the order of elements along ``dims`` (ints, a sequence or ``dims=``; all when None).
 
@@ -751,6 +767,7 @@ def flip(x: Tensor, *args: Any, dims: Any = None) -> Tensor:
     return apply(FLIP, x, axis=axes)
 
 
+@public(None, inplace=False)
 def fliplr(x: Tensor) -> Tensor:
     """Reverse the columns (dimension 1) of a tensor of at least 2 dimensions.
 
@@ -765,6 +782,7 @@ def fliplr(x: Tensor) -> Tensor:
     return flip(x, 1)
 
 
+@public(None, inplace=False)
 def flipud(x: Tensor) -> Tensor:
     """Reverse the rows (dimension 0) of a tensor of at least 1 dimension.
 
@@ -778,6 +796,7 @@ def flipud(x: Tensor) -> Tensor:
     return flip(x, 0)
 
 
+@public(None, inplace=False)
 def unflatten(x: Tensor, dim: int, sizes: Any) -> Tensor:
     """Split dimension ``dim`` into ``sizes`` (one of them may be -1).
 
@@ -803,6 +822,7 @@ def with_rank_at_least(x: Any, ndim: int) -> Tensor:
     return unsqueeze(x if x.ndim == 2 else unsqueeze(x, 0), -1)
 
 
+@public(None, method=False)
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
     """Join along dimension 1 (0 for 1-d tensors), as torch's and NumPy's.
 
@@ -814,6 +834,7 @@ def hstack(tensors: Sequence[Tensor]) -> Tensor:
     return cat(xs, 0 if xs[0].ndim == 1 else 1)
 
 
+@public(None, method=False)
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
     """Join along dimension 0, 1-d tensors as rows.
 
@@ -824,6 +845,7 @@ def vstack(tensors: Sequence[Tensor]) -> Tensor:
     return cat([with_rank_at_least(t, 2) for t in _check_join("vstack", tensors)], 0)
 
 
+@public(None, method=False)
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
     """Join along dimension 2, after making each tensor at least 3-d.
 
@@ -834,6 +856,7 @@ def dstack(tensors: Sequence[Tensor]) -> Tensor:
     return cat([with_rank_at_least(t, 3) for t in _check_join("dstack", tensors)], 2)
 
 
+@public(None, inplace=False)
 def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     """Shift elements circularly along ``dims`` (over the flattened tensor when None).
 
@@ -854,6 +877,7 @@ def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     return apply(ROLL, x, shift=shifts, axis=axes)
 
 
+@public(None, method=False)
 def tile(x: Tensor, dims: Any) -> Tensor:
     """Repeat ``x`` ``dims[i]`` times along each dimension (missing leading entries count as 1).
 
@@ -869,6 +893,7 @@ def tile(x: Tensor, dims: Any) -> Tensor:
     return apply(TILE, x, reps=reps)
 
 
+@public(None, inplace=False)
 def repeat(x: Tensor, *sizes: Any) -> Tensor:
     """Torch's ``Tensor.repeat``: tile ``x`` with one count per dimension (leading new ones allowed).
 
@@ -887,6 +912,7 @@ def repeat(x: Tensor, *sizes: Any) -> Tensor:
     return tile(x, reps)
 
 
+@public(None, inplace=False)
 def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None) -> Tensor:
     """Repeat each element ``repeats`` times along ``dim`` (flattened when None), as ``np.repeat``.
 
@@ -919,6 +945,7 @@ def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None) -> Tensor
 
 
 # -- diagonals and triangles ------------------------------------------------------------------------------
+@public(None, inplace=False)
 def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The diagonal over ``dim1``, ``dim2`` (above it for ``offset > 0``), as the last dimension.
 
@@ -933,6 +960,7 @@ def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor
     return apply(DIAGONAL, x, offset=operator.index(offset), axis1=a1, axis2=a2)
 
 
+@public(None, inplace=False)
 def diag_embed(x: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """A tensor whose diagonals over ``dim1``, ``dim2`` hold the last dimension of ``x``.
 
@@ -954,6 +982,7 @@ def diag_embed(x: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Te
     return apply(DIAG_EMBED, x, shape=shape, offset=operator.index(offset), axis1=a1, axis2=a2)
 
 
+@public(None, inplace=False)
 def diag(x: Tensor, diagonal: int = 0) -> Tensor:
     """A 1-D ``x`` on the ``diagonal``-th diagonal of a square matrix, or a matrix's diagonal.
 
@@ -978,6 +1007,7 @@ def _triangle(op: Op, x: Any, diagonal: int) -> Tensor:
     return apply(op, x, k=int(diagonal))
 
 
+@public(None)
 def triu(x: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dimensions (on and above the ``diagonal``-th diagonal).
 
@@ -990,6 +1020,7 @@ def triu(x: Tensor, diagonal: int = 0) -> Tensor:
     return _triangle(TRIU, x, diagonal)
 
 
+@public(None)
 def tril(x: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dimensions (on and below the ``diagonal``-th diagonal).
 
@@ -1003,6 +1034,7 @@ def tril(x: Tensor, diagonal: int = 0) -> Tensor:
 
 
 # -- padding and slicing ---------------------------------------------------------------------------------
+@public(None, method=False)
 def pad(x: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = None) -> Tensor:
     """Pad with ``value`` (0 by default); ``pad`` = (before, after) pairs from the last dimension back.
 
@@ -1035,6 +1067,7 @@ def pad(x: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = None
     return apply(PAD, x, widths=widths, value=0 if value is None else value)
 
 
+@public(None, inplace=False)
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     """The slice ``start:start + length`` of ``dim`` (a view; ``start`` may be negative).
 
@@ -1053,6 +1086,7 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     return apply(NARROW, x, axis=axis, start=int(begin), length=int(length))
 
 
+@public(None, inplace=False)
 def t(x: Tensor) -> Tensor:
     """Transpose of a matrix; a tensor of fewer than two dimensions as it is (torch's ``t``).
 
@@ -1066,19 +1100,14 @@ def t(x: Tensor) -> Tensor:
     return apply(T, x, axes=(1, 0) if x.ndim == 2 else tuple(range(x.ndim)))
 
 
+# (methods without a public function of their own; the others come from the declarations)
 METHODS: dict[str, Any] = {
-    "t": t, "view_as": lambda self, other: view(self, tensor_arg(other, "view_as").shape),
+    "view_as": lambda self, other: view(self, tensor_arg(other, "view_as").shape),
     "reshape_as": lambda self, other: reshape(self, tensor_arg(other, "reshape_as").shape),
     "expand_as": lambda self, other: expand(self, tensor_arg(other, "expand_as").shape),
-    "reshape": reshape, "view": view, "flatten": flatten, "ravel": ravel, "expand": expand,
-    "broadcast_to": broadcast_to, "permute": permute, "transpose": _transpose_method, "swapaxes": swapaxes,
-    "moveaxis": moveaxis, "movedim": movedim, "unsqueeze": unsqueeze, "squeeze": squeeze,
+    "transpose": _transpose_method,
     "__reversed__": lambda self: self if self.ndim == 0 else flip(self, 0),
-    "split": split, "tensor_split": tensor_split, "chunk": chunk, "unbind": unbind, "flip": flip, "roll": roll,
     "tile": lambda self, *dims: tile(self, dims[0] if len(dims) == 1 else dims),
-    "repeat": repeat, "repeat_interleave": repeat_interleave, "diagonal": diagonal, "diag": diag,
-    "diag_embed": diag_embed, "triu": triu, "tril": tril, "narrow": narrow, "swapdims": swapdims,
-    "fliplr": fliplr, "flipud": flipud, "unflatten": unflatten,
 }
 PROPERTIES: dict[str, Any] = {
     "T": lambda self: permute(self, tuple(range(self.ndim - 1, -1, -1))),
@@ -1086,9 +1115,4 @@ PROPERTIES: dict[str, Any] = {
     "mH": lambda self: transpose(self, -2, -1).conj(),
     "H": lambda self: transpose(self, 0, 1).conj(),
 }
-__all__ = [
-    "broadcast_to", "cat", "chunk", "concat", "concatenate", "diag", "diag_embed", "diagonal", "dstack", "expand",
-    "flatten", "flip", "fliplr", "flipud", "hstack", "moveaxis", "movedim", "narrow", "pad", "permute", "ravel",
-    "repeat", "repeat_interleave", "reshape", "roll", "split", "squeeze", "stack", "swapaxes", "swapdims", "t",
-    "tensor_split", "tile", "transpose", "tril", "triu", "unbind", "unflatten", "unsqueeze", "vstack",
-]
+__all__ = exported(__name__)

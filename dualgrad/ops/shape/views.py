@@ -28,6 +28,7 @@ from ..dispatch import apply, tensor_arg
 from ..elementwise.core import _where, conj, sub, to_dtype
 from ..indexing import index_add, index_select, select
 from ..registry import elementwise, linear, name_by_operands, nondifferentiable, sum_to_shape
+from ..surface import exported, public
 from .core import expand, hstack, moveaxis, narrow, reshape, tensor_split, transpose, vstack
 
 
@@ -60,6 +61,7 @@ VIEW_AS_COMPLEX = linear("view_as_complex", _view_as_complex_impl, (lambda g, ou
                          family="shape", view=True, batch=_view_as_complex_batch)
 
 
+@public(None, method=False)
 def view_as_real(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """A complex tensor as a real one with a trailing axis of 2 (real, imaginary): a view, so an
     in-place change of either shows in the other.
@@ -80,6 +82,7 @@ def view_as_real(input: Any) -> Tensor:  # noqa: A002 - torch's name
     return apply(VIEW_AS_REAL, z)
 
 
+@public(None, method=False)
 def real(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """The real part: of a complex tensor a view (torch's ``view_as_real(z).select(-1, 0)``, so an
     in-place change of either shows in the other), a real tensor itself.
@@ -96,6 +99,7 @@ def real(input: Any) -> Tensor:  # noqa: A002 - torch's name
     return select(view_as_real(x), -1, 0) if x.dtype.kind == "c" else x
 
 
+@public(None, method=False)
 def imag(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """The imaginary part of a complex tensor, a view as ``real``'s; a real tensor has none.
 
@@ -130,6 +134,7 @@ def _set_imag(self: Tensor, value: Any) -> None:
     imag(self).copy_(value)
 
 
+@public(None, method=False)
 def view_as_complex(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """A real tensor whose last axis has size 2 and stride 1 as a complex tensor (a view, see
     ``view_as_real``); other strides and the storage offset must be even.
@@ -160,6 +165,7 @@ def view_as_complex(input: Any) -> Tensor:  # noqa: A002 - torch's name
     return apply(VIEW_AS_COMPLEX, x)
 
 
+@public(None, top_level=False, inplace=False)
 def storage_offset(input: Any) -> int:  # noqa: A002 - torch's name
     """The position (in elements of ``input``'s dtype) of its first element in the memory of the
     tensor it is a view of (0 for a tensor that is not a view).
@@ -175,6 +181,7 @@ def storage_offset(input: Any) -> int:  # noqa: A002 - torch's name
     return (x._data.__array_interface__["data"][0] - start) // x.itemsize
 
 
+@public(None, inplace=False)
 def is_conj(input: Any) -> bool:  # noqa: A002 - torch's name
     """False: dualgrad has no lazy conjugate bit (``conj`` computes the conjugate).
 
@@ -186,6 +193,7 @@ def is_conj(input: Any) -> bool:  # noqa: A002 - torch's name
     return False
 
 
+@public(None, inplace=False)
 def is_neg(input: Any) -> bool:  # noqa: A002 - torch's name
     """False: dualgrad has no lazy negative bit.
 
@@ -197,6 +205,7 @@ def is_neg(input: Any) -> bool:  # noqa: A002 - torch's name
     return False
 
 
+@public(None, inplace=False)
 def resolve_conj(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """The tensor itself: with no lazy conjugate bit there is nothing to resolve (see ``is_conj``).
 
@@ -208,6 +217,7 @@ def resolve_conj(input: Any) -> Tensor:  # noqa: A002 - torch's name
     return tensor_arg(input, "resolve_conj")
 
 
+@public(None, inplace=False)
 def resolve_neg(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """The tensor itself: with no lazy negative bit there is nothing to resolve (see ``is_neg``).
 
@@ -219,6 +229,7 @@ def resolve_neg(input: Any) -> Tensor:  # noqa: A002 - torch's name
     return tensor_arg(input, "resolve_neg")
 
 
+@public(None, inplace=False)
 def adjoint(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """The conjugate transpose of the last two dimensions (``mH``).
 
@@ -259,6 +270,7 @@ def _unfold_batch(args: tuple, bdims: tuple, *, axis: int, size: int, step: int)
 UNFOLD = linear("unfold", _unfold_impl, (_unfold_vjp,), family="shape", view=True, batch=_unfold_batch)
 
 
+@public(None, top_level=False, inplace=False)
 def unfold(input: Any, dimension: int, size: int, step: int) -> Tensor:  # noqa: A002 - torch's names
     """``Tensor.unfold``: the windows of ``size`` elements taken every ``step`` along ``dimension``,
     as a new last dimension (a view: windows may overlap and share elements).
@@ -282,6 +294,7 @@ def unfold(input: Any, dimension: int, size: int, step: int) -> Tensor:  # noqa:
     return apply(UNFOLD, x, axis=axis, size=size, step=step)
 
 
+@public(None, top_level=False, inplace=False)
 def sum_to_size(input: Any, *size: Any) -> Tensor:  # noqa: A002 - torch's name
     """The sum of ``input`` down to ``size``, which must expand to ``input``'s shape (the inverse of
     ``expand``, as a gradient is summed back to an input's shape).
@@ -299,6 +312,7 @@ def sum_to_size(input: Any, *size: Any) -> Tensor:  # noqa: A002 - torch's name
 
 
 # -- broadcasting ------------------------------------------------------------------------------------
+@public(None, method=False)
 def broadcast_shapes(*shapes: Any) -> tuple:
     """The shape that tensors of the given shapes (tuples, or ints for 1-d shapes) broadcast to.
 
@@ -322,6 +336,7 @@ def broadcast_shapes(*shapes: Any) -> tuple:
     return tuple(result)
 
 
+@public(None, method=False)
 def broadcast_tensors(*tensors: Any) -> tuple:
     """The tensors expanded to their common broadcast shape (views, as ``expand``'s).
 
@@ -347,6 +362,7 @@ def broadcast_tensors(*tensors: Any) -> tuple:
 
 
 # -- stacking and splitting -------------------------------------------------------------------------
+@public(None, method=False)
 def column_stack(tensors: Any) -> Tensor:
     """The tensors side by side as columns: 0-d and 1-d tensors become columns, others are joined
     along dimension 1 (``hstack``).
@@ -362,6 +378,7 @@ def column_stack(tensors: Any) -> Tensor:
     return hstack([reshape(t, (-1, 1)) if t.ndim < 2 else t for t in ts])
 
 
+@public(None, method=False)
 def row_stack(tensors: Any) -> Tensor:
     """Alias of ``vstack``.
 
@@ -386,6 +403,7 @@ def _split_along(x: Any, spec: Any, dim: int, rank: int, fn: str) -> tuple:
     return tensor_split(x, spec, dim)
 
 
+@public(None, inplace=False)
 def hsplit(input: Any, indices_or_sections: Any) -> tuple:  # noqa: A002 - torch's name
     """Views of ``input`` split along dimension 1 (0 for a 1-d tensor): into equal sections, or at indices.
 
@@ -400,6 +418,7 @@ def hsplit(input: Any, indices_or_sections: Any) -> tuple:  # noqa: A002 - torch
     return _split_along(x, indices_or_sections, 1 if x.ndim > 1 else 0, 1, "hsplit")
 
 
+@public(None, inplace=False)
 def vsplit(input: Any, indices_or_sections: Any) -> tuple:  # noqa: A002 - torch's name
     """Views of ``input`` (at least 2-d) split along dimension 0.
 
@@ -410,6 +429,7 @@ def vsplit(input: Any, indices_or_sections: Any) -> tuple:  # noqa: A002 - torch
     return _split_along(input, indices_or_sections, 0, 2, "vsplit")
 
 
+@public(None, inplace=False)
 def dsplit(input: Any, indices_or_sections: Any) -> tuple:  # noqa: A002 - torch's name
     """Views of ``input`` (at least 3-d) split along dimension 2.
 
@@ -432,6 +452,7 @@ def _triangle_indices(fn: str, pick: Any, row: int, col: int, offset: int, dtype
     return _tensor(np.stack(pick(row, offset, col)).astype(dtype).reshape(2, -1))
 
 
+@public(None, method=False)
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = np.int64) -> Tensor:
     """The (row, column) indices of the lower triangle (on and below diagonal ``offset``) of a
     ``row x col`` matrix, as a ``2 x N`` tensor in row-major order.
@@ -444,6 +465,7 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = np.int64) 
     return _triangle_indices("tril_indices", np.tril_indices, row, col, offset, dtype)
 
 
+@public(None, method=False)
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = np.int64) -> Tensor:
     """The (row, column) indices of the upper triangle (on and above diagonal ``offset``) of a
     ``row x col`` matrix, as a ``2 x N`` tensor in row-major order.
@@ -456,6 +478,7 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = np.int64) 
     return _triangle_indices("triu_indices", np.triu_indices, row, col, offset, dtype)
 
 
+@public(None, method=False)
 def combinations(input: Any, r: int = 2, with_replacement: bool = False) -> Tensor:  # noqa: A002
     """The length-``r`` combinations of the elements of a 1-d tensor, one per row, in the order of
     ``itertools.combinations`` (``combinations_with_replacement`` with ``with_replacement``);
@@ -479,6 +502,7 @@ def combinations(input: Any, r: int = 2, with_replacement: bool = False) -> Tens
     return reshape(index_select(x, 0, _tensor(picks)), (-1, r))
 
 
+@public(None, method=False)
 def unravel_index(indices: Any, shape: Any) -> tuple:
     """The coordinates in an array of ``shape`` of flat (row-major) ``indices``, one integer tensor
     per dimension; indices outside ``[0, numel)`` wrap around (as Python's negative indices).
@@ -520,6 +544,7 @@ def _isin_batch(args: tuple, bdims: tuple, invert: bool) -> tuple:
     return (~found if invert else found), 0
 
 
+@public(None, method=False)
 def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """For each element, whether it is among ``test_elements`` (compared in the promoted dtype);
     one of the two may be a number. ``invert`` gives the opposite; ``assume_unique`` is accepted for
@@ -539,6 +564,7 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, inve
     return apply(ISIN, x, y, invert=invert)
 
 
+@public(None, method=False)
 def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002 - torch's names
     """``other - alpha * input`` (``sub`` with its operands swapped).
 
@@ -549,6 +575,7 @@ def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002 - t
     return sub(other, input, alpha=alpha)
 
 
+@public(None, inplace=False)
 def narrow_copy(input: Any, dim: int, start: int, length: int) -> Tensor:  # noqa: A002 - torch's name
     """``narrow``'s slice as a new tensor (not a view), with narrow's checks.
 
@@ -562,6 +589,7 @@ def narrow_copy(input: Any, dim: int, start: int, length: int) -> Tensor:  # noq
     return narrow(input, dim, start, length).clone()
 
 
+@public(None)
 def conj_physical(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """The complex conjugate, computed (as ``conj``: dualgrad has no lazy conjugate bit); a real or
     integer tensor is returned as it is.
@@ -574,6 +602,7 @@ def conj_physical(input: Any) -> Tensor:  # noqa: A002 - torch's name
     return conj(tensor_arg(input, "conj_physical"))
 
 
+@public(None, inplace=False)
 def masked_fill(input: Any, mask: Any, value: Any) -> Tensor:  # noqa: A002 - torch's name
     """``value`` where ``mask`` is True, ``input`` elsewhere (``mask``, a bool tensor, broadcasts to
     ``input``); the result has ``input``'s dtype (``value``, a number or a 0-d tensor, is cast to it).
@@ -624,14 +653,5 @@ def _check_masked_fill(input: Tensor, mask: Any, value: Any) -> None:  # noqa: A
         check_number_fits(value, input.dtype)
 
 
-METHODS: dict[str, Any] = {
-    "unfold": unfold, "sum_to_size": sum_to_size, "storage_offset": storage_offset, "is_conj": is_conj,
-    "is_neg": is_neg, "resolve_conj": resolve_conj, "resolve_neg": resolve_neg, "adjoint": adjoint,
-    "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit, "narrow_copy": narrow_copy, "conj_physical": conj_physical,
-    "masked_fill": masked_fill,
-}
 PROPERTIES: dict[str, Any] = {"real": property(real, _set_real), "imag": property(_imag_attribute, _set_imag)}
-__all__ = ["adjoint", "broadcast_shapes", "broadcast_tensors", "column_stack", "combinations", "conj_physical",
-           "dsplit", "hsplit", "imag", "is_conj", "is_neg", "isin", "masked_fill", "narrow_copy", "real",
-           "resolve_conj", "resolve_neg", "row_stack", "rsub", "tril_indices", "triu_indices", "unravel_index",
-           "view_as_complex", "view_as_real", "vsplit"]
+__all__ = exported(__name__)
