@@ -150,6 +150,15 @@ def _plan(name: str, x: Tensor, s: Any, axes: Any, half_input: bool = False) -> 
     return tuple(sizes), tuple(normalized)
 
 
+def _dim(name: str, axis: Any, dim: Any, default: Any) -> Any:
+    """The axes to transform: torch's ``dim`` or NumPy's ``axis``/``axes`` (one of them, not both)."""
+    if dim is None:
+        return axis
+    if axis is not default:
+        raise TypeError(f"{name}() got both NumPy's axis/axes and torch's dim; pass one of them")
+    return dim
+
+
 def _one_axis(n: int | None, axis: int) -> tuple:
     return (None if n is None else (n,)), (axis,)
 
@@ -184,51 +193,58 @@ _FFT = {"top_level": False, "method": False}
 
 
 @public(None, namespaces={"fft": ("fft",)}, **_FFT)
-def fft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None) -> Tensor:
+def fft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None, *,
+        dim: int | None = None) -> Tensor:
     """The 1-D discrete Fourier transform along ``axis`` (input padded or cropped to ``n``).
+
+    Each function here takes NumPy's ``axis``/``axes`` or, as torch.fft, the keyword ``dim``.
 
     >>> import dualgrad as dg
     >>> dg.fft.fft(dg.tensor([1., 0., 0., 0.]))
     tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
     """
-    return _c2c(FFTN, "fft", a, *_one_axis(n, axis), norm, out)
+    return _c2c(FFTN, "fft", a, *_one_axis(n, _dim("fft", axis, dim, -1)), norm, out)
 
 
 @public(None, namespaces={"fft": ("ifft",)}, **_FFT)
-def ifft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None) -> Tensor:
+def ifft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None, *,
+         dim: int | None = None) -> Tensor:
     """The inverse of ``fft``.
 
     >>> import dualgrad as dg
     >>> dg.fft.ifft(dg.tensor([4., 0., 0., 0.]))
     tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
     """
-    return _c2c(IFFTN, "ifft", a, *_one_axis(n, axis), norm, out)
+    return _c2c(IFFTN, "ifft", a, *_one_axis(n, _dim("ifft", axis, dim, -1)), norm, out)
 
 
 @public(None, namespaces={"fft": ("rfft",)}, **_FFT)
-def rfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None) -> Tensor:
+def rfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None, *,
+         dim: int | None = None) -> Tensor:
     """The ``n // 2 + 1`` non-negative-frequency terms of the DFT of a real input.
 
     >>> import dualgrad as dg
     >>> dg.fft.rfft(dg.tensor([1., 1., 1., 1.]))
     tensor([4.+0.j, 0.+0.j, 0.+0.j])
     """
-    return _r2c("rfft", a, *_one_axis(n, axis), norm, out)
+    return _r2c("rfft", a, *_one_axis(n, _dim("rfft", axis, dim, -1)), norm, out)
 
 
 @public(None, namespaces={"fft": ("irfft",)}, **_FFT)
-def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None) -> Tensor:
+def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None, *,
+          dim: int | None = None) -> Tensor:
     """The inverse of ``rfft``: a real signal of length ``n`` (default ``2 (m - 1)``).
 
     >>> import dualgrad as dg
     >>> dg.fft.irfft(dg.tensor([4., 0., 0.]))
     tensor([1., 1., 1., 1.])
     """
-    return _c2r("irfft", a, *_one_axis(n, axis), norm, out)
+    return _c2r("irfft", a, *_one_axis(n, _dim("irfft", axis, dim, -1)), norm, out)
 
 
 @public(None, namespaces={"fft": ("fft2",)}, **_FFT)
-def fft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None) -> Tensor:
+def fft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None,
+         *, dim: Any = None) -> Tensor:
     """The 2-D discrete Fourier transform over ``axes``.
 
     >>> import dualgrad as dg
@@ -236,11 +252,12 @@ def fft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, o
     tensor([[4., 0.],
             [0., 0.]])
     """
-    return _c2c(FFTN, "fft2", a, s, axes, norm, out)
+    return _c2c(FFTN, "fft2", a, s, _dim("fft2", axes, dim, (-2, -1)), norm, out)
 
 
 @public(None, namespaces={"fft": ("ifft2",)}, **_FFT)
-def ifft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None) -> Tensor:
+def ifft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None,
+          *, dim: Any = None) -> Tensor:
     """The inverse of ``fft2``.
 
     >>> import dualgrad as dg
@@ -248,22 +265,24 @@ def ifft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, 
     tensor([[1., 1.],
             [1., 1.]])
     """
-    return _c2c(IFFTN, "ifft2", a, s, axes, norm, out)
+    return _c2c(IFFTN, "ifft2", a, s, _dim("ifft2", axes, dim, (-2, -1)), norm, out)
 
 
 @public(None, namespaces={"fft": ("fftn",)}, **_FFT)
-def fftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None) -> Tensor:
+def fftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None,
+         *, dim: Any = None) -> Tensor:
     """The N-D discrete Fourier transform over ``axes`` (all, or the last ``len(s)``, when None).
 
     >>> import dualgrad as dg
     >>> dg.fft.fftn(dg.ones(2, 2, 2)).real.sum()
     tensor(8.)
     """
-    return _c2c(FFTN, "fftn", a, s, axes, norm, out)
+    return _c2c(FFTN, "fftn", a, s, _dim("fftn", axes, dim, None), norm, out)
 
 
 @public(None, namespaces={"fft": ("ifftn",)}, **_FFT)
-def ifftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None) -> Tensor:
+def ifftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None,
+          *, dim: Any = None) -> Tensor:
     """The inverse of ``fftn``.
 
     >>> import dualgrad as dg
@@ -271,22 +290,24 @@ def ifftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out:
     tensor([[1., 0.],
             [0., 0.]])
     """
-    return _c2c(IFFTN, "ifftn", a, s, axes, norm, out)
+    return _c2c(IFFTN, "ifftn", a, s, _dim("ifftn", axes, dim, None), norm, out)
 
 
 @public(None, namespaces={"fft": ("rfftn",)}, **_FFT)
-def rfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None) -> Tensor:
+def rfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None,
+          *, dim: Any = None) -> Tensor:
     """The N-D DFT of a real input; the last axis keeps its ``n // 2 + 1`` non-negative frequencies.
 
     >>> import dualgrad as dg
     >>> dg.fft.rfftn(dg.ones(2, 4)).shape
     (2, 3)
     """
-    return _r2c("rfftn", a, s, axes, norm, out)
+    return _r2c("rfftn", a, s, _dim("rfftn", axes, dim, None), norm, out)
 
 
 @public(None, namespaces={"fft": ("irfftn",)}, **_FFT)
-def irfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None) -> Tensor:
+def irfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None,
+           *, dim: Any = None) -> Tensor:
     """The inverse of ``rfftn``: a real output (last axis ``2 (m - 1)`` long unless ``s`` says).
 
     >>> import dualgrad as dg
@@ -294,29 +315,31 @@ def irfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out
     tensor([[1., 1., 1., 1.],
             [1., 1., 1., 1.]])
     """
-    return _c2r("irfftn", a, s, axes, norm, out)
+    return _c2r("irfftn", a, s, _dim("irfftn", axes, dim, None), norm, out)
 
 
 @public(None, namespaces={"fft": ("rfft2",)}, **_FFT)
-def rfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None) -> Tensor:
+def rfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None,
+          *, dim: Any = None) -> Tensor:
     """``rfftn`` over the last two axes.
 
     >>> import dualgrad as dg
     >>> dg.fft.rfft2(dg.ones(2, 4)).shape
     (2, 3)
     """
-    return _r2c("rfft2", a, s, axes, norm, out)
+    return _r2c("rfft2", a, s, _dim("rfft2", axes, dim, (-2, -1)), norm, out)
 
 
 @public(None, namespaces={"fft": ("irfft2",)}, **_FFT)
-def irfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None) -> Tensor:
+def irfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None,
+           *, dim: Any = None) -> Tensor:
     """``irfftn`` over the last two axes.
 
     >>> import dualgrad as dg
     >>> dg.fft.irfft2(dg.fft.rfft2(dg.ones(2, 4))).shape
     (2, 4)
     """
-    return _c2r("irfft2", a, s, axes, norm, out)
+    return _c2r("irfft2", a, s, _dim("irfft2", axes, dim, (-2, -1)), norm, out)
 
 
 def _shift(x: Any, axes: Any, sign: int) -> Tensor:
@@ -326,25 +349,25 @@ def _shift(x: Any, axes: Any, sign: int) -> Tensor:
 
 
 @public(None, namespaces={"fft": ("fftshift",)}, **_FFT)
-def fftshift(x: Any, axes: Any = None) -> Tensor:
+def fftshift(x: Any, axes: Any = None, *, dim: Any = None) -> Tensor:
     """Move the zero-frequency term to the center (a ``roll`` by half of each axis).
 
     >>> import dualgrad as dg
     >>> dg.fft.fftshift(dg.tensor([0., 1., 2., -2., -1.]))
     tensor([-2., -1.,  0.,  1.,  2.])
     """
-    return _shift(x, axes, 1)
+    return _shift(x, _dim("fftshift", axes, dim, None), 1)
 
 
 @public(None, namespaces={"fft": ("ifftshift",)}, **_FFT)
-def ifftshift(x: Any, axes: Any = None) -> Tensor:
+def ifftshift(x: Any, axes: Any = None, *, dim: Any = None) -> Tensor:
     """The inverse of ``fftshift``.
 
     >>> import dualgrad as dg
     >>> dg.fft.ifftshift(dg.tensor([-2., -1., 0., 1., 2.]))
     tensor([ 0.,  1.,  2., -2., -1.])
     """
-    return _shift(x, axes, -1)
+    return _shift(x, _dim("ifftshift", axes, dim, None), -1)
 
 
 @public(None, namespaces={"fft": ("fftfreq",)}, **_FFT)

@@ -158,3 +158,18 @@ def test_bad_arguments_raise_clear_errors(call, error, words):
         call()
     for word in words:
         assert word in str(info.value)
+
+
+@pytest.mark.parametrize(("name", "numpy_kw", "dim"), [
+    ("fft", "axis", 0), ("ifft", "axis", 0), ("rfft", "axis", 0), ("irfft", "axis", 0),
+    ("fft2", "axes", (0, 1)), ("ifft2", "axes", (1, 0)), ("rfft2", "axes", (0, 1)), ("irfft2", "axes", (0, 1)),
+    ("fftn", "axes", (0,)), ("ifftn", "axes", (1,)), ("rfftn", "axes", (1, 0)), ("irfftn", "axes", (0, 1)),
+    ("fftshift", "axes", 0), ("ifftshift", "axes", (0, 1)),
+])
+def test_torch_dim_keyword_is_numpy_axis(name, numpy_kw, dim):
+    """torch.fft's functions name the axes ``dim``: code ported from torch passes ``dim=``."""
+    x = dg.tensor(np.random.default_rng(3).standard_normal((4, 6)))
+    fn = getattr(dg.fft, name)
+    np.testing.assert_array_equal(fn(x, dim=dim).numpy(), fn(x, **{numpy_kw: dim}).numpy())
+    with pytest.raises(TypeError, match=f"{name}\\(\\) got both NumPy's axis/axes and torch's dim"):
+        fn(x, **{numpy_kw: dim, "dim": dim})

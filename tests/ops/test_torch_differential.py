@@ -31,8 +31,6 @@ KNOWN = {
                              ("value", "grad", "jvp", "grad2", "fwd_over_rev")),
 }
 KNOWN.update({
-    "fft.rfft n": ("dualgrad.fft takes NumPy's keywords (axis/axes), not torch's dim", ()),
-    "fft.fftshift": ("dualgrad.fft.fftshift takes NumPy's axes, not torch's dim", ()),
 })
 # dualgrad.linalg.lstsq is NumPy's (2-D a, documented): batched inputs raise, so only unbatched cases are run.
 TWO_D_ONLY = {"linalg.lstsq"}
@@ -111,11 +109,4 @@ def test_the_known_differences_are_still_there():
 
     assert not hasattr(nn.functional, "threshold")
     assert not hasattr(linalg, "householder_product")
-    with pytest.raises(TypeError, match="dim"):
-        dg_fft_rfft_with_dim()
 
-
-def dg_fft_rfft_with_dim():
-    import dualgrad as dg
-
-    return dg.fft.rfft(dg.ones(4), dim=0)
