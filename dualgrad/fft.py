@@ -1,8 +1,8 @@
 """``dualgrad.fft``: NumPy's ``np.fft`` on Tensors, differentiable in every mode.
 
 Same names, signatures (``n``/``s``, ``axis``/``axes``, ``norm`` in {"backward",
-"ortho", "forward"}) and dtypes as NumPy; complex gradients follow the
-conjugate-Wirtinger convention.
+"ortho", "forward"}) and dtypes as NumPy; torch.fft's keyword ``dim`` is accepted
+for ``axis``/``axes``. Complex gradients follow the conjugate-Wirtinger convention.
 
 >>> import dualgrad as dg
 >>> x = dg.tensor([1., 2., 3., 4.], requires_grad=True)
