@@ -16,15 +16,13 @@ the node would not see) runs ``fn`` eagerly instead.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from ..base.pytree import flatten, unflatten
 from ..base.state import STATE
 from ..tensor import Tensor
 from ..transforms.function import Function, _vmap_level_of, _without_level
-from ..vmap.batching import BatchedTensor, make_batched
+from ..vmap.batching import BatchedTensor, make_batched, only_vmap_levels
 
 _FLOATING_KINDS = "fc"
 
@@ -150,22 +148,13 @@ def outside_error(exc: BaseException) -> bool:
     return isinstance(exc, RuntimeError) and str(exc).startswith("vmap:")
 
 
-@contextmanager
-def outside_vmap() -> Iterator[None]:
+def outside_vmap() -> only_vmap_levels:
     """Run the block with the active vmap levels inactive, for a call whose arguments none of them batches:
     its values do not depend on them, and transforms inside (``func.vjp``) would otherwise batch their
     results at every active level. Levels with ``randomness="different"`` stay (random draws differ per
     batch member there). A tensor batched at a hidden level, met inside, raises RuntimeError ("... used
     outside the vmap call ..."): callers then run the function eagerly."""
-    state = STATE
-    previous = state.vmap_levels
-    state.vmap_levels = tuple(v for v in previous if v.randomness == "different")
-    state.vmap_depth = len(state.vmap_levels)
-    try:
-        yield
-    finally:
-        state.vmap_levels = previous
-        state.vmap_depth = len(previous)
+    return only_vmap_levels(tuple(v for v in STATE.vmap_levels if v.randomness == "different"))
 
 
 def _plain(t: Any) -> Any:

@@ -16,8 +16,6 @@ tracking off, so the solver's own iterations are never recorded.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from ..base.state import STATE
@@ -26,7 +24,7 @@ from ..ops.shape.core import stack
 from ..tensor import Tensor
 from ..transforms import func
 from ..transforms.function import Function
-from ..vmap.batching import is_batched_at, tangent_batched_at
+from ..vmap.batching import is_batched_at, only_vmap_levels, tangent_batched_at
 from ._linear import JacobianSystem
 from ._problem import ImplicitProblem
 
@@ -40,7 +38,7 @@ class _ImplicitSolve(Function):
 
     @staticmethod
     def forward(ctx: Any, problem: ImplicitProblem, *inputs: Tensor) -> Tensor:
-        with _outside_vmap():
+        with outside_vmap():
             x = problem.solve(*inputs)
         ctx.problem = problem
         ctx.save_for_backward(x, *inputs)
@@ -52,7 +50,7 @@ class _ImplicitSolve(Function):
         problem = ctx.problem
         problem.check_differentiable()
         x, *inputs = ctx.saved_tensors
-        with _levels_in_use([g, x, *inputs]):
+        with levels_in_use([g, x, *inputs]):
             w = transposed_solve(problem, x, inputs, g)
             if not inputs:
                 return (None,)
@@ -66,24 +64,17 @@ class _ImplicitSolve(Function):
         x, *inputs = ctx.saved_tensors
         if not inputs:
             return zeros_like(x)
-        with _levels_in_use([x, *inputs, *tangents]):
+        with levels_in_use([x, *inputs, *tangents]):
             tangents = tuple(zeros_like(p) if t is None else t for p, t in zip(inputs, tangents, strict=True))
             _, moved = func.jvp(lambda *p: problem.residual(x, *p), tuple(inputs), tangents)
             return forward_solve(problem, x, inputs, -moved)
 
     @staticmethod
     def vmap(info: Any, in_dims: tuple, problem: ImplicitProblem, *inputs: Tensor) -> tuple:
-        # One solve per batch member: the solver is a black box that sees unbatched inputs.
-        dims = in_dims[1:]
-        solutions = []
-        for member in range(info.batch_size):
-            sliced = [p if d is None else p.select(d, member) for p, d in zip(inputs, dims, strict=True)]
-            solutions.append(_ImplicitSolve.apply(problem, *sliced))
-        return stack(solutions), 0
+        return solve_per_member(_ImplicitSolve, info, in_dims, problem, inputs)
 
 
-@contextmanager
-def _levels_in_use(tensors: list) -> Iterator[None]:
+def levels_in_use(tensors: list) -> only_vmap_levels:
     """Only the vmap levels at which one of ``tensors`` (or its tangent) is batched are active.
 
     A node's inputs are never batched (the ``vmap`` rule solves member by member),
@@ -91,28 +82,26 @@ def _levels_in_use(tensors: list) -> Iterator[None]:
     transforms they call (``func.vjp``/``jvp`` of the residual) would take the
     unbatched tensors for physical ones of that level.
     """
-    state = STATE
-    levels = state.vmap_levels
-    kept = tuple(level for level in levels
-                 if any(is_batched_at(t, level) or tangent_batched_at(t, level) for t in tensors if t is not None))
-    state.vmap_levels, state.vmap_depth = kept, len(kept)
-    try:
-        yield
-    finally:
-        state.vmap_levels, state.vmap_depth = levels, len(levels)
+    return only_vmap_levels(tuple(
+        level for level in STATE.vmap_levels
+        if any(is_batched_at(t, level) or tangent_batched_at(t, level) for t in tensors if t is not None)))
 
 
-@contextmanager
-def _outside_vmap() -> Iterator[None]:
+def outside_vmap() -> only_vmap_levels:
     """No vmap level active: the inputs of a forward are unbatched (the ``vmap`` rule slices them), and
     the transforms a solve may run (``jacfwd`` of the residual) must not see the levels of the caller."""
-    state = STATE
-    levels = state.vmap_levels
-    state.vmap_levels, state.vmap_depth = (), 0
-    try:
-        yield
-    finally:
-        state.vmap_levels, state.vmap_depth = levels, len(levels)
+    return only_vmap_levels(())
+
+
+def solve_per_member(solve: type, info: Any, in_dims: tuple, problem: Any, inputs: tuple) -> tuple:
+    """The vmap rule of a solve node (``solve``, a Function applied as ``solve.apply(problem, *inputs)``): one
+    solve per batch member, since the solver is a black box that sees unbatched inputs."""
+    dims = in_dims[1:]
+    solutions = []
+    for member in range(info.batch_size):
+        sliced = [p if d is None else p.select(d, member) for p, d in zip(inputs, dims, strict=True)]
+        solutions.append(solve.apply(problem, *sliced))
+    return stack(solutions), 0
 
 
 def solve_node(problem: ImplicitProblem, *inputs: Tensor) -> Tensor:

@@ -74,8 +74,8 @@ import numpy as np
 from ..base.state import STATE
 from ..factories import tensor, zeros
 from ..implicit import Parameters, refuse_closed_over_tensors
-from ..implicit._node import _levels_in_use, _outside_vmap
-from ..ops.shape.core import cat, stack
+from ..implicit._node import levels_in_use, outside_vmap, solve_per_member
+from ..ops.shape.core import cat
 from ..tensor import Tensor
 from ..transforms import func
 from ..transforms.function import Function
@@ -104,14 +104,14 @@ class _SensitivityJacobian(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple:
         inputs = ctx.saved_tensors
-        with _levels_in_use([g, *inputs]):
+        with levels_in_use([g, *inputs]):
             _, pullback = func.vjp(lambda *x: _nested_jacobian(ctx.trajectory, x, ctx.with_y0), *inputs)
             return (None, None, *pullback(g))
 
     @staticmethod
     def jvp(ctx: Any, _: Any, __: Any, *tangents: Tensor | None) -> Tensor:
         inputs = ctx.saved_tensors
-        with _levels_in_use([*inputs, *tangents]):
+        with levels_in_use([*inputs, *tangents]):
             filled = tuple(zeros(x.shape) if t is None else t for x, t in zip(inputs, tangents, strict=True))
             return func.jvp(lambda *x: _nested_jacobian(ctx.trajectory, x, ctx.with_y0), tuple(inputs), filled)[1]
 
@@ -153,7 +153,7 @@ class _OdeSolve(Function):
 
     @staticmethod
     def forward(ctx: Any, problem: OdeProblem, y0: Tensor, *tensors: Tensor) -> Tensor:
-        with _outside_vmap():
+        with outside_vmap():
             trajectory = problem.integrate(y0, tensors)
         ctx.trajectory = trajectory
         ctx.set_materialize_grads(False)  # (a missing tangent of y0 must not cost n sensitivity columns)
@@ -168,7 +168,7 @@ class _OdeSolve(Function):
         inputs = list(ctx.saved_tensors)
         if g is None:
             return (None,) * (1 + len(inputs))
-        with _levels_in_use([g, *inputs]):
+        with levels_in_use([g, *inputs]):
             wants_y0 = bool(ctx.needs_input_grad[1])
             use_jacobian = (trajectory.problem.sensitivity == "forward" or isinstance(g, BatchedTensor)
                             or STATE.grad_enabled)
@@ -184,7 +184,7 @@ class _OdeSolve(Function):
         trajectory = ctx.trajectory
         trajectory.check_differentiable()
         inputs = list(ctx.saved_tensors)
-        with _levels_in_use([*inputs, *tangents]):
+        with levels_in_use([*inputs, *tangents]):
             with_y0 = tangents[0] is not None or trajectory.problem.y0_columns
             if all(t is None for t in tangents):
                 return None
@@ -194,13 +194,7 @@ class _OdeSolve(Function):
 
     @staticmethod
     def vmap(info: Any, in_dims: tuple, problem: OdeProblem, y0: Tensor, *tensors: Tensor) -> tuple:
-        inputs = (y0, *tensors)
-        dims = in_dims[1:]
-        solutions = []
-        for member in range(info.batch_size):
-            sliced = [p if d is None else p.select(d, member) for p, d in zip(inputs, dims, strict=True)]
-            solutions.append(_OdeSolve.apply(problem, *sliced))
-        return stack(solutions), 0
+        return solve_per_member(_OdeSolve, info, in_dims, problem, (y0, *tensors))
 
 
 def _contract(g: Tensor, jacobian: Tensor) -> Tensor:

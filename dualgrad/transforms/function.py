@@ -34,8 +34,7 @@ import functools
 import inspect
 import warnings
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -52,7 +51,16 @@ from ..reverse.grad_mode import no_grad
 from ..reverse.node import Node, NodeOp, new_node
 from ..reverse.saved import FREED_MESSAGE, save_tensor
 from ..tensor import Tensor, _wrap
-from ..vmap.batching import BatchedTensor, VmapLevel, is_batched_at, level_to_front, make_batched, movedim, vmap_level
+from ..vmap.batching import (
+    BatchedTensor,
+    VmapLevel,
+    is_batched_at,
+    level_to_front,
+    make_batched,
+    movedim,
+    only_vmap_levels,
+    vmap_level,
+)
 
 CLEARED_ON_ACCESS_MESSAGE = (
     "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is set on the "
@@ -815,18 +823,9 @@ def _apply_generated_vmap_rule(cls: type, level: VmapLevel, args: tuple, kwargs:
     return make_batched(output, rule.out_dims[0], top)
 
 
-@contextmanager
-def _without_level(level: VmapLevel) -> Iterator[None]:
+def _without_level(level: VmapLevel) -> only_vmap_levels:
     """Make vmap ``level`` inactive in the block (the generated Function runs below it)."""
-    state = STATE
-    previous = state.vmap_levels
-    state.vmap_levels = tuple(v for v in previous if v is not level)
-    state.vmap_depth = len(state.vmap_levels)
-    try:
-        yield
-    finally:
-        state.vmap_levels = previous
-        state.vmap_depth = len(previous)
+    return only_vmap_levels(tuple(v for v in STATE.vmap_levels if v is not level))
 
 
 def _unbatched(x: Any, level: int) -> tuple:

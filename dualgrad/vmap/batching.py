@@ -103,6 +103,29 @@ class vmap_level:  # noqa: N801 - used as a function: ``with vmap_level(size) as
         state.vmap_depth = len(previous)
 
 
+class only_vmap_levels:  # noqa: N801 - used as a function: ``with only_vmap_levels(levels)``
+    """Make ``levels`` (some of the active vmap levels, in their order) the only active ones for the
+    block: for a computation whose values the other levels do not batch (a custom Function's generated
+    rule, a compiled replay, a solver's derivative), which transforms inside would otherwise batch at
+    every active level."""
+
+    __slots__ = ("levels", "previous")
+
+    def __init__(self, levels: tuple):
+        self.levels = levels
+
+    def __enter__(self) -> None:
+        state = STATE
+        self.previous = state.vmap_levels
+        state.vmap_levels = self.levels
+        state.vmap_depth = len(self.levels)
+
+    def __exit__(self, *exc_info: Any) -> None:
+        state = STATE
+        state.vmap_levels = previous = self.previous
+        state.vmap_depth = len(previous)
+
+
 class BatchedTensor(Tensor):
     """A logical tensor inside ``vmap``: ``value`` with the batch of ``level`` along ``bdim``.
 
