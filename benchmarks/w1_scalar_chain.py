@@ -73,11 +73,11 @@ def _jax() -> Callable:
 
 
 def workload() -> Workload:
-    """W1 with its goals: no slower than torch eager, at most 0.8x HIPS autograd."""
+    """W1 with its goals: at most 0.7x torch eager (issue 26), at most 0.8x HIPS autograd."""
     return Workload(
         name=f"W1 scalar chain ({STEPS} steps)",
         builders={"dualgrad": _dualgrad, "numpy": _numpy, "torch": _torch,
                   "autograd": _hips_autograd, "jax": _jax},
-        time_goals={"torch": 1.0, "autograd": 0.8},
+        time_goals={"torch": 0.7, "autograd": 0.8},
         notes={"jax": " (jit-compiled)"},
     )
