@@ -490,8 +490,15 @@ def physical_value(x: Any) -> Any:
 
 
 def tangent_batched_at(x: Any, level: VmapLevel) -> bool:
-    """True if ``x`` is a Tensor with a forward-mode tangent batched at ``level``."""
-    return isinstance(x, Tensor) and any(is_batched_at(tangent_at(x, dual), level) for dual in STATE.dual_levels)
+    """True if ``x`` is a Tensor with a forward-mode tangent batched at ``level``, on itself or on the value
+    inside one of its batch wrappers (a dual number batched at an outer level keeps its tangent inside)."""
+    while isinstance(x, Tensor):
+        if any(is_batched_at(tangent_at(x, dual), level) for dual in STATE.dual_levels):
+            return True
+        if type(x) is not BatchedTensor:
+            return False
+        x = x.value
+    return False
 
 
 def is_batched_at(x: Any, level: VmapLevel) -> bool:

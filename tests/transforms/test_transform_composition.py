@@ -402,29 +402,89 @@ TRANSFORMS = [
 BY_NAME = {t.name: t for t in TRANSFORMS}
 
 
+# -- transforms over some of the inputs (the others closed over, or unbatched by vmap) -----------
+
+
+def _spans(arrays: list) -> list:
+    bounds = np.cumsum([0] + [a.size for a in arrays])
+    return list(itertools.pairwise(bounds))
+
+
+def _grad_last(F, k):
+    return lambda *xs: _flat(func.grad(lambda *a: _scalarize(F(*a)), argnums=k - 1)(*xs))
+
+
+def _jacfwd_last(F, k):
+    return lambda *xs: _flat(func.jacfwd(F, argnums=k - 1)(*xs))
+
+
+def _jacrev_first(F, k):
+    return lambda *xs: _flat(func.jacrev(F, argnums=0)(*xs))
+
+
+def _jvp_first(F, k):
+    """A jvp in the first input alone, the others closed over (they keep what outer transforms gave them)."""
+    def G(*xs):
+        rest = xs[1:]
+        out, tangent = func.jvp(lambda x0: F(x0, *rest), (xs[0],), _tangents([xs[0].shape]))
+        return dg.cat([out.reshape(-1), tangent.reshape(-1)])
+    return G
+
+
+def _vmap_first(F, k):
+    """``vmap`` over the first input only (``in_dims=(0, None, ...)``): the others are shared by the batch."""
+    def G(*xs):
+        stacked = dg.stack([xs[0], 0.5 * xs[0] + 0.1])
+        in_dims = (0,) + (None,) * (k - 1)
+        return func.vmap(lambda *a: F(*a).reshape(-1), in_dims=in_dims)(stacked, *xs[1:]).reshape(-1)
+    return G
+
+
+def _ref_columns(F, arrays, which: int) -> np.ndarray:
+    i, j = _spans(arrays)[which]
+    return fd_jacobian(F, arrays)[:, i:j].reshape(-1)
+
+
+def _ref_jvp_first(F, arrays):
+    directions = [_numpy_tangents(arrays[:1])[0]] + [np.zeros_like(a) for a in arrays[1:]]
+    return np.concatenate([_value(F, arrays), fd_directional(F, arrays, directions)])
+
+
+PARTIAL_TRANSFORMS = [
+    Transform("grad_last", _grad_last, lambda F, a: _ref_columns(lambda *x: _scalarize(F(*x)), a, -1)),
+    Transform("jacfwd_last", _jacfwd_last, lambda F, a: _ref_columns(F, a, -1)),
+    Transform("jacrev_first", _jacrev_first, lambda F, a: _ref_columns(F, a, 0)),
+    Transform("jvp_first", _jvp_first, _ref_jvp_first),
+    Transform("vmap_first", _vmap_first,
+              lambda F, a: np.concatenate([_value(F, a), _value(F, [0.5 * a[0] + 0.1, *a[1:]])]), order=0),
+]
+WITH_PARTIAL = BY_NAME | {t.name: t for t in PARTIAL_TRANSFORMS}
+
+
 def compose(names: tuple, base: Callable, k: int) -> Callable:
     """``names[0](names[1](...(base)))`` as one function returning a flat Tensor."""
     F = base
     for name in reversed(names):
-        F = BY_NAME[name].apply(F, k)
+        F = WITH_PARTIAL[name].apply(F, k)
     return F
 
 
 def _tolerance(names: tuple) -> float:
-    order = sum(BY_NAME[n].order for n in names)
+    order = sum(WITH_PARTIAL[n].order for n in names)
     return 1e-6 if order <= 2 else 1e-5 if order <= 4 else 1e-4
 
 
 def _functional_under_vmap(names: tuple) -> bool:
     """``autograd.functional`` inside ``vmap``: refused, as torch refuses it."""
-    return "vmap" in names and any(n.startswith("functional.") for n in names[names.index("vmap"):])
+    first_vmap = next((i for i, n in enumerate(names) if n.startswith("vmap")), None)
+    return first_vmap is not None and any(n.startswith("functional.") for n in names[first_vmap:])
 
 
 def _check(names: tuple, base_name: str, structure: str) -> None:
     arrays = [a.copy() for a in STRUCTURES[structure]]
     k = len(arrays)
     base = BASES[base_name]
-    outer, inner = BY_NAME[names[0]], compose(names[1:], base, k)
+    outer, inner = WITH_PARTIAL[names[0]], compose(names[1:], base, k)
     if _functional_under_vmap(names):
         with pytest.raises(RuntimeError, match=r"autograd\.functional\.\w+: input 0 is batched by an enclosing vmap"):
             compose(names, base, k)(*[dg.tensor(a) for a in arrays])
@@ -464,6 +524,28 @@ def test_every_ordered_pair_of_transforms(names, base_name, structure):
                          isinstance(v, tuple) else v)
 def test_a_sample_of_triples_of_transforms(names, base_name, structure):
     _check(names, base_name, structure)
+
+
+def _partial_cases() -> list:
+    """Pairs with a transform over some of the inputs on either side, and a sample of triples with one,
+    on the two-input structure (where "some of the inputs" differs from all of them)."""
+    partial = [t.name for t in PARTIAL_TRANSFORMS]
+    everything = list(WITH_PARTIAL)
+    pairs = [names for names in itertools.product(everything, repeat=2) if set(names) & set(partial)]
+    triples = [names for names in itertools.product(everything, repeat=3) if set(names) & set(partial)]
+    # vmap of forward over reverse, the shape of per-example Hessian blocks and mixed partials
+    batched_mixed = list(itertools.product(("vmap", "vmap_first"), ("jacfwd", "jacfwd_last", "hessian", "jvp_first"),
+                                           ("grad", "grad_last", "jacrev_first", "vjp_fn")))
+    chosen = pairs + batched_mixed + random.Random(31).sample(triples, 60)
+    return [(names, list(BASES)[i % len(BASES)]) for i, names in enumerate(chosen)]
+
+
+@pytest.mark.parametrize(("names", "base_name"), _partial_cases(),
+                         ids=lambda v: "-".join(v) if isinstance(v, tuple) else v)
+def test_transforms_over_some_of_the_inputs_compose(names, base_name):
+    """``vmap(jacfwd(grad(f, argnums=1), argnums=0), in_dims=(0, None))`` once raised: a dual number
+    batched by an outer vmap hid its tangent's batch of an inner one from the batching rule."""
+    _check(names, base_name, "tuple")
 
 
 @pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
