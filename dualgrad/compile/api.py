@@ -25,8 +25,10 @@ from .guards import (
     closure_failure,
     closure_guards,
     describe_difference,
+    drawn_at_random,
     dynamic_key,
     flat_arguments,
+    random_sources,
 )
 from .replay import LazyProgram, Miss
 from .trace import (
@@ -268,6 +270,7 @@ class CompiledFunction:
         entry = _Entry()
         reached: set = set()
         entry.closure = closure_guards(self.fn, reached)
+        generators = random_sources(entry.closure)
         inputs = [leaf for leaf in leaves if isinstance(leaf, (Tensor, np.ndarray))]
         before = [_tensor_state(t) for t in inputs if isinstance(t, Tensor)]
         tracer = Tracer(inputs, dynamic=dkey is not None)
@@ -292,6 +295,11 @@ class CompiledFunction:
         try:
             if tracer.failure is not None:
                 raise tracer.failure
+            generator = drawn_at_random(generators)
+            if generator is not None:
+                raise Unsupported(f"the call draws random numbers from {generator}, which a replay would "
+                                  "repeat; draw them with dualgrad's factories (dg.rand, dg.randn, ...) or pass them "
+                                  "as arguments")
             entry.template, slots = self._template(tracer, out_leaves, inputs)
             changed = [t for t, state in zip([t for t in inputs if isinstance(t, Tensor)], before)
                        if _tensor_state(t) != state]

@@ -10,7 +10,9 @@
 
 from __future__ import annotations
 
+import random
 import types
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -184,7 +186,7 @@ def _expected(value: Any) -> tuple:
         return ("value", type(value), repr(value))
     if type(value) is np.ndarray:
         return ("contents", value, _frozen(value, 0))
-    if type(value) in (list, dict, set) and len(value) <= 1000:
+    if type(value) in (list, tuple, dict, set) and len(value) <= 1000:  # (a tuple's lists can change)
         return ("contents", value, _frozen(value, 0))
     return ("object", value)
 
@@ -337,6 +339,47 @@ def _visit(fn: Any, guards: list, seen: set, depth: int, reached: set) -> None:
         if name in namespace:
             _guard(guards, f"global {name!r} of {fn.__qualname__}",
                    lambda ns=namespace, name=name: ns.get(name), namespace[name], seen, depth, reached, names)
+
+
+def _state_reader(source: Any) -> Callable | None:
+    """A function reading the state of a random number generator outside dualgrad (None for other objects)."""
+    if isinstance(source, np.random.Generator):
+        return lambda: source.bit_generator.state
+    if isinstance(source, np.random.RandomState):
+        return lambda: source.get_state(legacy=False)
+    if isinstance(source, random.Random):
+        return source.getstate
+    return None
+
+
+def random_sources(guards: list) -> list:
+    """``[(describe, read, state)]`` for the generators a call may draw from that dualgrad does not see:
+    NumPy's global one (``np.random.rand``), Python's ``random`` module, and any generator the function
+    reads from outside its arguments. A trace whose call moved one of them drew numbers that a replay
+    would repeat (``drawn_at_random``)."""
+    sources = [("NumPy's global random generator (np.random.*)", lambda: np.random.get_state(legacy=False)),
+               ("Python's random module", random.getstate)]
+    for describe, _, expected in guards:
+        read = _state_reader(expected[1]) if expected[0] == "object" else None
+        if read is not None:
+            sources.append((f"the random generator {describe}", read))
+    return [(describe, read, read()) for describe, read in sources]
+
+
+def drawn_at_random(sources: list) -> str | None:
+    """The first of ``random_sources``' generators whose state has moved since, or None."""
+    for describe, read, state in sources:
+        if not _same_state(read(), state):
+            return describe
+    return None
+
+
+def _same_state(a: Any, b: Any) -> bool:
+    if type(a) is dict:
+        return type(b) is dict and a.keys() == b.keys() and all(_same_state(a[k], b[k]) for k in a)
+    if type(a) is np.ndarray:
+        return type(b) is np.ndarray and np.array_equal(a, b)
+    return a == b
 
 
 def closure_failure(guards: list) -> str | None:
