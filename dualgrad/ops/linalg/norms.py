@@ -177,19 +177,31 @@ class LstsqResult(NamedTuple):
     singular_values: Tensor
 
 
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
 @public(None, top_level=False, method=False, namespaces={"linalg": ("lstsq",)})
-def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
+def lstsq(a: Any, b: Any, rcond: Any = None, *, driver: str | None = None) -> LstsqResult:
     """The least-squares solution of ``a @ x = b``, as NumPy's: ``(x, residuals, rank, s)``.
 
     The result is a ``LstsqResult`` named tuple, so that torch code reading
     ``lstsq(a, b).solution`` ports unchanged.
 
     ``x = pinv(a) @ b`` with singular values ``<= rcond * max`` dropped (default
-    ``max(M, N) * eps``); ``residuals`` are the squared residual norms per column
-    when ``a`` has more rows than columns (else empty); ``rank`` is an integer
-    Tensor and ``s`` the singular values of ``a``. Unlike NumPy, the residuals of a
-    rank-deficient tall ``a`` are returned rather than an empty array, so that
-    ``lstsq`` needs no data-dependent branch and works under ``vmap``.
+    ``max(M, N) * eps``): the minimum-norm least-squares solution. ``residuals``
+    are the squared residual norms per column when ``a`` has more rows than
+    columns (else empty); ``rank`` is an integer Tensor and ``s`` the singular
+    values of ``a``. Unlike NumPy, the residuals of a rank-deficient tall ``a``
+    are returned rather than an empty array, so that ``lstsq`` needs no
+    data-dependent branch and works under ``vmap``.
+
+    As torch's, ``a`` may be a batch ``(*, M, N)``, with ``b`` a batch of matrices
+    ``(*, M, K)`` (batch dims broadcast; ``x`` is ``(*, N, K)``, the residuals
+    ``(*, K)``) or of vectors ``(*, M)`` (one dim fewer than ``a``; ``x`` is
+    ``(*, N)``, the residuals ``(*, 1)``).
+    ``driver`` takes torch's names (``'gels'``, ``'gelsy'``, ``'gelsd'``,
+    ``'gelss'``) for code that passes one; every driver computes the SVD solution
+    (``'gelsd'``'s), and all four results are always filled in.
 
     >>> import dualgrad as dg
     >>> x, residuals, rank, s = dg.linalg.lstsq(dg.tensor([[1., 0.], [0., 1.], [0., 0.]]),
@@ -198,24 +210,30 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
     (tensor([1., 2.]), tensor([9.]), 2)
     >>> round(dg.linalg.lstsq(dg.tensor([[1.], [1.]]), dg.tensor([1., 3.])).solution.item(), 12)
     2.0
+    >>> dg.linalg.lstsq(dg.ones(5, 3, 2), dg.ones(5, 3, 1)).solution.shape
+    (5, 2, 1)
     """
     a, b = as_operand(a), as_operand(b)
-    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
-        raise LinAlgError(f"lstsq: a must be a matrix and b a vector or matrix with as many rows; got shapes "
-                          f"{a.shape} and {b.shape}")
-    m, n = a.shape
+    vector = b.ndim == a.ndim - 1  # (a batch of) vectors, as in torch
+    if a.ndim < 2 or not (vector or b.ndim == a.ndim) or b.shape[-1 if vector else -2] != a.shape[-2]:
+        raise LinAlgError(f"lstsq: a must be a matrix (or a batch of them) and b a vector or matrix with as many "
+                          f"rows (or a batch of them); got shapes {a.shape} and {b.shape}")
+    if driver is not None and driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of ({', '.join(_LSTSQ_DRIVERS)})")
+    m, n = a.shape[-2:]
     if rcond is None:
         rcond = max(m, n) * np.finfo(np.result_type(a.dtype, np.float32)).eps
+    columns = b.unsqueeze(-1) if vector else b
     u, s, vh = svd(a, full_matrices=False)
-    x = matmul(_pinv_from_svd(u, s, vh, rcond), b)
+    x = matmul(_pinv_from_svd(u, s, vh, rcond), columns)
     rank = (s > _cutoff(s, rcond)).sum(axis=-1)
     if m > n:
-        r = b - matmul(a, x)
-        residuals = (r.abs() ** 2 if r.dtype.kind == "c" else r * r).sum(axis=0)
-        if b.ndim == 1:
-            residuals = residuals.reshape(1)
+        r = columns - matmul(a, x)
+        residuals = (r.abs() ** 2 if r.dtype.kind == "c" else r * r).sum(axis=-2)
     else:
         residuals = _wrap(np.empty((0,), dtype=s.dtype))
+    if vector:
+        x = x.squeeze(-1)
     return LstsqResult(x, residuals, rank, s)
 
 
