@@ -44,6 +44,7 @@ def _linalg_lu_factor(draw: Any) -> Sample:
 
 # a non-differentiable helper of lu_factor's rules and lu_unpack; the sample above batches it
 COVERED_BY["lu_pivots_to_permutation"] = "linalg_lu_factor"
+COVERED_BY["geqrf"] = "linalg_qr"  # not differentiable (raises, as torch's): tested in tests/linalg/test_householder.py
 
 
 @sample("linalg_cholesky_ex")

@@ -759,6 +759,103 @@ def qr(a: Any, mode: str = "reduced") -> QRResult:
     return QRResult(*apply(QR, a, mode=mode))
 
 
+class GeqrfResult(NamedTuple):
+    """``(a, tau)``: torch's field names for ``geqrf``."""
+
+    a: Tensor
+    tau: Tensor
+
+
+def _geqrf_impl(a: np.ndarray) -> tuple:
+    h, tau = np.linalg.qr(a, mode="raw")  # (LAPACK's column-major result: transposed)
+    return np.ascontiguousarray(np.swapaxes(h, -1, -2)), tau
+
+
+def _geqrf_derivative(*_: Any, **__: Any) -> Any:
+    raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
+GEQRF = Op("geqrf", _geqrf_impl, vjp=(_geqrf_derivative,), jvp=_geqrf_derivative, family="linalg",
+           save_inputs=False, multi_output=True, arg_names=("self",), grad_name="GeqrfBackward0")
+GEQRF.batch = _front_batch(GEQRF)
+
+
+@public(GEQRF)
+def geqrf(input: Any) -> GeqrfResult:  # noqa: A002 - torch's name
+    """LAPACK's ``geqrf``: the QR decomposition as Householder reflectors, ``(a, tau)``.
+
+    ``R`` is the upper triangle of ``a``; below the diagonal, column ``i`` of ``a``
+    holds the reflector ``v_i`` (with an implicit 1 at row ``i``), and
+    ``Q = H_1 ... H_k`` with ``H_i = I - tau_i v_i v_i^H`` (``householder_product``
+    builds it). As in torch, it is not differentiable: a backward or forward-mode
+    derivative through it raises NotImplementedError (differentiate ``linalg.qr``).
+
+    >>> import dualgrad as dg
+    >>> a, tau = dg.geqrf(dg.tensor([[3., 1.], [4., 2.]]))
+    >>> a.triu()
+    tensor([[-5.0000, -2.2000],
+            [ 0.0000,  0.4000]])
+    """
+    input = as_operand(input)  # noqa: A001 - torch's name
+    if input.ndim < 2:
+        raise LinAlgError(f"geqrf: input must have at least 2 dimensions. (got shape {input.shape})")
+    return GeqrfResult(*apply(GEQRF, input))
+
+
+@public(None, top_level=False, method=False, namespaces={"linalg": ("householder_product",)})
+def householder_product(input: Any, tau: Any) -> Tensor:  # noqa: A002 - torch's name
+    """The first ``n`` columns of ``H_1 H_2 ... H_k``, ``H_i = I - tau_i v_i v_i^H`` (Householder reflectors).
+
+    ``input`` is ``(*, m, n)`` with ``m >= n``; column ``i`` of its strictly lower
+    part holds ``v_i`` below an implicit 1 at row ``i`` (``geqrf``'s layout), and
+    ``tau`` is ``(*, k)`` with ``k <= n``. Built from differentiable ops, one
+    rank-one update per reflector (``Q <- Q - tau_i v_i (v_i^H Q)``, from the last),
+    so it is differentiable in both arguments in every mode.
+
+    >>> import dualgrad as dg
+    >>> a = dg.tensor([[3., 1.], [4., 2.]])
+    >>> q = dg.linalg.householder_product(*dg.geqrf(a))
+    >>> (q - dg.linalg.qr(a).Q).abs().max() < 1e-12
+    tensor(True)
+    """
+    input, tau = as_operand(input), as_operand(tau)  # noqa: A001 - torch's name
+    name = "torch.linalg.householder_product"
+    if input.ndim < 2:
+        raise LinAlgError(f"{name}: input must have at least 2 dimensions.")
+    m, n = input.shape[-2:]
+    if m < n:
+        raise LinAlgError(f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]")
+    if tau.ndim != input.ndim - 1:
+        raise LinAlgError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                          f"{tau.ndim} and input.ndim is equal to {input.ndim}")
+    if tau.shape[-1] > n:
+        raise LinAlgError(f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    if tuple(tau.shape[:-1]) != tuple(input.shape[:-2]):
+        raise LinAlgError(f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+                          f"{list(tau.shape[:-1])}")
+    if tau.dtype != input.dtype:
+        raise RuntimeError(f"{name}: tau dtype {tau.dtype} does not match input dtype {input.dtype}")
+    identity = _wrap(np.eye(m, n, dtype=input.dtype))
+    reflectors = input.tril(-1) + identity
+    q = identity.expand(*input.shape)
+    for i in reversed(range(tau.shape[-1])):
+        v = reflectors[..., :, i : i + 1]
+        q = q - (tau[..., i : i + 1].unsqueeze(-1) * v) @ (_h(v) @ q)
+    return q
+
+
+@public(None)
+def orgqr(input: Any, input2: Any) -> Tensor:  # noqa: A002 - torch's names
+    """torch's top-level name of ``linalg.householder_product`` (LAPACK's ``orgqr``).
+
+    >>> import dualgrad as dg
+    >>> dg.orgqr(*dg.geqrf(dg.eye(2))).abs()
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    return householder_product(input, input2)
+
+
 @public(INV, method=False)
 def inverse(input: Any) -> Tensor:  # noqa: A002 - torch's name
     """torch's top-level name of ``linalg.inv``: the inverse of a square matrix (or of each in a stack).
