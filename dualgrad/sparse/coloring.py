@@ -13,12 +13,14 @@ large patterns).
   coloring is one), decompressed directly (a tridiagonal Hessian: 3 colors, an arrowhead: 2).
 
 Greedy colorings depend on the vertex order. ``color_columns`` takes the best of: the cyclic
-coloring ``j mod c`` (the natural order's result on banded patterns, checked without a graph),
-sequential greedy in natural, largest-first and smallest-last order for graphs small enough for a
-Python loop (up to ``_SEQUENTIAL_EDGES`` edges), or else Jones-Plassmann rounds with the
-largest-first order (ties broken at random; the same coloring a sequential greedy pass in that order
-gives, in a few vectorised rounds), each improved by Culberson's iterated greedy (whole color classes
-recolored at once, never more colors). It stops early at the lower bound, the largest number of
+coloring ``j mod c`` (the natural order's result on banded patterns, checked without a graph), and
+greedy first-fit in natural, largest-first and smallest-last order, each improved by Culberson's
+iterated greedy (whole color classes recolored at once, never more colors). Greedy in a given order is
+computed by Jones-Plassmann rounds, vectorised: each round colors every vertex whose earlier neighbours
+are all colored, which gives the sequential result. Graphs up to ``_EXACT_ORDERS`` vertices get the
+classic orders exactly; larger ones largest-first with ties at random, a batched smallest-last order,
+and the natural order only while it needs few rounds. No loop per vertex, except Matula-Beck's
+smallest-last order on small graphs. It stops early at the lower bound, the largest number of
 nonzeros in a row.
 """
 
@@ -29,7 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-_SEQUENTIAL_EDGES = 2_000_000  # graphs up to this many edges get the sequential orders (else Jones-Plassmann)
+_EXACT_ORDERS = 2_000  # graphs up to this many vertices get the classic orders exactly
+_LARGE_ROUNDS = 2_000  # larger graphs: an order needing more Jones-Plassmann rounds than this is dropped
 _GRAPH_BUDGET = 60_000_000  # pairs of nonzeros sharing a row (the column graph's size before merging)
 _SEQUENTIAL_ACYCLIC = 100_000  # acyclic coloring: patterns up to this many entries get two vertex orders
 
@@ -107,13 +110,30 @@ def _is_column_coloring(P: sp.csr_array, colors: np.ndarray) -> bool:
     return len(sorted_unique(rows * width + c)) == P.nnz
 
 
-def _smallest_free(vertices: np.ndarray, G: sp.csr_array, colors: np.ndarray) -> np.ndarray:
-    """For each vertex, the smallest color >= 0 none of its colored neighbours has (vectorised)."""
-    starts = G.indptr[vertices]
+def _neighbours(G: sp.csr_array, vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The neighbours of ``vertices`` in ``G``, flat, and for each the position of its vertex in ``vertices``."""
+    starts = G.indptr[vertices].astype(np.int64)
     counts = G.indptr[vertices + 1] - starts
+    ends = np.cumsum(counts)
     position = np.repeat(np.arange(len(vertices), dtype=np.int64), counts)
-    offsets = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-    neighbour_colors = colors[G.indices[np.repeat(starts, counts) + offsets]]
+    offsets = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) + np.repeat(starts - (ends - counts), counts)
+    return position, G.indices[offsets]
+
+
+def _smallest_free(vertices: np.ndarray, G: sp.csr_array, colors: np.ndarray) -> np.ndarray:
+    """For each vertex, the smallest color >= 0 none of its colored neighbours has (vectorised: with fewer
+    than 63 colors, the lowest zero bit of the OR of the neighbours' color bits; else by sorting)."""
+    position, neighbours = _neighbours(G, vertices)
+    neighbour_colors = colors[neighbours]
+    if int(neighbour_colors.max(initial=-1)) < 63:
+        bits = np.where(neighbour_colors >= 0, np.left_shift(np.uint64(1), np.maximum(neighbour_colors, 0)
+                                                             .astype(np.uint64)), np.uint64(0))
+        counts = np.bincount(position, minlength=len(vertices))
+        used = np.zeros(len(vertices), np.uint64)
+        nonempty = counts > 0
+        if len(bits):
+            used[nonempty] = np.bitwise_or.reduceat(bits, (np.cumsum(counts) - counts)[nonempty])
+        return np.bitwise_count((~used & (used + np.uint64(1))) - np.uint64(1)).astype(np.int64)
     keep = neighbour_colors >= 0
     position, neighbour_colors = position[keep], neighbour_colors[keep].astype(np.int64)
     width = int(neighbour_colors.max(initial=0)) + 2
@@ -128,43 +148,31 @@ def _smallest_free(vertices: np.ndarray, G: sp.csr_array, colors: np.ndarray) ->
 
 
 def jones_plassmann(G: sp.csr_array, rank: np.ndarray, max_rounds: int = 200) -> np.ndarray | None:
-    """Greedy coloring in the order ``rank`` (0 first), computed in rounds: a vertex is colored once all its
-    earlier neighbours are (the sequential result). None if it needs more than ``max_rounds`` rounds."""
+    """Greedy first-fit coloring in the order ``rank`` (0 first), computed in rounds: a vertex is colored,
+    with all others that are ready, as soon as all its earlier neighbours are, which gives the sequential
+    result. Each round touches only the edges of the vertices it colors (a count of uncolored earlier
+    neighbours per vertex), so all rounds together cost O(edges) plus a few NumPy calls per round.
+    None if it needs more than ``max_rounds`` rounds (the longest chain of neighbours in increasing rank:
+    the natural order on a banded pattern needs one round per vertex)."""
     n = G.shape[0]
     colors = np.full(n, -1, np.int64)
-    uncolored = np.arange(n, dtype=np.int64)
-    degrees = np.diff(G.indptr)
+    source = np.repeat(np.arange(n, dtype=np.int64), np.diff(G.indptr))
+    waiting = np.bincount(source[rank[G.indices] < rank[source]], minlength=n)
+    ready = np.flatnonzero(waiting == 0)
     for _ in range(max_rounds):
-        if not len(uncolored):
+        if not len(ready):
             return colors
-        starts = G.indptr[uncolored]
-        counts = degrees[uncolored]
-        position = np.repeat(np.arange(len(uncolored), dtype=np.int64), counts)
-        offsets = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-        neighbours = G.indices[np.repeat(starts, counts) + offsets]
-        blocking = (colors[neighbours] < 0) & (rank[neighbours] < rank[uncolored[position]])
-        blocked = np.bincount(position[blocking], minlength=len(uncolored)) > 0
-        ready = uncolored[~blocked]
         colors[ready] = _smallest_free(ready, G, colors)
-        uncolored = uncolored[blocked]
-    return None
-
-
-def sequential_greedy(G: sp.csr_array, order: np.ndarray) -> np.ndarray:
-    """First-fit coloring visiting ``order`` (a Python loop: only for graphs below ``_SEQUENTIAL_EDGES``)."""
-    indptr, indices = G.indptr.tolist(), G.indices.tolist()
-    colors = [-1] * G.shape[0]
-    for v in order.tolist():
-        used = {colors[u] for u in indices[indptr[v]:indptr[v + 1]]}
-        c = 0
-        while c in used:
-            c += 1
-        colors[v] = c
-    return np.asarray(colors, np.int64)
+        position, neighbours = _neighbours(G, ready)
+        later = neighbours[rank[neighbours] > rank[ready[position]]]
+        np.subtract.at(waiting, later, 1)
+        ready = sorted_unique(later[waiting[later] == 0])
+    return colors if not len(ready) else None
 
 
 def smallest_last_order(G: sp.csr_array) -> np.ndarray:
-    """Matula-Beck smallest-last order (a Python loop with buckets: small graphs only)."""
+    """Matula-Beck smallest-last order (a Python loop with buckets: small graphs only, see
+    ``batched_smallest_last_order``)."""
     n = G.shape[0]
     indptr, indices = G.indptr.tolist(), G.indices.tolist()
     degree = np.diff(G.indptr).tolist()
@@ -190,6 +198,35 @@ def smallest_last_order(G: sp.csr_array) -> np.ndarray:
     return np.asarray(order[::-1], np.int64)
 
 
+def batched_smallest_last_order(G: sp.csr_array, rng: np.random.Generator, fraction: float = 0.01) -> np.ndarray:
+    """Smallest-last order with vertices removed in batches (vectorised): each round removes the ``fraction``
+    of the remaining vertices of smallest remaining degree (ties at random), smallest first, so that, as in
+    Matula-Beck's order, removals lower their neighbours' degrees and the next rounds continue from there;
+    about ``log(n) / fraction`` rounds. The order is the reverse of the removals."""
+    n = G.shape[0]
+    degree = np.diff(G.indptr).astype(np.int64)
+    alive = np.ones(n, bool)
+    remaining = rng.permutation(n).astype(np.int64)
+    removed = []
+    while len(remaining):
+        d = degree[remaining]
+        k = max(1, int(fraction * len(remaining)))
+        lowest = np.argpartition(d, k - 1)[:k] if k < len(d) else np.arange(len(d))
+        batch = remaining[lowest[np.argsort(d[lowest], kind="stable")]]
+        removed.append(batch)
+        alive[batch] = False
+        remaining = remaining[alive[remaining]]
+        _, neighbours = _neighbours(G, batch)
+        np.subtract.at(degree, neighbours[alive[neighbours]], 1)
+    return np.concatenate(removed)[::-1] if removed else np.zeros(0, np.int64)
+
+
+def _rank(order: np.ndarray) -> np.ndarray:
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    return rank
+
+
 def iterated_greedy(G: sp.csr_array, colors: np.ndarray, rounds: int = 4) -> np.ndarray:
     """Culberson's iterated greedy: recolor whole classes at once (a class is independent), the classes in
     reverse order, then by size; the number of colors never grows."""
@@ -205,6 +242,23 @@ def iterated_greedy(G: sp.csr_array, colors: np.ndarray, rounds: int = 4) -> np.
         if new.max() + 1 <= best.max() + 1:
             best = new
     return best
+
+
+def _orders(G: sp.csr_array, rng: np.random.Generator):
+    """The vertex orders greedy coloring tries, as (rank, most rounds of Jones-Plassmann): natural,
+    largest-first and smallest-last. Small graphs get the classic orders exactly (ties by index; smallest-last
+    by Matula-Beck's loop); larger ones largest-first with ties at random, the batched smallest-last order,
+    and the natural order only while it needs few rounds (banded patterns are the cyclic coloring's)."""
+    n = G.shape[0]
+    degrees = np.diff(G.indptr)
+    small = n <= _EXACT_ORDERS
+    yield np.arange(n, dtype=np.int64), n + 1 if small else _LARGE_ROUNDS // 10
+    if small:
+        yield _rank(np.argsort(-degrees, kind="stable")), n + 1
+        yield _rank(smallest_last_order(G)), n + 1
+    else:
+        yield _rank(np.lexsort((rng.random(n), -degrees))), _LARGE_ROUNDS
+        yield _rank(batched_smallest_last_order(G, rng)), _LARGE_ROUNDS
 
 
 def _best_coloring(P: sp.csr_array, rng: np.random.Generator) -> np.ndarray:
@@ -227,30 +281,20 @@ def _best_coloring(P: sp.csr_array, rng: np.random.Generator) -> np.ndarray:
     if graph_cost(P) > _GRAPH_BUDGET:  # (too large a graph: a cyclic coloring, or one color per column)
         return _compact(candidates[0] if candidates else np.arange(n, dtype=np.int64), present)
     G = column_graph(P)
-    degrees = np.diff(G.indptr)
-    if G.nnz <= _SEQUENTIAL_EDGES:  # (the classic orders, one Python pass each)
-        orders = (lambda: np.arange(n), lambda: np.argsort(-degrees, kind="stable"), lambda: smallest_last_order(G))
-        for order in orders:
-            candidates.append(sequential_greedy(G, order()))
-            if candidates[-1].max() + 1 <= lower:
-                return _compact(candidates[-1], present)
-    else:  # (largest-first in vectorised rounds, ties broken at random)
-        lf_rank = np.empty(n, np.int64)
-        lf_rank[np.lexsort((rng.random(n), -degrees))] = np.arange(n)
-        jp = jones_plassmann(G, lf_rank)
-        if jp is None:
-            jp = jones_plassmann(G, rng.permutation(n), max_rounds=10 ** 9)
-        candidates.append(jp)
-    # (iterated greedy improves each: the best start is not always the best result, e.g. smallest-last
-    # 12 -> 10 where natural order's 12 -> 11 on the 2-D Brusselator)
-    best = None
-    for candidate in candidates:
-        if candidate.max() + 1 > lower:
-            candidate = iterated_greedy(G, candidate)
-        if best is None or candidate.max() < best.max():
-            best = candidate
-        if best.max() + 1 <= lower:
-            break
+    for rank, max_rounds in _orders(G, rng):
+        colors = jones_plassmann(G, rank, max_rounds)
+        if colors is not None:
+            candidates.append(colors)
+            if colors.max() + 1 <= lower:
+                return _compact(colors, present)
+    if not candidates:  # (a random order needs few rounds)
+        candidates.append(jones_plassmann(G, rng.permutation(n), max_rounds=n + 1))
+    # (iterated greedy improves each: the best start is not always the best result, e.g. natural order's 12
+    # -> 11 where the batched smallest-last order's 13 -> 10 on the 2-D Brusselator; the best gets more rounds)
+    improved = [c if c.max() + 1 <= lower else iterated_greedy(G, c) for c in candidates]
+    best = min(improved, key=lambda c: int(c.max()))
+    if best.max() + 1 > lower:
+        best = iterated_greedy(G, best)
     return _compact(best, present)
 
 
