@@ -33,6 +33,7 @@ import scipy.sparse as sp
 
 _EXACT_ORDERS = 2_000  # graphs up to this many vertices get the classic orders exactly
 _LARGE_ROUNDS = 2_000  # larger graphs: an order needing more Jones-Plassmann rounds than this is dropped
+_NATURAL_ROUNDS = 50  # (the natural order, rarely the best: banded patterns are the cyclic coloring's)
 _GRAPH_BUDGET = 60_000_000  # pairs of nonzeros sharing a row (the column graph's size before merging)
 _SEQUENTIAL_ACYCLIC = 100_000  # acyclic coloring: patterns up to this many entries get two vertex orders
 
@@ -252,7 +253,7 @@ def _orders(G: sp.csr_array, rng: np.random.Generator):
     n = G.shape[0]
     degrees = np.diff(G.indptr)
     small = n <= _EXACT_ORDERS
-    yield np.arange(n, dtype=np.int64), n + 1 if small else _LARGE_ROUNDS // 10
+    yield np.arange(n, dtype=np.int64), n + 1 if small else _NATURAL_ROUNDS
     if small:
         yield _rank(np.argsort(-degrees, kind="stable")), n + 1
         yield _rank(smallest_last_order(G)), n + 1
