@@ -14,14 +14,14 @@ large patterns).
 
 Greedy colorings depend on the vertex order. ``color_columns`` takes the best of: the cyclic
 coloring ``j mod c`` (the natural order's result on banded patterns, checked without a graph), and
-greedy first-fit in natural, largest-first and smallest-last order, each improved by Culberson's
-iterated greedy (whole color classes recolored at once, never more colors). Greedy in a given order is
-computed by Jones-Plassmann rounds, vectorised: each round colors every vertex whose earlier neighbours
-are all colored, which gives the sequential result. Graphs up to ``_EXACT_ORDERS`` vertices get the
-classic orders exactly; larger ones largest-first with ties at random, a batched smallest-last order,
-and the natural order only while it needs few rounds. No loop per vertex, except Matula-Beck's
-smallest-last order on small graphs. It stops early at the lower bound, the largest number of
-nonzeros in a row.
+greedy first-fit in natural, largest-first and smallest-last order; the best is then improved by
+Culberson's iterated greedy (whole color classes recolored at once, never more colors). Greedy in a
+given order is computed by Jones-Plassmann rounds, vectorised: each round colors every vertex whose
+earlier neighbours are all colored, which gives the sequential result. Graphs up to ``_EXACT_ORDERS``
+vertices get the classic orders exactly; larger ones largest-first with ties at random, a batched
+smallest-last order, and the natural order only while it needs few rounds. No loop per vertex, except
+Matula-Beck's smallest-last order on small graphs. It stops early at the lower bound, the largest
+number of nonzeros in a row.
 """
 
 from __future__ import annotations
