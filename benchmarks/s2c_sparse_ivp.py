@@ -56,7 +56,7 @@ def solver(N: int, jacobian: str) -> Callable:
 
     problem = Brusselator(N)
     y0 = problem.initial()
-    jac = dgs.jacobian_fn(problem, y0)
+    jac = dgs.jacobian_fn(problem, y0, format="csc")  # (BDF and Radau convert other formats to CSC)
     options = {"dualgrad": {"jac": lambda t, y: jac(y)}, "jac_sparsity": {"jac_sparsity": jac.sparsity},
                "dense_fd": {}}[jacobian]
     reference = _reference(N)
