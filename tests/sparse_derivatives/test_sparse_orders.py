@@ -97,3 +97,14 @@ def test_jones_plassmann_gives_the_sequential_result_in_the_classic_orders():
     for order in (np.arange(n), np.argsort(-degrees, kind="stable"), smallest_last_order(G)):
         np.testing.assert_array_equal(jones_plassmann(G, _rank(order), n + 1), sequential_greedy(G, order))
     assert jones_plassmann(G, np.arange(n), max_rounds=3) is None  # (the natural order needs more rounds)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_large_random_patterns_get_valid_colorings_in_each_direction(seed):
+    P = random_pattern(2500, 3000, 0.002, seed)
+    forward, reverse = choose(P, "forward"), choose(P, "reverse")
+    assert _is_column_coloring(P, forward.columns)
+    assert _is_column_coloring(sp.csr_array(P.T), reverse.rows)
+    # (greedy's bound: at most one color more than the largest degree of the column graph)
+    assert forward.ncolors <= int(np.diff(column_graph(P).indptr).max()) + 1
+    assert choose(P).ncolors <= min(forward.ncolors, reverse.ncolors)
