@@ -18,6 +18,7 @@ import numpy as np
 from ._harness import Workload
 from ._sparse_problems import Brusselator
 from ._sparse_problems import values as _values
+from .s2c_sparse_ivp import N as IVP_N
 
 N = 128
 
@@ -99,6 +100,6 @@ if __name__ == "__main__":
     for _ in range(10):
         jac(y)
     print({"N": N, "jacobian_ms": (time.perf_counter() - start) / 10 * 1e3})
-    print({"N": 16, **ivp(16, dense=True)})
+    print({"N": IVP_N, **ivp(IVP_N, dense=True)})  # (s2c's grid: the largest where dense FD is feasible)
     if "--full" in sys.argv:  # (several minutes: most of it in solve_ivp itself, for both Jacobians)
         print({"N": N, **ivp(N)})

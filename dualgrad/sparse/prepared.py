@@ -104,6 +104,8 @@ def _flat_fn(f: Callable, scalar: bool = False) -> Callable:
         y = call(x)
         if not isinstance(y, Tensor):
             y = Tensor(np.asarray(y, dtype=np.float64))
+        if y.ndim == (0 if scalar else 1):  # (already flat: one op less under vmap and jvp)
+            return y
         return y.reshape(()) if scalar else y.reshape(-1)
 
     return flat
@@ -232,7 +234,7 @@ class SparseJacobian(_Prepared):
             flat = products[0]._data.ravel()
         else:
             flat = np.concatenate([products[0]._data.ravel(), products[1]._data.ravel()])
-        return self._assemble(np.take(flat, self._index))
+        return self._assemble(flat.take(self._index))
 
 
 class SparseHessian(_Prepared):
@@ -293,7 +295,7 @@ class SparseHessian(_Prepared):
             return self._assemble(np.zeros(self.sparsity.nnz))
         compressed = self._products_fn()(Tensor(x.copy()), self._seed_matrices())[0]._data.ravel()  # (colors, n)
         if self.coloring == "star":
-            return self._assemble(np.take(compressed, self._index))
+            return self._assemble(compressed.take(self._index))
         values = np.zeros(self.sparsity.nnz)
         values[self._diagonal] = compressed[self._diagonal_index]
         if len(self.colors.rhs):

@@ -8,6 +8,7 @@ import pytest
 
 sp = pytest.importorskip("scipy.sparse")
 import scipy.sparse.csgraph  # noqa: E402, F401
+from sparse_greedy_reference import sequential_greedy  # noqa: E402
 
 from dualgrad.sparse.coloring import (  # noqa: E402
     choose,
@@ -18,7 +19,6 @@ from dualgrad.sparse.coloring import (  # noqa: E402
     column_graph,
     iterated_greedy,
     jones_plassmann,
-    sequential_greedy,
 )
 
 

@@ -238,3 +238,19 @@ def test_small_arrowhead_is_bicolored():
     f = lambda x: np.concatenate([np.sum(x ** 2)[None], x[0] * x[1:]])  # noqa: E731
     jac = dgs.jacobian_fn(f, np.ones(5))
     assert jac.mode == "bidirectional" and jac.ncolors == 3
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_non_flat_outputs_are_flattened_in_c_order(mode):
+    # (a 1-D output is used as it is; others are reshaped: both give the dense Jacobian's values)
+    def grid(x):
+        u = x.reshape(3, 4)
+        return u[:, 1:] * u[:, :-1] + np.sin(u[:, 1:])
+
+    x = np.random.default_rng(3).standard_normal(12)
+    np.testing.assert_allclose(dgs.jacobian(grid, x, mode=mode).toarray(), dense_jacobian(grid, x), rtol=1e-13)
+
+    def one_element(z):  # (a Hessian of an output of shape (1,): reshaped to a scalar)
+        return np.sum(z[1:] * z[:-1] ** 2, keepdims=True)
+
+    np.testing.assert_allclose(dgs.hessian(one_element, x).toarray(), dense_hessian(one_element, x), rtol=1e-13)

@@ -8,12 +8,13 @@ import pytest
 
 sp = pytest.importorskip("scipy.sparse")
 
+from sparse_greedy_reference import sequential_greedy  # noqa: E402
+
 from dualgrad.sparse.coloring import (  # noqa: E402
     _is_column_coloring,
     choose,
     color_columns,
     column_graph,
-    sequential_greedy,
     smallest_last_order,
 )
 
@@ -52,3 +53,58 @@ def test_stencils_within_twice_the_row_count(k):
     coloring = choose(P)
     assert coloring.mode == "forward"
     assert coloring.ncolors <= 2 * int(np.diff(P.indptr).max())
+
+
+def test_large_graphs_no_worse_than_the_classic_orders():
+    # (above _EXACT_ORDERS vertices: largest-first with random ties and the batched smallest-last order)
+    from dualgrad.sparse.coloring import _EXACT_ORDERS
+
+    P = stencil_pattern(36, True)
+    n = P.shape[1]
+    assert n > _EXACT_ORDERS
+    colors = color_columns(P)
+    assert _is_column_coloring(P, colors)
+    G = column_graph(P)
+    degrees = np.diff(G.indptr)
+    classic = [sequential_greedy(G, order) for order in
+               (np.arange(n), np.argsort(-degrees, kind="stable"), smallest_last_order(G))]
+    assert colors.max() + 1 <= min(int(c.max()) + 1 for c in classic)
+
+
+def test_batched_smallest_last_order_is_a_permutation_ending_in_a_low_degree_vertex():
+    from dualgrad.sparse.coloring import batched_smallest_last_order
+
+    G = column_graph(random_pattern(300, 200, 0.03, 7))
+    order = batched_smallest_last_order(G, np.random.default_rng(0))
+    np.testing.assert_array_equal(np.sort(order), np.arange(200))
+    assert np.diff(G.indptr)[order[-1]] == np.diff(G.indptr).min()
+
+
+@pytest.mark.parametrize("width", [5, 63, 64, 70])
+def test_dense_patterns_need_one_color_per_column(width):
+    # (63 colors and more: the smallest free color is found by sorting instead of a bit mask)
+    P = sp.csr_array(np.ones((3, width), bool))
+    colors = color_columns(P)
+    np.testing.assert_array_equal(np.sort(colors), np.arange(width))
+
+
+def test_jones_plassmann_gives_the_sequential_result_in_the_classic_orders():
+    from dualgrad.sparse.coloring import _rank, jones_plassmann
+
+    G = column_graph(stencil_pattern(12, True))
+    n = G.shape[0]
+    degrees = np.diff(G.indptr)
+    for order in (np.arange(n), np.argsort(-degrees, kind="stable"), smallest_last_order(G)):
+        np.testing.assert_array_equal(jones_plassmann(G, _rank(order), n + 1), sequential_greedy(G, order))
+    assert jones_plassmann(G, np.arange(n), max_rounds=3) is None  # (the natural order needs more rounds)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_large_random_patterns_get_valid_colorings_in_each_direction(seed):
+    P = random_pattern(2500, 3000, 0.002, seed)
+    forward, reverse = choose(P, "forward"), choose(P, "reverse")
+    assert _is_column_coloring(P, forward.columns)
+    assert _is_column_coloring(sp.csr_array(P.T), reverse.rows)
+    # (greedy's bound: at most one color more than the largest degree of the column graph)
+    assert forward.ncolors <= int(np.diff(column_graph(P).indptr).max()) + 1
+    assert choose(P).ncolors <= min(forward.ncolors, reverse.ncolors)
