@@ -21,6 +21,7 @@ from ..factories import tensor
 from ..implicit import NonConvergedError, Parameters
 from ..tensor import Tensor
 from ..transforms import func
+from ._integrate_bdf_adjoint import BdfAdjoint, BdfTape, recording_bdf
 from ._integrate_linear import BlockJacobian, block_matrix, block_solver, recording
 from ._integrate_rhs import OdeFunctions, plain_state
 from ._problems import scipy_module
@@ -87,6 +88,11 @@ class OdeProblem:
             options["jac"] = lambda t, u: block_matrix(jacobian(t, u), k, extra)
         return self.base_class(), options
 
+    @property
+    def discrete_adjoint(self) -> bool:
+        """Whether the adjoint is BDF's discrete adjoint (``_integrate_bdf_adjoint``) rather than a backward solve."""
+        return self.sensitivity == "adjoint" and self.method == "BDF" and self.t_span[1] > self.t_span[0]
+
     # -- the forward solve -------------------------------------------------------------------------
     def integrate(self, y0: Tensor, tensors: tuple) -> Trajectory:
         integrate = scipy_module("integrate")
@@ -96,7 +102,11 @@ class OdeProblem:
             trajectory.solve_with_sensitivities(self.y0_columns)
         else:
             checkpoints: list = []
-            method = recording(self.base_class(), checkpoints, self.checkpoint_every)
+            if self.discrete_adjoint:
+                trajectory.tape = BdfTape(self.checkpoint_every)
+                method = recording_bdf(self.base_class(), trajectory.tape)
+            else:
+                method = recording(self.base_class(), checkpoints, self.checkpoint_every)
             events = _numpy_events(self.event_list, self, tensors) if self.events is not None else None
             raw = integrate.solve_ivp(functions.rhs, self.t_span, values_of(y0).reshape(-1), method=method,
                                       t_eval=self.t_eval, events=events, **self.state_options(functions))
@@ -145,6 +155,7 @@ class Trajectory:
         self.functions = functions
         self.raw: Any = None
         self.checkpoints: list = []
+        self.tape: BdfTape | None = None  # (what BDF's discrete adjoint needs, when it is used)
         self.times = self.values = np.zeros(0)
         self._jacobian: tuple | None = None  # (with_y0, array (n, m, columns))
 
@@ -256,6 +267,11 @@ class Trajectory:
         n = self.y0.numel()
         sizes = [t.numel() for t in self.tensors]
         p_total = sum(sizes)
+        if self.tape is not None:
+            adjoint = BdfAdjoint(self.tape, problem.t_eval, problem.t_span[0], problem.block_jacobian(functions),
+                                 functions.pullback)
+            lam, mu = adjoint.run(values_of(self.y0).reshape(-1), cotangent, p_total)
+            return lam.reshape(self.y0.shape), self._split_parameters(mu, sizes)
         t0 = problem.t_span[0]
         t_last = float(self.times[-1]) if self.times.size else t0
         outputs: dict = {}
@@ -290,11 +306,14 @@ class Trajectory:
             lam, mu = raw.y[:n, -1], raw.y[n:, -1]
             lam = lam + outputs.get(a, 0.0)
         replay.release()
+        return lam.reshape(self.y0.shape), self._split_parameters(mu, sizes)
+
+    def _split_parameters(self, mu: np.ndarray, sizes: list) -> list:
         grads, start = [], 0
         for size, t in zip(sizes, self.tensors, strict=True):
             grads.append(mu[start:start + size].reshape(t.shape))
             start += size
-        return lam.reshape(self.y0.shape), grads
+        return grads
 
 
 class _Replay:
