@@ -281,7 +281,7 @@ class Trajectory:
         replay = _Replay(self)
         jumps = sorted({t0, t_last, *(t for t, g in outputs.items() if np.any(g))})
         if problem.method == "LSODA":  # (not reentrant: each segment is re-solved before, not during, its solve)
-            jumps = [float(t) for t in replay.bounds if t <= t_last]
+            jumps = sorted({*jumps, *(float(t) for t in replay.bounds if t <= t_last)})
         lam = np.zeros(n) + outputs.get(t_last, 0.0)
         mu = np.zeros(p_total)
         block = problem.block_jacobian(functions)
@@ -295,13 +295,15 @@ class Trajectory:
             return BlockJacobian(-block(t, y).T, extra=-functions.parameter_jacobian(t, y).T)
 
         method, options = problem.system(n, 1, p_total, jacobian, problem.options)
+        last_step: list = [None]  # (the backward solve's last step: the next segment starts with it)
+        method = remembering_step(method, last_step)
         atol = np.broadcast_to(np.asarray(problem.options.get("atol", 1e-6), dtype=np.float64), (n,))
         options["atol"] = np.concatenate([atol, np.full(p_total, QUADRATURE_ATOL)])
         for a, b in zip(jumps[-2::-1], jumps[:0:-1], strict=True):
             if problem.method == "LSODA":
                 replay((a + b) / 2)
             raw = integrate.solve_ivp(backward, (b, a), np.concatenate([lam, mu]), method=method, t_eval=[a],
-                                      **first_step(options, replay.step_near(b), b - a))
+                                      **first_step(options, last_step[0] or replay.step_near(b), b - a))
             if raw.status == -1:
                 raise NonConvergedError(f"solve_ivp: the adjoint equations failed to integrate ({raw.message})")
             lam, mu = raw.y[:n, -1], raw.y[n:, -1]
@@ -327,7 +329,8 @@ class _Replay:
         self.trajectory = trajectory
         states = {problem.t_span[0]: values_of(trajectory.y0).reshape(-1)}
         states.update({t: y for t, y, _ in trajectory.checkpoints})
-        states.update({float(t): trajectory.values[:, i] for i, t in enumerate(trajectory.times)})
+        if trajectory.times.size:  # (the output times are no bounds: a re-solve runs from checkpoint to checkpoint)
+            states[float(trajectory.times[-1])] = trajectory.values[:, -1]
         self.bounds = np.array(sorted(states))
         self.states = states
         self.steps = {t: h for t, _, h in trajectory.checkpoints}  # (the solver's step there: restarts take it)
@@ -363,6 +366,20 @@ class _Replay:
         collecting the young generation here keeps memory flat.)"""
         self.kept.clear()
         gc.collect(1)
+
+
+def remembering_step(base: type, last_step: list) -> type:
+    """``base`` writing the size of each step it takes into ``last_step[0]``."""
+
+    class Remembering(base):
+        def step(self) -> Any:
+            message = super().step()
+            if self.t_old is not None and self.t != self.t_old:
+                last_step[0] = abs(float(self.t) - float(self.t_old))
+            return message
+
+    Remembering.__name__ = base.__name__
+    return Remembering
 
 
 def first_step(options: dict, step: float | None, length: float) -> dict:
