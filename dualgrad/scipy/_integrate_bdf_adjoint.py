@@ -41,7 +41,7 @@ import numpy as np
 from ..implicit import NonConvergedError
 
 REFINE_STEPS = 8  # (transposed solves refined against the exact vjp: enough unless a given jac is far off)
-REFINE_TOLERANCE = 1e-10
+REFINE_TOLERANCE = 1e-10  # (of the residual of (I - c J)^T w = d̄, relative to its terms)
 
 
 class StepRecord:
@@ -229,13 +229,16 @@ class BdfAdjoint:
             def solve(b: np.ndarray) -> np.ndarray:
                 return scipy.linalg.lu_solve(lu, b, trans=1, check_finite=False)
 
+        magnitude = abs(matrix) if scipy.sparse.issparse(matrix) else np.abs(np.asarray(matrix))
         w = solve(d_bar)
-        size = np.linalg.norm(d_bar)
         for _ in range(REFINE_STEPS):
             g_y, g_p = self.pullback(t, y, w)
             residual = d_bar - (w - c * g_y)
             if not np.all(np.isfinite(residual)):
                 break
+            # (relative to the sizes of the terms summed, |c| |J|^T |w| among them: J^T w of a stiff J cancels,
+            # leaving a rounding residual no refinement removes)
+            size = np.linalg.norm(d_bar) + np.linalg.norm(w) + abs(c) * np.linalg.norm(magnitude.T @ np.abs(w))
             if np.linalg.norm(residual) <= REFINE_TOLERANCE * size:
                 return w, g_y, g_p
             w = w + solve(residual)

@@ -197,3 +197,18 @@ def test_rescaling_matrix_is_scipys_change_of_step():
         got = d.copy()
         got[:order + 1] = bdf_adjoint._rescale_matrix(order, 0.37).T @ d[:order + 1]
         np.testing.assert_allclose(got, expected, rtol=1e-14, atol=1e-14)
+
+
+def test_very_stiff_long_span_robertson_matches_forward_sensitivities():
+    # (steps up to ~1e4 long: I - c J is ill-conditioned and J^T w cancels; the refinement's test must allow for
+    # the rounding of the terms it sums)
+    times = np.array([1e-3, 1.0, 1e2, 1e4, 4e5])
+    weights = dg.tensor(np.random.default_rng(9).normal(size=(3, 5)))
+
+    def loss(k, sensitivity):
+        sol = solve_ivp(robertson, (0.0, 4e5), dg.tensor([1.0, 0.0, 0.0]), args=(k,), t_eval=times, method="BDF",
+                        rtol=1e-8, atol=1e-14, sensitivity=sensitivity)
+        return (sol.y * weights).sum()
+
+    k0 = dg.tensor([0.04, 3e7, 1e4])
+    np.testing.assert_allclose(grad(loss)(k0, "adjoint").numpy(), grad(loss)(k0, "forward").numpy(), rtol=1e-6)
