@@ -51,6 +51,7 @@ class OdeProblem:
         self.checkpoint_every = checkpoint_every
         self.allow_nonconverged = allow_nonconverged
         self.y0_columns = True  # (whether forward sensitivities include y0's columns; set by solve_ivp)
+        self.continuous_adjoint = False  # (BDF's adjoint by a backward solve rather than the discrete adjoint)
         self.eager = True  # (compute forward sensitivities with the solve: something will be differentiated)
         self.last: Trajectory | None = None
 
@@ -92,7 +93,8 @@ class OdeProblem:
     @property
     def discrete_adjoint(self) -> bool:
         """Whether the adjoint is BDF's discrete adjoint (``_integrate_bdf_adjoint``) rather than a backward solve."""
-        return self.sensitivity == "adjoint" and self.method == "BDF" and self.t_span[1] > self.t_span[0]
+        return (self.sensitivity == "adjoint" and self.method == "BDF" and not self.continuous_adjoint
+                and self.t_span[1] > self.t_span[0])
 
     # -- the forward solve -------------------------------------------------------------------------
     def integrate(self, y0: Tensor, tensors: tuple) -> Trajectory:

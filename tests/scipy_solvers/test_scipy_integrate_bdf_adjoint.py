@@ -3,8 +3,9 @@
 Checked against forward sensitivities and central finite differences of the whole solve (to the solver's
 tolerance), with losses over many output times (including ``t0`` and two close times), every step's output
 (``t_eval=None``), re-runs of checkpointed segments, ``max_step``, a sparse Jacobian, an inexact ``jac``
-(the transposed solves are refined against the exact vjp), its cost (one vjp per step, no backward solve) and
-its memory (flat in the number of steps).
+(the transposed solves are refined against the exact vjp), a very stiff long span, its cost (one vjp per
+step, no backward solve), its memory (flat in the number of steps), and the backward solve still available
+with ``adjoint="continuous"``.
 """
 
 from __future__ import annotations
@@ -212,3 +213,28 @@ def test_very_stiff_long_span_robertson_matches_forward_sensitivities():
 
     k0 = dg.tensor([0.04, 3e7, 1e4])
     np.testing.assert_allclose(grad(loss)(k0, "adjoint").numpy(), grad(loss)(k0, "forward").numpy(), rtol=1e-6)
+
+
+def test_continuous_adjoint_for_bdf_on_request_agrees_with_the_discrete_one():
+    times = np.array([0.5, 1.5, 3.0])
+    weights = np.random.default_rng(10).normal(size=(2, 3))
+
+    def loss(p, adjoint):
+        sol = solve_ivp(lotka, (0.0, 3.0), dg.tensor(Y0), args=(p,), t_eval=times, method="BDF", rtol=1e-9,
+                        atol=1e-11, sensitivity="adjoint", adjoint=adjoint)
+        return (sol.y * dg.tensor(weights)).sum()
+
+    p = dg.tensor(P0)
+    continuous, discrete = grad(loss)(p, "continuous").numpy(), grad(loss)(p, "auto").numpy()
+    np.testing.assert_allclose(continuous, discrete, rtol=1e-6)
+    np.testing.assert_allclose(grad(loss)(p, "discrete").numpy(), discrete, rtol=0, atol=0)
+
+
+def test_bad_adjoint_choices_raise():
+    y0 = dg.tensor([1.0])
+    with pytest.raises(ValueError, match="solve_ivp: adjoint must be one of 'auto', 'discrete', 'continuous', "
+                                         "got 'exact'"):
+        solve_ivp(lambda t, y: -y, (0, 1), y0, adjoint="exact")
+    with pytest.raises(ValueError, match="solve_ivp: adjoint='discrete' is implemented for method='BDF' only, "
+                                         "got 'Radau'"):
+        solve_ivp(lambda t, y: -y, (0, 1), y0, method="Radau", adjoint="discrete")
