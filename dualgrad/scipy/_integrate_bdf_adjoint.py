@@ -23,7 +23,8 @@ with forward sensitivities and finite differences to about the solver's
 tolerance, and costs about one forward step per step (no extra steps for the
 fast transients a continuous adjoint would resolve after each output time).
 
-Memory: the solver is copied (``D`` and its step state, O(n)) every
+Memory: the solver is copied (``D``, its step state and Jacobian; of a sparse
+LU only the matrix, refactorised when a re-run needs it) every
 ``checkpoint_every`` accepted steps, and the states of the steps since the last
 copy are kept (the final segment's come from the forward solve itself); the
 backward pass re-runs one earlier segment at a time from its copy (SciPy's BDF
@@ -70,8 +71,27 @@ class BdfTape:
         snapshot = copy.copy(solver)
         snapshot.D = solver.D.copy()
         snapshot._sink = None
+        if isinstance(solver.LU, _Factor):  # (a copy keeps the sparse matrix, not its fill-in: refactorised on use)
+            snapshot.LU = _Factor(solver.LU.matrix)
         self.starts.append([snapshot, 0])
         self.steps = []
+
+
+class _Factor:
+    """A sparse LU with the matrix it factorises: a solver copy keeps only the matrix, and the factor comes back
+    bit for bit when a re-run first solves with it (the same matrix, the same ``splu``)."""
+
+    __slots__ = ("matrix", "factor")
+
+    def __init__(self, matrix: Any, factor: Any = None):
+        self.matrix, self.factor = matrix, factor
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        if self.factor is None:
+            from scipy.sparse.linalg import splu
+
+            self.factor = splu(self.matrix)
+        return self.factor.solve(b)
 
 
 def recording_bdf(base: type, tape: BdfTape) -> type:
@@ -81,6 +101,10 @@ def recording_bdf(base: type, tape: BdfTape) -> type:
         def __init__(self, *args: Any, **kwargs: Any):
             super().__init__(*args, **kwargs)
             self._sink = tape
+            if _is_sparse(self.I):  # (sparse Newton matrices: see _Factor)
+                factorise = self.lu
+                self.lu = lambda matrix: _Factor(matrix, factorise(matrix))
+                self.solve_lu = lambda factor, b: factor.solve(b)
             tape.h0 = float(self.h_abs)
             tape.start_segment(self)
 
@@ -104,6 +128,12 @@ def recording_bdf(base: type, tape: BdfTape) -> type:
 
     RecordingBDF.__name__ = base.__name__
     return RecordingBDF
+
+
+def _is_sparse(matrix: Any) -> bool:
+    import scipy.sparse
+
+    return scipy.sparse.issparse(matrix)
 
 
 def _rescale_matrix(order: int, factor: float) -> np.ndarray:

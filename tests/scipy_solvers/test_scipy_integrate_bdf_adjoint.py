@@ -121,7 +121,28 @@ def test_large_state_uses_a_sparse_jacobian_and_matches_forward_sensitivities():
     weights = np.random.default_rng(6).normal(size=(n, 3))
     functions = OdeFunctions(diffusion, dg.implicit.Parameters((dg.tensor(p0),)), (dg.tensor(p0),), n)
     assert functions.jacobian(0.0, y0).format == "csc"  # (the sparse path is the one the adjoint takes)
-    check_agreement(loss_of(diffusion, 0.5, np.array([0.1, 0.25, 0.5]), weights, 1e-8), p0, y0, 1e-4, fd_step=1e-5)
+    times = np.array([0.1, 0.25, 0.5])
+    adjoint = check_agreement(loss_of(diffusion, 0.5, times, weights, 1e-8), p0, y0, 1e-4, fd_step=1e-5)
+    # re-run segments start from solver copies that keep the sparse Newton matrix, not its LU: the same steps
+    rerun = grad(loss_of(diffusion, 0.5, times, weights, 1e-8, checkpoint_every=3), argnums=(0, 1))(
+        dg.tensor(p0), dg.tensor(y0), "adjoint")
+    for a, b in zip(rerun, adjoint, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_solver_copies_keep_the_sparse_matrix_not_its_factor(monkeypatch):
+    tapes = []
+    original = bdf_adjoint.BdfTape.__init__
+    monkeypatch.setattr(bdf_adjoint.BdfTape, "__init__", lambda self, k: tapes.append(self) or original(self, k))
+    n = 80
+    y0 = np.sin(np.linspace(0, 2 * np.pi, n, endpoint=False)) + 1.5
+    p = dg.tensor([0.3, 0.5], requires_grad=True)
+    solve_ivp(diffusion, (0.0, 0.5), dg.tensor(y0), args=(p,), t_eval=[0.5], method="BDF", rtol=1e-8, atol=1e-10,
+              sensitivity="adjoint", checkpoint_every=3)
+    (tape,) = tapes
+    copies = [start for start, _ in tape.starts[1:]]
+    assert copies and all(c.LU is None or c.LU.factor is None for c in copies)
+    assert any(c.LU is not None for c in copies)
 
 
 def test_an_inexact_jac_is_refined_to_the_exact_gradient():
