@@ -5,9 +5,10 @@ returns a ``Trajectory``. When forward sensitivities are wanted with the
 solution, SciPy integrates the state and the ``c`` sensitivity columns together
 (one solve of ``n (1 + c)`` equations); otherwise it integrates the state alone,
 recording checkpoints for a later adjoint (for BDF's discrete adjoint, solver
-copies and the last segment's steps: ``_integrate_bdf_adjoint``). Implicit methods (BDF, Radau) iterate
-Newton on these systems with one LU of the ``n x n`` matrix shared by every block
-(``_integrate_linear``); LSODA gets the dense block-diagonal Jacobian.
+copies and the last segment's steps: ``_integrate_bdf_adjoint``). Implicit
+methods (BDF, Radau) iterate Newton on these systems with one LU of the
+``n x n`` matrix shared by every block (``_integrate_linear``); LSODA gets the
+dense block-diagonal Jacobian.
 """
 
 from __future__ import annotations
