@@ -4,9 +4,11 @@
 returns a ``Trajectory``. When forward sensitivities are wanted with the
 solution, SciPy integrates the state and the ``c`` sensitivity columns together
 (one solve of ``n (1 + c)`` equations); otherwise it integrates the state alone,
-recording checkpoints for a later adjoint. Implicit methods (BDF, Radau) iterate
-Newton on these systems with one LU of the ``n x n`` matrix shared by every block
-(``_integrate_linear``); LSODA gets the dense block-diagonal Jacobian.
+recording checkpoints for a later adjoint (for BDF's discrete adjoint, solver
+copies and the last segment's steps: ``_integrate_bdf_adjoint``). Implicit
+methods (BDF, Radau) iterate Newton on these systems with one LU of the
+``n x n`` matrix shared by every block (``_integrate_linear``); LSODA gets the
+dense block-diagonal Jacobian.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ..factories import tensor
 from ..implicit import NonConvergedError, Parameters
 from ..tensor import Tensor
 from ..transforms import func
+from ._integrate_bdf_adjoint import BdfAdjoint, BdfTape, recording_bdf
 from ._integrate_linear import BlockJacobian, block_matrix, block_solver, recording
 from ._integrate_rhs import OdeFunctions, plain_state
 from ._problems import scipy_module
@@ -49,6 +52,7 @@ class OdeProblem:
         self.checkpoint_every = checkpoint_every
         self.allow_nonconverged = allow_nonconverged
         self.y0_columns = True  # (whether forward sensitivities include y0's columns; set by solve_ivp)
+        self.continuous_adjoint = False  # (BDF's adjoint by a backward solve rather than the discrete adjoint)
         self.eager = True  # (compute forward sensitivities with the solve: something will be differentiated)
         self.last: Trajectory | None = None
 
@@ -87,6 +91,12 @@ class OdeProblem:
             options["jac"] = lambda t, u: block_matrix(jacobian(t, u), k, extra)
         return self.base_class(), options
 
+    @property
+    def discrete_adjoint(self) -> bool:
+        """Whether the adjoint is BDF's discrete adjoint (``_integrate_bdf_adjoint``) rather than a backward solve."""
+        return (self.sensitivity == "adjoint" and self.method == "BDF" and not self.continuous_adjoint
+                and self.t_span[1] > self.t_span[0])
+
     # -- the forward solve -------------------------------------------------------------------------
     def integrate(self, y0: Tensor, tensors: tuple) -> Trajectory:
         integrate = scipy_module("integrate")
@@ -96,7 +106,11 @@ class OdeProblem:
             trajectory.solve_with_sensitivities(self.y0_columns)
         else:
             checkpoints: list = []
-            method = recording(self.base_class(), checkpoints, self.checkpoint_every)
+            if self.discrete_adjoint:
+                trajectory.tape = BdfTape(self.checkpoint_every)
+                method = recording_bdf(self.base_class(), trajectory.tape)
+            else:
+                method = recording(self.base_class(), checkpoints, self.checkpoint_every)
             events = _numpy_events(self.event_list, self, tensors) if self.events is not None else None
             raw = integrate.solve_ivp(functions.rhs, self.t_span, values_of(y0).reshape(-1), method=method,
                                       t_eval=self.t_eval, events=events, **self.state_options(functions))
@@ -145,6 +159,7 @@ class Trajectory:
         self.functions = functions
         self.raw: Any = None
         self.checkpoints: list = []
+        self.tape: BdfTape | None = None  # (what BDF's discrete adjoint needs, when it is used)
         self.times = self.values = np.zeros(0)
         self._jacobian: tuple | None = None  # (with_y0, array (n, m, columns))
 
@@ -256,6 +271,11 @@ class Trajectory:
         n = self.y0.numel()
         sizes = [t.numel() for t in self.tensors]
         p_total = sum(sizes)
+        if self.tape is not None:
+            adjoint = BdfAdjoint(self.tape, problem.t_eval, problem.t_span[0], problem.block_jacobian(functions),
+                                 functions.pullback)
+            lam, mu = adjoint.run(values_of(self.y0).reshape(-1), cotangent, p_total)
+            return lam.reshape(self.y0.shape), self._split_parameters(mu, sizes)
         t0 = problem.t_span[0]
         t_last = float(self.times[-1]) if self.times.size else t0
         outputs: dict = {}
@@ -264,7 +284,7 @@ class Trajectory:
         replay = _Replay(self)
         jumps = sorted({t0, t_last, *(t for t, g in outputs.items() if np.any(g))})
         if problem.method == "LSODA":  # (not reentrant: each segment is re-solved before, not during, its solve)
-            jumps = [float(t) for t in replay.bounds if t <= t_last]
+            jumps = sorted({*jumps, *(float(t) for t in replay.bounds if t <= t_last)})
         lam = np.zeros(n) + outputs.get(t_last, 0.0)
         mu = np.zeros(p_total)
         block = problem.block_jacobian(functions)
@@ -278,23 +298,28 @@ class Trajectory:
             return BlockJacobian(-block(t, y).T, extra=-functions.parameter_jacobian(t, y).T)
 
         method, options = problem.system(n, 1, p_total, jacobian, problem.options)
+        last_step: list = [None]  # (the backward solve's last step: the next segment starts with it)
+        method = remembering_step(method, last_step)
         atol = np.broadcast_to(np.asarray(problem.options.get("atol", 1e-6), dtype=np.float64), (n,))
         options["atol"] = np.concatenate([atol, np.full(p_total, QUADRATURE_ATOL)])
         for a, b in zip(jumps[-2::-1], jumps[:0:-1], strict=True):
             if problem.method == "LSODA":
                 replay((a + b) / 2)
             raw = integrate.solve_ivp(backward, (b, a), np.concatenate([lam, mu]), method=method, t_eval=[a],
-                                      **first_step(options, replay.step_near(b), b - a))
+                                      **first_step(options, last_step[0] or replay.step_near(b), b - a))
             if raw.status == -1:
                 raise NonConvergedError(f"solve_ivp: the adjoint equations failed to integrate ({raw.message})")
             lam, mu = raw.y[:n, -1], raw.y[n:, -1]
             lam = lam + outputs.get(a, 0.0)
         replay.release()
+        return lam.reshape(self.y0.shape), self._split_parameters(mu, sizes)
+
+    def _split_parameters(self, mu: np.ndarray, sizes: list) -> list:
         grads, start = [], 0
         for size, t in zip(sizes, self.tensors, strict=True):
             grads.append(mu[start:start + size].reshape(t.shape))
             start += size
-        return lam.reshape(self.y0.shape), grads
+        return grads
 
 
 class _Replay:
@@ -307,7 +332,8 @@ class _Replay:
         self.trajectory = trajectory
         states = {problem.t_span[0]: values_of(trajectory.y0).reshape(-1)}
         states.update({t: y for t, y, _ in trajectory.checkpoints})
-        states.update({float(t): trajectory.values[:, i] for i, t in enumerate(trajectory.times)})
+        if trajectory.times.size:  # (the output times are no bounds: a re-solve runs from checkpoint to checkpoint)
+            states[float(trajectory.times[-1])] = trajectory.values[:, -1]
         self.bounds = np.array(sorted(states))
         self.states = states
         self.steps = {t: h for t, _, h in trajectory.checkpoints}  # (the solver's step there: restarts take it)
@@ -343,6 +369,20 @@ class _Replay:
         collecting the young generation here keeps memory flat.)"""
         self.kept.clear()
         gc.collect(1)
+
+
+def remembering_step(base: type, last_step: list) -> type:
+    """``base`` writing the size of each step it takes into ``last_step[0]``."""
+
+    class Remembering(base):
+        def step(self) -> Any:
+            message = super().step()
+            if self.t_old is not None and self.t != self.t_old:
+                last_step[0] = abs(float(self.t) - float(self.t_old))
+            return message
+
+    Remembering.__name__ = base.__name__
+    return Remembering
 
 
 def first_step(options: dict, step: float | None, length: float) -> dict:

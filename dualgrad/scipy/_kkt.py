@@ -49,6 +49,10 @@ STATIONARITY_TOLERANCE = 1e-3  # (relative) the gradient left unexplained by the
 MULTIPLIER_TOLERANCE = 1e-7  # (relative to the gradient) an active multiplier this small is degenerate
 
 
+DENSE_ASSEMBLY_LIMIT = 4000  # (unknowns) up to this, a KKT block dualgrad.sparse cannot make sparse is made dense
+SPARSE_ASSEMBLY_DENSITY = 0.05  # a block with more nonzeros than this fraction is made dense
+
+
 class DegenerateActiveSetError(RuntimeError):
     """The active set of a constrained solution is ambiguous (strict complementarity fails), or the solution is not
     a KKT point of the active set found: the solution has no (two-sided) derivative with respect to the parameters."""
@@ -175,6 +179,24 @@ def trust_constr_hints(raw: Any, constraints: Constraints, bounds: tuple | None,
     return np.concatenate(pieces)
 
 
+def _assembled(sparse_block: Callable, dense_block: Callable, n: int) -> Any:
+    """A block of the KKT matrix as a ``scipy.sparse`` array: from ``dualgrad.sparse`` (``sparse_block(module)``),
+    else dense (``dense_block()``) up to ``DENSE_ASSEMBLY_LIMIT`` unknowns, else None."""
+    import scipy.sparse
+
+    try:
+        import dualgrad.sparse as sparse
+
+        block = sparse_block(sparse)
+        if block.nnz <= SPARSE_ASSEMBLY_DENSITY * block.shape[0] * block.shape[1] or n > DENSE_ASSEMBLY_LIMIT:
+            return scipy.sparse.csr_array(block)
+    except Exception:  # (what detection cannot follow: the dense block is exact too)
+        pass
+    if n > DENSE_ASSEMBLY_LIMIT:
+        return None
+    return scipy.sparse.csr_array(dense_block())
+
+
 def _as_tuple(args: Any) -> tuple:
     return args if isinstance(args, tuple) else (args,) if not isinstance(args, list) else tuple(args)
 
@@ -288,31 +310,66 @@ class KKTSystem:
         return z
 
     def sparse_jacobian(self, z: Tensor, args: tuple, extra: tuple) -> Any:
-        """With bounds only (no constraints), from ``DENSE_LIMIT`` unknowns: the Jacobian of this system as a sparse
-        matrix, the sparse Hessian of ``fun`` (``dualgrad.sparse``) with the rows of held coordinates replaced by
-        unit rows; else None (the generic paths of ``dualgrad.implicit``)."""
+        """From ``DENSE_LIMIT`` unknowns: the Jacobian of this system, assembled as a sparse matrix for a direct
+        solve (``dualgrad.implicit`` factorises it with a sparse LU, after checking it against a jvp); None where
+        it cannot be assembled (the generic paths: ``dualgrad.sparse`` on the whole system, else GMRES)::
+
+            [[H_L (free rows) | unit rows (held)   -A_eq^T   -A_in^T      ]
+             [A_eq                                  0         0           ]
+             [A_in (active rows)                    0         I (inactive)]]
+
+        ``H_L`` is the Hessian of the Lagrangian ``f - lam_eq . c_eq - lam_in . c_in`` in ``x`` and ``A`` the
+        constraints' Jacobians, sparse from ``dualgrad.sparse`` (dense, up to ``DENSE_ASSEMBLY_LIMIT`` unknowns,
+        where detection cannot follow the functions or the pattern is not sparse)."""
         from ..implicit import DENSE_LIMIT
 
-        c = self.constraints
-        if c.m_eq or c.m_in or self.n <= DENSE_LIMIT:
+        if self.n <= DENSE_LIMIT:
             return None
-        kept = self.active.get(_values(z).tobytes())
+        values = _values(z).reshape(-1)
+        kept = self.active.get(values.tobytes())
         if kept is None:
             return None
         try:
             import scipy.sparse
-
-            import dualgrad.sparse as sparse
-
-            hessian = sparse.hessian_fn(lambda y: self.fun(y.reshape(self.shape), *args), z.reshape(-1).detach(),
-                                        format="csr")
-        except Exception:  # (no SciPy, or what detection cannot follow: the generic paths are exact too)
+        except ImportError:
             return None
-        if hessian.sparsity.nnz > 0.05 * self.n ** 2:
+        c, n = self.constraints, self.n
+        held, _, active = kept
+        x = values[:n]
+        lam_eq, lam_in = tensor(values[n:n + c.m_eq]), tensor(values[n + c.m_eq:])
+
+        def lagrangian(y: Tensor) -> Tensor:
+            point = y.reshape(self.shape)
+            value = self.fun(point, *args)
+            if c.m_eq:
+                value = value - (lam_eq * c.equalities(point, extra)).sum()
+            if c.m_in:
+                value = value - (lam_in * c.inequalities(point, extra)).sum()
+            return value
+
+        hessian = _assembled(lambda sparse: sparse.hessian_fn(lagrangian, x, format="csr")(x),
+                             lambda: func.hessian(lagrangian)(tensor(x)).numpy().reshape(n, n), n)
+        blocks = []
+        for size, part in ((c.m_eq, c.equalities), (c.m_in, c.inequalities)):
+            g = (lambda y, part=part: part(y.reshape(self.shape), extra).reshape(-1))
+            blocks.append(None if not size else _assembled(
+                lambda sparse, g=g: sparse.jacobian_fn(g, x, format="csr")(x),
+                lambda g=g, size=size: func.jacfwd(g)(tensor(x)).numpy().reshape(size, n), n))
+        if hessian is None or any(b is None for b, size in zip(blocks, (c.m_eq, c.m_in), strict=True) if size):
             return None
-        held = kept[0].astype(np.float64)
-        matrix = hessian(_values(z).reshape(-1))
-        return scipy.sparse.diags(1.0 - held) @ matrix + scipy.sparse.diags(held)
+        free = scipy.sparse.diags(1.0 - held.astype(np.float64))
+        top = [free @ hessian + scipy.sparse.diags(held.astype(np.float64))]
+        top += [-(free @ b.T) for b in blocks if b is not None]
+        rows = [top]
+        if c.m_eq:
+            rows.append([blocks[0], None, None] if c.m_in else [blocks[0], None])
+        if c.m_in:
+            on = active.astype(np.float64)
+            inequality = [scipy.sparse.diags(on) @ blocks[1]]
+            inequality += [None] * int(c.m_eq > 0)
+            inequality.append(scipy.sparse.diags(1.0 - on))
+            rows.append(inequality)
+        return scipy.sparse.block_array(rows, format="csc")
 
     def __call__(self, z: Tensor, args: tuple, extra: tuple) -> Tensor:
         c = self.constraints

@@ -16,16 +16,21 @@ Sensitivities (``sensitivity=``):
   computed with batched jvps of ``fun`` (``vmap``). The Jacobian ``dY/dθ`` at
   the output times is then kept, so reverse mode, ``jacrev`` and ``jacfwd`` all
   read it.
-* ``"adjoint"``: for a reverse pass, the adjoint ``λ' = -J_y^T λ``,
+* ``"adjoint"``: for a reverse pass. With ``method="BDF"`` it is the discrete
+  adjoint of SciPy's steps (``_integrate_bdf_adjoint``): the forward's steps are
+  walked backward with one transposed solve ``(I - c J)^T w = d̄`` and one vjp
+  of ``fun`` per step, giving the gradient of the computed solution (its
+  accuracy is that of the solve's own, uncontrolled sensitivities: about the
+  tolerance, up to ten-odd times ``rtol`` on the 2-D Brusselator at
+  ``rtol=1e-4``). With the other methods, or ``adjoint="continuous"``, the adjoint ``λ' = -J_y^T λ``,
   ``μ' = -J_p^T λ`` is integrated backward, restarting with ``λ += g_i`` at the
-  output times. The state it needs comes from forward re-solves from
-  checkpoints (the state every ``checkpoint_every`` accepted steps and at the
-  output times), so memory is O(checkpoints + one segment), not O(steps). The
-  adjoint uses the solver's method and tolerances (``μ``, a quadrature, is left
-  out of the error test): its accuracy is that of an ODE solve to
-  ``rtol``/``atol`` (the "optimise-then-discretise" adjoint; it agrees with
-  forward sensitivities to about the tolerance, not to round-off). A jvp
-  (forward mode) computes forward sensitivities.
+  output times, with the method and tolerances of the solve (``μ``, a
+  quadrature, is left out of the error test): its accuracy is that of an ODE
+  solve to ``rtol``/``atol`` (the "optimise-then-discretise" adjoint; it agrees
+  with forward sensitivities to about the tolerance, not to round-off). Both
+  keep memory O(checkpoints + one segment), not O(steps): solver copies or
+  states every ``checkpoint_every`` accepted steps, one segment re-run at a
+  time. A jvp (forward mode) computes forward sensitivities.
 * ``"auto"``: ``"forward"`` when there are at most 16 differentiated scalars
   (or terminal events), else ``"adjoint"``.
 
@@ -85,6 +90,7 @@ from ._problems import scipy_module
 
 METHODS = ("RK23", "RK45", "DOP853", "Radau", "BDF", "LSODA")
 SENSITIVITIES = ("auto", "forward", "adjoint")
+ADJOINTS = ("auto", "discrete", "continuous")
 AUTO_FORWARD_LIMIT = 16
 SECOND_ORDER_EVENT_MESSAGE = ("solve_ivp: second derivatives of a solution ended by a terminal event are not "
                               "supported (the event time's derivative is first order only); differentiate it once")
@@ -238,11 +244,14 @@ class OdeResult(dict):
 
 def solve_ivp(fun: Callable, t_span: tuple, y0: Any, *, args: Any = (), method: Any = "RK45", t_eval: Any = None,
               dense_output: bool = False, events: Any = None, rtol: float = 1e-3, atol: Any = 1e-6,
-              sensitivity: str = "auto", checkpoint_every: int = 50, allow_nonconverged: bool = False,
+              sensitivity: str = "auto", adjoint: str = "auto", checkpoint_every: int = 50,
+              allow_nonconverged: bool = False,
               **options: Any) -> OdeResult:
     """``scipy.integrate.solve_ivp`` with ``sol.y`` differentiable with respect to ``y0`` and the Tensors in ``args``.
 
-    See the module documentation for the sensitivity methods. Keywords not named
+    See the module documentation for the sensitivity methods. ``adjoint``: ``"auto"`` (the discrete adjoint for
+    BDF, the backward solve for the other methods), ``"discrete"`` (BDF only) or ``"continuous"`` (the backward
+    solve, whose error the step control watches, for BDF too). Keywords not named
     here (``first_step``, ``max_step``, ``jac``...) go to SciPy.
 
     >>> import dualgrad as dg
@@ -262,6 +271,10 @@ def solve_ivp(fun: Callable, t_span: tuple, y0: Any, *, args: Any = (), method: 
         raise ValueError(f"solve_ivp: method must be a name or an OdeSolver subclass, got {method!r}")
     if options.get("vectorized"):
         raise ValueError("solve_ivp: vectorized=True is not supported (fun is evaluated on one state at a time)")
+    if adjoint not in ADJOINTS:
+        raise ValueError(f"solve_ivp: adjoint must be one of {', '.join(map(repr, ADJOINTS))}, got {adjoint!r}")
+    if adjoint == "discrete" and method != "BDF":
+        raise ValueError(f"solve_ivp: adjoint='discrete' is implemented for method='BDF' only, got {method!r}")
     if not isinstance(checkpoint_every, int) or checkpoint_every < 1:
         raise ValueError(f"solve_ivp: checkpoint_every must be a positive int, got {checkpoint_every!r}")
     span = tuple(float(values_of(t)) for t in t_span)
@@ -287,6 +300,7 @@ def solve_ivp(fun: Callable, t_span: tuple, y0: Any, *, args: Any = (), method: 
     problem = OdeProblem(fun, span, params, method, t_eval, events, dict(options, rtol=rtol, atol=atol), chosen,
                          checkpoint_every, allow_nonconverged)
     problem.y0_columns = y0_tracked
+    problem.continuous_adjoint = adjoint == "continuous"
     problem.eager = y0_tracked or any(isinstance(t, BatchedTensor) or t.requires_grad or _has_tangent(t)
                                       for t in tensors)
     refuse_closed_over_tensors(lambda z, *ts: fun(span[0], z, *params.rebuild(ts)), y0, tensors, "solve_ivp",
@@ -297,7 +311,8 @@ def solve_ivp(fun: Callable, t_span: tuple, y0: Any, *, args: Any = (), method: 
     result["y"] = y
     result["sensitivity"] = chosen
     if dense_output:
-        result["sol"] = _DenseSolution(fun, span, y0, args, method, events, rtol, atol, chosen, options,
+        result["sol"] = _DenseSolution(fun, span, y0, args, method, events, rtol, atol, chosen,
+                                       dict(options, adjoint=adjoint),
                                        raw.t[-1] if len(raw.t) else span[1])
     return result
 
