@@ -18,6 +18,7 @@ from ..base.state import STATE, install_observer, remove_observer
 from ..tensor import Tensor, _wrap, mark_inference
 from .compose import Eager, composed_call, needs_node, outside_error, outside_vmap
 from .guards import (
+    INCOMPLETE,
     HeldGuard,
     NotGuardable,
     _leaf_key,
@@ -278,9 +279,14 @@ class CompiledFunction:
             install_size_hooks()
         ACTIVE.add(tracer)
         install_observer(observer)
+        collecting = gc.isenabled()
+        if collecting:  # (the trace keeps every array and step alive: collections would scan them again and again)
+            gc.disable()
         try:
             result = self.fn(*args, **kwargs)
         finally:
+            if collecting:
+                gc.enable()
             remove_observer(observer)
             LOCAL.tracer = None
             ACTIVE.discard(tracer)
@@ -467,6 +473,8 @@ def _reachable(obj: Any, mine: set, reached: set) -> bool:
     count only if the walk found them."""
     if ("object", id(obj)) in reached:
         return True
+    if INCOMPLETE not in reached:  # (the walk followed everything the function can reach, and not obj)
+        return False
     referrers = gc.get_referrers(obj)
     mine.add(id(referrers))
     for referrer in referrers:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import dis
 import types
 from typing import Any
 
@@ -158,6 +159,33 @@ def _is_dualgrad(fn: Any) -> bool:
     return (getattr(fn, "__module__", None) or "").startswith("dualgrad")
 
 
+# ``reached`` holds this marker when the walk met something whose contents it does not follow completely (an
+# object's attributes other than those the code names, a partial's arguments, a user class, a cut-off depth,
+# dynamic lookups): the function may then reach objects the walk did not note (``api._reachable`` asks the
+# garbage collector instead).
+INCOMPLETE = "incomplete walk"
+# Names whose use reaches objects by a computed name or by import, unseen by a walk over named globals.
+_DYNAMIC_NAMES = frozenset({"getattr", "vars", "globals", "locals", "eval", "exec", "__dict__", "__import__",
+                            "import_module", "_getframe", "f_locals", "f_globals", "modules", "get_referents",
+                            "__closure__", "cell_contents", "__self__", "__func__", "__kwdefaults__", "__defaults__"})
+_IMPORT_NAME = dis.opmap["IMPORT_NAME"]
+_KNOWN_MODULES = ("builtins", "numpy", "dualgrad", "math", "cmath", "typing", "collections", "functools",
+                  "operator", "itertools", "abc", "enum")
+
+
+def _library_type(klass: type) -> bool:
+    """A class of Python, NumPy or dualgrad (no user state in its class attributes)."""
+    module = getattr(klass, "__module__", None) or ""
+    return module.split(".")[0] in _KNOWN_MODULES
+
+
+def _imports(code: types.CodeType) -> bool:
+    raw = code.co_code
+    if any(raw[i] == _IMPORT_NAME for i in range(0, len(raw), 2)):
+        return True
+    return any(isinstance(c, types.CodeType) and _imports(c) for c in code.co_consts)
+
+
 def _names(code: types.CodeType) -> set:
     names = set(code.co_names)
     for const in code.co_consts:
@@ -217,6 +245,8 @@ def _guard(guards: list, describe: str, read: Any, value: Any, seen: set, depth:
            names: frozenset = frozenset()) -> None:
     _collect(value, reached, 0)
     if isinstance(value, type):
+        if not _library_type(value):  # (class attributes and methods the walk does not follow)
+            reached.add(INCOMPLETE)
         return
     if isinstance(value, types.ModuleType):  # (``np.pi``, ``mymodule.k``: the attributes the code names)
         _attributes(value, describe, names, guards, seen, depth, reached)
@@ -231,16 +261,35 @@ def _collect(value: Any, reached: set, depth: int) -> None:
     """Note ``("object", id)`` of ``value`` and of what its lists, tuples, dicts and sets hold: the objects
     the function can reach (an argument among them is guarded by identity)."""
     reached.add(("object", id(value)))
-    if depth < 4 and type(value) in (list, tuple, set, frozenset, dict) and len(value) <= 10_000:
+    if type(value) in (list, tuple, set, frozenset, dict):
+        if depth >= 4 or len(value) > 10_000:
+            reached.add(INCOMPLETE)
+            return
         for child in value.values() if type(value) is dict else value:
             _collect(child, reached, depth + 1)
+    elif depth and not (type(value) in _SCALARS or type(value) in (Tensor, np.ndarray, slice)
+                        or isinstance(value, (np.generic, np.dtype, types.ModuleType))):
+        reached.add(INCOMPLETE)  # (an object, a function, a class inside a container: not followed)
 
 
 def _attributes(obj: Any, describe: str, names: frozenset, guards: list, seen: set, depth: int,
                 reached: set) -> None:
     """Guards on the attributes of a plain object that the function's code names (``self.w``, ``model.k``)."""
-    if (depth > 6 or not names or type(obj) in _SCALARS or isinstance(obj, (Tensor, np.ndarray, types.FunctionType))
-            or id(obj) in seen):
+    if isinstance(obj, types.FunctionType) and any(not k.startswith("__") for k in obj.__dict__):
+        reached.add(INCOMPLETE)  # (a function's own attributes: not followed)
+    if (type(obj) in _SCALARS or type(obj) in (list, tuple, dict, set, frozenset)
+            or isinstance(obj, (Tensor, np.ndarray, types.FunctionType, types.ModuleType, np.generic, np.dtype))):
+        if isinstance(obj, types.ModuleType) and depth > 6:
+            reached.add(INCOMPLETE)
+        if not isinstance(obj, types.ModuleType) or depth > 6 or not names or id(obj) in seen:
+            return
+    elif id(obj) in seen:
+        return
+    elif depth > 6 or not _library_type(type(obj)):  # (only the attributes the code names are followed)
+        reached.add(INCOMPLETE)
+        if depth > 6 or not names:
+            return
+    elif not names:
         return
     namespace = getattr(obj, "__dict__", None)
     if type(namespace) is not dict:
@@ -290,7 +339,10 @@ def _with_method_names(klass: type, names: frozenset) -> frozenset:
 
 
 def _visit(fn: Any, guards: list, seen: set, depth: int, reached: set) -> None:
-    if id(fn) in seen or depth > 6:
+    if id(fn) in seen:
+        return
+    if depth > 6:
+        reached.add(INCOMPLETE)
         return
     seen.add(id(fn))
     if isinstance(fn, types.MethodType):
@@ -302,18 +354,26 @@ def _visit(fn: Any, guards: list, seen: set, depth: int, reached: set) -> None:
         return
     inner = getattr(fn, "func", None)  # functools.partial
     if inner is not None and hasattr(fn, "keywords"):
+        reached.add(INCOMPLETE)  # (its bound arguments are not noted)
         _visit(inner, guards, seen, depth + 1, reached)
         return
     wrapped = getattr(fn, "__wrapped__", None)
     if wrapped is not None:
         _visit(wrapped, guards, seen, depth + 1, reached)
     if not isinstance(fn, types.FunctionType):
+        owner = getattr(fn, "__self__", None)  # (a builtin method bound to an object: list.append)
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            reached.add(INCOMPLETE)
         call = next((k.__dict__["__call__"] for k in type(fn).__mro__ if "__call__" in k.__dict__), None)
         if isinstance(call, types.FunctionType):  # a callable object: its __call__ and its attributes
             seen.discard(id(fn))  # (seen as a function above; its attributes are still to guard)
             _visit(types.MethodType(call, fn), guards, seen, depth + 1, reached)
         return
     names = frozenset(_names(fn.__code__))
+    if fn.__kwdefaults__:
+        _collect(fn.__kwdefaults__, reached, 0)
+    if not _is_dualgrad(fn) and (names & _DYNAMIC_NAMES or _imports(fn.__code__)):
+        reached.add(INCOMPLETE)
     for i, cell in enumerate(fn.__closure__ or ()):
         reached.add(id(cell))
         try:

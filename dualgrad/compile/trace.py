@@ -414,6 +414,13 @@ class Tracer:
         self.created[id(t)] = (weakref.ref(t), code, constant, sources)
 
     def _arg(self, a: Any, guard_values: bool) -> tuple:
+        if type(a) is Tensor:  # (the common case first: a value an earlier step computed)
+            array = a._data
+            slot = self.slot_of.get(id(array))
+            if slot is not None and self.origin[slot] == "step" and self.arrays[slot] is array:
+                if guard_values and array.dtype.kind in "biu":
+                    self._maybe_guard_index(slot, True)
+                return ("slot", slot)
         if isinstance(a, Tensor):
             if type(a) is not Tensor and not isinstance(a, Tensor):
                 raise Unsupported(f"an op argument of type {type(a).__name__}")
@@ -467,37 +474,48 @@ class Tracer:
                 self._scan_params(v, op, depth + 1)
 
     def record_op(self, op: Any, args: tuple, params: dict, out: Any) -> None:
-        """Record one primitive call whose result ``out`` dispatch just computed."""
+        """Record one primitive call whose result ``out`` dispatch just computed.
+
+        The replay's function for the call (``primal_callable``) is checked against dispatch's result, bit for
+        bit, at the first call of each signature (op, parameters, argument types, dtypes and ranks) in the
+        trace: dispatch picks its path by exactly these, and an op's implementation is a function of its
+        arguments (random draws come from the factories, whose tensors are no constants of a trace)."""
         if not isinstance(op, Op):  # a custom Function: its forward's ops are recorded one by one
             return
         if STATE.saved_tensor_hooks:
             raise Unsupported("saved-tensor hooks (pack/unpack run Python code on traced values)", user_location())
         guard_values = op.family != "elementwise"
         slots = [self._arg(a, guard_values) for a in args]
-        self._scan_params(params, op.name)
-        params = _own_copy(params)  # (a list the caller changes later must not change the replay)
-        key = _params_key(op, "", params)
-        signature = None if key is None else (key, tuple(
+        if params:
+            self._scan_params(params, op.name)
+            params = _own_copy(params)  # (a list the caller changes later must not change the replay)
+            key = _params_key(op, "", params)
+        else:
+            params = {}
+            key = (id(op), "", ())
+        # (params holding an array: checked at every call, the array may have changed in place since)
+        signature = None if key is None or params and _holds_array(params) else (key, tuple(
             (type(a), a._data.dtype, a._data.ndim) if isinstance(a, Tensor)
             else (type(a), a.dtype, a.ndim) if type(a) is _ndarray else (type(a),) for a in args))
-        made = None if signature is None else self.primals.get(signature)
-        if made is None:  # (the same op on the same kinds of arguments: the same primal function)
-            made = primal_callable(op, args, params)
-            if signature is not None:
-                self.primals[signature] = made
-        fn, how, expr, objects = made
+        known = None if signature is None else self.primals.get(signature)
         outs = out if isinstance(out, tuple) else (out,)
         arrays = [o._data for o in outs]
-        raw = [self.arrays[v] if kind == "slot" else v for kind, v in slots]
-        try:
-            with np.errstate(all="ignore"):  # (the eager call gave its warnings already)
-                result = fn(*raw)
-            again = as_outputs(op, result)
-        except Exception as exc:  # noqa: BLE001 - any difference from dispatch means: not replayable
-            raise Unsupported(f"{op.name}: its replay raises {type(exc).__name__}: {exc}") from exc
-        if len(again) != len(arrays) or not all(_same_array(x, y) for x, y in zip(again, arrays)):
-            raise Unsupported(f"{op.name}: a replay of the call does not give dispatch's result "
-                              "(random, or computed differently)", user_location())
+        if known is None:  # (the first call of its signature: made and checked)
+            made = primal_callable(op, args, params)
+            raw = [self.arrays[v] if kind == "slot" else v for kind, v in slots]
+            try:
+                with np.errstate(all="ignore"):  # (the eager call gave its warnings already)
+                    result = made[0](*raw)
+                again = as_outputs(op, result)
+            except Exception as exc:  # noqa: BLE001 - any difference from dispatch means: not replayable
+                raise Unsupported(f"{op.name}: its replay raises {type(exc).__name__}: {exc}") from exc
+            if len(again) != len(arrays) or not all(_same_array(x, y) for x, y in zip(again, arrays)):
+                raise Unsupported(f"{op.name}: a replay of the call does not give dispatch's result "
+                                  "(random, or computed differently)", user_location())
+            known = (made, op.multi_output or type(result) is not _ndarray)
+            if signature is not None:
+                self.primals[signature] = known
+        (fn, how, expr, objects), wrap = known
         symbolic = None
         if self.dynamic and op.name in _SIZED_SHAPE_OPS and how == "impl":
             symbolic = symbolic_shape(self, op, slots, params)
@@ -510,7 +528,7 @@ class Tracer:
         self.steps.append(Step("op", fn, op.name, slots, out_slots, how=how,
                                shape=tuple(a.shape for a in arrays) if check_shape else None,
                                key=None if key is None else key + (how,), params=params,
-                               wrap=op.multi_output or type(result) is not _ndarray, expr=expr, objects=objects,
+                               wrap=wrap, expr=expr, objects=objects,
                                family=op.family, symbolic=symbolic is not None))
         if self.dynamic and self.size_dependent is None:
             self.size_dependent = _size_dependence(self, op, slots, params)
