@@ -275,7 +275,7 @@ def _collect(value: Any, reached: set, depth: int) -> None:
 def _attributes(obj: Any, describe: str, names: frozenset, guards: list, seen: set, depth: int,
                 reached: set) -> None:
     """Guards on the attributes of a plain object that the function's code names (``self.w``, ``model.k``)."""
-    if isinstance(obj, types.FunctionType) and any(not k.startswith("__") for k in obj.__dict__):
+    if isinstance(obj, types.FunctionType) and not _is_dualgrad(obj) and any(k[:2] != "__" for k in obj.__dict__):
         reached.add(INCOMPLETE)  # (a function's own attributes: not followed)
     if (type(obj) in _SCALARS or type(obj) in (list, tuple, dict, set, frozenset)
             or isinstance(obj, (Tensor, np.ndarray, types.FunctionType, types.ModuleType, np.generic, np.dtype))):

@@ -19,9 +19,11 @@ become guard steps: the replay recomputes the value and gives up if it differs. 
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import threading
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -43,21 +45,25 @@ _DUALGRAD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
 _ndarray = np.ndarray
 
-# Functions that make tensors out of Python values, shapes and dtypes only (module path under
-# dualgrad/, function name). A tensor they make while tracing is a constant of the trace.
-CONSTANT_CREATORS = {
-    ("factories.py", "*"),
-    ("reverse/api.py", "implicit_grad"),
-    ("ops/dispatch.py", "tensor_arg"),
-    ("tensor.py", "wrap_operand"),
-    ("ops/registry.py", "_zeros_for"),
-    ("ops/inplace.py", "_widen_tangents"),  # (zeros of the missing batch sizes)
-    ("ops/registry.py", "<genexpr>"),  # (_backward_general: zeros for the outputs given no gradient)
-    ("vmap/identity_basis.py", "*"),
-    ("ops/einsum.py", "_expand_diagonal"),
-    ("ops/linalg/matrix_functions.py", "*eye*"),
-    ("ops/linalg/norms.py", "*eye*"),
-}
+# Functions that make tensors out of Python values, shapes and dtypes only: (module, function), "*" for every
+# function of the module, "Class.method" for the expressions nested in a method. Resolved to the functions' code
+# objects (``constant_creator_codes``): a name that no longer resolves raises instead of matching nothing. A
+# tensor they make while tracing is a constant of the trace.
+CONSTANT_CREATORS = (
+    ("dualgrad.factories", "*"),
+    ("dualgrad.reverse.api", "implicit_grad"),
+    ("dualgrad.ops.dispatch", "tensor_arg"),
+    ("dualgrad.tensor", "wrap_operand"),
+    ("dualgrad.ops.registry", "_zeros_for"),
+    ("dualgrad.ops.inplace", "_widen_tangents"),  # (zeros of the missing batch sizes)
+    ("dualgrad.ops.registry", "Op._backward_general"),  # (zeros for the outputs given no gradient)
+    ("dualgrad.vmap.identity_basis", "*"),
+    ("dualgrad.ops.einsum", "_operand_gradient"),  # (eye and ones of the operand sizes)
+    ("dualgrad.ops.linalg.matrix_functions", "identities"),  # (identity matrices of a shape)
+    ("dualgrad.ops.linalg.norms", "matrix_power"),  # (its power 0: the identity)
+)
+# Functions that pass ops index arrays computed from shapes alone.
+SHAPE_ONLY_INDEX_MAKERS = (("dualgrad.ops.inplace", "_copy_slices_batch"),)
 # ... except these, which draw random numbers (a replay would repeat the same draw).
 RANDOM_CREATORS = {"rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "normal", "_random",
                    "bernoulli", "multinomial", "randperm", "poisson", "uniform_", "normal_", "get_rng_state"}
@@ -88,23 +94,26 @@ class Step:
     __slots__ = ("kind", "fn", "name", "how", "args", "outs", "shape", "expected", "where", "key", "params", "wrap",
                  "expr", "objects", "family", "symbolic")
 
-    def __init__(self, kind: str, fn: Any, name: str, args: list, outs: tuple = (), **extra: Any) -> None:
+    def __init__(self, kind: str, fn: Any, name: str, args: list, outs: tuple = (), how: str = "",
+                 shape: tuple | None = None, expected: Any = None, where: str = "", key: Any = None,
+                 params: dict | None = None, wrap: bool = False, expr: str = "", objects: dict | None = None,
+                 family: str = "", symbolic: bool = False) -> None:
         self.kind = kind
         self.fn = fn
         self.name = name
         self.args = args
         self.outs = outs
-        self.how = extra.get("how", "")
-        self.shape = extra.get("shape")
-        self.expected = extra.get("expected")
-        self.where = extra.get("where", "")
-        self.key = extra.get("key")
-        self.params = extra.get("params", {})
-        self.wrap = extra.get("wrap", False)
-        self.expr = extra.get("expr", "")
-        self.objects = extra.get("objects", {})
-        self.family = extra.get("family", "")
-        self.symbolic = extra.get("symbolic", False)  # (dynamic) its shape parameter follows the input sizes
+        self.how = how
+        self.shape = shape
+        self.expected = expected
+        self.where = where
+        self.key = key
+        self.params = {} if params is None else params
+        self.wrap = wrap
+        self.expr = expr
+        self.objects = {} if objects is None else objects
+        self.family = family
+        self.symbolic = symbolic  # (dynamic) its shape parameter follows the input sizes
 
 
 class _Local(threading.local):
@@ -160,19 +169,15 @@ def _user_supplied(value: Any) -> bool:
     return any(_contains(local.get(name), value) for name in code.co_varnames[:count])
 
 
-# Functions that pass ops index arrays computed from shapes alone (module path under dualgrad/, name).
-SHAPE_ONLY_INDEX_MAKERS = {("ops/inplace.py", "_copy_slices_batch")}
-
 
 def _in_shape_only_index_maker() -> bool:
     """Whether the op call comes from a function of ``SHAPE_ONLY_INDEX_MAKERS`` (a few frames up)."""
+    makers = _codes()[2]
     f = sys._getframe(2)
     for _ in range(12):
         if f is None:
             return False
-        code = f.f_code
-        if code.co_filename.startswith(_DUALGRAD_DIR) and (
-                code.co_filename[len(_DUALGRAD_DIR):].replace(os.sep, "/"), code.co_name) in SHAPE_ONLY_INDEX_MAKERS:
+        if f.f_code in makers:
             return True
         f = f.f_back
     return False
@@ -208,7 +213,7 @@ def _constant_creation(frame: Any) -> bool:
     values (a ``*_like`` factory reads only the shape and dtype of its Tensor argument)."""
     if frame is None or not _is_constant_creator(frame.f_code) or _drawn_at_random(frame):
         return False
-    if frame.f_code.co_filename.endswith("factories.py") and not frame.f_code.co_name.endswith("like"):
+    if frame.f_code in _codes()[1] and not frame.f_code.co_name.endswith("like"):
         return not _has_tensor(_arguments(frame))
     return True
 
@@ -226,28 +231,53 @@ def _drawn_at_random(frame: Any) -> bool:
     return False
 
 
-_CREATOR_CACHE: dict = {}
+def _nested(code: Any) -> list:
+    """``code`` and the code objects nested in it (its lambdas, comprehensions and inner functions)."""
+    found = [code]
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found += _nested(const)
+    return found
+
+
+def _resolve(module_name: str, name: str) -> list:
+    """The code objects of ``name`` in the module (nested ones included); every function's for "*"."""
+    module = sys.modules.get(module_name) or importlib.import_module(module_name)
+    if name == "*":
+        functions = [f for f in vars(module).values()
+                     if isinstance(f, types.FunctionType) and f.__module__ == module_name]
+    else:
+        owner = module
+        for part in name.split("."):
+            owner = getattr(owner, part)  # (AttributeError: the table names a function that does not exist)
+        functions = [owner]
+    return [c for f in functions for c in _nested(f.__code__)]
+
+
+_CODES: list = []
+
+
+class _CodeSet:
+    """Code objects, looked up by identity (hashing a code object hashes its bytecode and constants)."""
+
+    def __init__(self, codes: list) -> None:
+        self._by_id = {id(c): c for c in codes}  # (holds them: their ids stay theirs)
+
+    def __contains__(self, code: Any) -> bool:
+        return self._by_id.get(id(code)) is code
+
+
+def _codes() -> tuple:
+    """``(constant creators, factories, shape-only index makers)``: ``_CodeSet``s, resolved at the first trace."""
+    if not _CODES:
+        _CODES.append((_CodeSet([c for module, name in CONSTANT_CREATORS for c in _resolve(module, name)]),
+                       _CodeSet(_resolve("dualgrad.factories", "*")),
+                       _CodeSet([c for module, name in SHAPE_ONLY_INDEX_MAKERS for c in _resolve(module, name)])))
+    return _CODES[0]
 
 
 def _is_constant_creator(code: Any) -> bool:
-    known = _CREATOR_CACHE.get(id(code))  # (by id: hashing a code object hashes its bytecode; the entry
-    if known is None or known[0] is not code:  # keeps the code alive, so the id is not reused)
-        known = _CREATOR_CACHE[id(code)] = (code, _constant_code(code))
-    return known[1]
-
-
-def _constant_code(code: Any) -> bool:
-    if code is None or not code.co_filename.startswith(_DUALGRAD_DIR):
-        return False
-    path = code.co_filename[len(_DUALGRAD_DIR):].replace(os.sep, "/")
-    name = code.co_name
-    if name in RANDOM_CREATORS:
-        return False
-    for module, pattern in CONSTANT_CREATORS:
-        if module == path and (pattern == "*" or pattern == name
-                               or pattern.startswith("*") and pattern.strip("*") in name):
-            return True
-    return False
+    return code is not None and code in _codes()[0] and code.co_name not in RANDOM_CREATORS
 
 
 def _describe(code: Any) -> str:
@@ -410,7 +440,7 @@ class Tracer:
             constant = _constant_creation(creator)
             if constant:
                 data = tuple(_arguments(creator))
-        sources = tuple((v, snapshot(v)) for v in data if _mutable(v))
+        sources = tuple((v, snapshot(v)) for v in data if _mutable(v)) if data else ()
         self.created[id(t)] = (weakref.ref(t), code, constant, sources)
 
     def _arg(self, a: Any, guard_values: bool) -> tuple:
@@ -485,7 +515,23 @@ class Tracer:
         if STATE.saved_tensor_hooks:
             raise Unsupported("saved-tensor hooks (pack/unpack run Python code on traced values)", user_location())
         guard_values = op.family != "elementwise"
-        slots = [self._arg(a, guard_values) for a in args]
+        slots = []
+        kinds = []
+        slot_of, origin, known_arrays = self.slot_of, self.origin, self.arrays
+        for a in args:
+            if type(a) is Tensor:
+                array = a._data
+                kinds.append((Tensor, array.dtype, array.ndim))
+                slot = slot_of.get(id(array))  # (the common case inline: a value an earlier step computed)
+                if (slot is not None and origin[slot] == "step" and known_arrays[slot] is array
+                        and not (guard_values and array.dtype.kind in "biu")):
+                    slots.append(("slot", slot))
+                    continue
+            elif isinstance(a, Tensor):
+                kinds.append((type(a), a._data.dtype, a._data.ndim))
+            else:
+                kinds.append((type(a), a.dtype, a.ndim) if type(a) is _ndarray else (type(a),))
+            slots.append(self._arg(a, guard_values))
         if params:
             self._scan_params(params, op.name)
             params = _own_copy(params)  # (a list the caller changes later must not change the replay)
@@ -494,9 +540,7 @@ class Tracer:
             params = {}
             key = (id(op), "", ())
         # (params holding an array: checked at every call, the array may have changed in place since)
-        signature = None if key is None or params and _holds_array(params) else (key, tuple(
-            (type(a), a._data.dtype, a._data.ndim) if isinstance(a, Tensor)
-            else (type(a), a.dtype, a.ndim) if type(a) is _ndarray else (type(a),) for a in args))
+        signature = None if key is None or params and _holds_array(params) else (key, tuple(kinds))
         known = None if signature is None else self.primals.get(signature)
         outs = out if isinstance(out, tuple) else (out,)
         arrays = [o._data for o in outs]
@@ -521,15 +565,15 @@ class Tracer:
             symbolic = symbolic_shape(self, op, slots, params)
             if symbolic is not None:  # (the call with its shape written in terms of the inputs' sizes)
                 expr, objects = "{impl}({0}, shape=" + symbolic + ")", {"impl": op.impl}
-        out_slots = tuple(self._new_slot(a, "step") for a in arrays)
+        out_slots = (self._new_slot(arrays[0], "step"),) if len(arrays) == 1 else tuple(
+            self._new_slot(a, "step") for a in arrays)
         # (basic indexing, ``x[1:, None]``: the shape follows from x's; an index array may not)
         basic_index = op.name == "getitem" and len(args) == 1 and not _holds_array(params)
         check_shape = op.family not in STATIC_SHAPE_FAMILIES and not basic_index
-        self.steps.append(Step("op", fn, op.name, slots, out_slots, how=how,
-                               shape=tuple(a.shape for a in arrays) if check_shape else None,
-                               key=None if key is None else key + (how,), params=params,
-                               wrap=wrap, expr=expr, objects=objects,
-                               family=op.family, symbolic=symbolic is not None))
+        self.steps.append(Step("op", fn, op.name, slots, out_slots, how,
+                               tuple(a.shape for a in arrays) if check_shape else None, None, "",
+                               None if key is None else key + (how,), params, wrap, expr, objects,
+                               op.family, symbolic is not None))
         if self.dynamic and self.size_dependent is None:
             self.size_dependent = _size_dependence(self, op, slots, params)
 
