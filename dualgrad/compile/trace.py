@@ -879,11 +879,19 @@ def _foreign(t: Tensor) -> None:
         tracer.foreign[id(t)] = weakref.ref(t)
 
 
+_WRAP_CODE = tensor_module._wrap.__code__
+_APPLY_CODE = dispatch._apply.__code__
+
+
 def _recording_new(cls: type) -> Any:
     t = object.__new__(cls)
     tracer = LOCAL.tracer
     if tracer is not None:
-        tracer.note_created(t, sys._getframe(1))
+        frame = sys._getframe(1)
+        if frame.f_code is _WRAP_CODE and frame.f_back.f_code is _APPLY_CODE:  # (an op's result: the common case)
+            tracer.created[id(t)] = (weakref.ref(t), _APPLY_CODE, False, ())
+        else:
+            tracer.note_created(t, frame)
     elif ACTIVE:
         _foreign(t)
     return t
