@@ -521,7 +521,8 @@ class Tracer:
         for a in args:
             if type(a) is Tensor:
                 array = a._data
-                kinds.append((Tensor, array.dtype, array.ndim))
+                # (a dtype by id: hashing one costs more; the arrays of the trace keep theirs alive)
+                kinds.append((Tensor, id(array.dtype), array.ndim))
                 slot = slot_of.get(id(array))  # (the common case inline: a value an earlier step computed)
                 if (slot is not None and origin[slot] == "step" and known_arrays[slot] is array
                         and not (guard_values and array.dtype.kind in "biu")):
