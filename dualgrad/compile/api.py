@@ -329,7 +329,8 @@ class CompiledFunction:
         # longer requires grad makes the call traceable; one that mutates held tensors stays eager)
         if entry.program is not None or "requires grad" in entry.reason:
             # (versions after the call: the next call starts from them; .grad None or not as before it)
-            entry.held = [HeldGuard(t, array, version, requires_grad, tracer.grad_before.get(id(t), grad is None))
+            entry.held = [HeldGuard(t, array, version, requires_grad, tracer.grad_before.get(id(t), grad is None),
+                                    tracer.grad_identity.get(id(t)))
                           for t, array, version, requires_grad, grad in tracer.held]
             for guard in entry.held:
                 guard.refresh()

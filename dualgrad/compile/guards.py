@@ -127,12 +127,13 @@ class HeldGuard:
     expected version after each call: only a change made between calls makes it fail.
     """
 
-    __slots__ = ("tensor", "array", "version", "requires_grad", "grad_none")
+    __slots__ = ("tensor", "array", "version", "requires_grad", "grad_none", "grad_is")
 
     def __init__(self, tensor: Tensor, array: np.ndarray, version: int, requires_grad: bool,
-                 grad_none: bool | None = None) -> None:
+                 grad_none: bool | None = None, grad_is: Tensor | None = None) -> None:
         self.tensor, self.array, self.version, self.requires_grad = tensor, array, version, requires_grad
         self.grad_none = grad_none
+        self.grad_is = grad_is  # (the .grad the trace read or accumulated into: the same tensor, or retrace)
 
     def refresh(self) -> None:
         counter = self.tensor._counter
@@ -152,6 +153,8 @@ class HeldGuard:
         if self.grad_none is not None and (t._grad is None) != self.grad_none:
             now = "not None" if self.grad_none else "None"
             return f"closed-over tensor of shape {tuple(self.array.shape)}: .grad is {now} now"
+        if self.grad_is is not None and t._grad is not self.grad_is:
+            return f"closed-over tensor of shape {tuple(self.array.shape)}: .grad is another tensor now"
         return None
 
 

@@ -311,7 +311,9 @@ class Tracer:
         self.foreign: dict = {}  # id(tensor) -> weakref: tensors other threads made during the call
         # Training steps: effects on tensors the caller holds, repeated by every replay in order.
         self.paused = False  # inside an opaque call (an optimizer's step): nothing is recorded
-        self.pre_grads: set = set()  # id of each .grad read that existed before the call (its values: not traced)
+        # id(held tensor) -> the .grad it had before the call, read or accumulated into by the call: every replay
+        # needs that same tensor there (a guard), whose values it reads live
+        self.grad_identity: dict = {}
         self.installed: set = set()  # id of each tensor made in the call that became a held tensor's .grad
         self.grad_set: set = set()  # id of each held tensor whose .grad the call set
         self.written: set = set()  # id of each held tensor the call wrote into (in place)
@@ -384,9 +386,6 @@ class Tracer:
         if made_elsewhere is not None and made_elsewhere() is t:
             raise Unsupported("a tensor made by another thread (or by an optimizer's step) during the call",
                               user_location())
-        if id(t) in self.pre_grads:
-            raise Unsupported("reads the values of a .grad that existed before the call (gradients accumulated "
-                              "across calls: zero them in the function, or before calling it)", user_location())
         self._check_no_alias(array, "a tensor held by the caller")
         counter = t._counter
         self.held.append((t, array, 0 if counter is None else counter.value, t._requires_grad, t._grad))
@@ -631,6 +630,23 @@ class Tracer:
         if origin == "held":
             self._set_grad(leaf, ("slot", out), new)
 
+    def record_accumulate(self, leaf: Tensor, grad: Tensor, current: Tensor) -> None:
+        """``backward()`` adds ``grad`` into ``leaf``'s existing .grad ``current`` in place
+        (``engine._accumulate_into_leaf``): an effect of every replay on the .grad the leaf has then (the same
+        tensor: guarded if it existed before the call, set earlier in the replay if made in the call)."""
+        if self.origin[self.slot_of_tensor(leaf)] == "input":
+            raise Unsupported("backward() accumulates into .grad of an argument", user_location())
+        if type(current) is not Tensor or current._view is not None or not current._data.flags.writeable:
+            raise Unsupported("backward() accumulates into a .grad that is a view or read-only", user_location())
+        if not _is_fresh(self, current) and id(current) not in self.installed:
+            self.grad_identity.setdefault(id(leaf), current)
+            self.slot_of_tensor(current)  # (held: its array, version and requires_grad guarded)
+            self.written.add(id(current))
+        elif not any(h[0] is leaf for h in self.held):
+            raise Unsupported("backward() accumulates into .grad of a tensor made in the call", user_location())
+        source = self.slot_of_tensor(grad)
+        self.steps.append(Step("effect", _accumulator(leaf), "accumulate into .grad", [("slot", source)]))
+
     def record_set_grad(self, t: Tensor, value: Any) -> None:
         """``t.grad = value`` for a tensor the caller holds: None, or a tensor made in the call."""
         if value is None:
@@ -757,6 +773,14 @@ def _new_grad_array(data: np.ndarray, grad: np.ndarray) -> np.ndarray:
     new = np.empty_like(data) if dense else np.empty(data.shape, data.dtype)
     np.copyto(new, grad)
     return new
+
+
+def _accumulator(leaf: Tensor) -> Callable:
+    def accumulate(grad: np.ndarray) -> None:  # (engine._accumulate_into_leaf's in-place case)
+        current = leaf._grad
+        np.add(current._data, grad, out=current._data, casting="unsafe")
+        current._bump_version()
+    return accumulate
 
 
 def _grad_setter(t: Tensor) -> Callable:
@@ -958,9 +982,17 @@ def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> Non
     if tracer is None:
         _ORIGINALS["_accumulate_into_leaf"](leaf, grad, create_graph)
         return
-    if leaf._grad is not None or create_graph:
-        tracer.fail(Unsupported("backward() accumulates into an existing .grad, or with create_graph=True",
-                                user_location()))
+    if create_graph:
+        tracer.fail(Unsupported("backward(create_graph=True) sets .grad to a tensor with a graph (a replay has "
+                                "no graph to give it)", user_location()))
+        _ORIGINALS["_accumulate_into_leaf"](leaf, grad, create_graph)
+        return
+    if leaf._grad is not None:
+        if tracer.failure is None:
+            try:
+                tracer.record_accumulate(leaf, grad, leaf._grad)
+            except Unsupported as failure:
+                tracer.fail(failure)
         _ORIGINALS["_accumulate_into_leaf"](leaf, grad, create_graph)
         return
     if tracer.failure is None:
@@ -1048,7 +1080,7 @@ def _grad_property() -> property:
             except Unsupported as failure:
                 tracer.fail(failure)
         if value is not None and not _is_fresh(tracer, value) and id(value) not in tracer.installed:
-            tracer.pre_grads.add(id(value))
+            tracer.grad_identity.setdefault(id(self), value)
         return value
 
     def set_(self: Tensor, value: Any) -> None:
