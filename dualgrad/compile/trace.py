@@ -1025,7 +1025,7 @@ def _opaque(name: str, original: Callable) -> Callable:
         if tracer is None:
             return original(self, *args, **kwargs)
         if not all(v is None or type(v) in (bool, int, float) for v in (*args, *kwargs.values())):
-            tracer.fail(Unsupported(f"{type(self).__name__}.{name}() with a closure or a tensor argument",
+            tracer.fail(Unsupported(_opaque_refusal(type(self).__name__, name, (*args, *kwargs.values())),
                                     user_location()))
             return original(self, *args, **kwargs)
         seen = {id(h[0]) for h in tracer.held}  # (their .grad was noted when first seen, before this call)
@@ -1046,6 +1046,19 @@ def _opaque(name: str, original: Callable) -> Callable:
     call.__name__ = name
     call.__wrapped__ = original
     return call
+
+
+def _opaque_refusal(owner: str, name: str, values: tuple) -> str:
+    """Why ``owner.name(*values)`` cannot be an effect of a replay (it has a closure or a tensor argument)."""
+    if not any(callable(v) for v in values):
+        return f"{owner}.{name}() with a tensor argument (the replay would pass the traced call's tensor)"
+    if owner == "LBFGS":
+        return ("LBFGS.step(closure) cannot be replayed: it calls the closure a number of times that depends on "
+                "the loss values (line search, tolerance tests), with Python decisions on them, and keeps tensors "
+                "of every step in its state; and it changes the parameters in place between closure calls, so a "
+                "compiled closure retraces at every call")
+    return (f"{owner}.{name}(closure): a replay would call the closure object of the traced call, which holds "
+            "that call's tensors (call the closure in the function, then step() without it)")
 
 
 def _add_hook(hooks: dict, fn: Callable) -> Any:
@@ -1244,7 +1257,11 @@ def _opaque_methods() -> list:
     found = []
     optimizer = sys.modules.get("dualgrad.optim.optimizer")
     if optimizer is not None:
-        found += [(optimizer.Optimizer, "step"), (optimizer.Optimizer, "zero_grad")]
+        pending = [optimizer.Optimizer]
+        while pending:  # (a subclass's own step, LBFGS's, replaces the base class's)
+            klass = pending.pop()
+            found += [(klass, name) for name in ("step", "zero_grad") if name in klass.__dict__]
+            pending += klass.__subclasses__()
     module = sys.modules.get("dualgrad.nn.module")
     if module is not None:
         found.append((module.Module, "zero_grad"))

@@ -252,3 +252,42 @@ def test_reading_grad_of_an_argument_runs_eagerly():
     x.grad = dg.tensor([0.0, 0.0])
     with dg.no_grad():
         assert c(x).tolist() == [3.0, 6.0]
+
+
+def test_lbfgs_step_with_a_closure_runs_eagerly_naming_why():
+    def run(compiled):
+        rng = np.random.default_rng(0)
+        x, y = dg.tensor(rng.standard_normal((8, 3))), dg.tensor(rng.standard_normal((8, 1)))
+        w = dg.tensor(np.zeros((3, 1)), requires_grad=True)
+        opt = dg.optim.LBFGS([w], lr=1, max_iter=5)
+
+        def step(x, y):
+            def closure():
+                opt.zero_grad()
+                loss = ((x @ w - y) ** 2).mean()
+                loss.backward()
+                return loss
+            return opt.step(closure).detach()
+        f = dg.compile(step) if compiled else step
+        return [f(x, y).item() for _ in range(3)], w, f
+    with pytest.warns(CompileWarning, match=r"LBFGS.step\(closure\) cannot be replayed: it calls the closure a "
+                                            "number of times that depends on the loss values"):
+        got, got_w, f = run(True)
+    want, want_w, _ = run(False)
+    assert got == want and np.array_equal(got_w._data, want_w._data)
+
+
+def test_other_optimizer_step_with_a_closure_names_the_closure():
+    x, y, w0, b0 = data()
+    m = model(w0, b0)
+    opt = dg.optim.SGD(m.parameters(), lr=0.1)
+
+    def step(x, y):
+        def closure():
+            opt.zero_grad()
+            loss = ((m(x) - y) ** 2).mean()
+            loss.backward()
+            return loss
+        return opt.step(closure).detach()
+    with pytest.warns(CompileWarning, match=r"SGD.step\(closure\): a replay would call the closure object"):
+        dg.compile(step)(x, y)
