@@ -90,6 +90,9 @@ class CompiledFunction:
         self.events: list[str] = []
         self._warned: set = set()
         self._derived: dict = {}
+        # call structure -> (output position, output spec) of composed calls whose backward ran with a scalar loss:
+        # their later forwards also give the gradients (compose._ValueAndGrad)
+        self.backward_follows: dict = {}
         functools.update_wrapper(self, fn)
         if not hasattr(self, "__name__"):  # (a callable object: named by its class in messages)
             self.__name__ = type(fn).__name__

@@ -251,3 +251,109 @@ def test_tracing_leaves_automatic_garbage_collection_on():
     with pytest.raises(ZeroDivisionError):
         dg.compile(lambda x: x.sin() / 0 if False else 1 / 0)(dg.tensor([1.0]))
     assert gc.isenabled()
+
+
+# -- grad(compile(f)): the backward returns what the forward's replay computed -------------------------------
+
+class _Runs:
+    """Counts the replays (or traces) of each compiled function by name: the forward ``f``, its ``vjp`` (a
+    replay of the forward and the backward) and its ``value and grad`` (both at once, in the forward)."""
+
+    def __init__(self, monkeypatch):
+        self.names = []
+        original = api.CompiledFunction.run
+        runs = self
+
+        def run(compiled, *args):
+            runs.names.append(compiled.__name__)
+            return original(compiled, *args)
+        monkeypatch.setattr(api.CompiledFunction, "run", run)
+
+
+def _loss(x):
+    return (x.sin() * x + x.exp() * 0.5).sum()
+
+
+def test_grad_of_compiled_does_not_replay_the_forward_again(monkeypatch):
+    runs = _Runs(monkeypatch)
+    compiled = dg.compile(_loss)
+    gradient = dg.func.grad(compiled)
+    x = dg.tensor([0.5, 1.0, 2.0])
+    want = dg.func.grad(_loss)(x)
+    assert _bits([gradient(x)]) == _bits([want])  # (first: forward, then the vjp replays it again)
+    assert runs.names == ["_loss", "vjp of _loss"]
+    for _ in range(3):
+        runs.names.clear()
+        assert _bits([gradient(x)]) == _bits([want])
+        assert runs.names == ["value and grad of _loss"]  # (one replay: no forward inside the backward)
+    y = dg.tensor([0.1, -0.3, 0.7])
+    assert _bits([gradient(y)]) == _bits([dg.func.grad(_loss)(y)])
+
+
+def test_backward_of_compiled_loss_uses_the_saved_gradient(monkeypatch):
+    runs = _Runs(monkeypatch)
+    compiled = dg.compile(_loss)
+    w = dg.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    expected = dg.func.grad(_loss)(w.detach())
+    for _ in range(3):
+        runs.names.clear()
+        w.grad = None
+        loss = compiled(w)
+        loss.backward()
+        assert _bits([w.grad]) == _bits([expected])
+        assert loss.item() == _loss(w.detach()).item()
+    assert runs.names == ["value and grad of _loss"]
+    h = 1e-6
+    for i in range(3):  # (central differences)
+        e = np.zeros(3)
+        e[i] = h
+        plus, minus = _loss(dg.tensor(w._data + e)).item(), _loss(dg.tensor(w._data - e)).item()
+        assert np.isclose(w.grad._data[i], (plus - minus) / (2 * h), rtol=1e-7, atol=1e-9)
+
+
+def test_cotangent_other_than_one_replays_the_vjp(monkeypatch):
+    compiled = dg.compile(_loss)
+    w = dg.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    compiled(w).backward()  # (a scalar loss: later forwards save the gradient)
+    w.grad = None
+    runs = _Runs(monkeypatch)
+    compiled(w).backward(dg.tensor(2.0))
+    assert "vjp of _loss" in runs.names
+    want = dg.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    _loss(want).backward(dg.tensor(2.0))
+    assert _bits([w.grad]) == _bits([want.grad])
+
+
+def test_retained_graph_backward_twice_gives_separate_equal_gradients():
+    compiled = dg.compile(_loss)
+    w = dg.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    compiled(w).backward()
+    loss = compiled(w)
+    first = dg.grad(loss, w, retain_graph=True)[0]
+    second = dg.grad(loss, w)[0]
+    assert _bits([first]) == _bits([second])
+    assert not np.may_share_memory(first._data, second._data)
+
+
+def test_second_derivatives_of_compiled_still_differentiate_the_backward():
+    compiled = dg.compile(_loss)
+    x = dg.tensor([0.5, 1.0, 2.0])
+    dg.func.grad(compiled)(x)
+    dg.func.grad(compiled)(x)  # (the value-and-grad forward is in use)
+    got = dg.func.hessian(compiled)(x)
+    want = dg.func.hessian(_loss)(x)
+    assert np.allclose(got._data, want._data, rtol=1e-12, atol=0)
+    w = dg.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    (g,) = dg.grad(compiled(w), w, create_graph=True)
+    (gg,) = dg.grad(g.sum(), w)
+    assert np.allclose(gg._data, want._data.sum(0), rtol=1e-12, atol=0)
+
+
+def test_non_scalar_output_keeps_the_vjp_backward():
+    compiled = dg.compile(lambda x: x.sin() * x)
+    w = dg.tensor([0.5, 1.0], requires_grad=True)
+    for _ in range(3):
+        w.grad = None
+        compiled(w).backward(dg.tensor([1.0, 1.0]))
+    assert not compiled.backward_follows
+    assert _bits([w.grad]) == _bits([dg.func.grad(lambda x: (x.sin() * x).sum())(w.detach())])
