@@ -182,6 +182,16 @@ def _library_type(klass: type) -> bool:
     return module.split(".")[0] in _KNOWN_MODULES
 
 
+def _holds_attributes(obj: Any) -> bool:
+    """Whether ``obj`` holds Python attributes (an instance ``__dict__`` or slots) that the walk follows only by
+    the names the code uses: anything but compile's own wrappers of the function (``compose``), whose attributes
+    their ``__call__`` names in full. A user object, or a dualgrad one (a module holds its parameters)."""
+    klass = type(obj)
+    if (getattr(klass, "__module__", None) or "").startswith("dualgrad.compile"):
+        return False
+    return isinstance(getattr(obj, "__dict__", None), dict) or any("__slots__" in k.__dict__ for k in klass.__mro__)
+
+
 def _imports(code: types.CodeType) -> bool:
     raw = code.co_code
     if any(raw[i] == _IMPORT_NAME for i in range(0, len(raw), 2)):
@@ -288,7 +298,7 @@ def _attributes(obj: Any, describe: str, names: frozenset, guards: list, seen: s
             return
     elif id(obj) in seen:
         return
-    elif depth > 6 or not _library_type(type(obj)):  # (only the attributes the code names are followed)
+    elif depth > 6 or _holds_attributes(obj):  # (only the attributes the code names are followed)
         reached.add(INCOMPLETE)
         if depth > 6 or not names:
             return
