@@ -159,7 +159,11 @@ class HeldGuard:
 
 
 def _is_dualgrad(fn: Any) -> bool:
-    return (getattr(fn, "__module__", None) or "").startswith("dualgrad")
+    """Whether ``fn`` is dualgrad's code: by the module its globals are (``functools.wraps`` copies the wrapped
+    function's ``__module__`` onto a dualgrad wrapper)."""
+    namespace = getattr(fn, "__globals__", None)
+    name = namespace.get("__name__") if type(namespace) is dict else getattr(fn, "__module__", None)
+    return isinstance(name, str) and name.startswith("dualgrad")
 
 
 # ``reached`` holds this marker when the walk met something whose contents it does not follow completely (an
