@@ -184,7 +184,7 @@ def plan_reuse(tracer: Any, steps: list, outputs: list) -> tuple:
                 if ufunc:  # (an argument dying here: elementwise, so written after it is read)
                     target = next((slot for kind, slot in step.args if kind == "slot" and last_use.get(slot) == index
                                    and own(slot) and layout(arrays[slot]) == wanted), None)
-                if target is None and free.get(wanted):
+                if target is None and free.get(wanted) and not tracer.dynamic:  # (sizes may differ at replay)
                     target = free[wanted].pop()
                     kept.add(target)
                 if target is not None:
