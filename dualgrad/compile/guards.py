@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import dis
+import sys
 import types
 from typing import Any
 
@@ -186,14 +187,26 @@ def _library_type(klass: type) -> bool:
     return module.split(".")[0] in _KNOWN_MODULES
 
 
-def _holds_attributes(obj: Any) -> bool:
+def _holds_attributes(obj: Any, library: bool = False) -> bool:
     """Whether ``obj`` holds Python attributes (an instance ``__dict__`` or slots) that the walk follows only by
     the names the code uses: anything but compile's own wrappers of the function (``compose``), whose attributes
-    their ``__call__`` names in full. A user object, or a dualgrad one (a module holds its parameters)."""
+    their ``__call__`` names in full, and (``library``: met in a dualgrad function's closure) dualgrad's own
+    objects (an op's table entry). A user object, or a dualgrad one the user's code reaches (a module holds its
+    parameters)."""
     klass = type(obj)
-    if (getattr(klass, "__module__", None) or "").startswith("dualgrad.compile"):
+    module = getattr(klass, "__module__", None) or ""
+    if module.startswith("dualgrad.compile") or library and module.startswith("dualgrad") and not _user_state(obj):
         return False
     return isinstance(getattr(obj, "__dict__", None), dict) or any("__slots__" in k.__dict__ for k in klass.__mro__)
+
+
+def _user_state(obj: Any) -> bool:
+    """A dualgrad object that holds the user's tensors: a module (its parameters) or an optimizer."""
+    for module_name, class_name in (("dualgrad.nn.module", "Module"), ("dualgrad.optim.optimizer", "Optimizer")):
+        module = sys.modules.get(module_name)
+        if module is not None and isinstance(obj, getattr(module, class_name)):
+            return True
+    return False
 
 
 def _imports(code: types.CodeType) -> bool:
@@ -259,8 +272,8 @@ def _matches(value: Any, expected: tuple) -> bool:
 
 
 def _guard(guards: list, describe: str, read: Any, value: Any, seen: set, depth: int, reached: set,
-           names: frozenset = frozenset()) -> None:
-    _collect(value, reached, 0)
+           names: frozenset = frozenset(), library: bool = False) -> None:
+    _collect(value, reached, 0, library)
     if isinstance(value, type):
         if not _library_type(value):  # (class attributes and methods the walk does not follow)
             reached.add(INCOMPLETE)
@@ -271,10 +284,10 @@ def _guard(guards: list, describe: str, read: Any, value: Any, seen: set, depth:
     guards.append((describe, read, _expected(value)))
     if callable(value):
         _visit(value, guards, seen, depth + 1, reached)
-    _attributes(value, describe, names, guards, seen, depth, reached)
+    _attributes(value, describe, names, guards, seen, depth, reached, library)
 
 
-def _collect(value: Any, reached: set, depth: int) -> None:
+def _collect(value: Any, reached: set, depth: int, library: bool = False) -> None:
     """Note ``("object", id)`` of ``value`` and of what its lists, tuples, dicts and sets hold: the objects
     the function can reach (an argument among them is guarded by identity)."""
     reached.add(("object", id(value)))
@@ -283,14 +296,15 @@ def _collect(value: Any, reached: set, depth: int) -> None:
             reached.add(INCOMPLETE)
             return
         for child in value.values() if type(value) is dict else value:
-            _collect(child, reached, depth + 1)
+            _collect(child, reached, depth + 1, library)
     elif depth and not (type(value) in _SCALARS or type(value) in (Tensor, np.ndarray, slice)
-                        or isinstance(value, (np.generic, np.dtype, types.ModuleType))):
+                        or isinstance(value, (np.generic, np.dtype, types.ModuleType))
+                        or library and not callable(value) and not _holds_attributes(value, True)):
         reached.add(INCOMPLETE)  # (an object, a function, a class inside a container: not followed)
 
 
 def _attributes(obj: Any, describe: str, names: frozenset, guards: list, seen: set, depth: int,
-                reached: set) -> None:
+                reached: set, library: bool = False) -> None:
     """Guards on the attributes of a plain object that the function's code names (``self.w``, ``model.k``)."""
     if isinstance(obj, types.FunctionType) and not _is_dualgrad(obj) and any(k[:2] != "__" for k in obj.__dict__):
         reached.add(INCOMPLETE)  # (a function's own attributes: not followed)
@@ -302,7 +316,7 @@ def _attributes(obj: Any, describe: str, names: frozenset, guards: list, seen: s
             return
     elif id(obj) in seen:
         return
-    elif depth > 6 or _holds_attributes(obj):  # (only the attributes the code names are followed)
+    elif depth > 6 or _holds_attributes(obj, library):  # (only the attributes the code names are followed)
         reached.add(INCOMPLETE)
         if depth > 6 or not names:
             return
@@ -316,7 +330,7 @@ def _attributes(obj: Any, describe: str, names: frozenset, guards: list, seen: s
         names = _with_method_names(type(obj), names)
     for name in sorted(names & namespace.keys()):
         _guard(guards, f"attribute {name!r} of {describe}", lambda ns=namespace, name=name: ns.get(name),
-               namespace[name], seen, depth + 1, reached, names)
+               namespace[name], seen, depth + 1, reached, names, library)
     if isinstance(obj, types.ModuleType):
         return
     for name in sorted(names - namespace.keys()):  # class attributes the code names (not methods: code)
@@ -398,7 +412,7 @@ def _visit(fn: Any, guards: list, seen: set, depth: int, reached: set) -> None:
         except ValueError:
             continue
         _guard(guards, f"closure variable {fn.__code__.co_freevars[i]!r} of {fn.__qualname__}",
-               lambda cell=cell: cell.cell_contents, value, seen, depth, reached, names)
+               lambda cell=cell: cell.cell_contents, value, seen, depth, reached, names, _is_dualgrad(fn))
     if fn.__defaults__:
         _guard(guards, f"defaults of {fn.__qualname__}", lambda fn=fn: fn.__defaults__, fn.__defaults__, seen, depth,
                reached)
