@@ -289,6 +289,7 @@ def _value_and_gradients(ctx: Any, call: Call, tensors: tuple, out: int, out_spe
     finally:
         STATE.grad_enabled = previous
     if entry is None or entry.program is None or any(g.tensor._requires_grad or g.tensor._fw for g in entry.held):
+        call.compiled.backward_follows.pop(call.key, None)  # (not replayable: the plain forward from now on)
         return None
     leaves, gradients = list(values[:-len(diff)]), values[-len(diff):]
     try:
