@@ -1281,12 +1281,14 @@ class TraceObserver:
             out = run(op, args, params)
             if tracer.paused:
                 return out
-            if tracer.failure is None and id(out) not in tracer.pending:
+            pending = tracer.pending  # (calls _propagate_tangents recorded already: empty without dual levels)
+            if pending and id(out) in pending:
+                del pending[id(out)]
+            elif tracer.failure is None:
                 try:
                     tracer.record_op(op, args, params, out)
                 except Unsupported as failure:
                     tracer.fail(failure)
-            tracer.pending.pop(id(out), None)
             return out
 
         return traced
