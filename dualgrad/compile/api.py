@@ -18,6 +18,7 @@ from ..base.state import STATE, install_observer, remove_observer
 from ..tensor import Tensor, _wrap, mark_inference
 from .compose import Eager, composed_call, needs_node, outside_error, outside_vmap
 from .guards import (
+    INCOMPLETE,
     HeldGuard,
     NotGuardable,
     _leaf_key,
@@ -91,6 +92,9 @@ class CompiledFunction:
         self.events: list[str] = []
         self._warned: set = set()
         self._derived: dict = {}
+        # call structure -> (output position, output spec) of composed calls whose backward ran with a scalar loss:
+        # their later forwards also give the gradients (compose._ValueAndGrad)
+        self.backward_follows: dict = {}
         functools.update_wrapper(self, fn)
         if not hasattr(self, "__name__"):  # (a callable object: named by its class in messages)
             self.__name__ = type(fn).__name__
@@ -281,9 +285,14 @@ class CompiledFunction:
             install_size_hooks()
         ACTIVE.add(tracer)
         install_observer(observer)
+        collecting = gc.isenabled()
+        if collecting:  # (the trace keeps every array and step alive: collections would scan them again and again)
+            gc.disable()
         try:
             result = self.fn(*args, **kwargs)
         finally:
+            if collecting:
+                gc.enable()
             remove_observer(observer)
             LOCAL.tracer = None
             ACTIVE.discard(tracer)
@@ -331,7 +340,8 @@ class CompiledFunction:
         # longer requires grad makes the call traceable; one that mutates held tensors stays eager)
         if entry.program is not None or "requires grad" in entry.reason:
             # (versions after the call: the next call starts from them; .grad None or not as before it)
-            entry.held = [HeldGuard(t, array, version, requires_grad, tracer.grad_before.get(id(t), grad is None))
+            entry.held = [HeldGuard(t, array, version, requires_grad, tracer.grad_before.get(id(t), grad is None),
+                                    tracer.grad_identity.get(id(t)))
                           for t, array, version, requires_grad, grad in tracer.held]
             for guard in entry.held:
                 guard.refresh()
@@ -475,6 +485,8 @@ def _reachable(obj: Any, mine: set, reached: set) -> bool:
     count only if the walk found them."""
     if ("object", id(obj)) in reached:
         return True
+    if INCOMPLETE not in reached:  # (the walk followed everything the function can reach, and not obj)
+        return False
     referrers = gc.get_referrers(obj)
     mine.add(id(referrers))
     for referrer in referrers:

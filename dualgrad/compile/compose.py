@@ -85,6 +85,29 @@ class _Vjp:
         return tuple(pullback(tuple(cotangents)))
 
 
+class _ValueAndGrad:
+    """``(inputs...) -> (output leaves..., gradients of the inputs at diff)``: the call's value and the vjp of its
+    output ``out`` (a scalar) with cotangent 1, in one replay. The node's forward, once a backward is known to
+    follow calls of its structure: the backward then returns the saved gradients (its cotangent 1, as from
+    ``grad`` or ``loss.backward()``) instead of replaying the forward again inside a vjp."""
+
+    def __init__(self, flat: _Flat, n: int, diff: tuple, out: int) -> None:
+        self.flat, self.n, self.diff, self.out = flat, n, diff, out
+
+    def __call__(self, *tensors: Any) -> tuple:
+        from ..factories import ones_like
+        from ..transforms.func import vjp
+
+        def value(*chosen: Any) -> tuple:
+            values = list(tensors)
+            for position, t in zip(self.diff, chosen, strict=True):
+                values[position] = t
+            leaves, _ = flatten(self.flat(*values))
+            return leaves[self.out], tuple(leaves)
+        out, pullback, leaves = vjp(value, *(tensors[i] for i in self.diff), has_aux=True)
+        return (*leaves, *pullback(ones_like(out)))
+
+
 class _Jvp:
     """``(inputs..., tangents of the inputs at diff...) -> tangents of the outputs at out_diff``."""
 
@@ -170,6 +193,12 @@ class CompiledCall(Function):
 
     @staticmethod
     def forward(ctx: Any, call: Call, *tensors: Tensor) -> tuple:
+        ctx.saved_gradients = None
+        follows = call.compiled.backward_follows.get(call.key)
+        if follows is not None:
+            outputs = _value_and_gradients(ctx, call, tensors, *follows)
+            if outputs is not None:
+                return outputs
         compiled = call.compiled
         leaves = list(call.template)
         for position, t in zip(call.positions, tensors, strict=True):
@@ -198,6 +227,7 @@ class CompiledCall(Function):
         ctx.save_for_backward(*tensors)
         ctx.save_for_forward(*tensors)
         outputs = call.outputs(result)
+        ctx.output_shapes = tuple(o.shape if isinstance(o, Tensor) else None for o in outputs)
         ctx.mark_non_differentiable(*(o for i, o in enumerate(outputs)
                                       if isinstance(o, Tensor) and i not in call.out_diff))
         return outputs
@@ -212,6 +242,14 @@ class CompiledCall(Function):
         if not diff:
             return tuple(result)
         out_diff = call.out_diff
+        saved = _saved_gradients(ctx, call, tensors, grads, diff)
+        if saved is not None:
+            for position, g in zip(diff, saved, strict=True):
+                result[1 + position] = g
+            return tuple(result)
+        if len(out_diff) == 1 and call.n_outputs and ctx.output_shapes[out_diff[0]] == ():
+            # (a scalar output, as a loss: later forwards of this structure also give the gradients)
+            call.compiled.backward_follows[call.key] = (out_diff[0], call.out_spec)
         compiled_vjp = call.derived("vjp", (diff, out_diff), lambda: _Vjp(call.flat(), len(tensors), diff, out_diff))
         gradients = compiled_vjp(*(_plain(t) for t in tensors), *(_plain(grads[i]) for i in out_diff))
         for position, g in zip(diff, gradients, strict=True):
@@ -228,6 +266,64 @@ class CompiledCall(Function):
         out_tangents = compiled_jvp(*(_plain(t) for t in tensors), *(_plain(tangents[1 + i]) for i in diff))
         by_output = dict(zip(out_diff, out_tangents, strict=True))
         return tuple(by_output.get(i) for i in range(call.n_outputs))
+
+
+def _value_and_gradients(ctx: Any, call: Call, tensors: tuple, out: int, out_spec: Any) -> tuple | None:
+    """The node's outputs from the compiled ``_ValueAndGrad`` (its gradients saved on ``ctx``), or None to take
+    the plain forward (the call does not fit: a trace that runs eagerly, a result of another structure)."""
+    need = ctx.needs_input_grad[1:]
+    diff = tuple(i for i, n in enumerate(need) if n and tensors[i].dtype.kind in _FLOATING_KINDS)
+    if not diff:
+        return None
+    both = call.derived("value and grad", (diff, out), lambda: _ValueAndGrad(call.flat(), len(tensors), diff, out))
+    detached = [t.detach() for t in tensors]
+    previous = STATE.grad_enabled
+    STATE.grad_enabled = call.grad_mode
+    try:
+        with outside_vmap():
+            values, entry = both.run(detached, len(detached), tuple(detached), {})
+    except RuntimeError as exc:
+        if not outside_error(exc):
+            raise
+        return None
+    finally:
+        STATE.grad_enabled = previous
+    if entry is None or entry.program is None or any(g.tensor._requires_grad or g.tensor._fw for g in entry.held):
+        call.compiled.backward_follows.pop(call.key, None)  # (not replayable: the plain forward from now on)
+        return None
+    leaves, gradients = list(values[:-len(diff)]), values[-len(diff):]
+    try:
+        result = unflatten(leaves, out_spec)
+    except Exception:  # noqa: BLE001 - another output structure: the plain forward
+        return None
+    outputs = call.outputs(result)
+    if call.out_diff != (out,) or outputs[out].shape != ():
+        return None
+    ctx.call = call
+    ctx.save_for_backward(*tensors)
+    ctx.save_for_forward(*tensors)
+    ctx.output_shapes = tuple(o.shape if isinstance(o, Tensor) else None for o in outputs)
+    ctx.saved_gradients = (diff, outputs[out].dtype, tuple(gradients))
+    ctx.gradients_given = False
+    ctx.mark_non_differentiable(*(o for i, o in enumerate(outputs) if isinstance(o, Tensor) and i != out))
+    return outputs
+
+
+def _saved_gradients(ctx: Any, call: Call, tensors: tuple, grads: tuple, diff: tuple) -> tuple | None:
+    """The gradients the forward saved, if they are this backward's: the same inputs differentiated, a cotangent
+    of exactly 1 (bit for bit the vjp's), and nothing to differentiate the backward itself (no input or cotangent
+    that a transform differentiates: ``create_graph``, ``hessian``)."""
+    saved = ctx.saved_gradients
+    if saved is None or saved[0] != diff:
+        return None
+    g = grads[call.out_diff[0]]
+    if (not isinstance(g, Tensor) or type(g) is not Tensor or g._data.dtype != saved[1] or g._data.shape != ()
+            or not g._data == 1.0 or _plain(g) is g or any(_plain(t) is t for t in tensors)):
+        return None
+    if ctx.gradients_given:  # (a second backward of the node, retain_graph: arrays of its own)
+        return tuple(t.clone() for t in saved[2])
+    ctx.gradients_given = True
+    return saved[2]
 
 
 def needs_node(leaves: list) -> bool | None:

@@ -10,7 +10,9 @@
 
 from __future__ import annotations
 
+import dis
 import random
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -128,12 +130,13 @@ class HeldGuard:
     expected version after each call: only a change made between calls makes it fail.
     """
 
-    __slots__ = ("tensor", "array", "version", "requires_grad", "grad_none")
+    __slots__ = ("tensor", "array", "version", "requires_grad", "grad_none", "grad_is")
 
     def __init__(self, tensor: Tensor, array: np.ndarray, version: int, requires_grad: bool,
-                 grad_none: bool | None = None) -> None:
+                 grad_none: bool | None = None, grad_is: Tensor | None = None) -> None:
         self.tensor, self.array, self.version, self.requires_grad = tensor, array, version, requires_grad
         self.grad_none = grad_none
+        self.grad_is = grad_is  # (the .grad the trace read or accumulated into: the same tensor, or retrace)
 
     def refresh(self) -> None:
         counter = self.tensor._counter
@@ -153,11 +156,66 @@ class HeldGuard:
         if self.grad_none is not None and (t._grad is None) != self.grad_none:
             now = "not None" if self.grad_none else "None"
             return f"closed-over tensor of shape {tuple(self.array.shape)}: .grad is {now} now"
+        if self.grad_is is not None and t._grad is not self.grad_is:
+            return f"closed-over tensor of shape {tuple(self.array.shape)}: .grad is another tensor now"
         return None
 
 
 def _is_dualgrad(fn: Any) -> bool:
-    return (getattr(fn, "__module__", None) or "").startswith("dualgrad")
+    """Whether ``fn`` is dualgrad's code: by the module its globals are (``functools.wraps`` copies the wrapped
+    function's ``__module__`` onto a dualgrad wrapper)."""
+    namespace = getattr(fn, "__globals__", None)
+    name = namespace.get("__name__") if type(namespace) is dict else getattr(fn, "__module__", None)
+    return isinstance(name, str) and name.startswith("dualgrad")
+
+
+# ``reached`` holds this marker when the walk met something whose contents it does not follow completely (an
+# object's attributes other than those the code names, a partial's arguments, a user class, a cut-off depth,
+# dynamic lookups): the function may then reach objects the walk did not note (``api._reachable`` asks the
+# garbage collector instead).
+INCOMPLETE = "incomplete walk"
+# Names whose use reaches objects by a computed name or by import, unseen by a walk over named globals.
+_DYNAMIC_NAMES = frozenset({"getattr", "vars", "globals", "locals", "eval", "exec", "__dict__", "__import__",
+                            "import_module", "_getframe", "f_locals", "f_globals", "modules", "get_referents",
+                            "__closure__", "cell_contents", "__self__", "__func__", "__kwdefaults__", "__defaults__"})
+_IMPORT_NAME = dis.opmap["IMPORT_NAME"]
+_KNOWN_MODULES = ("builtins", "numpy", "dualgrad", "math", "cmath", "typing", "collections", "functools",
+                  "operator", "itertools", "abc", "enum")
+
+
+def _library_type(klass: type) -> bool:
+    """A class of Python, NumPy or dualgrad (no user state in its class attributes)."""
+    module = getattr(klass, "__module__", None) or ""
+    return module.split(".")[0] in _KNOWN_MODULES
+
+
+def _holds_attributes(obj: Any, library: bool = False) -> bool:
+    """Whether ``obj`` holds Python attributes (an instance ``__dict__`` or slots) that the walk follows only by
+    the names the code uses: anything but compile's own wrappers of the function (``compose``), whose attributes
+    their ``__call__`` names in full, and (``library``: met in a dualgrad function's closure) dualgrad's own
+    objects (an op's table entry). A user object, or a dualgrad one the user's code reaches (a module holds its
+    parameters)."""
+    klass = type(obj)
+    module = getattr(klass, "__module__", None) or ""
+    if module.startswith("dualgrad.compile") or library and module.startswith("dualgrad") and not _user_state(obj):
+        return False
+    return isinstance(getattr(obj, "__dict__", None), dict) or any("__slots__" in k.__dict__ for k in klass.__mro__)
+
+
+def _user_state(obj: Any) -> bool:
+    """A dualgrad object that holds the user's tensors: a module (its parameters) or an optimizer."""
+    for module_name, class_name in (("dualgrad.nn.module", "Module"), ("dualgrad.optim.optimizer", "Optimizer")):
+        module = sys.modules.get(module_name)
+        if module is not None and isinstance(obj, getattr(module, class_name)):
+            return True
+    return False
+
+
+def _imports(code: types.CodeType) -> bool:
+    raw = code.co_code
+    if any(raw[i] == _IMPORT_NAME for i in range(0, len(raw), 2)):
+        return True
+    return any(isinstance(c, types.CodeType) and _imports(c) for c in code.co_consts)
 
 
 def _names(code: types.CodeType) -> set:
@@ -180,7 +238,7 @@ def closure_guards(fn: Any, reached: set | None = None) -> list:
 
 def _expected(value: Any) -> tuple:
     """What a guard expects of a value: numbers and strings by value; NumPy arrays (changed in place by
-    NumPy, which no version counter sees) and small lists, dicts and sets by identity and contents; any
+    NumPy, which no version counter sees) and small lists, tuples, dicts and sets by identity and contents; any
     other object by identity (a tensor's contents have its version counter: ``HeldGuard``)."""
     if type(value) in _SCALARS:
         return ("value", type(value), repr(value))
@@ -216,9 +274,11 @@ def _matches(value: Any, expected: tuple) -> bool:
 
 
 def _guard(guards: list, describe: str, read: Any, value: Any, seen: set, depth: int, reached: set,
-           names: frozenset = frozenset()) -> None:
-    _collect(value, reached, 0)
+           names: frozenset = frozenset(), library: bool = False) -> None:
+    _collect(value, reached, 0, library)
     if isinstance(value, type):
+        if not _library_type(value):  # (class attributes and methods the walk does not follow)
+            reached.add(INCOMPLETE)
         return
     if isinstance(value, types.ModuleType):  # (``np.pi``, ``mymodule.k``: the attributes the code names)
         _attributes(value, describe, names, guards, seen, depth, reached)
@@ -226,23 +286,43 @@ def _guard(guards: list, describe: str, read: Any, value: Any, seen: set, depth:
     guards.append((describe, read, _expected(value)))
     if callable(value):
         _visit(value, guards, seen, depth + 1, reached)
-    _attributes(value, describe, names, guards, seen, depth, reached)
+    _attributes(value, describe, names, guards, seen, depth, reached, library)
 
 
-def _collect(value: Any, reached: set, depth: int) -> None:
+def _collect(value: Any, reached: set, depth: int, library: bool = False) -> None:
     """Note ``("object", id)`` of ``value`` and of what its lists, tuples, dicts and sets hold: the objects
     the function can reach (an argument among them is guarded by identity)."""
     reached.add(("object", id(value)))
-    if depth < 4 and type(value) in (list, tuple, set, frozenset, dict) and len(value) <= 10_000:
+    if type(value) in (list, tuple, set, frozenset, dict):
+        if depth >= 4 or len(value) > 10_000:
+            reached.add(INCOMPLETE)
+            return
         for child in value.values() if type(value) is dict else value:
-            _collect(child, reached, depth + 1)
+            _collect(child, reached, depth + 1, library)
+    elif depth and not (type(value) in _SCALARS or type(value) in (Tensor, np.ndarray, slice)
+                        or isinstance(value, (np.generic, np.dtype, types.ModuleType))
+                        or library and not callable(value) and not _holds_attributes(value, True)):
+        reached.add(INCOMPLETE)  # (an object, a function, a class inside a container: not followed)
 
 
 def _attributes(obj: Any, describe: str, names: frozenset, guards: list, seen: set, depth: int,
-                reached: set) -> None:
+                reached: set, library: bool = False) -> None:
     """Guards on the attributes of a plain object that the function's code names (``self.w``, ``model.k``)."""
-    if (depth > 6 or not names or type(obj) in _SCALARS or isinstance(obj, (Tensor, np.ndarray, types.FunctionType))
-            or id(obj) in seen):
+    if isinstance(obj, types.FunctionType) and not _is_dualgrad(obj) and any(k[:2] != "__" for k in obj.__dict__):
+        reached.add(INCOMPLETE)  # (a function's own attributes: not followed)
+    if (type(obj) in _SCALARS or type(obj) in (list, tuple, dict, set, frozenset)
+            or isinstance(obj, (Tensor, np.ndarray, types.FunctionType, types.ModuleType, np.generic, np.dtype))):
+        if isinstance(obj, types.ModuleType) and depth > 6:
+            reached.add(INCOMPLETE)
+        if not isinstance(obj, types.ModuleType) or depth > 6 or not names or id(obj) in seen:
+            return
+    elif id(obj) in seen:
+        return
+    elif depth > 6 or _holds_attributes(obj, library):  # (only the attributes the code names are followed)
+        reached.add(INCOMPLETE)
+        if depth > 6 or not names:
+            return
+    elif not names:
         return
     namespace = getattr(obj, "__dict__", None)
     if type(namespace) is not dict:
@@ -252,7 +332,7 @@ def _attributes(obj: Any, describe: str, names: frozenset, guards: list, seen: s
         names = _with_method_names(type(obj), names)
     for name in sorted(names & namespace.keys()):
         _guard(guards, f"attribute {name!r} of {describe}", lambda ns=namespace, name=name: ns.get(name),
-               namespace[name], seen, depth + 1, reached, names)
+               namespace[name], seen, depth + 1, reached, names, library)
     if isinstance(obj, types.ModuleType):
         return
     for name in sorted(names - namespace.keys()):  # class attributes the code names (not methods: code)
@@ -292,7 +372,10 @@ def _with_method_names(klass: type, names: frozenset) -> frozenset:
 
 
 def _visit(fn: Any, guards: list, seen: set, depth: int, reached: set) -> None:
-    if id(fn) in seen or depth > 6:
+    if id(fn) in seen:
+        return
+    if depth > 6:
+        reached.add(INCOMPLETE)
         return
     seen.add(id(fn))
     if isinstance(fn, types.MethodType):
@@ -304,18 +387,26 @@ def _visit(fn: Any, guards: list, seen: set, depth: int, reached: set) -> None:
         return
     inner = getattr(fn, "func", None)  # functools.partial
     if inner is not None and hasattr(fn, "keywords"):
+        reached.add(INCOMPLETE)  # (its bound arguments are not noted)
         _visit(inner, guards, seen, depth + 1, reached)
         return
     wrapped = getattr(fn, "__wrapped__", None)
     if wrapped is not None:
         _visit(wrapped, guards, seen, depth + 1, reached)
     if not isinstance(fn, types.FunctionType):
+        owner = getattr(fn, "__self__", None)  # (a builtin method bound to an object: list.append)
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            reached.add(INCOMPLETE)
         call = next((k.__dict__["__call__"] for k in type(fn).__mro__ if "__call__" in k.__dict__), None)
         if isinstance(call, types.FunctionType):  # a callable object: its __call__ and its attributes
             seen.discard(id(fn))  # (seen as a function above; its attributes are still to guard)
             _visit(types.MethodType(call, fn), guards, seen, depth + 1, reached)
         return
     names = frozenset(_names(fn.__code__))
+    if fn.__kwdefaults__:
+        _collect(fn.__kwdefaults__, reached, 0)
+    if not _is_dualgrad(fn) and (names & _DYNAMIC_NAMES or _imports(fn.__code__)):
+        reached.add(INCOMPLETE)
     for i, cell in enumerate(fn.__closure__ or ()):
         reached.add(id(cell))
         try:
@@ -323,7 +414,7 @@ def _visit(fn: Any, guards: list, seen: set, depth: int, reached: set) -> None:
         except ValueError:
             continue
         _guard(guards, f"closure variable {fn.__code__.co_freevars[i]!r} of {fn.__qualname__}",
-               lambda cell=cell: cell.cell_contents, value, seen, depth, reached, names)
+               lambda cell=cell: cell.cell_contents, value, seen, depth, reached, names, _is_dualgrad(fn))
     if fn.__defaults__:
         _guard(guards, f"defaults of {fn.__qualname__}", lambda fn=fn: fn.__defaults__, fn.__defaults__, seen, depth,
                reached)

@@ -121,13 +121,93 @@ def prune_and_merge(steps: list, outputs: list, merge: bool) -> list:
     return result
 
 
+# Buffer reuse in replays (tests switch it off to compare the replays with and without, bit for bit).
+BUFFER_REUSE = [True]
+_REUSE_MIN_SIZE = 1024  # (smaller arrays: NumPy's small-block cache makes a new one as cheap)
+
+
+def _matmul_into(tracer: Any, step: Step) -> bool:
+    """Whether the step is ``matmul`` of two matrices that its implementation hands to ``np.matmul`` as they
+    are (``products._matmul_impl``'s first case): the same call with ``out=`` gives the same bits."""
+    if step.name != "matmul" or step.how != "impl" or step.params or len(step.args) != 2 or step.wrap:
+        return False
+    if any(kind != "slot" for kind, _ in step.args):
+        return False
+    x, y = (tracer.arrays[slot] for _, slot in step.args)
+    return (type(x) is np.ndarray and type(y) is np.ndarray and x.ndim == 2 == y.ndim
+            and x.shape[1] == y.shape[0] != 1)
+
+
+def plan_reuse(tracer: Any, steps: list, outputs: list) -> tuple:
+    """``(targets, kept)``: ``targets[i]`` is the slot whose buffer step ``i`` writes its result into
+    (``out=``); ``kept`` the slots whose buffers outlive their last use to be reused by a later step.
+
+    A buffer is reusable if it is a step's own array (not an input, a constant, a closed-over tensor or an
+    output of the replay), no other array of the trace is it or views it, and its value is dead: its last
+    reader ran before (or, for an elementwise ufunc, is) the step that takes it. The step must give a result
+    of the buffer's shape, dtype and strides: a ufunc (``out=...``) or a matrix product (``np.matmul``)."""
+    last_use: dict = {}
+    for index, step in enumerate(steps):
+        for kind, value in step.args:
+            if kind == "slot":
+                last_use[value] = index
+    for slot in outputs:
+        last_use[slot] = len(steps)
+    arrays, origin = tracer.arrays, tracer.origin
+    count: dict = {}
+    for a in arrays:
+        count[id(a)] = count.get(id(a), 0) + 1
+    viewed = set()  # (ids of arrays that another array of the trace views)
+    for a in arrays:
+        while a.base is not None:
+            a = a.base
+            viewed.add(id(a))
+
+    def own(slot: int) -> bool:
+        a = arrays[slot]
+        return (origin[slot] == "step" and type(a) is np.ndarray and a.base is None and a.flags.owndata
+                and a.flags.writeable and a.size >= _REUSE_MIN_SIZE and count[id(a)] == 1 and id(a) not in viewed)
+
+    def layout(a: np.ndarray) -> tuple:
+        return (a.shape, a.dtype.str, a.strides)
+
+    free: dict = {}  # layout -> slots whose buffers are dead and not taken yet
+    targets: dict = {}
+    kept: set = set()
+    for index, step in enumerate(steps):
+        if step.kind == "op" and len(step.outs) == 1 and not step.wrap:
+            result = arrays[step.outs[0]]
+            ufunc = step.how == "out=..."
+            if (ufunc or not tracer.dynamic and _matmul_into(tracer, step)) and type(result) is np.ndarray:
+                wanted = layout(result)
+                target = None
+                if ufunc:  # (an argument dying here: elementwise, so written after it is read)
+                    target = next((slot for kind, slot in step.args if kind == "slot" and last_use.get(slot) == index
+                                   and own(slot) and layout(arrays[slot]) == wanted), None)
+                if target is None and free.get(wanted) and not tracer.dynamic:  # (sizes may differ at replay)
+                    target = free[wanted].pop()
+                    kept.add(target)
+                if target is not None:
+                    targets[index] = target
+        for slot in {v for k, v in step.args if k == "slot" and last_use.get(v) == index} | {
+                o for o in step.outs if o not in last_use}:
+            if own(slot) and slot not in targets.values():
+                free.setdefault(layout(arrays[slot]), []).append(slot)
+        taken = targets.get(index)
+        if taken is not None:  # (the result now lives in the buffer: it is free again when the result dies)
+            for group in free.values():
+                if taken in group:
+                    group.remove(taken)
+    return targets, kept
+
+
 class Program:
     """The replay of one trace: ``run(input_arrays)`` returns the output arrays or raises ``Miss``."""
 
     def __init__(self, tracer: Any, outputs: list, optimize: bool = True) -> None:
         self.effects = any(s.kind == "effect" for s in tracer.steps)
         merge = optimize and not tracer.mutable and not any(s.kind in ("write", "effect") for s in tracer.steps)
-        self.reuse = merge  # buffer reuse through out=: only where no write can see the buffers
+        self.reuse = merge and BUFFER_REUSE[0]  # buffer reuse through out=: only where no write can see the buffers
         outs = list(outputs)
         self.steps = prune_and_merge(list(tracer.steps), outs, merge) if optimize else list(tracer.steps)
         if merge:
@@ -149,25 +229,6 @@ class Program:
                 return f"{step.name}'s result shape is checked"
             if step.kind in ("equal", "write", "effect"):
                 return f"a {step.kind} step ({step.name})"
-        return None
-
-    @staticmethod
-    def _reusable(tracer: Any, step: Step, index: int, last_use: dict, views: list) -> int | None:
-        """The position of an argument whose buffer can take this ufunc's result (``out=``): a step's
-        own array that dies here, of the result's shape, dtype and strides, that no other array views."""
-        out = tracer.arrays[step.outs[0]]
-        if out.size < 1024:
-            return None
-        for position, (kind, slot) in enumerate(step.args):
-            if kind != "slot" or tracer.origin[slot] != "step" or last_use.get(slot) != index:
-                continue
-            array = tracer.arrays[slot]
-            if (array.base is not None or not array.flags.owndata or not array.flags.writeable
-                    or array.shape != out.shape or array.dtype != out.dtype or array.strides != out.strides):
-                continue
-            if any(np.may_share_memory(array, view) for view in views):
-                continue
-            return position
         return None
 
     def _name(self, tracer: Any, slot: int) -> str:
@@ -195,7 +256,7 @@ class Program:
                     last_use[value] = index
         for slot in self.outputs:
             last_use[slot] = len(self.steps)
-        views = [a for a in tracer.arrays if a.base is not None]
+        reuse_targets, kept = plan_reuse(tracer, self.steps, self.outputs) if self.reuse else ({}, set())
         object_names: dict = {}
         # A value of NumPy's scalar arithmetic read only by scalar arithmetic (``a[()]``) or by ufuncs called
         # with ``out=...`` (which return arrays) stays a NumPy scalar: same bits, no ``asarray``.
@@ -241,10 +302,12 @@ class Program:
                                and scalar_safe.get(step.outs[0], True) and _scalar_call_exact(tracer, step))
                 if scalar_call:  # (a ufunc on a NumPy scalar returns one, with the same bits)
                     expr = expr.replace(", out=...", "")
-                elif self.reuse and step.how == "out=..." and not step.wrap and len(step.outs) == 1:
-                    target = self._reusable(tracer, step, index, last_use, views)
-                    if target is not None:
-                        expr = expr.replace("out=...", f"out={{{target}}}")
+                elif index in reuse_targets:
+                    buffer = f"v{reuse_targets[index]}"
+                    if step.how == "out=...":
+                        expr = expr.replace("out=...", "out=" + buffer)
+                    else:  # (a matrix product: _matmul_into)
+                        expr = "np.matmul({0}, {1}, out=" + buffer + ")"
                 call = expr.format(*args, **names)
                 targets = ", ".join(f"v{o}" for o in step.outs)
                 how = "on a NumPy scalar" if scalar_call else step.how
@@ -278,9 +341,13 @@ class Program:
                 lines.append(f"    effect{index}({', '.join(args)})  # {step.name}")
             else:
                 lines.append(f"    copyto({args[0]}, {args[1]})  # in-place write")
-            dead = sorted({v for k, v in step.args if k == "slot" and last_use.get(v) == index
-                           and tracer.origin[v] == "step" and tracer.arrays[v].size >= 1024}
-                          | {o for o in step.outs if o not in last_use and tracer.arrays[o].size >= 1024})
+            dead = {v for k, v in step.args if k == "slot" and last_use.get(v) == index
+                    and tracer.origin[v] == "step" and tracer.arrays[v].size >= 1024}
+            dead |= {o for o in step.outs if o not in last_use and tracer.arrays[o].size >= 1024}
+            dead -= kept  # (a buffer a later step writes into: its name is deleted after that step)
+            if index in reuse_targets and reuse_targets[index] in kept:
+                dead.add(reuse_targets[index])
+            dead = sorted(dead)
             if dead:  # (large arrays freed now: the allocator hands their memory to the next step)
                 lines.append(f"    del {', '.join(f'v{v}' for v in dead)}")
         # A result in a constant's memory (a constant, a view of one) is copied: every call returns new memory.

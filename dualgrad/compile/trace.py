@@ -19,9 +19,11 @@ become guard steps: the replay recomputes the value and gives up if it differs. 
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import threading
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -43,21 +45,25 @@ _DUALGRAD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
 _ndarray = np.ndarray
 
-# Functions that make tensors out of Python values, shapes and dtypes only (module path under
-# dualgrad/, function name). A tensor they make while tracing is a constant of the trace.
-CONSTANT_CREATORS = {
-    ("factories.py", "*"),
-    ("reverse/api.py", "implicit_grad"),
-    ("ops/dispatch.py", "tensor_arg"),
-    ("tensor.py", "wrap_operand"),
-    ("ops/registry.py", "_zeros_for"),
-    ("ops/inplace.py", "_widen_tangents"),  # (zeros of the missing batch sizes)
-    ("ops/registry.py", "<genexpr>"),  # (_backward_general: zeros for the outputs given no gradient)
-    ("vmap/identity_basis.py", "*"),
-    ("ops/einsum.py", "_expand_diagonal"),
-    ("ops/linalg/matrix_functions.py", "*eye*"),
-    ("ops/linalg/norms.py", "*eye*"),
-}
+# Functions that make tensors out of Python values, shapes and dtypes only: (module, function), "*" for every
+# function of the module, "Class.method" for the expressions nested in a method. Resolved to the functions' code
+# objects (``constant_creator_codes``): a name that no longer resolves raises instead of matching nothing. A
+# tensor they make while tracing is a constant of the trace.
+CONSTANT_CREATORS = (
+    ("dualgrad.factories", "*"),
+    ("dualgrad.reverse.api", "implicit_grad"),
+    ("dualgrad.ops.dispatch", "tensor_arg"),
+    ("dualgrad.tensor", "wrap_operand"),
+    ("dualgrad.ops.registry", "_zeros_for"),
+    ("dualgrad.ops.inplace", "_widen_tangents"),  # (zeros of the missing batch sizes)
+    ("dualgrad.ops.registry", "Op._backward_general"),  # (zeros for the outputs given no gradient)
+    ("dualgrad.vmap.identity_basis", "*"),
+    ("dualgrad.ops.einsum", "_operand_gradient"),  # (eye and ones of the operand sizes)
+    ("dualgrad.ops.linalg.matrix_functions", "identities"),  # (identity matrices of a shape)
+    ("dualgrad.ops.linalg.norms", "matrix_power"),  # (its power 0: the identity)
+)
+# Functions that pass ops index arrays computed from shapes alone.
+SHAPE_ONLY_INDEX_MAKERS = (("dualgrad.ops.inplace", "_copy_slices_batch"),)
 # ... except these, which draw random numbers (a replay would repeat the same draw).
 RANDOM_CREATORS = {"rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "normal", "_random",
                    "bernoulli", "multinomial", "randperm", "poisson", "uniform_", "normal_", "get_rng_state"}
@@ -88,23 +94,26 @@ class Step:
     __slots__ = ("kind", "fn", "name", "how", "args", "outs", "shape", "expected", "where", "key", "params", "wrap",
                  "expr", "objects", "family", "symbolic")
 
-    def __init__(self, kind: str, fn: Any, name: str, args: list, outs: tuple = (), **extra: Any) -> None:
+    def __init__(self, kind: str, fn: Any, name: str, args: list, outs: tuple = (), how: str = "",
+                 shape: tuple | None = None, expected: Any = None, where: str = "", key: Any = None,
+                 params: dict | None = None, wrap: bool = False, expr: str = "", objects: dict | None = None,
+                 family: str = "", symbolic: bool = False) -> None:
         self.kind = kind
         self.fn = fn
         self.name = name
         self.args = args
         self.outs = outs
-        self.how = extra.get("how", "")
-        self.shape = extra.get("shape")
-        self.expected = extra.get("expected")
-        self.where = extra.get("where", "")
-        self.key = extra.get("key")
-        self.params = extra.get("params", {})
-        self.wrap = extra.get("wrap", False)
-        self.expr = extra.get("expr", "")
-        self.objects = extra.get("objects", {})
-        self.family = extra.get("family", "")
-        self.symbolic = extra.get("symbolic", False)  # (dynamic) its shape parameter follows the input sizes
+        self.how = how
+        self.shape = shape
+        self.expected = expected
+        self.where = where
+        self.key = key
+        self.params = {} if params is None else params
+        self.wrap = wrap
+        self.expr = expr
+        self.objects = {} if objects is None else objects
+        self.family = family
+        self.symbolic = symbolic  # (dynamic) its shape parameter follows the input sizes
 
 
 class _Local(threading.local):
@@ -160,19 +169,15 @@ def _user_supplied(value: Any) -> bool:
     return any(_contains(local.get(name), value) for name in code.co_varnames[:count])
 
 
-# Functions that pass ops index arrays computed from shapes alone (module path under dualgrad/, name).
-SHAPE_ONLY_INDEX_MAKERS = {("ops/inplace.py", "_copy_slices_batch")}
-
 
 def _in_shape_only_index_maker() -> bool:
     """Whether the op call comes from a function of ``SHAPE_ONLY_INDEX_MAKERS`` (a few frames up)."""
+    makers = _codes()[2]
     f = sys._getframe(2)
     for _ in range(12):
         if f is None:
             return False
-        code = f.f_code
-        if code.co_filename.startswith(_DUALGRAD_DIR) and (
-                code.co_filename[len(_DUALGRAD_DIR):].replace(os.sep, "/"), code.co_name) in SHAPE_ONLY_INDEX_MAKERS:
+        if f.f_code in makers:
             return True
         f = f.f_back
     return False
@@ -208,7 +213,7 @@ def _constant_creation(frame: Any) -> bool:
     values (a ``*_like`` factory reads only the shape and dtype of its Tensor argument)."""
     if frame is None or not _is_constant_creator(frame.f_code) or _drawn_at_random(frame):
         return False
-    if frame.f_code.co_filename.endswith("factories.py") and not frame.f_code.co_name.endswith("like"):
+    if frame.f_code in _codes()[1] and not frame.f_code.co_name.endswith("like"):
         return not _has_tensor(_arguments(frame))
     return True
 
@@ -226,28 +231,53 @@ def _drawn_at_random(frame: Any) -> bool:
     return False
 
 
-_CREATOR_CACHE: dict = {}
+def _nested(code: Any) -> list:
+    """``code`` and the code objects nested in it (its lambdas, comprehensions and inner functions)."""
+    found = [code]
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found += _nested(const)
+    return found
+
+
+def _resolve(module_name: str, name: str) -> list:
+    """The code objects of ``name`` in the module (nested ones included); every function's for "*"."""
+    module = sys.modules.get(module_name) or importlib.import_module(module_name)
+    if name == "*":
+        functions = [f for f in vars(module).values()
+                     if isinstance(f, types.FunctionType) and f.__module__ == module_name]
+    else:
+        owner = module
+        for part in name.split("."):
+            owner = getattr(owner, part)  # (AttributeError: the table names a function that does not exist)
+        functions = [owner]
+    return [c for f in functions for c in _nested(f.__code__)]
+
+
+_CODES: list = []
+
+
+class _CodeSet:
+    """Code objects, looked up by identity (hashing a code object hashes its bytecode and constants)."""
+
+    def __init__(self, codes: list) -> None:
+        self._by_id = {id(c): c for c in codes}  # (holds them: their ids stay theirs)
+
+    def __contains__(self, code: Any) -> bool:
+        return self._by_id.get(id(code)) is code
+
+
+def _codes() -> tuple:
+    """``(constant creators, factories, shape-only index makers)``: ``_CodeSet``s, resolved at the first trace."""
+    if not _CODES:
+        _CODES.append((_CodeSet([c for module, name in CONSTANT_CREATORS for c in _resolve(module, name)]),
+                       _CodeSet(_resolve("dualgrad.factories", "*")),
+                       _CodeSet([c for module, name in SHAPE_ONLY_INDEX_MAKERS for c in _resolve(module, name)])))
+    return _CODES[0]
 
 
 def _is_constant_creator(code: Any) -> bool:
-    known = _CREATOR_CACHE.get(id(code))  # (by id: hashing a code object hashes its bytecode; the entry
-    if known is None or known[0] is not code:  # keeps the code alive, so the id is not reused)
-        known = _CREATOR_CACHE[id(code)] = (code, _constant_code(code))
-    return known[1]
-
-
-def _constant_code(code: Any) -> bool:
-    if code is None or not code.co_filename.startswith(_DUALGRAD_DIR):
-        return False
-    path = code.co_filename[len(_DUALGRAD_DIR):].replace(os.sep, "/")
-    name = code.co_name
-    if name in RANDOM_CREATORS:
-        return False
-    for module, pattern in CONSTANT_CREATORS:
-        if module == path and (pattern == "*" or pattern == name
-                               or pattern.startswith("*") and pattern.strip("*") in name):
-            return True
-    return False
+    return code is not None and code in _codes()[0] and code.co_name not in RANDOM_CREATORS
 
 
 def _describe(code: Any) -> str:
@@ -281,7 +311,9 @@ class Tracer:
         self.foreign: dict = {}  # id(tensor) -> weakref: tensors other threads made during the call
         # Training steps: effects on tensors the caller holds, repeated by every replay in order.
         self.paused = False  # inside an opaque call (an optimizer's step): nothing is recorded
-        self.pre_grads: set = set()  # id of each .grad read that existed before the call (its values: not traced)
+        # id(held tensor) -> the .grad it had before the call, read or accumulated into by the call: every replay
+        # needs that same tensor there (a guard), whose values it reads live
+        self.grad_identity: dict = {}
         self.installed: set = set()  # id of each tensor made in the call that became a held tensor's .grad
         self.grad_set: set = set()  # id of each held tensor whose .grad the call set
         self.written: set = set()  # id of each held tensor the call wrote into (in place)
@@ -354,9 +386,6 @@ class Tracer:
         if made_elsewhere is not None and made_elsewhere() is t:
             raise Unsupported("a tensor made by another thread (or by an optimizer's step) during the call",
                               user_location())
-        if id(t) in self.pre_grads:
-            raise Unsupported("reads the values of a .grad that existed before the call (gradients accumulated "
-                              "across calls: zero them in the function, or before calling it)", user_location())
         self._check_no_alias(array, "a tensor held by the caller")
         counter = t._counter
         self.held.append((t, array, 0 if counter is None else counter.value, t._requires_grad, t._grad))
@@ -410,10 +439,17 @@ class Tracer:
             constant = _constant_creation(creator)
             if constant:
                 data = tuple(_arguments(creator))
-        sources = tuple((v, snapshot(v)) for v in data if _mutable(v))
+        sources = tuple((v, snapshot(v)) for v in data if _mutable(v)) if data else ()
         self.created[id(t)] = (weakref.ref(t), code, constant, sources)
 
     def _arg(self, a: Any, guard_values: bool) -> tuple:
+        if type(a) is Tensor:  # (the common case first: a value an earlier step computed)
+            array = a._data
+            slot = self.slot_of.get(id(array))
+            if slot is not None and self.origin[slot] == "step" and self.arrays[slot] is array:
+                if guard_values and array.dtype.kind in "biu":
+                    self._maybe_guard_index(slot, True)
+                return ("slot", slot)
         if isinstance(a, Tensor):
             if type(a) is not Tensor and not isinstance(a, Tensor):
                 raise Unsupported(f"an op argument of type {type(a).__name__}")
@@ -467,51 +503,77 @@ class Tracer:
                 self._scan_params(v, op, depth + 1)
 
     def record_op(self, op: Any, args: tuple, params: dict, out: Any) -> None:
-        """Record one primitive call whose result ``out`` dispatch just computed."""
+        """Record one primitive call whose result ``out`` dispatch just computed.
+
+        The replay's function for the call (``primal_callable``) is checked against dispatch's result, bit for
+        bit, at the first call of each signature (op, parameters, argument types, dtypes and ranks) in the
+        trace: dispatch picks its path by exactly these, and an op's implementation is a function of its
+        arguments (random draws come from the factories, whose tensors are no constants of a trace)."""
         if not isinstance(op, Op):  # a custom Function: its forward's ops are recorded one by one
             return
         if STATE.saved_tensor_hooks:
             raise Unsupported("saved-tensor hooks (pack/unpack run Python code on traced values)", user_location())
         guard_values = op.family != "elementwise"
-        slots = [self._arg(a, guard_values) for a in args]
-        self._scan_params(params, op.name)
-        params = _own_copy(params)  # (a list the caller changes later must not change the replay)
-        key = _params_key(op, "", params)
-        signature = None if key is None else (key, tuple(
-            (type(a), a._data.dtype, a._data.ndim) if isinstance(a, Tensor)
-            else (type(a), a.dtype, a.ndim) if type(a) is _ndarray else (type(a),) for a in args))
-        made = None if signature is None else self.primals.get(signature)
-        if made is None:  # (the same op on the same kinds of arguments: the same primal function)
-            made = primal_callable(op, args, params)
-            if signature is not None:
-                self.primals[signature] = made
-        fn, how, expr, objects = made
+        slots = []
+        kinds = []
+        slot_of, origin, known_arrays = self.slot_of, self.origin, self.arrays
+        for a in args:
+            if type(a) is Tensor:
+                array = a._data
+                # (a dtype by id: hashing one costs more; the arrays of the trace keep theirs alive)
+                kinds.append((Tensor, id(array.dtype), array.ndim))
+                slot = slot_of.get(id(array))  # (the common case inline: a value an earlier step computed)
+                if (slot is not None and origin[slot] == "step" and known_arrays[slot] is array
+                        and not (guard_values and array.dtype.kind in "biu")):
+                    slots.append(("slot", slot))
+                    continue
+            elif isinstance(a, Tensor):
+                kinds.append((type(a), a._data.dtype, a._data.ndim))
+            else:
+                kinds.append((type(a), a.dtype, a.ndim) if type(a) is _ndarray else (type(a),))
+            slots.append(self._arg(a, guard_values))
+        if params:
+            self._scan_params(params, op.name)
+            params = _own_copy(params)  # (a list the caller changes later must not change the replay)
+            key = _params_key(op, "", params)
+        else:
+            params = {}
+            key = (id(op), "", ())
+        # (params holding an array: checked at every call, the array may have changed in place since)
+        signature = None if key is None or params and _holds_array(params) else (key, tuple(kinds))
+        known = None if signature is None else self.primals.get(signature)
         outs = out if isinstance(out, tuple) else (out,)
         arrays = [o._data for o in outs]
-        raw = [self.arrays[v] if kind == "slot" else v for kind, v in slots]
-        try:
-            with np.errstate(all="ignore"):  # (the eager call gave its warnings already)
-                result = fn(*raw)
-            again = as_outputs(op, result)
-        except Exception as exc:  # noqa: BLE001 - any difference from dispatch means: not replayable
-            raise Unsupported(f"{op.name}: its replay raises {type(exc).__name__}: {exc}") from exc
-        if len(again) != len(arrays) or not all(_same_array(x, y) for x, y in zip(again, arrays)):
-            raise Unsupported(f"{op.name}: a replay of the call does not give dispatch's result "
-                              "(random, or computed differently)", user_location())
+        if known is None:  # (the first call of its signature: made and checked)
+            made = primal_callable(op, args, params)
+            raw = [self.arrays[v] if kind == "slot" else v for kind, v in slots]
+            try:
+                with np.errstate(all="ignore"):  # (the eager call gave its warnings already)
+                    result = made[0](*raw)
+                again = as_outputs(op, result)
+            except Exception as exc:  # noqa: BLE001 - any difference from dispatch means: not replayable
+                raise Unsupported(f"{op.name}: its replay raises {type(exc).__name__}: {exc}") from exc
+            if len(again) != len(arrays) or not all(_same_array(x, y) for x, y in zip(again, arrays)):
+                raise Unsupported(f"{op.name}: a replay of the call does not give dispatch's result "
+                                  "(random, or computed differently)", user_location())
+            known = (made, op.multi_output or type(result) is not _ndarray)
+            if signature is not None:
+                self.primals[signature] = known
+        (fn, how, expr, objects), wrap = known
         symbolic = None
         if self.dynamic and op.name in _SIZED_SHAPE_OPS and how == "impl":
             symbolic = symbolic_shape(self, op, slots, params)
             if symbolic is not None:  # (the call with its shape written in terms of the inputs' sizes)
                 expr, objects = "{impl}({0}, shape=" + symbolic + ")", {"impl": op.impl}
-        out_slots = tuple(self._new_slot(a, "step") for a in arrays)
+        out_slots = (self._new_slot(arrays[0], "step"),) if len(arrays) == 1 else tuple(
+            self._new_slot(a, "step") for a in arrays)
         # (basic indexing, ``x[1:, None]``: the shape follows from x's; an index array may not)
         basic_index = op.name == "getitem" and len(args) == 1 and not _holds_array(params)
         check_shape = op.family not in STATIC_SHAPE_FAMILIES and not basic_index
-        self.steps.append(Step("op", fn, op.name, slots, out_slots, how=how,
-                               shape=tuple(a.shape for a in arrays) if check_shape else None,
-                               key=None if key is None else key + (how,), params=params,
-                               wrap=op.multi_output or type(result) is not _ndarray, expr=expr, objects=objects,
-                               family=op.family, symbolic=symbolic is not None))
+        self.steps.append(Step("op", fn, op.name, slots, out_slots, how,
+                               tuple(a.shape for a in arrays) if check_shape else None, None, "",
+                               None if key is None else key + (how,), params, wrap, expr, objects,
+                               op.family, symbolic is not None))
         if self.dynamic and self.size_dependent is None:
             self.size_dependent = _size_dependence(self, op, slots, params)
 
@@ -567,6 +629,23 @@ class Tracer:
                                how="copy", expr="{new_grad}({0}, {1})", objects={"new_grad": _new_grad_array}))
         if origin == "held":
             self._set_grad(leaf, ("slot", out), new)
+
+    def record_accumulate(self, leaf: Tensor, grad: Tensor, current: Tensor) -> None:
+        """``backward()`` adds ``grad`` into ``leaf``'s existing .grad ``current`` in place
+        (``engine._accumulate_into_leaf``): an effect of every replay on the .grad the leaf has then (the same
+        tensor: guarded if it existed before the call, set earlier in the replay if made in the call)."""
+        if self.origin[self.slot_of_tensor(leaf)] == "input":
+            raise Unsupported("backward() accumulates into .grad of an argument", user_location())
+        if type(current) is not Tensor or current._view is not None or not current._data.flags.writeable:
+            raise Unsupported("backward() accumulates into a .grad that is a view or read-only", user_location())
+        if not _is_fresh(self, current) and id(current) not in self.installed:
+            self.grad_identity.setdefault(id(leaf), current)
+            self.slot_of_tensor(current)  # (held: its array, version and requires_grad guarded)
+            self.written.add(id(current))
+        elif not any(h[0] is leaf for h in self.held):
+            raise Unsupported("backward() accumulates into .grad of a tensor made in the call", user_location())
+        source = self.slot_of_tensor(grad)
+        self.steps.append(Step("effect", _accumulator(leaf), "accumulate into .grad", [("slot", source)]))
 
     def record_set_grad(self, t: Tensor, value: Any) -> None:
         """``t.grad = value`` for a tensor the caller holds: None, or a tensor made in the call."""
@@ -696,6 +775,14 @@ def _new_grad_array(data: np.ndarray, grad: np.ndarray) -> np.ndarray:
     return new
 
 
+def _accumulator(leaf: Tensor) -> Callable:
+    def accumulate(grad: np.ndarray) -> None:  # (engine._accumulate_into_leaf's in-place case)
+        current = leaf._grad
+        np.add(current._data, grad, out=current._data, casting="unsafe")
+        current._bump_version()
+    return accumulate
+
+
 def _grad_setter(t: Tensor) -> Callable:
     def set_grad(array: Any) -> None:
         t._grad = None if array is None else _wrap(array)
@@ -817,11 +904,19 @@ def _foreign(t: Tensor) -> None:
         tracer.foreign[id(t)] = weakref.ref(t)
 
 
+_WRAP_CODE = tensor_module._wrap.__code__
+_APPLY_CODE = dispatch._apply.__code__
+
+
 def _recording_new(cls: type) -> Any:
     t = object.__new__(cls)
     tracer = LOCAL.tracer
     if tracer is not None:
-        tracer.note_created(t, sys._getframe(1))
+        frame = sys._getframe(1)
+        if frame.f_code is _WRAP_CODE and frame.f_back.f_code is _APPLY_CODE:  # (an op's result: the common case)
+            tracer.created[id(t)] = (weakref.ref(t), _APPLY_CODE, False, ())
+        else:
+            tracer.note_created(t, frame)
     elif ACTIVE:
         _foreign(t)
     return t
@@ -887,9 +982,17 @@ def _accumulate_into_leaf(leaf: Tensor, grad: Tensor, create_graph: bool) -> Non
     if tracer is None:
         _ORIGINALS["_accumulate_into_leaf"](leaf, grad, create_graph)
         return
-    if leaf._grad is not None or create_graph:
-        tracer.fail(Unsupported("backward() accumulates into an existing .grad, or with create_graph=True",
-                                user_location()))
+    if create_graph:
+        tracer.fail(Unsupported("backward(create_graph=True) sets .grad to a tensor with a graph (a replay has "
+                                "no graph to give it)", user_location()))
+        _ORIGINALS["_accumulate_into_leaf"](leaf, grad, create_graph)
+        return
+    if leaf._grad is not None:
+        if tracer.failure is None:
+            try:
+                tracer.record_accumulate(leaf, grad, leaf._grad)
+            except Unsupported as failure:
+                tracer.fail(failure)
         _ORIGINALS["_accumulate_into_leaf"](leaf, grad, create_graph)
         return
     if tracer.failure is None:
@@ -922,7 +1025,7 @@ def _opaque(name: str, original: Callable) -> Callable:
         if tracer is None:
             return original(self, *args, **kwargs)
         if not all(v is None or type(v) in (bool, int, float) for v in (*args, *kwargs.values())):
-            tracer.fail(Unsupported(f"{type(self).__name__}.{name}() with a closure or a tensor argument",
+            tracer.fail(Unsupported(_opaque_refusal(type(self).__name__, name, (*args, *kwargs.values())),
                                     user_location()))
             return original(self, *args, **kwargs)
         seen = {id(h[0]) for h in tracer.held}  # (their .grad was noted when first seen, before this call)
@@ -943,6 +1046,19 @@ def _opaque(name: str, original: Callable) -> Callable:
     call.__name__ = name
     call.__wrapped__ = original
     return call
+
+
+def _opaque_refusal(owner: str, name: str, values: tuple) -> str:
+    """Why ``owner.name(*values)`` cannot be an effect of a replay (it has a closure or a tensor argument)."""
+    if not any(callable(v) for v in values):
+        return f"{owner}.{name}() with a tensor argument (the replay would pass the traced call's tensor)"
+    if owner == "LBFGS":
+        return ("LBFGS.step(closure) cannot be replayed: it calls the closure a number of times that depends on "
+                "the loss values (line search, tolerance tests), with Python decisions on them, and keeps tensors "
+                "of every step in its state; and it changes the parameters in place between closure calls, so a "
+                "compiled closure retraces at every call")
+    return (f"{owner}.{name}(closure): a replay would call the closure object of the traced call, which holds "
+            "that call's tensors (call the closure in the function, then step() without it)")
 
 
 def _add_hook(hooks: dict, fn: Callable) -> Any:
@@ -977,7 +1093,7 @@ def _grad_property() -> property:
             except Unsupported as failure:
                 tracer.fail(failure)
         if value is not None and not _is_fresh(tracer, value) and id(value) not in tracer.installed:
-            tracer.pre_grads.add(id(value))
+            tracer.grad_identity.setdefault(id(self), value)
         return value
 
     def set_(self: Tensor, value: Any) -> None:
@@ -1141,7 +1257,11 @@ def _opaque_methods() -> list:
     found = []
     optimizer = sys.modules.get("dualgrad.optim.optimizer")
     if optimizer is not None:
-        found += [(optimizer.Optimizer, "step"), (optimizer.Optimizer, "zero_grad")]
+        pending = [optimizer.Optimizer]
+        while pending:  # (a subclass's own step, LBFGS's, replaces the base class's)
+            klass = pending.pop()
+            found += [(klass, name) for name in ("step", "zero_grad") if name in klass.__dict__]
+            pending += klass.__subclasses__()
     module = sys.modules.get("dualgrad.nn.module")
     if module is not None:
         found.append((module.Module, "zero_grad"))
@@ -1161,12 +1281,14 @@ class TraceObserver:
             out = run(op, args, params)
             if tracer.paused:
                 return out
-            if tracer.failure is None and id(out) not in tracer.pending:
+            pending = tracer.pending  # (calls _propagate_tangents recorded already: empty without dual levels)
+            if pending and id(out) in pending:
+                del pending[id(out)]
+            elif tracer.failure is None:
                 try:
                     tracer.record_op(op, args, params, out)
                 except Unsupported as failure:
                     tracer.fail(failure)
-            tracer.pending.pop(id(out), None)
             return out
 
         return traced

@@ -254,7 +254,7 @@ def test_python_side_effect_on_a_traced_value_falls_back():
     assert len(log) == 2
 
 
-def test_training_step_accumulating_into_an_existing_grad_falls_back_with_a_warning():
+def test_training_step_accumulating_into_an_existing_grad_is_replayed():
     w = dg.tensor([1.0, 2.0], requires_grad=True)
 
     def step(x):
@@ -268,9 +268,24 @@ def test_training_step_accumulating_into_an_existing_grad_falls_back_with_a_warn
     x = dg.tensor([1.0, 1.0])
     c(x)  # (.grad None before the call: traced, the new .grad an effect of the replay)
     assert w.tolist() == [0.5, 1.5]
-    with pytest.warns(CompileWarning, match="accumulates into an existing .grad"):
-        c(x)
-    assert w.tolist() == [0.0, 1.0] and w.grad.tolist() == [0.0, 0.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileWarning)
+        c(x)  # (.grad zeros: a second trace, backward accumulates into it)
+        c(x)  # (replayed)
+    assert w.tolist() == [-0.5, 0.5] and w.grad.tolist() == [0.0, 0.0]
+    assert c.traces == 2
+
+
+@pytest.mark.filterwarnings("ignore:Using backward")
+def test_backward_with_create_graph_falls_back_naming_why():
+    w = dg.tensor([1.0, 2.0], requires_grad=True)
+
+    def step(x):
+        (w * x).sum().backward(create_graph=True)
+        return x * 1.0
+    c = dg.compile(step)
+    with pytest.warns(CompileWarning, match=r"create_graph=True\) sets .grad to a tensor with a graph"):
+        c(dg.tensor([1.0, 1.0]))
 
 
 def test_write_into_an_input_falls_back():

@@ -94,12 +94,56 @@ def test_optimizer_step_replays_like_eager(name):
     assert f.traces == 2  # (.grad None before the first call, a tensor before the others)
 
 
-def test_zero_grad_to_zeros_accumulates_into_the_existing_grad_eagerly():
-    with pytest.warns(CompileWarning, match="accumulates into an existing .grad"):
-        got_losses, got_model, _, f = train(OPTIMIZERS["sgd"], True, 3, set_to_none=False)
-    want_losses, want_model, _, _ = train(OPTIMIZERS["sgd"], False, 3, set_to_none=False)
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_zero_grad_to_zeros_accumulates_into_the_existing_grad_in_the_replay(name):
+    got_losses, got_model, got_opt, f = train(OPTIMIZERS[name], True, 5, set_to_none=False)
+    want_losses, want_model, want_opt, _ = train(OPTIMIZERS[name], False, 5, set_to_none=False)
+    assert [t.item() for t in got_losses] == [t.item() for t in want_losses]
     for p, q in zip(got_model.parameters(), want_model.parameters(), strict=True):
         assert np.array_equal(p._data, q._data) and np.array_equal(p.grad._data, q.grad._data)
+        assert p._version == q._version and p.grad._version == q.grad._version
+    assert_state_equal(got_opt.state_dict(), want_opt.state_dict())
+    assert f.traces == 2 and "eager" not in f.explain()  # (.grad None, then the same .grad accumulated into)
+
+
+def test_second_step_without_zero_grad_accumulates_in_the_replay():
+    def run(compiled, steps=4):
+        x, y, w0, b0 = data()
+        m = model(w0, b0)
+        opt = dg.optim.SGD(m.parameters(), lr=0.05)
+
+        def step(x, y):
+            loss = ((m(x) - y) ** 2).mean()
+            loss.backward()  # (no zero_grad: .grad sums every step's gradient, as eagerly)
+            opt.step()
+            return loss.detach()
+        f = dg.compile(step) if compiled else step
+        return [f(x, y).item() for _ in range(steps)], m, f
+    got, got_model, f = run(True)
+    want, want_model, _ = run(False)
+    assert got == want
+    for p, q in zip(got_model.parameters(), want_model.parameters(), strict=True):
+        assert np.array_equal(p._data, q._data) and np.array_equal(p.grad._data, q.grad._data)
+    assert f.traces == 2 and "eager" not in f.explain()
+
+
+def test_accumulated_grad_replaced_between_calls_retraces():
+    w = dg.tensor([1.0, 2.0], requires_grad=True)
+
+    def step(x):
+        (w * x).sum().backward()
+        with dg.no_grad():
+            return w.grad * 1.0
+    f = dg.compile(step)
+    x = dg.tensor([1.0, 3.0])
+    f(x)
+    assert f(x).tolist() == [2.0, 6.0]
+    assert f(x).tolist() == [3.0, 9.0]  # (replayed: accumulated into the same .grad)
+    w.grad = dg.tensor([10.0, 10.0])  # (another tensor: the trace read and wrote the old one)
+    assert f(x).tolist() == [11.0, 13.0]
+    assert "another tensor now" in f.explain()
+    w.grad.zero_()  # (changed in place between calls: retraced)
+    assert f(x).tolist() == [1.0, 3.0]
 
 
 def manual_sgd(compiled, steps, lr=0.1):
@@ -170,9 +214,13 @@ def test_grad_set_outside_between_calls_retraces():
     opt.zero_grad()
     f(x, y)  # (.grad None again: the first trace replays)
     assert f.traces == 1
-    with pytest.warns(CompileWarning, match="accumulates into an existing .grad"):
-        f(x, y)  # (.grad kept: backward accumulates, eagerly)
-    assert "is not None now" in f.explain()
+    w_before = [p._data.copy() for p in m.parameters()]
+    g_before = [p.grad._data.copy() for p in m.parameters()]
+    f(x, y)  # (.grad kept: backward accumulates into it, a second trace)
+    assert f.traces == 2 and "is not None now" in f.explain()
+    grads = [p.grad._data for p in m.parameters()]
+    assert not any(np.array_equal(a, b) for a, b in zip(grads, g_before))
+    assert not any(np.array_equal(p._data, b) for p, b in zip(m.parameters(), w_before))
 
 
 @settings(max_examples=10, deadline=None)
@@ -204,3 +252,42 @@ def test_reading_grad_of_an_argument_runs_eagerly():
     x.grad = dg.tensor([0.0, 0.0])
     with dg.no_grad():
         assert c(x).tolist() == [3.0, 6.0]
+
+
+def test_lbfgs_step_with_a_closure_runs_eagerly_naming_why():
+    def run(compiled):
+        rng = np.random.default_rng(0)
+        x, y = dg.tensor(rng.standard_normal((8, 3))), dg.tensor(rng.standard_normal((8, 1)))
+        w = dg.tensor(np.zeros((3, 1)), requires_grad=True)
+        opt = dg.optim.LBFGS([w], lr=1, max_iter=5)
+
+        def step(x, y):
+            def closure():
+                opt.zero_grad()
+                loss = ((x @ w - y) ** 2).mean()
+                loss.backward()
+                return loss
+            return opt.step(closure).detach()
+        f = dg.compile(step) if compiled else step
+        return [f(x, y).item() for _ in range(3)], w, f
+    with pytest.warns(CompileWarning, match=r"LBFGS.step\(closure\) cannot be replayed: it calls the closure a "
+                                            "number of times that depends on the loss values"):
+        got, got_w, f = run(True)
+    want, want_w, _ = run(False)
+    assert got == want and np.array_equal(got_w._data, want_w._data)
+
+
+def test_other_optimizer_step_with_a_closure_names_the_closure():
+    x, y, w0, b0 = data()
+    m = model(w0, b0)
+    opt = dg.optim.SGD(m.parameters(), lr=0.1)
+
+    def step(x, y):
+        def closure():
+            opt.zero_grad()
+            loss = ((m(x) - y) ** 2).mean()
+            loss.backward()
+            return loss
+        return opt.step(closure).detach()
+    with pytest.warns(CompileWarning, match=r"SGD.step\(closure\): a replay would call the closure object"):
+        dg.compile(step)(x, y)
