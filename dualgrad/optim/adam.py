@@ -69,7 +69,8 @@ class Adam(Optimizer):
             thetas = [real_view(p._data) for p in params]
             theta_flat = np.concatenate(thetas, axis=None) if group["weight_decay"] and not group[
                 "decoupled_weight_decay"] else None
-            update = _adam_update(g, flat.m, flat.v, flat.v_max, float(flat.steps[0]), group, thetas, theta_flat)
+            update = _adam_update(g, flat.m, flat.v, flat.v_max, flat.bias_corrections(group), group,
+                                  thetas, theta_flat)
             for theta, part in zip(thetas, flat.slices):
                 theta += update[part].reshape(theta.shape)
             for p in params:
@@ -84,15 +85,15 @@ class Adam(Optimizer):
             v_max = state["max_exp_avg_sq"]._data if group["amsgrad"] else None
             update = _adam_update(real_view(p._grad._data), real_view(state["exp_avg"]._data),
                                   real_view(state["exp_avg_sq"]._data), None if v_max is None else real_view(v_max),
-                                  float(state["step"]._data), group, [theta], theta)
+                                  _bias_corrections(float(state["step"]._data), group), group, [theta], theta)
             theta += update
             p._bump_version()
 
     def _flat_moments(self, group: dict, params: list[Tensor]) -> _FlatMoments | None:
-        """The group's flat moment buffers if every parameter has a gradient, all have one real dtype and
-        equal step counts, and the state still holds the buffers' views (rebuilt from the state otherwise);
-        None when the step must go parameter by parameter."""
-        if not fastpath.ENABLED or len(params) != len(group["params"]):
+        """The flat moment buffers of ``params`` (the group's parameters that have a gradient) if they have one
+        real dtype and the state still holds the buffers' views (rebuilt from the state otherwise, e.g. when
+        another set of parameters has gradients); None when the step must go parameter by parameter."""
+        if not fastpath.ENABLED:
             return None
         cache = self.__dict__.setdefault("_flat_cache", {})
         flat = cache.get(id(group))
@@ -103,7 +104,7 @@ class Adam(Optimizer):
                 return None
             flat.group = group
             cache[id(group)] = flat
-        return flat if flat.steps_equal() else None
+        return flat
 
 
 def _init_state(state: dict, data: np.ndarray, amsgrad: bool) -> None:
@@ -115,10 +116,18 @@ def _init_state(state: dict, data: np.ndarray, amsgrad: bool) -> None:
         state["max_exp_avg_sq"] = _wrap(np.zeros_like(data))
 
 
-def _adam_update(g: np.ndarray, m: np.ndarray, v: np.ndarray, v_max: np.ndarray | None, step: float, group: dict,
-                 thetas: list[np.ndarray], theta: np.ndarray | None) -> np.ndarray:
-    """Update the moments ``m``, ``v`` (and ``v_max``) in place from the gradient ``g`` at step ``step``, and
-    return the increment of the parameter, torch's single-tensor formula in its order of operations.
+def _bias_corrections(step: float, group: dict) -> tuple[float, float]:
+    """torch's step size ``-lr / (1 - beta1^t)`` and ``sqrt(1 - beta2^t)`` at step ``t``, in Python floats
+    as torch's."""
+    beta1, beta2 = group["betas"]
+    return -group["lr"] / (1 - beta1 ** step), (1 - beta2 ** step) ** 0.5
+
+
+def _adam_update(g: np.ndarray, m: np.ndarray, v: np.ndarray, v_max: np.ndarray | None, corrections: tuple,
+                 group: dict, thetas: list[np.ndarray], theta: np.ndarray | None) -> np.ndarray:
+    """Update the moments ``m``, ``v`` (and ``v_max``) in place from the gradient ``g``, and return the
+    increment of the parameter, torch's single-tensor formula in its order of operations; ``corrections``
+    are ``(-lr / (1 - beta1^t), sqrt(1 - beta2^t))``, numbers or arrays in ``g``'s layout.
 
     ``thetas`` are the parameter arrays (scaled in place by decoupled weight decay), ``theta`` their values
     in ``g``'s layout (needed by L2 weight decay only). torch fuses ``lerp_`` and ``addcmul_`` into
@@ -142,10 +151,11 @@ def _adam_update(g: np.ndarray, m: np.ndarray, v: np.ndarray, v_max: np.ndarray 
     if v_max is not None:
         np.maximum(v_max, v, out=v_max)
         v = v_max
+    step_size, bias_correction2_sqrt = corrections
     denom = np.sqrt(v)
-    denom /= (1 - beta2 ** step) ** 0.5
+    denom /= bias_correction2_sqrt
     denom += eps
-    update = (-lr / (1 - beta1 ** step)) * m  # torch's addcdiv_: theta + (-step_size m) / denom
+    update = step_size * m  # torch's addcdiv_: theta + (-step_size m) / denom
     update /= denom
     return update
 
@@ -161,6 +171,7 @@ class _FlatMoments:
         self.entries = [entries for entries, key, _ in views if key == "step"]
         self.m, self.v, self.v_max = m, v, v_max
         self.slices = [slice(a, b) for a, b in zip([0, *offsets], [*offsets, m.size])]
+        self.sizes = [part.stop - part.start for part in self.slices]
         self.group: dict | None = None
 
     @classmethod
@@ -212,10 +223,16 @@ class _FlatMoments:
                 return False
         return True
 
-    def steps_equal(self) -> bool:
-        """Whether every parameter has taken the same number of steps (one bias correction for all)."""
-        steps = self.steps
-        return bool(steps.min() == steps.max()) if steps.size > 1 else True
+    def bias_corrections(self, group: dict) -> tuple:
+        """The step size and bias correction of the current step counts (``_bias_corrections``): two numbers
+        when the counts are equal (the usual case), else per parameter, computed as torch's in Python floats,
+        rounded to the moments' dtype (as NumPy rounds a Python float meeting an array) and repeated over
+        each parameter's elements."""
+        steps = self.steps.tolist()
+        if steps.count(steps[0]) == len(steps):
+            return _bias_corrections(steps[0], group)
+        per_parameter = [_bias_corrections(step, group) for step in steps]
+        return tuple(np.repeat(np.array(c, dtype=self.m.dtype), self.sizes) for c in zip(*per_parameter))
 
 
 class AdamW(Adam):

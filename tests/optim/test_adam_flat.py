@@ -19,12 +19,13 @@ CONFIGS = [
 ]
 
 
-def _params() -> list:
+def _params(single: bool = False) -> list:
     rng = np.random.default_rng(3)
-    return [dg.tensor(rng.standard_normal((3, 2)), requires_grad=True),
-            dg.tensor(rng.standard_normal(4), requires_grad=True),
-            dg.tensor(rng.standard_normal(2) + 1j * rng.standard_normal(2), requires_grad=True),
-            dg.tensor(rng.standard_normal(()), requires_grad=True)]
+    real, complex_ = (dg.float32, dg.complex64) if single else (dg.float64, dg.complex128)
+    return [dg.tensor(rng.standard_normal((3, 2)), dtype=real, requires_grad=True),
+            dg.tensor(rng.standard_normal(4), dtype=real, requires_grad=True),
+            dg.tensor(rng.standard_normal(2) + 1j * rng.standard_normal(2), dtype=complex_, requires_grad=True),
+            dg.tensor(rng.standard_normal(()), dtype=real, requires_grad=True)]
 
 
 def _loss(params: list, skip: int | None = None) -> dg.Tensor:
@@ -33,9 +34,10 @@ def _loss(params: list, skip: int | None = None) -> dg.Tensor:
     return sum(t for i, t in enumerate(terms) if i != skip)
 
 
-def _train(config: dict, flat: bool, monkeypatch, disturb: str | None = None) -> tuple[list, dict]:
+def _train(config: dict, flat: bool, monkeypatch, disturb: str | None = None,
+           single: bool = False) -> tuple[list, dict]:
     monkeypatch.setattr(fastpath, "ENABLED", flat)
-    params = _params()
+    params = _params(single)
     opt = dg.optim.Adam(params, **config)
     for step in range(7):
         if disturb == "load" and step == 3:
@@ -43,7 +45,7 @@ def _train(config: dict, flat: bool, monkeypatch, disturb: str | None = None) ->
         if disturb == "replace" and step == 4:
             opt.state[params[1]]["exp_avg"] = opt.state[params[1]]["exp_avg"].clone()
         opt.zero_grad()
-        skip = 1 if disturb == "skip" and step in (2, 5) else None
+        skip = 1 if disturb == "skip" and step in (2, 5) or disturb == "frozen" else None
         _loss(params, skip).backward()
         opt.step()
     state = opt.state_dict()["state"]
@@ -51,9 +53,12 @@ def _train(config: dict, flat: bool, monkeypatch, disturb: str | None = None) ->
 
 
 @pytest.mark.parametrize("config", CONFIGS)
-@pytest.mark.parametrize("disturb", [None, "skip", "load", "replace"])
-def test_flat_step_equals_per_parameter_step(config, disturb, monkeypatch):
-    assert _train(config, True, monkeypatch, disturb) == _train(config, False, monkeypatch, disturb)
+@pytest.mark.parametrize("disturb", [None, "skip", "frozen", "load", "replace"])
+@pytest.mark.parametrize("single", [False, True])
+def test_flat_step_equals_per_parameter_step(config, disturb, single, monkeypatch):
+    """Bit for bit; "skip" leaves one parameter without gradient twice (unequal step counts after), "frozen"
+    always (the flat buffers hold the other three)."""
+    assert _train(config, True, monkeypatch, disturb, single) == _train(config, False, monkeypatch, disturb, single)
 
 
 def test_flat_state_entries_are_live_views_with_torch_layout(monkeypatch):
@@ -74,7 +79,7 @@ def test_flat_state_entries_are_live_views_with_torch_layout(monkeypatch):
     assert not cache.m[:6].any()
 
 
-def test_unequal_step_counts_go_parameter_by_parameter(monkeypatch):
+def test_each_parameter_keeps_its_step_count(monkeypatch):
     monkeypatch.setattr(fastpath, "ENABLED", True)
     params = _params()
     opt = dg.optim.Adam(params, lr=0.1)
@@ -83,3 +88,15 @@ def test_unequal_step_counts_go_parameter_by_parameter(monkeypatch):
     opt.state[params[0]]["step"] += 5  # torch lets a user edit the counters; each parameter keeps its own
     opt.step()
     assert [float(opt.state[p]["step"]) for p in params] == [7.0, 2.0, 2.0, 2.0]
+
+
+def test_frozen_parameters_stay_out_of_the_flat_buffers(monkeypatch):
+    monkeypatch.setattr(fastpath, "ENABLED", True)
+    params = _params()
+    opt = dg.optim.Adam(params, lr=0.1)
+    for _ in range(2):
+        opt.zero_grad()
+        _loss(params, skip=1).backward()
+        opt.step()
+    assert params[1] not in opt.state
+    assert opt._flat_cache[id(opt.param_groups[0])].m.size == 6 + 4 + 1
