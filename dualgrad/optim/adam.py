@@ -103,6 +103,9 @@ class Adam(Optimizer):
                 cache.pop(id(group), None)
                 return None
             flat.group = group
+            live = {id(g) for g in self.param_groups}  # (a load_state_dict replaces the groups: forget theirs)
+            for key in [key for key in cache if key not in live]:
+                del cache[key]
             cache[id(group)] = flat
         return flat
 

@@ -100,3 +100,14 @@ def test_frozen_parameters_stay_out_of_the_flat_buffers(monkeypatch):
         opt.step()
     assert params[1] not in opt.state
     assert opt._flat_cache[id(opt.param_groups[0])].m.size == 6 + 4 + 1
+
+
+def test_replaced_groups_release_their_buffers(monkeypatch):
+    monkeypatch.setattr(fastpath, "ENABLED", True)
+    params = _params()
+    opt = dg.optim.Adam(params, lr=0.1)
+    _loss(params).backward()
+    opt.step()
+    opt.load_state_dict(opt.state_dict())
+    opt.step()
+    assert list(opt._flat_cache) == [id(opt.param_groups[0])]
