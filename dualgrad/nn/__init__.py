@@ -13,7 +13,31 @@ and run under ``vmap`` (with ``dualgrad.func.functional_call``).
 """
 
 from . import functional, init, utils
-from .activation import ELU, GELU, LeakyReLU, LogSoftmax, Mish, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
+from .activation import (
+    CELU,
+    ELU,
+    GELU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    PReLU,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softmin,
+    Softplus,
+    Softsign,
+    Tanh,
+    Tanhshrink,
+    Threshold,
+)
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d
 from .dropout import Dropout
@@ -37,9 +61,10 @@ from .parameter import Buffer, Parameter
 from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss",
-           "BatchNorm1d", "BatchNorm2d", "Bilinear", "Buffer", "Conv1d", "Conv2d", "CrossEntropyLoss",
-           "Dropout", "ELU", "Embedding", "Flatten", "GELU", "HuberLoss", "Identity", "KLDivLoss", "L1Loss",
-           "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d", "Mish",
-           "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "ParameterDict", "ParameterList",
-           "ReLU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh",
+           "BatchNorm1d", "BatchNorm2d", "Bilinear", "Buffer", "CELU", "Conv1d", "Conv2d", "CrossEntropyLoss",
+           "Dropout", "ELU", "Embedding", "Flatten", "GELU", "Hardsigmoid", "Hardswish", "Hardtanh", "HuberLoss",
+           "Identity", "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax",
+           "MSELoss", "MaxPool1d", "MaxPool2d", "Mish", "Module", "ModuleDict", "ModuleList", "NLLLoss", "PReLU",
+           "Parameter", "ParameterDict", "ParameterList", "ReLU", "ReLU6", "SELU", "Sequential", "SiLU", "Sigmoid",
+           "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "Softsign", "Tanh", "Tanhshrink", "Threshold",
            "Unflatten", "functional", "init", "utils"]

@@ -11,6 +11,8 @@ import math
 import warnings
 from typing import Any
 
+import numpy as np
+
 from ..ops.elementwise.core import relu as _relu
 from ..ops.elementwise.core import sigmoid, tanh, where
 from ..ops.elementwise.core import softplus as _softplus
@@ -19,8 +21,9 @@ from ..ops.reductions import log_softmax as _log_softmax
 from ..ops.reductions import softmax as _softmax
 from ..tensor import Tensor
 
-__all__ = ["elu", "gelu", "hardtanh", "leaky_relu", "log_softmax", "logsigmoid", "relu", "relu6", "selu",
-           "sigmoid", "silu", "softmax", "softmin", "softplus", "tanh"]
+__all__ = ["celu", "elu", "gelu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "log_softmax", "logsigmoid",
+           "prelu", "relu", "relu6", "selu", "sigmoid", "silu", "softmax", "softmin", "softplus", "softsign",
+           "tanh", "tanhshrink", "threshold"]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - torch's names
@@ -31,6 +34,22 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - torch'
     tensor([0., 2.])
     """
     return _relu(input)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x`` where ``x > threshold``, else ``value`` (gradient 1 above the threshold, 0 at and below it,
+    as torch's).
+
+    >>> import dualgrad as dg
+    >>> dg.nn.functional.threshold(dg.tensor([-1., 0.5, 2.]), 0.5, 20.)
+    tensor([20., 20.,  2.])
+    """
+    return where(input > threshold, input, _constant_like(input, value))
+
+
+def _constant_like(input: Tensor, value: float) -> Tensor:  # noqa: A002
+    """``value`` as a 0-d tensor of ``input``'s dtype (so that ``where`` keeps that dtype, as torch's)."""
+    return Tensor(np.asarray(value, dtype=input.dtype))
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -78,6 +97,18 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # 
     return where(input > 0, input, alpha * input.clamp(max=0).expm1())
 
 
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x`` for ``x > 0``, else ``alpha (exp(x / alpha) - 1)``.
+
+    >>> import dualgrad as dg
+    >>> dg.nn.functional.celu(dg.tensor([-1., 2.]), alpha=2.)
+    tensor([-0.7869,  2.0000])
+    """
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return where(input > 0, input, alpha * (input.clamp(max=0) / alpha).expm1())
+
+
 def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``scale * elu(x, alpha)`` with the self-normalising constants of Klambauer et al."""
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
@@ -87,6 +118,69 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x`` for ``x > 0``, else ``negative_slope * x``."""
     return where(input > 0, input, input * negative_slope)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
+    """``x`` for ``x > 0``, else ``weight * x``, ``weight`` (one value, or one per channel: dimension 1 of
+    ``x``) a learnt slope.
+
+    >>> import dualgrad as dg
+    >>> dg.nn.functional.prelu(dg.tensor([[-1., 2.], [-2., -3.]]), dg.tensor([0.5, 0.1]))
+    tensor([[-0.5000,  2.0000],
+            [-1.0000, -0.3000]])
+    """
+    count = weight.numel()
+    if count != 1:
+        if input.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.ndim >= 2 else 1
+        if count != channels:
+            raise RuntimeError("Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{count} and channel size = {channels}.")
+    weight = weight.reshape((count,) + (1,) * (input.ndim - 2) if count != 1 else ())
+    return where(input > 0, input, weight * input)
+
+
+def softsign(input: Tensor) -> Tensor:  # noqa: A002
+    """``x / (1 + |x|)``.
+
+    >>> import dualgrad as dg
+    >>> dg.nn.functional.softsign(dg.tensor([-1., 3.]))
+    tensor([-0.5000,  0.7500])
+    """
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
+    """``x - tanh(x)``.
+
+    >>> import dualgrad as dg
+    >>> dg.nn.functional.tanhshrink(dg.tensor([1.]))
+    tensor([0.2384])
+    """
+    return input - tanh(input)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``min(max(x + 3, 0), 6) / 6`` (gradient 1/6 strictly between -3 and 3, else 0, as torch's).
+
+    >>> import dualgrad as dg
+    >>> dg.nn.functional.hardsigmoid(dg.tensor([-4., 0., 1.5]))
+    tensor([0.0000, 0.5000, 0.7500])
+    """
+    return hardtanh(input + 3, 0.0, 6.0) / 6
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x min(max(x + 3, 0), 6) / 6``: 0 up to -3, ``x (x + 3) / 6`` between, ``x`` from 3 on; the
+    gradient is ``x / 3 + 1/2`` strictly between -3 and 3, 0 up to -3 and 1 from 3 on, as torch's.
+
+    >>> import dualgrad as dg
+    >>> dg.nn.functional.hardswish(dg.tensor([-4., 1., 4.]))
+    tensor([-0.0000,  0.6667,  4.0000])
+    """
+    middle = where(input < 3, input * (input + 3) / 6, input)
+    return where(input > -3, middle, input * 0)
 
 
 def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002

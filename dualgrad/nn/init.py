@@ -19,7 +19,7 @@ from ..reverse import no_grad
 from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
-           "orthogonal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
+           "orthogonal_", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "sigmoid")
@@ -77,6 +77,36 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: object =
     """Fill with draws from ``U(a, b)``."""
     with no_grad():
         return tensor.uniform_(a, b, **_generator(generator))
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator: object = None) -> Tensor:
+    r"""Fill with draws from ``N(mean, std^2)`` truncated to ``[a, b]``, torch's inverse-CDF method: ``u``
+    uniform on :math:`[2\Phi(lpha) - 1, 2\Phi(eta) - 1]` (:math:`lpha, eta` the bounds in standard
+    units, :math:`\Phi` the normal CDF), then ``mean + std sqrt(2) erfinv(u)``, clamped to ``[a, b]``.
+    Warns, as torch, when ``mean`` is more than 2 ``std`` outside ``[a, b]``.
+
+    >>> import dualgrad as dg
+    >>> _ = dg.manual_seed(0)
+    >>> w = dg.nn.init.trunc_normal_(dg.empty(1000), std=0.02, a=-0.04, b=0.04)
+    >>> bool(w.abs().max() <= 0.04), round(float(w.std()), 3)
+    (True, 0.017)
+    """
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
+                      "may be incorrect.", stacklevel=2)
+
+    def normal_cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    low, high = normal_cdf((a - mean) / std), normal_cdf((b - mean) / std)
+    with no_grad():
+        tensor.uniform_(2 * low - 1, 2 * high - 1, **_generator(generator))
+        tensor.erfinv_()
+        tensor.mul_(std * math.sqrt(2.0))
+        tensor.add_(mean)
+        tensor.clamp_(min=a, max=b)
+    return tensor
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: object = None) -> Tensor:

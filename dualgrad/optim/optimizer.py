@@ -141,10 +141,10 @@ class Optimizer:
         """Reset the ``.grad`` of every parameter: to None (the default), or to zeros in place."""
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is None:
+                if p._grad is None:
                     continue
                 if set_to_none:
-                    p.grad = None
+                    p._grad = None
                 else:
                     grad = p.grad
                     if grad.grad_fn is not None:
@@ -163,10 +163,17 @@ class Optimizer:
                 loss = closure()
         with no_grad():
             for group in self.param_groups:
-                for p in (p for p in group["params"] if p.grad is not None):
-                    self._update(p, p.grad._data, self.state[p] if self._keeps_state(group) else {}, group)
-                    p._bump_version()
+                self._step_group(group)
         return loss
+
+    def _step_group(self, group: dict) -> None:
+        """Update every parameter of ``group`` that has a gradient, one ``_update`` each (an optimizer may
+        instead update the whole group at once)."""
+        keeps_state = self._keeps_state(group)
+        for p in group["params"]:
+            if p._grad is not None:
+                self._update(p, p._grad._data, self.state[p] if keeps_state else {}, group)
+                p._bump_version()
 
     def _keeps_state(self, group: dict) -> bool:
         """Whether steps with this group's hyperparameters keep per-parameter state (SGD without momentum
