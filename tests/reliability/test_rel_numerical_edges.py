@@ -163,3 +163,15 @@ def test_max_along_a_dim_with_ties_goes_to_the_returned_index():
     expected = np.zeros(3)
     expected[indices.item()] = 1.0
     np.testing.assert_array_equal(x.grad.numpy()[0], expected)
+
+
+@pytest.mark.parametrize("fn", [dg.expm1, dg.nn.functional.elu, dg.nn.functional.celu],
+                         ids=["expm1", "elu", "celu"])
+def test_exponential_tails_keep_their_digits_in_both_modes(fn):
+    """``d expm1(x) / dx = exp(x)``: computed as ``expm1(x) + 1`` it kept 3 digits at x = -30 (so did elu's and
+    celu's gradients, made from it)."""
+    x = [-30.0, -700.0, -1e-12]
+    expected = np.exp(x)
+    _, grad = _reverse(fn, x)
+    np.testing.assert_allclose(grad, expected, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(_forward(fn, x), expected, rtol=1e-14, atol=0)

@@ -499,7 +499,8 @@ FRAC = elementwise("frac", lambda x: np.subtract(x, np.trunc(x)), (1,))
 # -- exponentials and logarithms ----------------------------------------------------
 exp = unary(elementwise("exp", np.exp, (lambda out, x: out,), save_inputs=False, save_out=True),
             "Exponential.", "[0.]", "tensor([1.])", numpy=np.exp, top_level_inplace=True)
-expm1 = unary(elementwise("expm1", np.expm1, (lambda out, x: out + 1,), save_inputs=False, save_out=True),
+# (its derivative is exp(x), not out + 1: that sum cancels to a few digits where exp(x) is tiny)
+expm1 = unary(elementwise("expm1", np.expm1, (lambda out, x: exp(x),)),
               "``exp(x) - 1``, accurate near 0.", "[0.]", "tensor([0.])", numpy=np.expm1,
               namespaces={"special": ("expm1",)}, top_level_inplace=True)
 log = unary(elementwise("log", np.log, (lambda out, x: 1 / x,)),
