@@ -269,7 +269,8 @@ def _defer(op: Any, args: tuple, params: dict, out: Any, tangents: list, level: 
             continue
         kept = any(s is a for s in saved)
         if (needed and not kept) or (t is not None and not (
-                a._requires_grad and (kept or (type(t) is DeferredTangent and t.op is not None)))):
+                a._requires_grad and (kept or (type(t) is DeferredTangent and t.op is not None)
+                                      or _view_of_leaf_tangent(a, t, level)))):
             return False
         held.append(a if needed else meta_of(a._data))
     lazy = DeferredTangent(op, tuple(held), tuple(tangents), params, meta_of(out._data),
@@ -277,6 +278,23 @@ def _defer(op: Any, args: tuple, params: dict, out: Any, tangents: list, level: 
     level._register(lazy)
     set_tangent(out, level, lazy)
     return True
+
+
+def _view_of_leaf_tangent(a: Tensor, t: Any, level: DualLevel) -> bool:
+    """True if ``t``, the tangent of ``a`` at ``level``, holds no memory of its own: ``a`` is a view
+    (``x[1:]``) of a leaf that requires grad, and ``t`` a view of that leaf's tangent.
+
+    The node recorded for ``a``'s view op holds the leaf (an edge to it), and the leaf its
+    tangent: a deferred tangent holding ``t`` keeps alive no memory the graph does not.
+    """
+    view = a._view
+    if type(t) is not Tensor or view is None or t._data.base is None:
+        return False
+    base = view.base
+    if not base._requires_grad or base._grad_fn is not None or not base._fw:
+        return False
+    own = base._fw.get(level)
+    return type(own) is Tensor and own._data.base is None and t._data.base is own._data
 
 
 class DeferredTangent:

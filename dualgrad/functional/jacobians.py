@@ -10,8 +10,8 @@ from ..ops.shape.core import stack
 from ..reverse import enable_grad
 from ..reverse import grad as autograd_grad
 from ..tensor import Tensor
+from ..transforms.func import _jvp as func_jvp
 from ..transforms.func import _rows, _to_trailing
-from ..transforms.func import jvp as func_jvp
 from ..transforms.levels import reverse_level, tracked_by_enclosing_transform
 from ..vmap.batching import make_batched, output_at, vmap_level
 from ..vmap.identity_basis import identity_blocks
@@ -80,11 +80,12 @@ def _rows_batched(outputs: tuple, xs: tuple, create_graph: bool) -> list:
     return jac
 
 
-def _columns_forward(func: Callable, inputs: tuple) -> tuple[list, bool]:
+def _columns_forward(func: Callable, inputs: tuple, tape_tangents: bool = True) -> tuple[list, bool]:
     """All columns in one forward pass with a batch of basis tangents (``strategy='forward-mode'``).
 
     ``vmap`` of ``func.jvp`` over the basis, without vmap's argument checks:
-    the tangents are batched at a new vmap level directly.
+    the tangents are batched at a new vmap level directly. ``tape_tangents=False``: no reverse
+    pass differentiates the tangents (``hessian``'s, when its inner gradient is not recorded).
     """
     # (an alias keeps what an enclosing transform tracks; hessian's gradient may set requires_grad on it)
     xs = tuple(x.view(x.shape) if tracked_by_enclosing_transform(x) else x.detach() for x in inputs)
@@ -98,7 +99,7 @@ def _columns_forward(func: Callable, inputs: tuple) -> tuple[list, bool]:
     n = sum(x.numel() for x in xs)
     with vmap_level(n) as level:
         tangents = tuple(make_batched(block, 0, level.id) for block in identity_blocks(xs))
-        pushed = func_jvp(as_tuple_func, xs, tangents)[1]
+        pushed = func_jvp(as_tuple_func, xs, tangents, tape_tangents=tape_tangents)[1]
     jac = []
     for t in (output_at("jacobian", t, 0, level) for t in pushed):
         shape, start, per_input = tuple(t.shape[1:]), 0, []
@@ -142,6 +143,12 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
     tensor([[2., 0.],
             [0., 4.]])
     """
+    return _jacobian(func, inputs, create_graph, strict, vectorize, strategy)
+
+
+def _jacobian(func: Callable, inputs: Any, create_graph: bool, strict: bool, vectorize: bool, strategy: str,
+              tape_tangents: bool = True) -> Any:
+    """``jacobian``; ``tape_tangents`` goes to its forward mode (``_columns_forward``)."""
     _check_strategy(strategy, "jacobian")
     if strategy == "forward-mode":  # torch's checks, in torch's order
         if create_graph:
@@ -151,7 +158,7 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
         in_tuple, inputs = as_tuple(inputs, "inputs", "jacobian")
         if not vectorize:
             raise NotImplementedError(FORWARD_NEEDS_VECTORIZE)
-        jac, out_tuple = _columns_forward(func, inputs)
+        jac, out_tuple = _columns_forward(func, inputs, tape_tangents)
         return _structure(jac, out_tuple, in_tuple)
     record = graph_needed(create_graph)
     with enable_grad(), reverse_level() as level:
@@ -202,6 +209,9 @@ def hessian(func: Callable, inputs: Any, create_graph: bool = False, strict: boo
             check_requires_grad(grads, strict, JACOBIAN_INDEPENDENT)
             return grads
 
-    hess = jacobian(gradient, inputs if in_tuple else inputs[0], create_graph=create_graph, strict=strict,
-                    vectorize=vectorize, strategy=outer_jacobian_strategy)
+    # Forward over reverse without a recorded inner gradient: the tangents of the backward pass are
+    # computed with grad mode off, so nothing can differentiate those of the forward pass either
+    # (their graph would only be recorded and dropped).
+    hess = _jacobian(gradient, inputs if in_tuple else inputs[0], create_graph, strict, vectorize,
+                     outer_jacobian_strategy, tape_tangents=inner_graph)
     return hess if in_tuple else hess[0]

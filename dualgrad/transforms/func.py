@@ -50,10 +50,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..base import pytree
 from ..base.dtypes import is_differentiable_dtype
 from ..base.state import STATE
-from ..factories import ones_like, zeros_like
+from ..factories import zeros_like
 from ..forward_ad import dual_level, make_dual
 from ..forward_ad.engine import drop_dead, tangent_at
 from ..ops.dispatch import apply
@@ -62,6 +64,7 @@ from ..reverse import enable_grad, is_grad_enabled
 from ..reverse import grad as autograd_grad
 from ..reverse.api import check_real_output
 from ..reverse.engine import run_backward
+from ..reverse.grad_mode import _set_grad_mode
 from ..tensor import Tensor, _wrap
 from ..vmap.batching import (
     from_physical,
@@ -92,7 +95,8 @@ def _check_transform_input(x: Any) -> None:
 
 
 def _has_tangent(x: Tensor) -> bool:
-    return any(tangent_at(x, level) is not None for level in STATE.dual_levels)
+    levels = STATE.dual_levels
+    return bool(levels) and any(tangent_at(x, level) is not None for level in levels)
 
 
 def _track(x: Any, levels: tuple, level: ReverseLevel) -> tuple[Tensor, Tensor]:
@@ -119,7 +123,7 @@ def _call_tracked(func: Callable, flat: list, levels: tuple) -> tuple:
     level after all (``func`` used a value batched there), ``func`` runs again with every
     level, so that each batch member gets its own gradient. The level has ended when this returns.
     """
-    with reverse_level() as level, enable_grad():
+    with reverse_level(grad_mode=True) as level:
         if levels and STATE.dual_levels:
             kept = tuple(vl for vl in levels if any(is_batched_at(x, vl) for x in flat)
                          or not any(tangent_batched_at(x, vl) for x in flat))
@@ -203,17 +207,22 @@ def _lowered(tree: Any, keep_graph: bool) -> Any:
 def _grad_transform(func: Callable, argnums: Any, has_aux: bool, with_value: bool) -> Callable:
     """``grad_and_value(func)`` (``with_value``) or ``grad(func)``, which skips the value."""
     api = "grad_and_value(f)(*args)"
+    checked: dict = {}  # number of arguments -> argnums as checked non-negative ints (checked once per arity)
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         levels = STATE.vmap_levels
         grad_was_enabled = is_grad_enabled()
-        nums, chosen = _select(args, argnums)
+        nums = checked.get(len(args))
+        if nums is None:
+            nums = checked[len(args)] = _argnums_tuple(argnums, len(args))
+        chosen = args[nums[0]] if isinstance(argnums, int) else tuple(args[i] for i in nums)
         flat, spec = pytree.flatten(chosen)
         tracked, output, aux, levels = _call_tracked(lambda new: _split_aux(
             func(*_replace(args, nums, argnums, pytree.unflatten(new, spec)), **kwargs), has_aux,
             api), flat, levels)
-        with enable_grad():
+        _set_grad_mode(True)  # (``enable_grad``, inlined: this runs once per call)
+        try:
             if not isinstance(output, Tensor):
                 raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(output)}")
             if output.ndim != 0:
@@ -225,8 +234,10 @@ def _grad_transform(func: Callable, argnums: Any, has_aux: bool, with_value: boo
             leaves = [leaf for _, leaf in tracked]
             out_phys = to_physical(output, levels)
             create = needs_graph(grad_was_enabled, [out_phys, *leaves])
-            grads = _pullback([out_phys], leaves, [ones_like(out_phys)], create, False)
-        result = _lowered(pytree.unflatten([from_physical(g, levels) for g in grads], spec), create)
+            grads = _gradients(out_phys, leaves, create)
+        finally:
+            _set_grad_mode(grad_was_enabled)
+        result = pytree.unflatten([lower(from_physical(g, levels), create) for g in grads], spec)
         if has_aux:
             aux = _lowered(aux, grad_was_enabled)
         if not with_value:
@@ -235,6 +246,18 @@ def _grad_transform(func: Callable, argnums: Any, has_aux: bool, with_value: boo
         return result, (value, aux) if has_aux else value
 
     return wrapper
+
+
+def _gradients(out: Tensor, leaves: list, create: bool) -> list:
+    """``d out / d leaf`` for each leaf (zeros where independent) of a real scalar ``out`` (physical:
+    one leading dimension per vmap level), seeded with ones: ``_pullback`` without its checks, which
+    hold (the leaves are the transform's and require grad, the seed has the output's shape and dtype)."""
+    if not out.requires_grad:
+        return [zeros_like(leaf) for leaf in leaves]
+    data = out._data
+    seed = _wrap(np.ones(data.shape, data.dtype))
+    grads = run_backward([out], [seed], retain_graph=create, create_graph=create, inputs=leaves, accumulate=False)
+    return [zeros_like(leaf) if g is None else g for g, leaf in zip(grads, leaves, strict=True)]
 
 
 def grad_and_value(func: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
@@ -353,6 +376,13 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
     >>> jvp(lambda x: x ** 2, (dg.tensor([1., 2.]),), (dg.tensor([1., 1.]),))
     (tensor([1., 4.]), tensor([2., 4.]))
     """
+    return _jvp(func, primals, tangents, strict, has_aux)
+
+
+def _jvp(func: Callable, primals: tuple, tangents: tuple, strict: bool = False, has_aux: bool = False,
+         tape_tangents: bool = True) -> tuple:
+    """``jvp``; with ``tape_tangents=False`` the tangent rules of its level record no graph (the caller
+    knows that no reverse pass will differentiate the tangents: see ``DualLevel.tape_tangents``)."""
     if not isinstance(primals, tuple):
         raise RuntimeError(
             "jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
@@ -378,7 +408,7 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
     levels = STATE.vmap_levels
     modes = leave_inference_mode()
     try:
-        physical, aux, out_spec = _jvp_at_new_level(func, flat_p, flat_t, spec, levels, has_aux)
+        physical, aux, out_spec = _jvp_at_new_level(func, flat_p, flat_t, spec, levels, has_aux, tape_tangents)
     finally:
         restore_modes(modes)
     if strict and any(tangent is None for _, tangent, _ in physical):
@@ -394,11 +424,13 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
     return result + (aux,) if has_aux else result
 
 
-def _jvp_at_new_level(func: Callable, flat_p: list, flat_t: list, spec: Any, levels: tuple, has_aux: bool) -> tuple:
+def _jvp_at_new_level(func: Callable, flat_p: list, flat_t: list, spec: Any, levels: tuple, has_aux: bool,
+                      tape_tangents: bool) -> tuple:
     """Run ``func`` on dual inputs at a new dual level: ``(outputs' (primal, tangent, vmap levels), aux,
     output structure)``."""
     with dual_level() as number:
         level = STATE.dual_levels[number]
+        level.tape_tangents = tape_tangents
         duals = []
         for p, t in zip(flat_p, flat_t, strict=True):
             own = _batched_levels(p, levels)

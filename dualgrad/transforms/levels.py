@@ -71,15 +71,21 @@ class reverse_level:  # noqa: N801 - used as a function: ``with reverse_level() 
     """Make a new innermost reverse level alive for the duration of the block (``as``: the level).
 
     On exit the level is dead, also when the block raised. Inside ``inference_mode`` the block
-    runs with inference mode off (``leave_inference_mode``).
+    runs with inference mode off (``leave_inference_mode``); with ``grad_mode=True`` also with grad
+    mode on (as inside ``enable_grad()``), the modes before restored on exit.
     """
 
-    __slots__ = ("level", "previous", "modes")
+    __slots__ = ("level", "previous", "modes", "grad_mode")
+
+    def __init__(self, grad_mode: bool = False) -> None:
+        self.grad_mode = grad_mode
 
     def __enter__(self) -> ReverseLevel:
         self.level = ReverseLevel()
         self.previous = STATE.reverse_levels
         self.modes = leave_inference_mode()
+        if self.grad_mode:
+            STATE.grad_enabled = True
         STATE.reverse_levels = self.previous + (self.level,)
         return self.level
 
@@ -142,8 +148,16 @@ def reaches_live_leaf(tensors: Iterable[Any], base: bool = True) -> bool:
         while node is not None:
             if alias_nodes and id(node) in alias_nodes:
                 return True
-            edges, node = getattr(node, "edges", ()), None
-            for target, _ in edges:
+            # (a compact node's targets read from its slots: ``Node.edges`` builds tuples of pairs)
+            arity = getattr(node, "_arity", 0)
+            if arity == 1:
+                targets = (node._t0,)
+            elif arity == 2:
+                targets = (node._t0, node._t1)
+            else:
+                targets = [target for target, _ in getattr(node, "edges", ())]
+            node = None
+            for target in targets:
                 if target is None:
                     continue
                 if isinstance(target, Tensor):
@@ -214,7 +228,8 @@ def lower(x: Any, keep_graph: bool = True, base: bool = True) -> Any:
     """
     if not isinstance(x, Tensor):
         return x
-    own = tuple(level for level in STATE.vmap_levels if is_batched_at(x, level))
+    levels = STATE.vmap_levels
+    own = tuple(level for level in levels if is_batched_at(x, level)) if levels else ()
     phys = to_physical(x, own) if own else x
     if not phys.requires_grad or (keep_graph and reaches_live_leaf([phys], base)):
         return x
