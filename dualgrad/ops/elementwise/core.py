@@ -337,6 +337,17 @@ def _sigmoid_impl(x: np.ndarray) -> np.ndarray:
         x = x.astype(np.float64)
     if x.dtype.kind == "c":
         return 1 / (1 + np.exp(-x))
+    if x.ndim and x.dtype.kind == "f":
+        # exp(min(x, 0)) / (1 + exp(-|x|)): the same two quotients as the selection below, bit for bit
+        # (a NaN too: fmin gives 1 / NaN, NaN's sign and payload from the denominator), in two new
+        # arrays and seven ufunc calls where the selection makes seven arrays in nine calls
+        denominator = np.abs(x)
+        np.negative(denominator, out=denominator)
+        np.exp(denominator, out=denominator)
+        np.add(denominator, 1, out=denominator)
+        numerator = np.fmin(x, 0)
+        np.exp(numerator, out=numerator)
+        return np.divide(numerator, denominator, out=numerator)
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 

@@ -117,6 +117,8 @@ def _matmul_jvp(tangents: tuple, out: Any, x: Tensor, y: Tensor) -> Tensor:
 def _matmul_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if type(x) is np.ndarray and type(y) is np.ndarray and x.ndim == 2 == y.ndim and x.shape[1] == y.shape[0] != 1:
         return np.matmul(x, y)  # (two matrices, no outer product: the common case, with the fewest tests)
+    if type(x) is np.ndarray and type(y) is np.ndarray and x.ndim == 1 and y.ndim == 2 and x.shape[0] == y.shape[0]:
+        return np.matmul(x, y)  # (a vector times a matrix: an LSTM's gates, ``x @ W``)
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         raise RuntimeError(
             f"matmul: both arguments need at least 1 dimension, got shapes {np.shape(x)} and {np.shape(y)}"
