@@ -632,9 +632,40 @@ def sum(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
     if (dim is None and axis is None and keepdims is None and keepdim is False and dtype is None
             and type(x) is Tensor and fastpath.ENABLED):  # (``x.sum()``: the arguments _reduce_args gives)
         return apply(SUM, x, axis=None, keepdims=False)
+    if dim is None and keepdim is False and dtype is None and type(axis) is tuple:
+        out = _unseen_sum(x, axis, bool(keepdims))
+        if out is not None:
+            return out
     x = tensor_arg(x, "sum")
     x = _cast(x, dtype)
     return apply(SUM, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "sum"))
+
+
+def _unseen_sum(x: Any, axes: tuple, keepdims: bool) -> Tensor | None:
+    """``x.sum(axis=axes, keepdims=...)`` by NumPy directly, or None (the caller dispatches).
+
+    Taken when no mode can see the sum (``unseen``: a plain Tensor, no node to record, no
+    tangent, no observer; a view only with its graph up to date), ``x`` is of a floating dtype
+    and ``axes`` are increasing axes of ``x`` (what ``normalize_axes`` would give, so the
+    checks it makes cannot fail): then dispatch would call the same ``np.add.reduce``
+    and wrap the result. ``fit_gradient`` sums a broadcast gradient back this way
+    (B1's per-observation products of a vector with one value).
+    """
+    if not unseen(x):
+        return None
+    view = x._view
+    data = x._data
+    if (view is not None and view.version != x._counter.value) or data.dtype not in FLOATING_DTYPES:
+        return None
+    previous = -1
+    for axis in axes:
+        if type(axis) is not int or axis <= previous:
+            return None
+        previous = axis
+    if previous >= data.ndim:
+        return None
+    total = _add_reduce(data, axis=axes, keepdims=keepdims)
+    return _wrap(total if type(total) is np.ndarray else np.asarray(total))
 
 
 @public(MEAN, inplace=False)
