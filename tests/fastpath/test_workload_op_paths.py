@@ -211,3 +211,28 @@ def test_the_shortcuts_are_taken_only_when_no_mode_can_see_them():
     g, out, y = dg.ones(2), dg.zeros(2), dg.zeros(2, 3)
     assert _dispatched(lambda: _logsumexp_vjp(g, out, y, axis=(1,), keepdims=False)) == 0
     assert _dispatched(lambda: _logsumexp_vjp(g.requires_grad_(), out, y, axis=(1,), keepdims=False)) > 0
+
+
+@pytest.mark.parametrize("index", [(1,), (slice(1, 3),), (slice(None), 2), (slice(None, None, 2), slice(1, None)),
+                                   (np.array([0, 2, 0]),), (np.array([True, False, True, False]),), (Ellipsis, 1)],
+                         ids=repr)
+def test_indexings_gradient_is_the_scatters(index):
+    from dualgrad.ops.indexing import INDEX_ADD_INTO_ZEROS, _getitem_vjp
+
+    x = dg.tensor(np.arange(12.0).reshape(4, 3), requires_grad=True)
+    g = dg.tensor(np.random.default_rng(7).standard_normal(x.detach().numpy()[index].shape))
+    expected = dispatch.apply(INDEX_ADD_INTO_ZEROS, g, shape=x.shape, index=index)
+    _same(_getitem_vjp(g, None, x, index), expected)
+    assert dg.autograd.gradcheck(lambda t: (t[index] ** 2).sum(), (x,))
+    assert dg.autograd.gradgradcheck(lambda t: t[index] ** 2, (x,))
+    per_row = dg.vmap(dg.func.grad(lambda t: (t[index[-1:]] ** 2).sum()))(x.detach()[None])
+    np.testing.assert_allclose(per_row.numpy()[0], dg.grad((x[index[-1:]] ** 2).sum(), x)[0].numpy())
+
+
+@pytest.mark.fastpath
+def test_indexings_gradient_dispatches_only_when_seen():
+    from dualgrad.ops.indexing import _getitem_vjp
+
+    x, g = dg.ones(4, 3), dg.ones(3)
+    assert _dispatched(lambda: _getitem_vjp(g, None, x, (1,))) == 0
+    assert _dispatched(lambda: _getitem_vjp(g.requires_grad_(), None, x, (1,))) == 1
