@@ -29,7 +29,7 @@ from ..tensor import Tensor, _wrap, int_arg
 from ._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg
-from .elementwise.core import maximum, minimum, sgn, to_dtype, where
+from .elementwise.core import ZERO_ONE, maximum, minimum, sgn, to_dtype, where
 from .registry import Op, linear, nondifferentiable
 from .shape.core import FLIP, NARROW, PAD, PERMUTE, RESHAPE, reshape
 from .surface import exported, public
@@ -271,7 +271,8 @@ def _logsumexp_impl(x: np.ndarray, *, axis: tuple | None, keepdims: bool) -> np.
     if x.size and x.ndim and x.dtype.kind in "fc":
         # (the same ufuncs as below, without NumPy's Python wrappers and with two fewer arrays)
         m = _maximum_reduce(x, axis=axis, keepdims=True)
-        m = np.where(np.isfinite(m), m, 0)
+        constants = ZERO_ONE.get(x.dtype)  # (0 of x's dtype as an array: no Python number to convert)
+        m = np.where(np.isfinite(m), m, 0 if constants is None else constants[0])
         terms = np.subtract(x, m)
         out = np.log(_add_reduce(np.exp(terms, out=terms), axis=axis, keepdims=True))
         np.add(out, m, out=out)

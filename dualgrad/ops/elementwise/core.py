@@ -331,21 +331,34 @@ def _imag_impl(x: np.ndarray) -> np.ndarray:
     return np.imag(x) if x.dtype.kind == "c" else np.zeros_like(x)
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+# 0 and 1 as 0-d arrays of each real floating dtype (read only: operands of ufuncs, which convert a Python
+# number at each call: a microsecond of the seven calls of a small sigmoid)
+ZERO_ONE = {np.dtype(code): (_read_only(np.zeros((), code)), _read_only(np.ones((), code))) for code in "efdg"}
+
+
 def _sigmoid_impl(x: np.ndarray) -> np.ndarray:
     """1 / (1 + exp(-x)), without overflow for large |x| (bools as 0 and 1, as in torch)."""
     if x.dtype.kind == "b":
         x = x.astype(np.float64)
     if x.dtype.kind == "c":
         return 1 / (1 + np.exp(-x))
-    if x.ndim and x.dtype.kind == "f":
+    constants = ZERO_ONE.get(x.dtype) if x.ndim else None
+    if constants is not None:
         # exp(min(x, 0)) / (1 + exp(-|x|)): the same two quotients as the selection below, bit for bit
         # (a NaN too: fmin gives 1 / NaN, NaN's sign and payload from the denominator), in two new
-        # arrays and seven ufunc calls where the selection makes seven arrays in nine calls
+        # arrays and seven ufunc calls where the selection makes seven arrays in nine calls (0 and 1
+        # as arrays of x's dtype: a ufunc converts a Python number for each call)
+        zero, one = constants
         denominator = np.abs(x)
         np.negative(denominator, out=denominator)
         np.exp(denominator, out=denominator)
-        np.add(denominator, 1, out=denominator)
-        numerator = np.fmin(x, 0)
+        np.add(denominator, one, out=denominator)
+        numerator = np.fmin(x, zero)
         np.exp(numerator, out=numerator)
         return np.divide(numerator, denominator, out=numerator)
     e = np.exp(-np.abs(x))
