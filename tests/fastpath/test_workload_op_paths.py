@@ -236,3 +236,14 @@ def test_indexings_gradient_dispatches_only_when_seen():
     x, g = dg.ones(4, 3), dg.ones(3)
     assert _dispatched(lambda: _getitem_vjp(g, None, x, (1,))) == 0
     assert _dispatched(lambda: _getitem_vjp(g.requires_grad_(), None, x, (1,))) == 1
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex128])
+def test_the_output_slopes_of_tanh_and_sigmoid_keep_their_values(dtype):
+    from dualgrad.ops.elementwise.core import _sigmoid_slope, _tanh_slope
+
+    y = np.random.default_rng(8).standard_normal(40).astype(dtype)
+    for got, expected in ((_sigmoid_slope(y), (1 - y) * y), (_tanh_slope(y), 1 - y * y)):
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+    assert _sigmoid_slope(np.array(0.5, dtype)) == 0.25 and _tanh_slope(np.array(0.5, dtype)) == 0.75

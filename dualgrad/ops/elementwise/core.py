@@ -341,6 +341,12 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 ZERO_ONE = {np.dtype(code): (_read_only(np.zeros((), code)), _read_only(np.ones((), code))) for code in "efdg"}
 
 
+def _one_of(dtype: np.dtype) -> Any:
+    """1 as a 0-d array of the real floating ``dtype`` (``ZERO_ONE``), else the number 1."""
+    constants = ZERO_ONE.get(dtype)
+    return 1 if constants is None else constants[1]
+
+
 def _sigmoid_impl(x: np.ndarray) -> np.ndarray:
     """1 / (1 + exp(-x)), without overflow for large |x| (bools as 0 and 1, as in torch)."""
     if x.dtype.kind == "b":
@@ -370,12 +376,12 @@ def _tanh_slope(y: np.ndarray) -> Any:
     slope = np.multiply(y, y)
     if type(slope) is not np.ndarray:  # (one value: NumPy gives a scalar, which has no memory to reuse)
         return 1 - slope
-    return np.subtract(1, slope, out=slope)
+    return np.subtract(_one_of(slope.dtype), slope, out=slope)
 
 
 def _sigmoid_slope(y: np.ndarray) -> Any:
     """``y * (1 - y)``: a new array (or, for one value, NumPy's scalar)."""
-    slope = np.subtract(1, y)
+    slope = np.subtract(_one_of(y.dtype), y) if type(y) is np.ndarray and y.ndim else np.subtract(1, y)
     if type(slope) is not np.ndarray:
         return slope * y
     return np.multiply(slope, y, out=slope)
