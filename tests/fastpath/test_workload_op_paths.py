@@ -247,3 +247,43 @@ def test_the_output_slopes_of_tanh_and_sigmoid_keep_their_values(dtype):
         assert got.dtype == expected.dtype
         np.testing.assert_array_equal(got, expected)
     assert _sigmoid_slope(np.array(0.5, dtype)) == 0.25 and _tanh_slope(np.array(0.5, dtype)) == 0.75
+
+
+def _bits(t: dg.Tensor) -> np.ndarray:
+    return np.ascontiguousarray(t.detach().numpy()).reshape(-1).view(np.uint8)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("shapes", [((), ()), ((3,), ()), ((), (3,)), ((2, 3), (3,)), ((3, 1), (1, 4))], ids=str)
+def test_divisions_partials_are_the_expressions_bits(dtype, shapes):
+    from dualgrad.ops.elementwise.core import _div_partial_x, _div_partial_y
+
+    rng = np.random.default_rng(9)
+    specials = np.array([np.nan, 0.0, -0.0, np.inf, -np.inf, 1e-30, 3.0])
+    for _ in range(30):
+        x, y = (rng.standard_normal(shape) * 10.0 ** rng.integers(-4, 4) for shape in shapes)
+        if rng.random() < 0.4:
+            x = np.full(shapes[0], rng.choice(specials))
+        if rng.random() < 0.4:
+            y = np.full(shapes[1], rng.choice(specials))
+        x, y = dg.tensor(np.asarray(x, dtype)), dg.tensor(np.asarray(y, dtype))
+        with np.errstate(all="ignore"):
+            pairs = ((_div_partial_x(None, x, y), 1 / y), (_div_partial_y(None, x, y), -(x / y) / y))
+        for got, expected in pairs:
+            assert got.dtype == expected.dtype and got.shape == expected.shape
+            np.testing.assert_array_equal(_bits(got), _bits(expected))
+
+
+def test_division_derivatives_in_every_mode():
+    x = dg.tensor([0.3, -1.2, 2.0], requires_grad=True)
+    y = dg.tensor(0.7, requires_grad=True)
+    assert dg.autograd.gradcheck(lambda a, b: a / b, (x, y))
+    assert dg.autograd.gradgradcheck(lambda a, b: a / b, (x, y))
+    gx, gy = dg.grad((x / y).sum(), (x, y))
+    with fwAD.dual_level():
+        quotient = fwAD.make_dual(x.detach(), dg.ones(3)) / fwAD.make_dual(y.detach(), dg.tensor(1.0))
+        out = fwAD.unpack_dual(quotient.sum())
+    np.testing.assert_allclose(float(out.tangent), float(gx.sum() + gy), rtol=1e-14)
+    gradient_of_y = dg.func.grad(lambda a, b: (a / b).sum(), argnums=1)
+    per_row = dg.vmap(gradient_of_y, in_dims=(0, None))(x.detach()[None], y.detach())
+    np.testing.assert_allclose(per_row.numpy(), [float(gy)], rtol=1e-15)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..._deference import deferring_op
 from ...base.checks import is_number
-from ...base.dtypes import is_differentiable_dtype, torch_dtype_name
+from ...base.dtypes import REAL_FLOATING_DTYPES, is_differentiable_dtype, torch_dtype_name
 from ...base.state import STATE
 from ...factories import zeros_like
 from ...fastpath import (
@@ -474,7 +474,39 @@ SUB_SCALED = elementwise("sub_scaled", lambda x, y, alpha: x - alpha * y, (1, la
                          save_inputs=False, number_inputs=True, grad_name="SubBackward0")
 # (torch's saves and formulas: x only for y's rule, y always, ``-(x / y) / y``; not the output, which
 # code changes in place after a division, as in ``y = x / n; y += 1``)
-DIV = elementwise("div", np.true_divide, (lambda out, x, y: 1 / y, lambda out, x, y: -(x / y) / y),
+def _unseen_real_arrays(x: Any, y: Any) -> tuple | None:
+    """The arrays of two Tensors of one real floating dtype that no mode can see (``unseen``), else None."""
+    if type(x) is not Tensor or type(y) is not Tensor or not (unseen(x) and unseen(y)):
+        return None
+    a, b = x._data, y._data
+    return (a, b) if a.dtype is b.dtype and a.dtype in REAL_FLOATING_DTYPES else None
+
+
+def _div_partial_x(out: Any, x: Any, y: Any) -> Any:
+    """``1 / y`` (``reciprocal(y) * 1``, as ``number / tensor`` computes it; the product by 1 is exact
+    for real numbers): NumPy's quotient directly when no mode can see ``y`` (a backward without
+    ``create_graph``), as dispatch would compute it."""
+    if type(y) is Tensor and unseen(y) and y._data.dtype in REAL_FLOATING_DTYPES:
+        return _wrap(np.asarray(np.true_divide(1, y._data)))
+    return 1 / y
+
+
+def _div_partial_y(out: Any, x: Any, y: Any) -> Any:
+    """``-(x / y) / y``; when no mode can see ``x`` and ``y``, the same operations by NumPy directly:
+    the operators' for two single values (``Op.scalar_impl``), else the ufuncs, in one new array."""
+    arrays = _unseen_real_arrays(x, y)
+    if arrays is None:
+        return -(x / y) / y
+    a, b = arrays
+    if not a.ndim and not b.ndim:
+        quotient = a[()] / b[()]
+        return _wrap(np.asarray(-quotient / b[()]))
+    quotient = np.true_divide(a, b)  # (an array of the broadcast shape, which ``b`` broadcasts to)
+    np.negative(quotient, out=quotient)
+    return _wrap(np.true_divide(quotient, b, out=quotient))
+
+
+DIV = elementwise("div", np.true_divide, (_div_partial_x, _div_partial_y),
                   save_inputs=lambda needs: (needs[1], True), to_float=True, number_inputs=True)
 NEG = elementwise("neg", np.negative, (-1,))
 neg = unary(NEG, "``-x``.", "[1., -2.]", "tensor([-1.,  2.])", aliases=("negative",), numpy=np.negative,
