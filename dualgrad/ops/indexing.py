@@ -172,9 +172,11 @@ def _block_of(node: Any) -> tuple | None:
     trailing Ellipsis keeps an all-integer index a 0-d view rather than a scalar.
     """
     index = node.params["index"]
-    if all(type(i) is slice or (isinstance(i, (int, np.integer)) and type(i) is not bool) for i in index):
-        return index + (Ellipsis,)
-    return None
+    for i in index:  # (a loop with the common kinds tested first: the engine asks at every indexed node)
+        kind = type(i)
+        if kind is not int and kind is not slice and (kind is bool or not isinstance(i, (int, np.integer))):
+            return None
+    return index + (Ellipsis,)
 
 
 GETITEM.scatter_index = _block_of

@@ -287,3 +287,21 @@ def test_division_derivatives_in_every_mode():
     gradient_of_y = dg.func.grad(lambda a, b: (a / b).sum(), argnums=1)
     per_row = dg.vmap(gradient_of_y, in_dims=(0, None))(x.detach()[None], y.detach())
     np.testing.assert_allclose(per_row.numpy(), [float(gy)], rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(), (5,), (2, 3)])
+def test_the_partials_of_sin_and_cos_are_the_ops_bits(dtype, shape):
+    from dualgrad.ops.elementwise.core import _cos_partial, _sin_partial
+
+    for values in (np.random.default_rng(10).standard_normal(shape) * 5, np.full(shape, np.nan),
+                   np.full(shape, -0.0), np.full(shape, np.inf)):
+        x = dg.tensor(np.asarray(values, dtype))
+        with np.errstate(invalid="ignore"):
+            pairs = ((_sin_partial(None, x), dg.cos(x)), (_cos_partial(None, x), -dg.sin(x)))
+        for got, expected in pairs:
+            assert got.dtype == expected.dtype and got.shape == expected.shape
+            np.testing.assert_array_equal(_bits(got), _bits(expected))
+    x = dg.tensor(np.linspace(-3, 3, 5), requires_grad=True)
+    for fn in (dg.sin, dg.cos):
+        assert dg.autograd.gradcheck(fn, (x,)) and dg.autograd.gradgradcheck(fn, (x,))

@@ -582,9 +582,29 @@ logaddexp = binary(LOGADDEXP, "``log(exp(x) + exp(y))`` computed stably; its gra
                    numpy=np.logaddexp, inplace=False)
 
 # -- trigonometric and hyperbolic --------------------------------------------------------
-sin = unary(elementwise("sin", np.sin, (lambda out, x: cos(x),)),
+def _unseen_real(x: Any) -> np.ndarray | None:
+    """The array of a Tensor of a real floating dtype that no mode can see (``unseen``), else None."""
+    return x._data if type(x) is Tensor and unseen(x) and x._data.dtype in REAL_FLOATING_DTYPES else None
+
+
+def _sin_partial(out: Any, x: Any) -> Any:
+    """``cos(x)``; NumPy's directly when no mode can see ``x`` (a backward without ``create_graph``)."""
+    data = _unseen_real(x)
+    return cos(x) if data is None else _wrap(np.asarray(np.cos(data)))
+
+
+def _cos_partial(out: Any, x: Any) -> Any:
+    """``-sin(x)``; NumPy's directly when no mode can see ``x``."""
+    data = _unseen_real(x)
+    if data is None:
+        return -sin(x)
+    sine = np.asarray(np.sin(data))  # (a new array, also for one value)
+    return _wrap(np.negative(sine, out=sine))
+
+
+sin = unary(elementwise("sin", np.sin, (_sin_partial,)),
             "Sine.", "[0.]", "tensor([0.])", numpy=np.sin, top_level_inplace=True)
-cos = unary(elementwise("cos", np.cos, (lambda out, x: -sin(x),)),
+cos = unary(elementwise("cos", np.cos, (_cos_partial,)),
             "Cosine.", "[0.]", "tensor([1.])", numpy=np.cos, top_level_inplace=True)
 tan = unary(elementwise("tan", np.tan, (lambda out, x: 1 + out * out,), save_inputs=False, save_out=True),
             "Tangent.", "[0.]", "tensor([0.])", numpy=np.tan, top_level_inplace=True)
