@@ -13,6 +13,8 @@ def normalize_axes(axis: Any, ndim: int, op: str = "op") -> tuple | None:
     accepted, as in torch, but name no axis of its array)."""
     if axis is None:
         return None
+    if type(axis) is int and -ndim <= axis < ndim:  # (one valid axis, ``x.logsumexp(0)``: what the rest gives)
+        return (axis + ndim if axis < 0 else axis,)
     if isinstance(axis, int) or hasattr(axis, "__index__"):
         axis = (axis,)
     elif isinstance(axis, (str, bytes, dict, set, frozenset)) or not hasattr(axis, "__iter__"):

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..factories import zeros_like
-from ..fastpath import quiet_getitem
+from ..fastpath import quiet_getitem, unseen
 from ..tensor import Tensor, _wrap, as_operand, check_tensor
 from ..vmap.batching import BatchedTensor, movedim
 from ._axes import normalize_axis
@@ -150,9 +150,17 @@ def _getitem_name(node: Any) -> str:
     return name or ("SliceBackward0" if full_slice else "AliasBackward0")
 
 
+def _getitem_vjp(g: Tensor, out: Any, x: Any, index: tuple) -> Tensor:
+    """Zeros of ``x``'s shape with ``g`` added at ``index``: the scatter's impl called directly when
+    no mode can see it (``unseen``: a backward without ``create_graph``), where dispatch would only
+    call it and wrap the result; the first slice's gradient of each tensor in B1 and B2."""
+    if unseen(g):
+        return _wrap(_scatter_add_impl(g._data, x.shape, index))
+    return apply(INDEX_ADD_INTO_ZEROS, g, shape=x.shape, index=index)
+
+
 _FULL = slice(None)
-GETITEM = linear("getitem", _getitem_impl,
-                 (lambda g, out, x, index: apply(INDEX_ADD_INTO_ZEROS, g, shape=x.shape, index=index),),
+GETITEM = linear("getitem", _getitem_impl, (_getitem_vjp,),
                  batch=_getitem_batch, family="indexing", grad_name="IndexBackward0", view=True,
                  grad_name_for=_getitem_name)
 
@@ -164,9 +172,11 @@ def _block_of(node: Any) -> tuple | None:
     trailing Ellipsis keeps an all-integer index a 0-d view rather than a scalar.
     """
     index = node.params["index"]
-    if all(type(i) is slice or (isinstance(i, (int, np.integer)) and type(i) is not bool) for i in index):
-        return index + (Ellipsis,)
-    return None
+    for i in index:  # (a loop with the common kinds tested first: the engine asks at every indexed node)
+        kind = type(i)
+        if kind is not int and kind is not slice and (kind is bool or not isinstance(i, (int, np.integer))):
+            return None
+    return index + (Ellipsis,)
 
 
 GETITEM.scatter_index = _block_of

@@ -120,6 +120,14 @@ def _index_put_impl(x: np.ndarray, values: Any, index: tuple) -> np.ndarray:
     return out
 
 
+def _copy_impl(x: Any, src: Any) -> np.ndarray:
+    """``src`` broadcast to ``x``'s shape, as a new array of ``x``'s dtype (without NumPy's
+    ``broadcast_to`` wrapper when ``src`` is an array of that shape already)."""
+    if type(src) is np.ndarray and type(x) is np.ndarray and src.shape == x.shape:
+        return src.astype(x.dtype)
+    return np.broadcast_to(src, np.shape(x)).astype(x.dtype)
+
+
 # -- their batching rules: the target batch-first, the written values laid out like its region
 def _copy_batch(args: list, bdims: list) -> tuple:
     """``copy`` on batch-first operands (the target broadcast if unbatched, as the result is batched)."""
@@ -148,7 +156,7 @@ def _copy_slices_batch(args: list, bdims: list, chain: tuple) -> tuple:
 
 
 COPY = linear(
-    "copy", lambda x, src: np.broadcast_to(src, np.shape(x)).astype(x.dtype),
+    "copy", lambda x, src: _copy_impl(x, src),
     (lambda g, out, x, src: zeros_like(g), lambda g, out, x, src: g),
     batch=_copy_batch, family="elementwise", grad_name="torch::autograd::CopyBackwards",  # (torch's name())
 )
@@ -535,10 +543,13 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     if not isinstance(src, Tensor) and numeric_array(src) is None:
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
     shape = src.shape if isinstance(src, Tensor) else np.shape(src)
-    try:
-        broadcast = np.broadcast_shapes(shape, self.shape)
-    except ValueError:
-        broadcast = self.shape  # the op raises torch's error naming the dimension
+    if shape == self.shape:  # (the common case, ``out[j] = v``: NumPy's broadcast_shapes costs microseconds)
+        broadcast = shape
+    else:
+        try:
+            broadcast = np.broadcast_shapes(shape, self.shape)
+        except ValueError:
+            broadcast = self.shape  # the op raises torch's error naming the dimension
     if broadcast != self.shape:
         raise RuntimeError(f"copy_: output with shape {list(self.shape)} doesn't match the broadcast shape "
                            f"{list(broadcast)}")

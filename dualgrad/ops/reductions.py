@@ -22,14 +22,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import fastpath
-from ..base.dtypes import FLOATING_DTYPES
+from ..base.dtypes import FLOATING_DTYPES, REAL_FLOATING_DTYPES
 from ..factories import zeros_like
 from ..fastpath import unseen
 from ..tensor import Tensor, _wrap, int_arg
 from ._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
 from .batch_rules import to_front
 from .dispatch import apply, tensor_arg
-from .elementwise.core import maximum, minimum, sgn, to_dtype, where
+from .elementwise.core import ZERO_ONE, maximum, minimum, sgn, to_dtype, where
 from .registry import Op, linear, nondifferentiable
 from .shape.core import FLIP, NARROW, PAD, PERMUTE, RESHAPE, reshape
 from .surface import exported, public
@@ -249,6 +249,10 @@ def _norm_weight(out: Tensor, x: Tensor, *, axis: tuple | None, p: float) -> Ten
 
 
 # -- implementations that are more than one NumPy call ---------------------------------------------
+_add_reduce = np.add.reduce  # (what ``np.sum`` and ``np.amax`` call, without their Python wrappers)
+_maximum_reduce = np.maximum.reduce
+
+
 def _half_in_float32(impl: Callable) -> Callable:
     """``impl``, computed in float32 for float16 ``x`` and rounded once at the end, as torch's CPU
     kernels do: sums of squares or of exponentials overflow float16's 65504 (a variance or a norm
@@ -264,6 +268,15 @@ def _half_in_float32(impl: Callable) -> Callable:
 
 def _logsumexp_impl(x: np.ndarray, *, axis: tuple | None, keepdims: bool) -> np.ndarray:
     """``log(sum(exp(x)))`` shifted by the maximum, so it neither overflows nor underflows."""
+    if x.size and x.ndim and x.dtype.kind in "fc":
+        # (the same ufuncs as below, without NumPy's Python wrappers and with two fewer arrays)
+        m = _maximum_reduce(x, axis=axis, keepdims=True)
+        constants = ZERO_ONE.get(x.dtype)  # (0 of x's dtype as an array: no Python number to convert)
+        m = np.where(np.isfinite(m), m, 0 if constants is None else constants[0])
+        terms = np.subtract(x, m)
+        out = np.log(_add_reduce(np.exp(terms, out=terms), axis=axis, keepdims=True))
+        np.add(out, m, out=out)
+        return out if keepdims else out.squeeze(axis=axis)
     m = np.amax(x, axis=axis, keepdims=True) if x.size else np.zeros((1,) * x.ndim, x.dtype)
     m = np.where(np.isfinite(m), m, 0)
     out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
@@ -458,6 +471,26 @@ def _select_batch(op: Op, args: tuple, bdims: tuple, *, axis: int, keepdims: boo
 
 
 # -- the ops -------------------------------------------------------------------------------------------
+_LOGSUMEXP_RULES = _weighted(_logsumexp_weight, holomorphic=True)
+
+
+def _logsumexp_vjp(g: Tensor, out: Any, x: Any, *, axis: Any, keepdims: bool) -> Tensor:
+    """``g * exp(x - out)`` (the reduced ``g`` and ``out`` with their axes kept), by NumPy directly when
+    no mode can see it (``unseen``: a backward without ``create_graph``) and the three are real of one
+    dtype (``x`` not 0-d); else the rule of ops (``_weighted``'s), which computes the same ufuncs on the
+    same arrays."""
+    if unseen(g) and unseen(out) and unseen(x):
+        g_data, out_data, x_data = g._data, out._data, x._data
+        if x_data.ndim and x_data.dtype in REAL_FLOATING_DTYPES and g_data.dtype is x_data.dtype is out_data.dtype:
+            if not keepdims:
+                kept = _kept_shape(out_data.shape, x_data.ndim, axis)
+                g_data, out_data = g_data.reshape(kept), out_data.reshape(kept)
+            weight = np.subtract(x_data, out_data)  # (x's shape: out broadcasts to it)
+            np.exp(weight, out=weight)
+            return _wrap(np.multiply(g_data, weight, out=weight))
+    return _LOGSUMEXP_RULES[0][0](g, out, x, axis=axis, keepdims=keepdims)
+
+
 def _sum_impl(x: Any, axis: Any, keepdims: bool) -> Any:
     """``np.sum``; for an array of a floating dtype, the ``np.add.reduce`` that ``np.sum`` calls, without its
     Python wrapper (a third of a small sum's cost)."""
@@ -466,7 +499,6 @@ def _sum_impl(x: Any, axis: Any, keepdims: bool) -> Any:
     return np.sum(x, axis=axis, keepdims=keepdims)
 
 
-_add_reduce = np.add.reduce
 SUM = linear("sum", _sum_impl,
              (lambda g, out, x, axis, keepdims: expand_reduced(g, x.shape, axis, keepdims),),
              family="reduction", grad_name_for=_name_by_dim("Sum"))
@@ -485,8 +517,8 @@ VAR = _reduction("var", _half_in_float32(lambda x, axis, keepdims, correction:
 STD = _reduction("std", _half_in_float32(lambda x, axis, keepdims, correction:
                                           np.std(x, axis=axis, ddof=correction, keepdims=keepdims)),
                  _std_weight, vjp_mask=_nonzero_result, jvp_mask=_nonzero_result, save_out=True)
-LOGSUMEXP = _reduction("logsumexp", _half_in_float32(_logsumexp_impl), _logsumexp_weight, holomorphic=True,
-                       save_out=True)
+LOGSUMEXP = Op("logsumexp", _half_in_float32(_logsumexp_impl), vjp=(_logsumexp_vjp,), jvp=_LOGSUMEXP_RULES[1],
+               family="reduction", save_out=True)
 NORM = _reduction("norm", _half_in_float32(lambda x, axis, keepdims, p:
                                             np.linalg.vector_norm(x, ord=p, axis=axis, keepdims=keepdims)),
                   _norm_weight, save_out=True, grad_name="LinalgVectorNormBackward0")
@@ -601,9 +633,40 @@ def sum(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
     if (dim is None and axis is None and keepdims is None and keepdim is False and dtype is None
             and type(x) is Tensor and fastpath.ENABLED):  # (``x.sum()``: the arguments _reduce_args gives)
         return apply(SUM, x, axis=None, keepdims=False)
+    if dim is None and keepdim is False and dtype is None and type(axis) is tuple:
+        out = _unseen_sum(x, axis, bool(keepdims))
+        if out is not None:
+            return out
     x = tensor_arg(x, "sum")
     x = _cast(x, dtype)
     return apply(SUM, x, **_reduce_args(x, dim, axis, keepdim, keepdims, "sum"))
+
+
+def _unseen_sum(x: Any, axes: tuple, keepdims: bool) -> Tensor | None:
+    """``x.sum(axis=axes, keepdims=...)`` by NumPy directly, or None (the caller dispatches).
+
+    Taken when no mode can see the sum (``unseen``: a plain Tensor, no node to record, no
+    tangent, no observer; a view only with its graph up to date), ``x`` is of a floating dtype
+    and ``axes`` are increasing axes of ``x`` (what ``normalize_axes`` would give, so the
+    checks it makes cannot fail): then dispatch would call the same ``np.add.reduce``
+    and wrap the result. ``fit_gradient`` sums a broadcast gradient back this way
+    (B1's per-observation products of a vector with one value).
+    """
+    if not unseen(x):
+        return None
+    view = x._view
+    data = x._data
+    if (view is not None and view.version != x._counter.value) or data.dtype not in FLOATING_DTYPES:
+        return None
+    previous = -1
+    for axis in axes:
+        if type(axis) is not int or axis <= previous:
+            return None
+        previous = axis
+    if previous >= data.ndim:
+        return None
+    total = _add_reduce(data, axis=axes, keepdims=keepdims)
+    return _wrap(total if type(total) is np.ndarray else np.asarray(total))
 
 
 @public(MEAN, inplace=False)

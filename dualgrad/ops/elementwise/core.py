@@ -18,7 +18,7 @@ import numpy as np
 
 from ..._deference import deferring_op
 from ...base.checks import is_number
-from ...base.dtypes import is_differentiable_dtype, torch_dtype_name
+from ...base.dtypes import REAL_FLOATING_DTYPES, is_differentiable_dtype, torch_dtype_name
 from ...base.state import STATE
 from ...factories import zeros_like
 from ...fastpath import (
@@ -331,12 +331,42 @@ def _imag_impl(x: np.ndarray) -> np.ndarray:
     return np.imag(x) if x.dtype.kind == "c" else np.zeros_like(x)
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+# 0 and 1 as 0-d arrays of each real floating dtype (read only: operands of ufuncs, which convert a Python
+# number at each call: a microsecond of the seven calls of a small sigmoid)
+ZERO_ONE = {np.dtype(code): (_read_only(np.zeros((), code)), _read_only(np.ones((), code))) for code in "efdg"}
+
+
+def _one_of(dtype: np.dtype) -> Any:
+    """1 as a 0-d array of the real floating ``dtype`` (``ZERO_ONE``), else the number 1."""
+    constants = ZERO_ONE.get(dtype)
+    return 1 if constants is None else constants[1]
+
+
 def _sigmoid_impl(x: np.ndarray) -> np.ndarray:
     """1 / (1 + exp(-x)), without overflow for large |x| (bools as 0 and 1, as in torch)."""
     if x.dtype.kind == "b":
         x = x.astype(np.float64)
     if x.dtype.kind == "c":
         return 1 / (1 + np.exp(-x))
+    constants = ZERO_ONE.get(x.dtype) if x.ndim else None
+    if constants is not None:
+        # exp(min(x, 0)) / (1 + exp(-|x|)): the same two quotients as the selection below, bit for bit
+        # (a NaN too: fmin gives 1 / NaN, NaN's sign and payload from the denominator), in two new
+        # arrays and seven ufunc calls where the selection makes seven arrays in nine calls (0 and 1
+        # as arrays of x's dtype: a ufunc converts a Python number for each call)
+        zero, one = constants
+        denominator = np.abs(x)
+        np.negative(denominator, out=denominator)
+        np.exp(denominator, out=denominator)
+        np.add(denominator, one, out=denominator)
+        numerator = np.fmin(x, zero)
+        np.exp(numerator, out=numerator)
+        return np.divide(numerator, denominator, out=numerator)
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
@@ -346,12 +376,12 @@ def _tanh_slope(y: np.ndarray) -> Any:
     slope = np.multiply(y, y)
     if type(slope) is not np.ndarray:  # (one value: NumPy gives a scalar, which has no memory to reuse)
         return 1 - slope
-    return np.subtract(1, slope, out=slope)
+    return np.subtract(_one_of(slope.dtype), slope, out=slope)
 
 
 def _sigmoid_slope(y: np.ndarray) -> Any:
     """``y * (1 - y)``: a new array (or, for one value, NumPy's scalar)."""
-    slope = np.subtract(1, y)
+    slope = np.subtract(_one_of(y.dtype), y) if type(y) is np.ndarray and y.ndim else np.subtract(1, y)
     if type(slope) is not np.ndarray:
         return slope * y
     return np.multiply(slope, y, out=slope)
@@ -444,7 +474,39 @@ SUB_SCALED = elementwise("sub_scaled", lambda x, y, alpha: x - alpha * y, (1, la
                          save_inputs=False, number_inputs=True, grad_name="SubBackward0")
 # (torch's saves and formulas: x only for y's rule, y always, ``-(x / y) / y``; not the output, which
 # code changes in place after a division, as in ``y = x / n; y += 1``)
-DIV = elementwise("div", np.true_divide, (lambda out, x, y: 1 / y, lambda out, x, y: -(x / y) / y),
+def _unseen_real_arrays(x: Any, y: Any) -> tuple | None:
+    """The arrays of two Tensors of one real floating dtype that no mode can see (``unseen``), else None."""
+    if type(x) is not Tensor or type(y) is not Tensor or not (unseen(x) and unseen(y)):
+        return None
+    a, b = x._data, y._data
+    return (a, b) if a.dtype is b.dtype and a.dtype in REAL_FLOATING_DTYPES else None
+
+
+def _div_partial_x(out: Any, x: Any, y: Any) -> Any:
+    """``1 / y`` (``reciprocal(y) * 1``, as ``number / tensor`` computes it; the product by 1 is exact
+    for real numbers): NumPy's quotient directly when no mode can see ``y`` (a backward without
+    ``create_graph``), as dispatch would compute it."""
+    if type(y) is Tensor and unseen(y) and y._data.dtype in REAL_FLOATING_DTYPES:
+        return _wrap(np.asarray(np.true_divide(1, y._data)))
+    return 1 / y
+
+
+def _div_partial_y(out: Any, x: Any, y: Any) -> Any:
+    """``-(x / y) / y``; when no mode can see ``x`` and ``y``, the same operations by NumPy directly:
+    the operators' for two single values (``Op.scalar_impl``), else the ufuncs, in one new array."""
+    arrays = _unseen_real_arrays(x, y)
+    if arrays is None:
+        return -(x / y) / y
+    a, b = arrays
+    if not a.ndim and not b.ndim:
+        quotient = a[()] / b[()]
+        return _wrap(np.asarray(-quotient / b[()]))
+    quotient = np.true_divide(a, b)  # (an array of the broadcast shape, which ``b`` broadcasts to)
+    np.negative(quotient, out=quotient)
+    return _wrap(np.true_divide(quotient, b, out=quotient))
+
+
+DIV = elementwise("div", np.true_divide, (_div_partial_x, _div_partial_y),
                   save_inputs=lambda needs: (needs[1], True), to_float=True, number_inputs=True)
 NEG = elementwise("neg", np.negative, (-1,))
 neg = unary(NEG, "``-x``.", "[1., -2.]", "tensor([-1.,  2.])", aliases=("negative",), numpy=np.negative,
@@ -521,9 +583,29 @@ logaddexp = binary(LOGADDEXP, "``log(exp(x) + exp(y))`` computed stably; its gra
                    numpy=np.logaddexp, inplace=False)
 
 # -- trigonometric and hyperbolic --------------------------------------------------------
-sin = unary(elementwise("sin", np.sin, (lambda out, x: cos(x),)),
+def _unseen_real(x: Any) -> np.ndarray | None:
+    """The array of a Tensor of a real floating dtype that no mode can see (``unseen``), else None."""
+    return x._data if type(x) is Tensor and unseen(x) and x._data.dtype in REAL_FLOATING_DTYPES else None
+
+
+def _sin_partial(out: Any, x: Any) -> Any:
+    """``cos(x)``; NumPy's directly when no mode can see ``x`` (a backward without ``create_graph``)."""
+    data = _unseen_real(x)
+    return cos(x) if data is None else _wrap(np.asarray(np.cos(data)))
+
+
+def _cos_partial(out: Any, x: Any) -> Any:
+    """``-sin(x)``; NumPy's directly when no mode can see ``x``."""
+    data = _unseen_real(x)
+    if data is None:
+        return -sin(x)
+    sine = np.asarray(np.sin(data))  # (a new array, also for one value)
+    return _wrap(np.negative(sine, out=sine))
+
+
+sin = unary(elementwise("sin", np.sin, (_sin_partial,)),
             "Sine.", "[0.]", "tensor([0.])", numpy=np.sin, top_level_inplace=True)
-cos = unary(elementwise("cos", np.cos, (lambda out, x: -sin(x),)),
+cos = unary(elementwise("cos", np.cos, (_cos_partial,)),
             "Cosine.", "[0.]", "tensor([1.])", numpy=np.cos, top_level_inplace=True)
 tan = unary(elementwise("tan", np.tan, (lambda out, x: 1 + out * out,), save_inputs=False, save_out=True),
             "Tangent.", "[0.]", "tensor([0.])", numpy=np.tan, top_level_inplace=True)

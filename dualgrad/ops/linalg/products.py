@@ -44,14 +44,15 @@ def matrix_transpose(x: Tensor) -> Tensor:
 
 def _matmul_vjp_x(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
     """dL/dx = g @ y^H, with NumPy's 1-D promotion rules undone."""
-    product = _unseen_matrix_product(g, y, False, True)
-    if product is not None:
-        return product
     x_ndim = len(x.shape)
     if x_ndim == 1:  # (vector @ matrix: dx = y @ g, one NumPy product when no mode can see it)
         arrays = _unseen_real_arrays(y, g)
         if arrays is not None and arrays[0].ndim == 2:
             return _wrap(np.matmul(*arrays))
+    else:  # (a vector ``g`` is no matrix: only a matrix ``x`` may take the product of two matrices)
+        product = _unseen_matrix_product(g, y, False, True)
+        if product is not None:
+            return product
     y = as_operand(y)  # (``x`` is not saved: a TensorMeta, read for its rank only)
     yc = y.conj()
     if y.ndim == 1:
@@ -63,14 +64,15 @@ def _matmul_vjp_x(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
 
 def _matmul_vjp_y(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
     """dL/dy = x^H @ g, with NumPy's 1-D promotion rules undone."""
-    product = _unseen_matrix_product(x, g, True, False)
-    if product is not None:
-        return product
     y_ndim = len(y.shape)
-    if y_ndim == 2:  # (vector @ matrix: dy is the outer product of x and g, one NumPy call when unseen)
+    if y_ndim == 2:  # (one test of both operands for the two products of a matrix ``y``; no other ``y`` has one)
         arrays = _unseen_real_arrays(x, g)
-        if arrays is not None and arrays[0].ndim == 1:
-            return _wrap(np.multiply.outer(*arrays))
+        if arrays is not None:
+            a, b = arrays
+            if a.ndim == 1:  # (vector @ matrix: dy is the outer product of x and g)
+                return _wrap(np.multiply.outer(a, b))
+            if a.ndim == 2 and b.ndim == 2:  # (two matrices: x^T @ g)
+                return _wrap(_matmul_impl(a.T, b))
     x = as_operand(x)  # (``y`` is not saved: a TensorMeta, read for its rank only)
     xc = x.conj()
     if x.ndim == 1:
@@ -117,6 +119,8 @@ def _matmul_jvp(tangents: tuple, out: Any, x: Tensor, y: Tensor) -> Tensor:
 def _matmul_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if type(x) is np.ndarray and type(y) is np.ndarray and x.ndim == 2 == y.ndim and x.shape[1] == y.shape[0] != 1:
         return np.matmul(x, y)  # (two matrices, no outer product: the common case, with the fewest tests)
+    if type(x) is np.ndarray and type(y) is np.ndarray and x.ndim == 1 and y.ndim == 2 and x.shape[0] == y.shape[0]:
+        return np.matmul(x, y)  # (a vector times a matrix: an LSTM's gates, ``x @ W``)
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         raise RuntimeError(
             f"matmul: both arguments need at least 1 dimension, got shapes {np.shape(x)} and {np.shape(y)}"

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import fastpath
 from ...base.state import STATE
 from ...tensor import Tensor, as_operand
 from ...vmap import batching
@@ -350,8 +351,21 @@ def reshape(x: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
     >>> x.reshape(6).grad_fn.name(), x.t().reshape(6).grad_fn.name()
     ('ViewBackward0', 'UnsafeViewBackward0')
     """
+    if shape is None and len(sizes) == 1 and type(x) is Tensor and _is_shape_of(sizes[0], x._data.size):
+        return reshaped(x, sizes[0])  # (a tuple of sizes that needs no checks: ``fit_gradient``'s)
     x = tensor_arg(x, "reshape")
     return reshaped(x, _target_shape(x, sizes, shape))
+
+
+def _is_shape_of(shape: Any, size: int) -> bool:
+    """True if ``shape`` is a tuple of non-negative ints with ``size`` elements in all (with the fast
+    paths on): what ``_target_shape`` would return for it."""
+    if not fastpath.ENABLED or type(shape) is not tuple:
+        return False
+    for n in shape:
+        if type(n) is not int or n < 0:
+            return False
+    return math.prod(shape) == size
 
 
 def reshaped(x: Tensor, shape: tuple) -> Tensor:
