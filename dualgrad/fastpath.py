@@ -67,7 +67,7 @@ import numpy as np
 
 from .base.dtypes import FLOATING_DTYPES, REAL_FLOATING_DTYPES
 from .base.state import STATE
-from .tensor import Tensor, _wrap, is_untracked_like
+from .tensor import Tensor, _wrap, is_untracked_like, shared_index_params
 
 # The one switch (read once): DUALGRAD_FASTPATH=0 turns every fast path off.
 ENABLED: bool = os.environ.get("DUALGRAD_FASTPATH", "1").strip() != "0"
@@ -211,7 +211,8 @@ def quiet_getitem(op: Any, plain: Callable, make_view: Callable, record: Callabl
     ``data[index + (...,)]`` (always a view of ``self``'s memory, 0-d for an all-integer index),
     wrapped in a new Tensor, made a view of ``self``'s base (``make_view``: ``dispatch.make_view``)
     and, if grad mode is on and ``self`` requires grad, recorded (``record``: ``dispatch._record``),
-    with the parameters ``{"index": index as a tuple}`` that ``getitem`` would pass. Without the
+    with the parameters ``{"index": index as a tuple}`` that ``getitem`` would pass (the dict dispatch
+    shares among all calls with that index: ``tensor.shared_index_params``). Without the
     checks of ``getitem`` (``normalize_index``, batched entries) and of dispatch (shared memory, the
     operands' kinds). An index out of range goes to ``plain``, which raises the documented error.
     """
@@ -227,7 +228,10 @@ def quiet_getitem(op: Any, plain: Callable, make_view: Callable, record: Callabl
         kind = type(index)
         if kind is int or kind is slice:
             index = (index,)
-        elif kind is not tuple or not all(type(i) is int or type(i) is slice for i in index):
+        elif kind is not tuple:
+            return plain(self, index)
+        params = shared_index_params(index)  # (None unless ints and slices)
+        if params is None:
             return plain(self, index)
         view = self._view
         if view is not None and view.version != self._counter.value:  # (a stale view: rebuilt by dispatch)
@@ -236,7 +240,6 @@ def quiet_getitem(op: Any, plain: Callable, make_view: Callable, record: Callabl
             out = _wrap(self._data[index + (Ellipsis,)])
         except IndexError:
             return plain(self, index)
-        params = {"index": index}
         grad_mode = flags["grad_enabled"]
         make_view(self, out, ((op, params),), grad_mode)
         if grad_mode and self._requires_grad:

@@ -32,6 +32,7 @@ from ..tensor import (
     inherit_inference,
     mark_inference,
     meta_of,
+    shared_index_params,
     wrap_operand,
 )
 from ..vmap.batching import run as run_batched  # the batched result, or NotImplemented when no argument is batched
@@ -133,6 +134,8 @@ def _apply(op: Any, args: tuple, params: dict, flags: dict) -> Any:
         if not op.differentiable:
             return out
         if op.view:
+            if len(params) == 1 and type(params.get("index")) is tuple:  # (``x[1:3]``: see shared_index_params)
+                params = shared_index_params(params["index"]) or params
             _mark_view(args[0], params, out, op, flags["grad_enabled"])
     if flags["grad_enabled"]:
         # (_tracks is called only for views and constants other than floats: the fast tests
@@ -215,10 +218,11 @@ def make_view(x: Tensor, view: Tensor, steps: tuple, grad_mode: bool) -> None:
     """
     view._counter = counter = x._version_counter()
     info = x._view
-    base, chain = (x, ()) if info is None else (info.base, info.chain)
     if not grad_mode and STATE.inference_mode:
         grad_mode = None
-    view._view = ViewInfo(base, chain + steps, counter.value, grad_mode)
+    # (a view of a view keeps the ViewInfo of the view it was made from: its steps come first)
+    base = x if info is None else info.base
+    view._view = ViewInfo(base, steps, counter.value, grad_mode, info)
     inherit_inference(base, view)
 
 
