@@ -25,6 +25,7 @@ from ..forward_ad.engine import propagate_tangents
 from ..reverse.node import new_node, new_node1, new_node2
 from ..reverse.saved import SavedTensor, fold_input, fold_output, save_tensor
 from ..tensor import (
+    _METAS,
     Tensor,
     ViewInfo,
     _wrap,
@@ -40,6 +41,7 @@ from .promotion import default_float_result, promote
 
 _ndarray = np.ndarray
 NO_EDGE = (None, 0)
+_NO_METAS: dict = {}
 
 # ``Op.pack_order`` of the binary ops whose torch nodes save ``other`` before ``self`` (most of them);
 # recording and unpacking test for this very object
@@ -316,7 +318,8 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple, flags: d
                 version = fold_input(a)
             kept, saved = (a, ()) if version is not None else _saved_input(a)
         else:
-            kept, saved = meta_of(a._data), ()
+            data = a._data
+            kept, saved = _METAS.get(data.dtype, _NO_METAS).get(data.shape) or meta_of(data), ()
         node = new_node1(op, a._grad_fn or a, a._output_nr, kept, version, saved, params)
     else:
         a, b = args
@@ -336,7 +339,8 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple, flags: d
                         version_a = fold_input(a)
                     kept_a, saved = (a, ()) if version_a is not None else _saved_input(a)
                 else:
-                    kept_a = meta_of(a._data)
+                    data = a._data  # (``meta_of`` spelled out for a shape it has seen)
+                    kept_a = _METAS.get(data.dtype, _NO_METAS).get(data.shape) or meta_of(data)
             else:
                 kept_a = a.copy() if save_a and type(a) is np.ndarray else a
             if isinstance(b, Tensor):
@@ -351,7 +355,8 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple, flags: d
                         kept_b, saved_b = _saved_input(b)
                         saved += saved_b
                 else:
-                    kept_b = meta_of(b._data)
+                    data = b._data
+                    kept_b = _METAS.get(data.dtype, _NO_METAS).get(data.shape) or meta_of(data)
             else:
                 kept_b = b.copy() if save_b and type(b) is np.ndarray else b
         node = new_node2(op, (a._grad_fn or a) if needs[0] else None, a._output_nr if needs[0] else 0,
