@@ -70,6 +70,8 @@ from .base.state import STATE
 from .tensor import Tensor, _wrap, is_untracked_like, shared_index_params
 
 _new = object.__new__
+# The params of the operators' nodes: one empty dict for all (nothing changes an op's params after the call)
+_NO_PARAMS: dict = {}
 
 # The one switch (read once): DUALGRAD_FASTPATH=0 turns every fast path off.
 ENABLED: bool = os.environ.get("DUALGRAD_FASTPATH", "1").strip() != "0"
@@ -203,9 +205,9 @@ def quiet_operator(op: Any, plain: Callable, call: Callable, record: Callable) -
         if flags["grad_enabled"]:
             if kind is Tensor:
                 if self._requires_grad or other._requires_grad:
-                    record(op, (self, other), {}, out, (self._requires_grad, other._requires_grad), flags)
+                    record(op, (self, other), _NO_PARAMS, out, (self._requires_grad, other._requires_grad), flags)
             elif self._requires_grad:
-                record(op, (self, other), {}, out, (True, False), flags)
+                record(op, (self, other), _NO_PARAMS, out, (True, False), flags)
         return out
 
     operator.__name__ = operator.__qualname__ = plain.__name__
