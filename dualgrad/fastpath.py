@@ -157,7 +157,6 @@ def quiet_operator(op: Any, plain: Callable, call: Callable, record: Callable) -
     if not ENABLED or not isinstance(op.impl, np.ufunc) or not op.plain:
         return plain
     state = STATE
-    impl = op.impl
     scalar = op.scalar_impl  # (Python's operator on two real floating values: see ``scalar_operator``)
 
     def operator(self: Any, other: Any) -> Any:
@@ -178,18 +177,18 @@ def quiet_operator(op: Any, plain: Callable, call: Callable, record: Callable) -
                 return plain(self, other)
             if a.ndim:
                 try:
-                    data = impl(a, b)
+                    data = op.impl(a, b)
                 except ValueError:  # (shapes that do not broadcast: dispatch raises torch's error)
                     return call(op, (self, other), {}, flags)
             elif b.ndim:
-                data = impl(a, b)
+                data = op.impl(a, b)
             elif scalar is not None and dtype in REAL_FLOATING_DTYPES:
                 data = np.asarray(scalar(a[()], b[()]))
             else:
                 return plain(self, other)
         elif kind is float or kind is int:
             if a.ndim:
-                data = impl(a, other)
+                data = op.impl(a, other)
             elif scalar is not None and dtype in REAL_FLOATING_DTYPES:
                 data = np.asarray(scalar(a[()], other))
             else:
