@@ -22,10 +22,10 @@ ROW = "{:<34} {:<14} {:>11} {:>11} {:>8} {:>7}  {}"
 
 def discover() -> list[Workload]:
     """The ``workload()`` of every module in this package that has one (not ``run``, nor the
-    stand-alone scripts ``scaling`` and ``solvers``), in name order."""
+    stand-alone scripts ``scaling``, ``solvers`` and ``graph_objects``), in name order."""
     package = Path(__file__).parent
     names = sorted(m.name for m in pkgutil.iter_modules([str(package)])
-                   if not m.name.startswith("_") and m.name not in ("run", "scaling", "solvers"))
+                   if not m.name.startswith("_") and m.name not in ("run", "scaling", "solvers", "graph_objects"))
     return [importlib.import_module(f"{__package__}.{name}").workload() for name in names]
 
 

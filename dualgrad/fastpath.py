@@ -67,7 +67,11 @@ import numpy as np
 
 from .base.dtypes import FLOATING_DTYPES, REAL_FLOATING_DTYPES
 from .base.state import STATE
-from .tensor import Tensor, _wrap, is_untracked_like
+from .tensor import Tensor, _wrap, is_untracked_like, shared_index_params
+
+_new = object.__new__
+# The params of the operators' nodes: one empty dict for all (nothing changes an op's params after the call)
+_NO_PARAMS: dict = {}
 
 # The one switch (read once): DUALGRAD_FASTPATH=0 turns every fast path off.
 ENABLED: bool = os.environ.get("DUALGRAD_FASTPATH", "1").strip() != "0"
@@ -157,42 +161,53 @@ def quiet_operator(op: Any, plain: Callable, call: Callable, record: Callable) -
 
     def operator(self: Any, other: Any) -> Any:
         flags = state.__dict__
-        if flags["vmap_depth"] or flags["observed"]:
+        if (flags["vmap_depth"] or flags["observed"] or flags["dual_levels"] or flags["inference_mode"]
+                or type(self) is not Tensor):
             return plain(self, other)
-        if not flags["dual_levels"] and not flags["inference_mode"] and type(self) is Tensor:
-            view = self._view
-            a = self._data
-            if (view is None or view.version == self._counter.value) and a.dtype in FLOATING_DTYPES:
-                kind = type(other)
-                if kind is Tensor:
-                    b = other._data
-                    view = other._view
-                    if b.dtype is a.dtype and (view is None or view.version == other._counter.value):
-                        if a.ndim:
-                            try:
-                                out = _wrap(op.impl(a, b))
-                            except ValueError:  # (shapes that do not broadcast: dispatch raises torch's error)
-                                return call(op, (self, other), {}, flags)
-                        elif b.ndim:
-                            out = _wrap(op.impl(a, b))
-                        elif scalar is not None and a.dtype in REAL_FLOATING_DTYPES:
-                            out = _wrap(np.asarray(scalar(a[()], b[()])))
-                        else:
-                            return plain(self, other)
-                        if flags["grad_enabled"] and (self._requires_grad or other._requires_grad):
-                            record(op, (self, other), {}, out, (self._requires_grad, other._requires_grad), flags)
-                        return out
-                elif kind is float or kind is int:
-                    if a.ndim:
-                        out = _wrap(op.impl(a, other))
-                    elif scalar is not None and a.dtype in REAL_FLOATING_DTYPES:
-                        out = _wrap(np.asarray(scalar(a[()], other)))
-                    else:
-                        return plain(self, other)
-                    if flags["grad_enabled"] and self._requires_grad:
-                        record(op, (self, other), {}, out, (True, False), flags)
-                    return out
-        return plain(self, other)
+        a = self._data
+        dtype = a.dtype
+        view = self._view
+        if dtype not in FLOATING_DTYPES or view is not None and view.version != self._counter.value:
+            return plain(self, other)
+        kind = type(other)
+        if kind is Tensor:
+            b = other._data
+            view = other._view
+            if b.dtype is not dtype or view is not None and view.version != other._counter.value:
+                return plain(self, other)
+            if a.ndim:
+                try:
+                    data = op.impl(a, b)
+                except ValueError:  # (shapes that do not broadcast: dispatch raises torch's error)
+                    return call(op, (self, other), {}, flags)
+            elif b.ndim:
+                data = op.impl(a, b)
+            elif scalar is not None and dtype in REAL_FLOATING_DTYPES:
+                data = np.asarray(scalar(a[()], b[()]))
+            else:
+                return plain(self, other)
+        elif kind is float or kind is int:
+            if a.ndim:
+                data = op.impl(a, other)
+            elif scalar is not None and dtype in REAL_FLOATING_DTYPES:
+                data = np.asarray(scalar(a[()], other))
+            else:
+                return plain(self, other)
+        else:
+            return plain(self, other)
+        out = _new(Tensor)  # (``_wrap`` spelled out: one call less per op)
+        out._data = data
+        out._requires_grad = False
+        out._grad_fn = None
+        out._output_nr = 0
+        out._fw = out._counter = out._view = out._grad = out._extra = None
+        if flags["grad_enabled"]:
+            if kind is Tensor:
+                if self._requires_grad or other._requires_grad:
+                    record(op, (self, other), _NO_PARAMS, out, (self._requires_grad, other._requires_grad), flags)
+            elif self._requires_grad:
+                record(op, (self, other), _NO_PARAMS, out, (True, False), flags)
+        return out
 
     operator.__name__ = operator.__qualname__ = plain.__name__
     operator.__doc__ = plain.__doc__
@@ -211,7 +226,8 @@ def quiet_getitem(op: Any, plain: Callable, make_view: Callable, record: Callabl
     ``data[index + (...,)]`` (always a view of ``self``'s memory, 0-d for an all-integer index),
     wrapped in a new Tensor, made a view of ``self``'s base (``make_view``: ``dispatch.make_view``)
     and, if grad mode is on and ``self`` requires grad, recorded (``record``: ``dispatch._record``),
-    with the parameters ``{"index": index as a tuple}`` that ``getitem`` would pass. Without the
+    with the parameters ``{"index": index as a tuple}`` that ``getitem`` would pass (the dict dispatch
+    shares among all calls with that index: ``tensor.shared_index_params``). Without the
     checks of ``getitem`` (``normalize_index``, batched entries) and of dispatch (shared memory, the
     operands' kinds). An index out of range goes to ``plain``, which raises the documented error.
     """
@@ -227,7 +243,10 @@ def quiet_getitem(op: Any, plain: Callable, make_view: Callable, record: Callabl
         kind = type(index)
         if kind is int or kind is slice:
             index = (index,)
-        elif kind is not tuple or not all(type(i) is int or type(i) is slice for i in index):
+        elif kind is not tuple:
+            return plain(self, index)
+        params = shared_index_params(index)  # (None unless ints and slices)
+        if params is None:
             return plain(self, index)
         view = self._view
         if view is not None and view.version != self._counter.value:  # (a stale view: rebuilt by dispatch)
@@ -236,7 +255,6 @@ def quiet_getitem(op: Any, plain: Callable, make_view: Callable, record: Callabl
             out = _wrap(self._data[index + (Ellipsis,)])
         except IndexError:
             return plain(self, index)
-        params = {"index": index}
         grad_mode = flags["grad_enabled"]
         make_view(self, out, ((op, params),), grad_mode)
         if grad_mode and self._requires_grad:

@@ -36,6 +36,9 @@ REGENERATE_VIEW: list = [None]
 NAMED_NODE: list = [None]
 # Set by ``dualgrad.reverse.api``: the backward pass behind ``Tensor.backward``.
 BACKWARD: list = [None]
+# Set by ``dualgrad.reverse.saved``: the version counter that ``t``'s node keeps for ``t``'s array, saved as its
+# output while ``t`` had none (made then), or None.
+SAVED_OUTPUT_COUNTER: list = [lambda t: None]
 # Set by ``dualgrad.tools.printing``: the repr of a tensor (it shows grad_fn and forward-AD tangents).
 FORMAT: list = [None]
 
@@ -124,6 +127,41 @@ def meta_of(data: np.ndarray) -> TensorMeta:
     return meta
 
 
+# Shared ``{"index": index}`` params of basic indexes, by ``_index_key``; at most _METAS_LIMIT.
+_INDEX_PARAMS: dict = {}
+
+
+def shared_index_params(index: tuple) -> dict | None:
+    """The params ``{"index": index}`` of an index of ints and slices (of ints or None): one shared
+    dict per index, or None for another index (None, Ellipsis, a bool, an array, a NumPy integer, ...).
+
+    Shared for the reason ``meta_of`` shares: the node of ``x[1:3]`` and its view keep these params,
+    and a slice (in Python 3.11) and so the tuple and dict holding it are objects the cyclic garbage
+    collector tracks, three per op of a graph that indexes in a loop (B1, B2). Nothing changes
+    params once an op has them (a batching rule gets a copy), so one dict serves every such op.
+    """
+    key = []
+    for entry in index:
+        kind = type(entry)
+        if kind is slice:
+            start, stop, step = entry.start, entry.stop, entry.step
+            if not ((start is None or type(start) is int) and (stop is None or type(stop) is int)
+                    and (step is None or type(step) is int)):
+                return None
+            key.append((start, stop, step))
+        elif kind is int:
+            key.append(entry)
+        else:
+            return None
+    key = tuple(key)
+    params = _INDEX_PARAMS.get(key)
+    if params is None:
+        params = {"index": index}
+        if len(_INDEX_PARAMS) < _METAS_LIMIT:
+            _INDEX_PARAMS[key] = params
+    return params
+
+
 class ViewInfo:
     """How a view relates to its base: ``chain`` is the ``(op, params)`` steps from the base.
 
@@ -135,25 +173,33 @@ class ViewInfo:
     not be modified in place, see ``custom_function_view_error``).
     """
 
-    # (a one-step chain, the common view of a leaf, is kept as its op and params: a tuple of pairs
-    # holding an op would be two more objects for the garbage collector, per view a graph saves)
-    __slots__ = ("base", "_op", "_params", "_chain", "version", "grad_mode")
+    # (no tuple of ``(op, params)`` pairs: a tuple holding an op is one more object for the garbage
+    # collector per pair, per view a graph saves. A view keeps its own step in ``_op`` and ``_params``
+    # and, when it is a view of a view, the ViewInfo of that view in ``_parent``: one object shared
+    # by all views made from it, which holds the steps before its own.)
+    __slots__ = ("base", "_op", "_params", "_parent", "version", "grad_mode")
 
-    def __init__(self, base: Tensor, chain: tuple, version: int, grad_mode: bool | str | None):
+    def __init__(self, base: Tensor, steps: tuple, version: int, grad_mode: bool | str | None,
+                 parent: ViewInfo | None = None):
+        """The view made from ``base`` by ``parent.chain`` (none without ``parent``), then ``steps``."""
         self.base = base
-        if len(chain) == 1:
-            (self._op, self._params), self._chain = chain[0], None
-        else:
+        self._parent = parent
+        if len(steps) == 1:
+            self._op, self._params = steps[0]
+        elif not steps:  # (the view of an alias: no step of its own)
             self._op = self._params = None
-            self._chain = chain
+        else:  # (several steps: one ViewInfo per step, each the parent of the next)
+            self._op, self._params = steps[-1]
+            self._parent = ViewInfo(base, steps[:-1], version, grad_mode, parent)
         self.version = version
         self.grad_mode = grad_mode
 
     @property
     def chain(self) -> tuple:
         """The ``(op, params)`` steps that make the view from its base."""
-        chain = self._chain
-        return ((self._op, self._params),) if chain is None else chain
+        own = () if self._op is None else ((self._op, self._params),)
+        parent = self._parent
+        return own if parent is None else parent.chain + own
 
 
 def custom_function_view_error(owner: str, base_changed: bool) -> RuntimeError:
@@ -529,10 +575,12 @@ class Tensor:
         return 0 if counter is None else counter.value
 
     def _version_counter(self) -> VersionCounter:
-        """The shared counter, created on first need."""
+        """The shared counter, created on first need (the one its node keeps for it, if it is an
+        output that its node saved before it had one: ``reverse.saved.fold_output``)."""
         counter = self._counter
         if counter is None:
-            counter = self._counter = VersionCounter()
+            counter = None if self._grad_fn is None else SAVED_OUTPUT_COUNTER[0](self)
+            counter = self._counter = VersionCounter() if counter is None else counter
         return counter
 
     def _bump_version(self) -> None:

@@ -25,6 +25,7 @@ from ..forward_ad.engine import propagate_tangents
 from ..reverse.node import new_node, new_node1, new_node2
 from ..reverse.saved import SavedTensor, fold_input, fold_output, save_tensor
 from ..tensor import (
+    _METAS,
     Tensor,
     ViewInfo,
     _wrap,
@@ -32,6 +33,7 @@ from ..tensor import (
     inherit_inference,
     mark_inference,
     meta_of,
+    shared_index_params,
     wrap_operand,
 )
 from ..vmap.batching import run as run_batched  # the batched result, or NotImplemented when no argument is batched
@@ -39,6 +41,7 @@ from .promotion import default_float_result, promote
 
 _ndarray = np.ndarray
 NO_EDGE = (None, 0)
+_NO_METAS: dict = {}
 
 # ``Op.pack_order`` of the binary ops whose torch nodes save ``other`` before ``self`` (most of them);
 # recording and unpacking test for this very object
@@ -133,6 +136,8 @@ def _apply(op: Any, args: tuple, params: dict, flags: dict) -> Any:
         if not op.differentiable:
             return out
         if op.view:
+            if len(params) == 1 and type(params.get("index")) is tuple:  # (``x[1:3]``: see shared_index_params)
+                params = shared_index_params(params["index"]) or params
             _mark_view(args[0], params, out, op, flags["grad_enabled"])
     if flags["grad_enabled"]:
         # (_tracks is called only for views and constants other than floats: the fast tests
@@ -215,10 +220,11 @@ def make_view(x: Tensor, view: Tensor, steps: tuple, grad_mode: bool) -> None:
     """
     view._counter = counter = x._version_counter()
     info = x._view
-    base, chain = (x, ()) if info is None else (info.base, info.chain)
     if not grad_mode and STATE.inference_mode:
         grad_mode = None
-    view._view = ViewInfo(base, chain + steps, counter.value, grad_mode)
+    # (a view of a view keeps the ViewInfo of the view it was made from: its steps come first)
+    base = x if info is None else info.base
+    view._view = ViewInfo(base, steps, counter.value, grad_mode, info)
     inherit_inference(base, view)
 
 
@@ -312,7 +318,8 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple, flags: d
                 version = fold_input(a)
             kept, saved = (a, ()) if version is not None else _saved_input(a)
         else:
-            kept, saved = meta_of(a._data), ()
+            data = a._data
+            kept, saved = _METAS.get(data.dtype, _NO_METAS).get(data.shape) or meta_of(data), ()
         node = new_node1(op, a._grad_fn or a, a._output_nr, kept, version, saved, params)
     else:
         a, b = args
@@ -332,7 +339,8 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple, flags: d
                         version_a = fold_input(a)
                     kept_a, saved = (a, ()) if version_a is not None else _saved_input(a)
                 else:
-                    kept_a = meta_of(a._data)
+                    data = a._data  # (``meta_of`` spelled out for a shape it has seen)
+                    kept_a = _METAS.get(data.dtype, _NO_METAS).get(data.shape) or meta_of(data)
             else:
                 kept_a = a.copy() if save_a and type(a) is np.ndarray else a
             if isinstance(b, Tensor):
@@ -347,7 +355,8 @@ def _record(op: Any, args: tuple, params: dict, out: Any, needs: tuple, flags: d
                         kept_b, saved_b = _saved_input(b)
                         saved += saved_b
                 else:
-                    kept_b = meta_of(b._data)
+                    data = b._data
+                    kept_b = _METAS.get(data.dtype, _NO_METAS).get(data.shape) or meta_of(data)
             else:
                 kept_b = b.copy() if save_b and type(b) is np.ndarray else b
         node = new_node2(op, (a._grad_fn or a) if needs[0] else None, a._output_nr if needs[0] else 0,

@@ -130,8 +130,16 @@ def _count_dependencies(targets: list, captures: dict | None) -> tuple[dict, Any
         # A chain is walked without the stack: emptied and refilled at every node, the stack
         # would be reallocated twice per node.
         while node is not None:
-            edges, node = node.edges, None
-            for target, _ in edges:
+            # (the targets read from the node's slots: no pair per edge, see ``Node.__slots__``)
+            arity = node._arity
+            if arity == 1:
+                targets = (node._t0,)
+            elif arity == 2:
+                targets = (node._t0, node._t1)
+            else:
+                targets = node._edges[::2]
+            node = None
+            for target in targets:
                 if target is None:
                     continue
                 if target in deps:
@@ -246,8 +254,15 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> 
         # (a node without saved tensors has nothing to release; ``Node.saves`` spelled out)
         if not retain_graph and (node._saved or node._v0 is not None or node._v1 is not None or node.out is not None):
             node.release()
+        arity = node._arity  # (the compact layout's edges read from its slots: no call of ``edges``)
+        if arity == 1:
+            edges = ((node._t0, node._n0),)
+        elif arity == 2:
+            edges = ((node._t0, node._n0), (node._t1, node._n1))
+        else:
+            edges = node.edges
         i = -1  # (an index rather than zip: a zip object per node costs more than this loop's work)
-        for target, nr in node.edges:
+        for target, nr in edges:
             i += 1
             if target is None or (needed is not None and target not in needed):
                 continue

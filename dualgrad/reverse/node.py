@@ -101,7 +101,8 @@ class Node(metaclass=_NodeType):
     # which every recorded op would pay for)
     #
     # Two layouts (see "A node's memory" in the performance guide's implementation notes). The
-    # general one (``_arity`` 0, ``new_node``) keeps ``_edges``, ``_kept`` and ``_saved`` tuples. The
+    # general one (``_arity`` 0, ``new_node``) keeps ``_edges`` (flat: ``(target0, nr0, target1, nr1, ...)``,
+    # no tuple per edge), ``_kept`` and ``_saved`` tuples. The
     # compact one (``_arity`` 1 or 2, ``new_node1`` / ``new_node2``: dispatch's one- and two-argument
     # calls) keeps each input in slots of the node, and no tuple: ``_t<i>``, ``_n<i>`` its edge
     # (target, output_nr); ``_k<i>`` what the node keeps of it (a SavedTensor, a TensorMeta, a
@@ -142,7 +143,8 @@ class Node(metaclass=_NodeType):
             return ((self._t0, self._n0),)
         if arity == 2:
             return ((self._t0, self._n0), (self._t1, self._n1))
-        return self._edges
+        flat = self._edges
+        return tuple(zip(flat[::2], flat[1::2]))
 
     @property
     def inputs(self) -> tuple:
@@ -178,7 +180,7 @@ class Node(metaclass=_NodeType):
     def saved(self, saved: tuple) -> None:
         if self._arity:
             UNFOLD[0](self)  # (the general layout from here on: what is set is all there is)
-            self._edges, self._kept, self._arity = self.edges, self.inputs, 0
+            self._edges, self._kept, self._arity = _flat(self.edges), self.inputs, 0
         self._saved = saved
 
     def saved_objects(self) -> tuple:
@@ -326,7 +328,7 @@ def new_node(op: Any, edges: tuple, saved: tuple = (), params: Any = None, input
     node = Node()  # (a class without ``__init__``: calling it costs less than ``object.__new__``)
     node.op = op
     node._arity = 0
-    node._edges = edges
+    node._edges = _flat(edges)
     node._saved = saved
     node.params = params
     node._kept = inputs
@@ -338,6 +340,11 @@ def new_node(op: Any, edges: tuple, saved: tuple = (), params: Any = None, input
     node._hooks = node._metadata = None
     node._released = False
     return node
+
+
+def _flat(edges: tuple) -> tuple:
+    """``((target, nr), ...)`` as ``(target, nr, ...)``: one tuple the garbage collector tracks, not one per edge."""
+    return tuple([item for edge in edges for item in edge])
 
 
 def new_node1(op: Any, target: Any, nr: int, kept: Any, version: int | None, saved: tuple,

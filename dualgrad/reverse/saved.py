@@ -23,8 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import tensor as tensor_module
 from ..base.state import STATE
-from ..tensor import INFERENCE_SAVE_MESSAGE, Tensor, _wrap
+from ..tensor import INFERENCE_SAVE_MESSAGE, Tensor, VersionCounter, _wrap
 from .grad_mode import no_grad
 from .node import UNFOLD, NodeOp, new_node
 
@@ -64,9 +65,9 @@ class SavedTensor:
         if self._hooks is not None:
             out = self._reattach(self._call_unpack_hook(), node, output_nr)
         else:
-            if self._counter.value != self._version:
-                raise modified_error(f"{self.dtype} {tuple(self.shape)}", node, self._counter.value,
-                                     self._version)
+            counter = self._counter  # (None: never changed, see ``counter_of_saved_output``)
+            if counter is not None and counter.value != self._version:
+                raise modified_error(f"{self.dtype} {tuple(self.shape)}", node, counter.value, self._version)
             out = _wrap(self._data)
             out._counter = self._counter
             if self._requires_grad:
@@ -230,11 +231,39 @@ def fold_output(node: Any, out: Tensor) -> bool:
     ``save_tensor`` refuses) or another kind of Tensor."""
     if STATE.saved_tensor_hooks or out._extra is not None or type(out) is not Tensor:
         return False
-    node._oc = counter = out._version_counter()  # (shared with the Tensor rebuilt on unpack)
-    node._ov = counter.value
+    counter = out._counter
+    if counter is None and out._grad_fn is not node:
+        counter = out._version_counter()
+    # (a new output has no version counter yet: the node gets one when the output, or a Tensor
+    # rebuilt on unpack, first needs one (``counter_of_saved_output``), shared by both; until then
+    # it was never changed: version 0. One object less per op that saves its output.)
+    node._oc = counter
+    node._ov = 0 if counter is None else counter.value
     node._org = out._requires_grad
     node.out = out._data
     return True
+
+
+def counter_of_saved_output(tensor: Tensor) -> VersionCounter | None:
+    """The version counter that ``tensor``'s node keeps for its array, if the node saved it as its output
+    (made now if the node has none yet: ``fold_output``); None for any other Tensor."""
+    node = tensor._grad_fn
+    data = tensor._data
+    if not getattr(node, "_arity", 0):  # (only compact nodes save an output without its counter)
+        return None
+    saved = node.out
+    if saved is data and node._ov is not None:  # folded
+        if node._oc is None:
+            node._oc = VersionCounter()
+        return node._oc
+    if type(saved) is SavedTensor and saved._data is data and saved._is_output:  # unfolded (``unfold``)
+        if saved._counter is None:
+            saved._counter = VersionCounter()
+        return saved._counter
+    return None
+
+
+tensor_module.SAVED_OUTPUT_COUNTER[0] = counter_of_saved_output
 
 
 def unpack_folded_output(node: Any) -> Tensor:
@@ -243,8 +272,8 @@ def unpack_folded_output(node: Any) -> Tensor:
     data = node.out
     if type(data) is not np.ndarray:  # (its TensorMeta after the release)
         raise RuntimeError(FREED_MESSAGE)
-    counter = node._oc
-    if counter.value != node._ov:
+    counter = node._oc  # (None: the output was never changed, and gets its counter on first need)
+    if counter is not None and counter.value != node._ov:
         raise modified_error(f"{data.dtype} {data.shape}", node, counter.value, node._ov)
     out = _wrap(data)
     out._counter = counter

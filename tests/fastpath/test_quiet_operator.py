@@ -7,6 +7,7 @@ The values, dtypes and graph flags must be dispatch's in every case, with the fa
 from __future__ import annotations
 
 import operator
+import re
 import sys
 from contextlib import nullcontext
 
@@ -46,6 +47,14 @@ def _operands(kind: str) -> tuple:
         "zero-dim and array": (dg.tensor(2.0, requires_grad=True), dg.tensor(b)),
         "zero-dim views": (dg.tensor(a, requires_grad=True)[0, 1], dg.tensor(b)[1, 2]),
         "zero-dim complex": (dg.tensor(2.0 + 1j), dg.tensor(1.0 - 1j)),
+        "numpy array": (dg.tensor(a), b),
+        "float32 and int": (dg.tensor(a, dtype=dg.float32), 2),
+        "float32 and float32": (dg.tensor(a, dtype=dg.float32), dg.tensor(b, dtype=dg.float32)),
+        "bools": (dg.tensor([True, False]), dg.tensor([True, True])),
+        "integers and float": (dg.tensor([1, 2, 3]), 0.5),
+        "float and integers": (dg.tensor(a[0]), dg.tensor([1, 2, 3])),
+        "float and a large int": (dg.tensor(a), 2 ** 70),
+        "float16 and float": (dg.tensor(a, dtype=dg.float16), 1e5),
     }
     return cases[kind]
 
@@ -53,7 +62,9 @@ def _operands(kind: str) -> tuple:
 KINDS = ["same dtype", "broadcast", "python float", "python int", "float32 and float", "float32 and float64",
          "integers", "complex", "zero-dim", "both zero-dim", "numpy scalar", "bool", "requires grad",
          "other requires grad", "view", "view of a leaf that requires grad", "zero-dim and float",
-         "zero-dim float32 and int", "zero-dim and array", "zero-dim views", "zero-dim complex"]
+         "zero-dim float32 and int", "zero-dim and array", "zero-dim views", "zero-dim complex", "numpy array",
+         "float32 and int", "float32 and float32", "bools", "integers and float", "float and integers",
+         "float and a large int", "float16 and float"]
 
 
 def _same(result: dg.Tensor, expected: dg.Tensor) -> None:
@@ -74,7 +85,13 @@ def test_operators_give_dispatchs_result(fn, op, kind, mode):
     a, b = _operands(kind)
     context = {"grad": nullcontext, "no_grad": dg.no_grad, "inference_mode": dg.inference_mode}[mode]
     with context():
-        result, expected = fn(a, b), dispatch.apply(op, a, b)
+        try:
+            expected = dispatch.apply(op, a, b)
+        except (TypeError, RuntimeError) as error:  # (``bool - bool``): the operator raises the same error
+            with pytest.raises(type(error), match=re.escape(str(error))):
+                fn(a, b)
+            return
+        result = fn(a, b)
         _same(result, expected)
         if not isinstance(b, dg.Tensor) and op in (ADD, MUL):  # ``2 * x`` is ``x * 2``, as in torch
             _same(fn(b, a), expected)
@@ -113,6 +130,28 @@ def test_a_stale_view_is_rebuilt_before_it_is_used():
     view = base[0]
     base.mul_(dg.ones(2, 2, requires_grad=True))  # (the base now requires grad: the view's graph changes)
     assert (view * 2.0).requires_grad
+    other = dg.zeros(2, 2)
+    other_view = other[1]
+    other.add_(dg.ones(2, 2, requires_grad=True))
+    assert (dg.ones(2) * other_view).requires_grad  # (the right operand too)
+
+
+def test_the_operators_results_are_fresh_tensors_of_the_versions_and_hooks_of_dispatch():
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    w = dg.tensor([3.0, 4.0])
+    seen = []
+    x.register_hook(lambda g: seen.append(g.numpy().copy()))
+    y = x * w
+    assert y._version == 0 and y._view is None and y.grad is None and y.is_leaf is False
+    y.sum().backward()
+    np.testing.assert_array_equal(seen[0], [3.0, 4.0])
+    z = w * 2.0
+    z.add_(1.0)  # (a result is a tensor of its own: its in-place change is seen by nothing else)
+    assert z._version == 1 and w._version == 0
+    np.testing.assert_array_equal(w.numpy(), [3.0, 4.0])
+    v = w[0:1]
+    w.mul_(1.0)  # (a version the view's graph is up to date with: both paths read the new values)
+    np.testing.assert_array_equal((v * 2.0).numpy(), [6.0])
 
 
 def _dispatched(fn) -> int:

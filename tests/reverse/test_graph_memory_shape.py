@@ -274,3 +274,117 @@ def test_a_folded_output_under_retain_graph_and_create_graph():
     np.testing.assert_allclose(g2.numpy(), s * (1 - s))
     (h,) = dg.grad(g1.sum(), a)
     np.testing.assert_allclose(h.numpy(), s * (1 - s) * (1 - 2 * s))
+
+
+# -- a saved output's version counter, made on first need ----------------------------------------------------
+def test_a_saved_output_gets_its_version_counter_on_first_need():
+    a = dg.tensor([0.5, 1.0], requires_grad=True)
+    y = a.exp()
+    assert y._counter is None and y.grad_fn._oc is None  # (no object until something can change it)
+    counter = y._version_counter()
+    assert y.grad_fn._oc is counter and y._version == 0
+
+
+@pytest.mark.parametrize("change", [
+    lambda y, node: y[0:1].mul_(2.0),  # through a view
+    lambda y, node: y.detach().mul_(2.0),  # through a detached alias (it shares the counter, as torch's)
+    lambda y, node: node._saved_result.mul_(2.0),  # the Tensor rebuilt on unpack
+    lambda y, node: (node._saved_result, y.mul_(2.0)),  # the output after an unpack
+    lambda y, node: (node._raw_saved_result, y.mul_(2.0)),  # the output after its SavedTensor was made
+], ids=["view", "detached", "unpacked", "after_unpack", "after_unfold"])
+def test_a_saved_output_changed_in_place_in_any_way_raises_torchs_error(change):
+    a = dg.tensor([0.5, 1.0], requires_grad=True)
+    y = a.exp()
+    change(y, y.grad_fn)
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*ExpBackward0, is at version 1; "
+                                           r"expected version 0"):
+        y.sum().backward()
+
+
+def test_a_saved_output_changed_after_backward_is_its_own_business():
+    a = dg.tensor([0.5, 1.0], requires_grad=True)
+    y = a.exp()
+    y.sum().backward(retain_graph=True)
+    y.detach().mul_(2.0)  # (the node still saves it: a second backward sees the change)
+    with pytest.raises(RuntimeError, match="is at version 1; expected version 0"):
+        y.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), np.exp([0.5, 1.0]))
+
+
+# -- views of views and basic indexes ------------------------------------------------------------------------
+def test_views_of_a_view_share_its_view_info_and_rebuild_their_chain():
+    base = dg.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+    x = base * 1.0
+    row = x[1]
+    a, b = row[1:3], row[0]
+    assert a._view._parent is row._view and b._view._parent is row._view and a._view.base is x
+    assert [params["index"] for _, params in a._view.chain] == [(1,), (slice(1, 3, None),)]
+    x.mul_(2.0)  # (the views' graphs are rebuilt from the base, step by step)
+    (a.sum() + b).backward()
+    expected = np.zeros((3, 4))
+    expected[1, 1:3] = 2.0
+    expected[1, 0] = 2.0
+    np.testing.assert_array_equal(base.grad.numpy(), expected)
+
+
+def test_basic_indexes_share_their_params():
+    x = dg.tensor(np.arange(6.0), requires_grad=True)
+    first, second = x[1:3], x[1:3]
+    assert first.grad_fn.params is second.grad_fn.params is first._view._params
+    assert x[2].grad_fn.params is x[2].grad_fn.params and x[2].grad_fn.params == {"index": (2,)}
+    assert x[1:4].grad_fn.params is not first.grad_fn.params
+    assert dg.getitem(x, slice(1, 3)).grad_fn.params is first.grad_fn.params  # (the plain path shares too)
+    assert x[True].grad_fn.params is not x[True].grad_fn.params  # (a bool is no int: not shared)
+
+
+# -- the shapes of the benchmarks' graphs (B1 and B2, small) -------------------------------------------------
+def test_a_bundle_adjustment_graph_adds_at_most_two_per_op():
+    """B1's ops: views of views of leaves, a three-input stack, saved outputs, ``out[j] = ...``."""
+    rng = np.random.default_rng(0)
+    cams = dg.tensor(np.concatenate([rng.uniform(-0.3, 0.3, (4, 3)), rng.standard_normal((4, 8))], 1),
+                     requires_grad=True)
+    points = dg.tensor(rng.standard_normal((5, 3)) + [0.0, 0.0, 10.0], requires_grad=True)
+
+    def cross(a, b):  # noqa: ANN001, ANN202
+        return dg.stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+    def project(cam, point):  # noqa: ANN001, ANN202 - as benchmarks/b1_bundle_adjustment.py
+        rotation, center, focal, principal, radial = cam[0:3], cam[3:6], cam[6], cam[7:9], cam[9:11]
+        relative = point - center
+        theta = (rotation * rotation).sum().sqrt()
+        axis = rotation / theta
+        cos, sin = theta.cos(), theta.sin()
+        rotated = relative * cos + cross(axis, relative) * sin + axis * (axis * relative).sum() * (1 - cos)
+        p = rotated[0:2] / rotated[2]
+        r2 = (p * p).sum()
+        return p * (1 + radial[0] * r2 + radial[1] * r2 * r2) * focal + principal
+
+    def build() -> dg.Tensor:
+        out = dg.zeros(40, 2)
+        for j in range(40):
+            out[j] = project(cams[j % 4], points[j % 5]) - 0.1
+        return out
+
+    assert tracked_per_op(build) <= 2.0
+
+
+def test_an_lstm_graph_adds_at_most_two_per_op():
+    """B2's ops: a row of a constant, vector-matrix products, gate slices, sigmoid and tanh."""
+    rng = np.random.default_rng(0)
+    hidden = 4
+    w, u = (dg.tensor(rng.standard_normal((hidden, 4 * hidden)), requires_grad=True) for _ in range(2))
+    text = dg.tensor(np.eye(hidden)[rng.integers(0, hidden, 60)])
+
+    def build() -> dg.Tensor:
+        h = c = dg.zeros(hidden)
+        total = 0.0
+        for t in range(59):
+            gates = text[t] @ w + h @ u
+            i, f = gates[:hidden].sigmoid(), gates[hidden:2 * hidden].sigmoid()
+            o = gates[2 * hidden:3 * hidden].sigmoid()
+            c = f * c + i * gates[3 * hidden:].tanh()
+            h = o * c.tanh()
+            total = total - (h * text[t + 1]).sum() + h.logsumexp(0)
+        return total
+
+    assert tracked_per_op(build) <= 2.0
