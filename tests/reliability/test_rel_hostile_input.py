@@ -237,6 +237,7 @@ def test_failed_backward_keeps_grad_and_graph():
 # -- empty and 0-d tensors in every op NumPy accepts them in ----------------------------------
 EDGE_SHAPES = [(), (0,), (2, 0), (0, 3)]
 OP_FUNCTIONS = sorted(name for name in ALL_OPS if callable(getattr(dg, name, None)))
+NOT_DIFFERENTIABLE_AS_IN_TORCH = {"geqrf"}  # (its backward raises torch's error, even on empty tensors)
 
 
 def _numpy_accepts(op: Any, arrays: list) -> bool:
@@ -271,6 +272,10 @@ def test_empty_and_0d_tensors_work_where_numpy_does(name):
         outs = out if isinstance(out, (tuple, list)) else [out]
         outs = [o for o in outs if isinstance(o, Tensor) and o.requires_grad]
         if not outs:
+            continue
+        if name in NOT_DIFFERENTIABLE_AS_IN_TORCH:
+            with pytest.raises(NotImplementedError, match=f"the derivative for '{name}' is not implemented"):
+                dg.grad([o.sum() for o in outs], xs, allow_unused=True, materialize_grads=True)
             continue
         grads = dg.grad([o.sum() for o in outs], xs, allow_unused=True, materialize_grads=True)
         for x, g in zip(xs, grads, strict=True):
