@@ -69,7 +69,6 @@ from .base.dtypes import FLOATING_DTYPES, REAL_FLOATING_DTYPES
 from .base.state import STATE
 from .tensor import Tensor, _wrap, is_untracked_like, shared_index_params
 
-_new = object.__new__
 # The params of the operators' nodes: one empty dict for all (nothing changes an op's params after the call)
 _NO_PARAMS: dict = {}
 
@@ -195,12 +194,7 @@ def quiet_operator(op: Any, plain: Callable, call: Callable, record: Callable) -
                 return plain(self, other)
         else:
             return plain(self, other)
-        out = _new(Tensor)  # (``_wrap`` spelled out: one call less per op)
-        out._data = data
-        out._requires_grad = False
-        out._grad_fn = None
-        out._output_nr = 0
-        out._fw = out._counter = out._view = out._grad = out._extra = None
+        out = _wrap(data)  # (through ``tensor._new``, which dualgrad.compile watches for other threads' tensors)
         if flags["grad_enabled"]:
             if kind is Tensor:
                 if self._requires_grad or other._requires_grad:

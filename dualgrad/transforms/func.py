@@ -50,12 +50,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from ..base import pytree
 from ..base.dtypes import is_differentiable_dtype
 from ..base.state import STATE
-from ..factories import zeros_like
+from ..factories import ones_like, zeros_like
 from ..forward_ad import dual_level, make_dual
 from ..forward_ad.engine import drop_dead, tangent_at
 from ..ops.dispatch import apply
@@ -207,16 +205,12 @@ def _lowered(tree: Any, keep_graph: bool) -> Any:
 def _grad_transform(func: Callable, argnums: Any, has_aux: bool, with_value: bool) -> Callable:
     """``grad_and_value(func)`` (``with_value``) or ``grad(func)``, which skips the value."""
     api = "grad_and_value(f)(*args)"
-    checked: dict = {}  # number of arguments -> argnums as checked non-negative ints (checked once per arity)
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         levels = STATE.vmap_levels
         grad_was_enabled = is_grad_enabled()
-        nums = checked.get(len(args))
-        if nums is None:
-            nums = checked[len(args)] = _argnums_tuple(argnums, len(args))
-        chosen = args[nums[0]] if isinstance(argnums, int) else tuple(args[i] for i in nums)
+        nums, chosen = _select(args, argnums)
         flat, spec = pytree.flatten(chosen)
         tracked, output, aux, levels = _call_tracked(lambda new: _split_aux(
             func(*_replace(args, nums, argnums, pytree.unflatten(new, spec)), **kwargs), has_aux,
@@ -254,9 +248,8 @@ def _gradients(out: Tensor, leaves: list, create: bool) -> list:
     hold (the leaves are the transform's and require grad, the seed has the output's shape and dtype)."""
     if not out.requires_grad:
         return [zeros_like(leaf) for leaf in leaves]
-    data = out._data
-    seed = _wrap(np.ones(data.shape, data.dtype))
-    grads = run_backward([out], [seed], retain_graph=create, create_graph=create, inputs=leaves, accumulate=False)
+    grads = run_backward([out], [ones_like(out)], retain_graph=create, create_graph=create, inputs=leaves,
+                         accumulate=False)
     return [zeros_like(leaf) if g is None else g for g, leaf in zip(grads, leaves, strict=True)]
 
 
