@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import fastpath
 from ..base.state import STATE
 from ..fastpath import add_into_buffer, scatter_into_buffer
 from ..tensor import Tensor, _wrap
@@ -247,6 +248,8 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> 
             hooks = None
         elif node.op.scatter_index is not None and scatter_into_buffer(node, grads[0], buffers):
             grad_inputs = (None,)  # (already added into its input's gradient)
+        elif needed is not None and fastpath.ENABLED:
+            grad_inputs = _backward_of_needed_inputs(node, grads, needed)
         else:
             grad_inputs = node.op.backward(node, grads)
         if hooks is not None and hooks.post:
@@ -301,6 +304,38 @@ def _execute(start, deps, needed, captures, retain_graph, to_grad, n_inputs) -> 
                 heappush(ready_nodes, (-target.seq, target, buf))  # (sequence numbers are unique)
         grads = grad_inputs = grad = buf = None  # (used: large gradients must not live on into the next node)
     return captured, staged
+
+
+def _backward_of_needed_inputs(node: Node, grads: list, needed: set) -> Any:
+    """``node.op.backward(node, grads)`` computing only the gradients this pass needs (torch's engine
+    likewise gives its nodes the mask of the inputs its task needs): ``autograd.grad(y, x)`` through a
+    layer skips its weights' gradients. The edges into what is not needed are hidden for the call, as
+    the edge of an input that needs no gradient is None, which every rule skips; the pass discards the
+    gradients of such edges anyway, so the results are the same."""
+    arity = node._arity
+    if arity == 2:
+        t0, t1 = node._t0, node._t1
+        if (t0 is None or t0 in needed) and (t1 is None or t1 in needed):
+            return node.op.backward(node, grads)
+        node._t0 = t0 if t0 in needed else None
+        node._t1 = t1 if t1 in needed else None
+        try:
+            return node.op.backward(node, grads)
+        finally:
+            node._t0, node._t1 = t0, t1
+    if arity == 0:
+        flat = node._edges
+        targets = flat[::2]
+        if all(t is None or t in needed for t in targets):
+            return node.op.backward(node, grads)
+        hidden = list(flat)
+        hidden[::2] = [t if t is None or t in needed else None for t in targets]
+        node._edges = tuple(hidden)
+        try:
+            return node.op.backward(node, grads)
+        finally:
+            node._edges = flat
+    return node.op.backward(node, grads)  # (one input: the node runs because its edge is needed)
 
 
 def _before_node(node: Node, grads: list, needed: set | None, captures: dict, captured: list,
