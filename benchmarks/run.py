@@ -1,6 +1,6 @@
 """Run every workload and print, per workload and peer, the time (and memory) ratio.
 
-``python -m benchmarks [-k SUBSTRING] [--repeat N]``. The ratio is dualgrad's time
+``python -m benchmarks [-k SUBSTRING] [--exclude SUBSTRING] [--repeat N]``. The ratio is dualgrad's time
 divided by the peer's, so below 1 means dualgrad is faster. Results of every
 implementation are checked against dualgrad's before timing.
 """
@@ -84,12 +84,14 @@ def run_workload(workload: Workload, repeat: int) -> list[tuple]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("-k", default="", help="only workloads whose name contains this")
+    parser.add_argument("--exclude", default=None, help="leave out workloads whose name contains this")
     parser.add_argument("--repeat", type=int, default=30, help="timing samples per implementation")
     args = parser.parse_args(argv)
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}; ratio = dualgrad / peer")
     print(ROW.format("workload", "implementation", "measured", "ratio of", "ratio", "goal", ""))
     for workload in discover():
-        if args.k.lower() not in workload.name.lower():
+        name = workload.name.lower()
+        if args.k.lower() not in name or args.exclude is not None and args.exclude.lower() in name:
             continue
         for row in run_workload(workload, args.repeat):
             print(ROW.format(*row), flush=True)
