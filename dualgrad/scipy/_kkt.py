@@ -184,14 +184,14 @@ def _assembled(sparse_block: Callable, dense_block: Callable, n: int) -> Any:
     else dense (``dense_block()``) up to ``DENSE_ASSEMBLY_LIMIT`` unknowns, else None."""
     import scipy.sparse
 
-    try:
-        import dualgrad.sparse as sparse
+    import dualgrad.sparse as sparse
 
+    try:
         block = sparse_block(sparse)
         if block.nnz <= SPARSE_ASSEMBLY_DENSITY * block.shape[0] * block.shape[1] or n > DENSE_ASSEMBLY_LIMIT:
             return scipy.sparse.csr_array(block)
-    except Exception:  # (what detection cannot follow: the dense block is exact too)
-        pass
+    except (sparse.SparsityDetectionError, NotImplementedError, MemoryError):  # (see _problems.UNFOLLOWED_NOTE)
+        pass  # (what detection cannot follow: the dense block is exact too)
     if n > DENSE_ASSEMBLY_LIMIT:
         return None
     return scipy.sparse.csr_array(dense_block())
