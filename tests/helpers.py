@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -85,3 +86,17 @@ def gc_disabled() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def dispatch_calls(fn: Callable[[], Any]) -> int:
+    """How many times ``fn()`` entered ``dispatch._apply`` (seen by a profile function: the operators and
+    rules hold dispatch's functions themselves, so patching the module would not see them)."""
+    from dualgrad.ops import dispatch
+
+    code, calls = dispatch._apply.__code__, []
+    sys.setprofile(lambda frame, event, arg: calls.append(1) if event == "call" and frame.f_code is code else None)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return len(calls)

@@ -7,15 +7,14 @@ shortcut is taken are marked ``fastpath``.
 
 from __future__ import annotations
 
-import sys
 from contextlib import nullcontext
 
 import numpy as np
 import pytest
+from helpers import dispatch_calls
 
 import dualgrad as dg
 import dualgrad.forward_ad as fwAD
-from dualgrad.ops import dispatch
 from dualgrad.ops.indexing import getitem
 
 INDICES = [2, -1, slice(1, 4), slice(None, None, 2), slice(2, 2), (1, 2), (0, slice(1, 3)), (slice(None), -1),
@@ -99,29 +98,19 @@ def test_modes_see_the_indexing():
     assert any("getitem" in event.name for event in prof.events())
 
 
-def _dispatched(fn) -> int:
-    """How many times ``fn()`` entered ``dispatch._apply``."""
-    code, calls = dispatch._apply.__code__, []
-    sys.setprofile(lambda frame, event, arg: calls.append(1) if event == "call" and frame.f_code is code else None)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return len(calls)
-
 
 @pytest.mark.fastpath
 def test_the_indexing_shortcut_is_taken_only_when_no_mode_can_see_it():
     x = dg.ones(3, 4, requires_grad=True)
-    assert _dispatched(lambda: (x[1], x[0:2], x[1, 2:])) == 0
-    assert _dispatched(lambda: x[[0, 1]]) == 1
-    assert _dispatched(lambda: x[np.int64(1)]) == 1
+    assert dispatch_calls(lambda: (x[1], x[0:2], x[1, 2:])) == 0
+    assert dispatch_calls(lambda: x[[0, 1]]) == 1
+    assert dispatch_calls(lambda: x[np.int64(1)]) == 1
 
     def in_inference_mode():
         with dg.inference_mode():
             x[1]
 
-    assert _dispatched(in_inference_mode) == 1
+    assert dispatch_calls(in_inference_mode) == 1
 
 
 # -- matmul of a vector and a matrix: the gradients by NumPy directly ------------------------------------

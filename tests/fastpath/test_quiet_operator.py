@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import operator
 import re
-import sys
 from contextlib import nullcontext
 
 import numpy as np
 import pytest
+from helpers import dispatch_calls
 
 import dualgrad as dg
 import dualgrad.forward_ad as fwAD
@@ -154,37 +154,26 @@ def test_the_operators_results_are_fresh_tensors_of_the_versions_and_hooks_of_di
     np.testing.assert_array_equal((v * 2.0).numpy(), [6.0])
 
 
-def _dispatched(fn) -> int:
-    """How many times ``fn()`` entered ``dispatch._apply`` (seen by a profile function: the operators
-    hold dispatch's functions themselves, so patching the module would not see them)."""
-    code, calls = dispatch._apply.__code__, []
-    sys.setprofile(lambda frame, event, arg: calls.append(1) if event == "call" and frame.f_code is code else None)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return len(calls)
-
 
 @pytest.mark.fastpath
 def test_the_shortcut_is_taken_only_when_no_mode_can_see_the_op():
     a, b = dg.ones(3), dg.ones(3)
-    assert _dispatched(lambda: (a * b, a + 1.0, a - 2, a / b, 2.0 * a)) == 0
+    assert dispatch_calls(lambda: (a * b, a + 1.0, a - 2, a / b, 2.0 * a)) == 0
     x = dg.ones(3, requires_grad=True)
-    assert _dispatched(lambda: x * b) == 0  # (recorded by the operator itself: dispatch's _record)
+    assert dispatch_calls(lambda: x * b) == 0  # (recorded by the operator itself: dispatch's _record)
     assert (x * b).grad_fn.name() == "MulBackward0"
 
     def in_inference_mode():
         with dg.inference_mode():
             a * b
 
-    assert _dispatched(in_inference_mode) == 1
-    assert _dispatched(lambda: a * dg.tensor(1.0)) == 0  # (a 0-d operand of the same dtype)
-    assert _dispatched(lambda: dg.tensor(2.0) * dg.tensor(1.0)) == 0  # (NumPy's scalar arithmetic, as dispatch)
-    assert _dispatched(lambda: dg.tensor(2.0 + 1j) * dg.tensor(1.0 + 0j)) == 1
-    assert _dispatched(lambda: a * dg.ones(3, dtype=dg.float32)) == 1  # (type promotion)
+    assert dispatch_calls(in_inference_mode) == 1
+    assert dispatch_calls(lambda: a * dg.tensor(1.0)) == 0  # (a 0-d operand of the same dtype)
+    assert dispatch_calls(lambda: dg.tensor(2.0) * dg.tensor(1.0)) == 0  # (NumPy's scalar arithmetic, as dispatch)
+    assert dispatch_calls(lambda: dg.tensor(2.0 + 1j) * dg.tensor(1.0 + 0j)) == 1
+    assert dispatch_calls(lambda: a * dg.ones(3, dtype=dg.float32)) == 1  # (type promotion)
     base = dg.ones(2, 3)
     view = base[0]
-    assert _dispatched(lambda: view * b) == 0  # (a view whose graph is up to date)
+    assert dispatch_calls(lambda: view * b) == 0  # (a view whose graph is up to date)
     base.add_(1.0)
-    assert _dispatched(lambda: view * b) == 1  # (a view to bring up to date first)
+    assert dispatch_calls(lambda: view * b) == 1  # (a view to bring up to date first)

@@ -14,10 +14,9 @@ marked ``fastpath`` (skipped with ``DUALGRAD_FASTPATH=0``, under which the rest 
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
+from helpers import dispatch_calls
 
 import dualgrad as dg
 import dualgrad.forward_ad as fwAD
@@ -187,30 +186,20 @@ def test_gradients_through_broadcasts_against_finite_differences():
     assert dg.autograd.gradgradcheck(f, (v, s))
 
 
-def _dispatched(fn) -> int:
-    """How many times ``fn()`` entered ``dispatch._apply``."""
-    code, calls = dispatch._apply.__code__, []
-    sys.setprofile(lambda frame, event, arg: calls.append(1) if event == "call" and frame.f_code is code else None)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return len(calls)
-
 
 @pytest.mark.fastpath
 def test_the_shortcuts_are_taken_only_when_no_mode_can_see_them():
     x = dg.ones(2, 3)
-    assert _dispatched(lambda: x.sum(axis=(1,), keepdims=True)) == 0
-    assert _dispatched(lambda: x.sum(axis=(-1,))) == 1
-    assert _dispatched(lambda: x.requires_grad_().sum(axis=(1,))) == 1
+    assert dispatch_calls(lambda: x.sum(axis=(1,), keepdims=True)) == 0
+    assert dispatch_calls(lambda: x.sum(axis=(-1,))) == 1
+    assert dispatch_calls(lambda: x.requires_grad_().sum(axis=(1,))) == 1
     with dg.no_grad():
-        assert _dispatched(lambda: x.sum(axis=(1,))) == 0
+        assert dispatch_calls(lambda: x.sum(axis=(1,))) == 0
     with dg.inference_mode():
-        assert _dispatched(lambda: x.sum(axis=(1,))) == 1
+        assert dispatch_calls(lambda: x.sum(axis=(1,))) == 1
     g, out, y = dg.ones(2), dg.zeros(2), dg.zeros(2, 3)
-    assert _dispatched(lambda: _logsumexp_vjp(g, out, y, axis=(1,), keepdims=False)) == 0
-    assert _dispatched(lambda: _logsumexp_vjp(g.requires_grad_(), out, y, axis=(1,), keepdims=False)) > 0
+    assert dispatch_calls(lambda: _logsumexp_vjp(g, out, y, axis=(1,), keepdims=False)) == 0
+    assert dispatch_calls(lambda: _logsumexp_vjp(g.requires_grad_(), out, y, axis=(1,), keepdims=False)) > 0
 
 
 @pytest.mark.parametrize("index", [(1,), (slice(1, 3),), (slice(None), 2), (slice(None, None, 2), slice(1, None)),
@@ -234,8 +223,8 @@ def test_indexings_gradient_dispatches_only_when_seen():
     from dualgrad.ops.indexing import _getitem_vjp
 
     x, g = dg.ones(4, 3), dg.ones(3)
-    assert _dispatched(lambda: _getitem_vjp(g, None, x, (1,))) == 0
-    assert _dispatched(lambda: _getitem_vjp(g.requires_grad_(), None, x, (1,))) == 1
+    assert dispatch_calls(lambda: _getitem_vjp(g, None, x, (1,))) == 0
+    assert dispatch_calls(lambda: _getitem_vjp(g.requires_grad_(), None, x, (1,))) == 1
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex128])

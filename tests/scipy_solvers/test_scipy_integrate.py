@@ -155,13 +155,14 @@ def test_exact_jacobian_is_given_to_stiff_methods():
     assert sol.njev > 0 and sol.success
 
 
-def test_adjoint_memory_does_not_grow_with_the_number_of_steps():
+@pytest.mark.parametrize("method", ["RK45", "BDF"])  # (BDF's is the discrete adjoint: re-run segments)
+def test_adjoint_memory_does_not_grow_with_the_number_of_steps(method):
     import tracemalloc
 
     def peak(t_end):
         y0 = dg.tensor([1.0, 0.0], requires_grad=True)
         sol = solve_ivp(lambda t, y: dg.stack([-y[1], y[0]]), (0.0, t_end), y0, t_eval=[t_end], rtol=1e-5,
-                        atol=1e-8, sensitivity="adjoint", checkpoint_every=20)
+                        atol=1e-8, method=method, sensitivity="adjoint", checkpoint_every=20)
         tracemalloc.start()
         sol.y.sum().backward()
         result = tracemalloc.get_traced_memory()[1]
