@@ -82,7 +82,7 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: object =
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator: object = None) -> Tensor:
     r"""Fill with draws from ``N(mean, std^2)`` truncated to ``[a, b]``, torch's inverse-CDF method: ``u``
-    uniform on :math:`[2\Phi(lpha) - 1, 2\Phi(eta) - 1]` (:math:`lpha, eta` the bounds in standard
+    uniform on :math:`[2\Phi(\alpha) - 1, 2\Phi(\beta) - 1]` (:math:`\alpha, \beta` the bounds in standard
     units, :math:`\Phi` the normal CDF), then ``mean + std sqrt(2) erfinv(u)``, clamped to ``[a, b]``.
     Warns, as torch, when ``mean`` is more than 2 ``std`` outside ``[a, b]``.
 
