@@ -26,6 +26,13 @@ __all__ = ["celu", "elu", "gelu", "hardsigmoid", "hardswish", "hardtanh", "leaky
            "tanh", "tanhshrink", "threshold"]
 
 
+def written_into(input: Tensor, result: Tensor) -> Tensor:  # noqa: A002
+    """torch's ``inplace=True``: ``result`` (computed from ``input.clone()``, so that its graph keeps no
+    reference to the values overwritten) written into ``input``, which is returned. Like torch's, it
+    raises for a leaf that requires grad (outside ``no_grad``) and bumps ``input``'s version."""
+    return input.copy_(result)
+
+
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - torch's names
     """``max(x, 0)`` (gradient 0 at 0, as torch).
 
@@ -33,6 +40,8 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - torch'
     >>> dg.nn.functional.relu(dg.tensor([-1., 2.]))
     tensor([0., 2.])
     """
+    if inplace:
+        return written_into(input, relu(input.clone()))
     return _relu(input)
 
 
@@ -44,7 +53,9 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     >>> dg.nn.functional.threshold(dg.tensor([-1., 0.5, 2.]), 0.5, 20.)
     tensor([20., 20.,  2.])
     """
-    return where(input > threshold, input, _constant_like(input, value))
+    source = input.clone() if inplace else input  # (``threshold`` is also the argument's name)
+    result = where(source > threshold, source, _constant_like(source, value))
+    return written_into(input, result) if inplace else result
 
 
 def _constant_like(input: Tensor, value: float) -> Tensor:  # noqa: A002
@@ -54,11 +65,15 @@ def _constant_like(input: Tensor, value: float) -> Tensor:  # noqa: A002
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``min(max(x, 0), 6)``."""
+    if inplace:
+        return written_into(input, relu6(input.clone()))
     return hardtanh(input, 0.0, 6.0)
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x`` clamped to ``[min_val, max_val]`` (gradient 1 strictly inside, 0 outside and at the ends)."""
+    if inplace:
+        return written_into(input, hardtanh(input.clone(), min_val, max_val))
     return where((input > min_val) & (input < max_val), input, input.clamp(min_val, max_val).detach())
 
 
@@ -79,6 +94,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x * sigmoid(x)`` (also called swish)."""
+    if inplace:
+        return written_into(input, silu(input.clone()))
     return input * sigmoid(input)
 
 
@@ -94,6 +111,8 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # 
     >>> dg.nn.functional.elu(dg.tensor([-1., 2.]))
     tensor([-0.6321,  2.0000])
     """
+    if inplace:
+        return written_into(input, elu(input.clone(), alpha))
     return where(input > 0, input, alpha * input.clamp(max=0).expm1())
 
 
@@ -104,6 +123,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
     >>> dg.nn.functional.celu(dg.tensor([-1., 2.]), alpha=2.)
     tensor([-0.7869,  2.0000])
     """
+    if inplace:
+        return written_into(input, celu(input.clone(), alpha))
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     return where(input > 0, input, alpha * (input.clamp(max=0) / alpha).expm1())
@@ -111,12 +132,16 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``scale * elu(x, alpha)`` with the self-normalising constants of Klambauer et al."""
+    if inplace:
+        return written_into(input, selu(input.clone()))
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
     return scale * elu(input, alpha)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x`` for ``x > 0``, else ``negative_slope * x``."""
+    if inplace:
+        return written_into(input, leaky_relu(input.clone(), negative_slope))
     return where(input > 0, input, input * negative_slope)
 
 
@@ -168,6 +193,8 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     >>> dg.nn.functional.hardsigmoid(dg.tensor([-4., 0., 1.5]))
     tensor([0.0000, 0.5000, 0.7500])
     """
+    if inplace:
+        return written_into(input, hardsigmoid(input.clone()))
     return hardtanh(input + 3, 0.0, 6.0) / 6
 
 
@@ -179,6 +206,8 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     >>> dg.nn.functional.hardswish(dg.tensor([-4., 1., 4.]))
     tensor([-0.0000,  0.6667,  4.0000])
     """
+    if inplace:
+        return written_into(input, hardswish(input.clone()))
     middle = where(input < 3, input * (input + 3) / 6, input)
     return where(input > -3, middle, input * 0)
 

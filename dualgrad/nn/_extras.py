@@ -14,6 +14,7 @@ from ..ops.linalg.norms import vector_norm
 from ..ops.shape.core import stack
 from ..ops.shape.views import broadcast_tensors
 from ..tensor import Tensor
+from ._activations import written_into
 from ._losses import REDUCTIONS
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "cosine_similarity", "kl_div", "mish", "normalize"]
@@ -51,6 +52,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x * tanh(softplus(x))``."""
+    if inplace:
+        return written_into(input, mish(input.clone()))
     return input * tanh(_softplus(input, 1.0, 20.0))
 
 

@@ -13,6 +13,7 @@ from ..ops.reductions import mean, var
 from ..reverse import no_grad
 from ..tensor import Tensor
 from ..vmap.batching import physical_value
+from ._activations import written_into
 from ._messages import dims as _dims
 from ._messages import torch_size
 
@@ -101,6 +102,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
+    if inplace:  # (torch's: the result written into ``input``)
+        return written_into(input, dropout(input.clone(), p, training))
     if p == 1.0:
         return input * 0.0
     keep = bernoulli(input.detach() * 0.0 + (1.0 - p))

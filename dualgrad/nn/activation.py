@@ -1,5 +1,5 @@
-"""Activation layers (modules around ``nn.functional``'s activations). ``inplace=True`` is accepted (and
-printed, as in torch) but computes out of place."""
+"""Activation layers (modules around ``nn.functional``'s activations). ``inplace=True`` writes the result into
+the input, as in torch (see ``_activations.written_into``)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
-        return F.relu(input)
+        return F.relu(input, self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -82,7 +82,7 @@ class SiLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.silu(input)
+        return F.silu(input, self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -96,7 +96,7 @@ class Mish(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.mish(input)
+        return F.mish(input, self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -124,7 +124,7 @@ class ELU(Module):
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.elu(input, self.alpha)
+        return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
@@ -138,7 +138,7 @@ class LeakyReLU(Module):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.leaky_relu(input, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
@@ -186,7 +186,7 @@ class Threshold(Module):
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.threshold(input, self.threshold, self.value)
+        return F.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
         return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
@@ -215,7 +215,7 @@ class Hardtanh(Module):
         assert self.max_val > self.min_val  # noqa: S101 - torch's check, an AssertionError
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.hardtanh(input, self.min_val, self.max_val)
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
@@ -244,7 +244,7 @@ class CELU(Module):
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.celu(input, self.alpha)
+        return F.celu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
@@ -258,7 +258,7 @@ class SELU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.selu(input)
+        return F.selu(input, self.inplace)
 
     def extra_repr(self) -> str:
         return _inplace(self)
@@ -272,7 +272,7 @@ class Hardsigmoid(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.hardsigmoid(input)
+        return F.hardsigmoid(input, self.inplace)
 
 
 class Hardswish(Module):
@@ -283,7 +283,7 @@ class Hardswish(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.hardswish(input)
+        return F.hardswish(input, self.inplace)
 
 
 class Softsign(Module):

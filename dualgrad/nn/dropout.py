@@ -11,7 +11,8 @@ __all__ = ["Dropout"]
 
 class Dropout(Module):
     """In training mode, zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``
-    (dualgrad's generator); in evaluation mode, the identity. ``inplace`` is accepted and computes out of place.
+    (dualgrad's generator); in evaluation mode, the identity. ``inplace`` writes the result into the input,
+    as torch's.
 
     >>> import dualgrad as dg
     >>> drop = dg.nn.Dropout(0.2).eval()
