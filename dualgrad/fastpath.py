@@ -327,6 +327,19 @@ def unseen(a: Any) -> bool:
             and not (flags["dual_levels"] and may_have_tangent(a)))
 
 
+def unseen_real_arrays(*tensors: Any) -> tuple | None:
+    """The arrays of ``tensors`` if no mode can see any of them (``unseen``) and all are of one real
+    floating dtype, else None: a rule may then compute with NumPy directly, as dispatch would."""
+    for t in tensors:
+        if not unseen(t):
+            return None
+    arrays = tuple(t._data for t in tensors)
+    dtype = arrays[0].dtype
+    if dtype not in REAL_FLOATING_DTYPES or any(a.dtype is not dtype for a in arrays):
+        return None
+    return arrays
+
+
 def unseen_product(g: Any, d: Any, keep_broadcast: bool = True) -> Tensor | None:
     """``g * d`` computed by NumPy directly when no mode can see the product, else None.
 

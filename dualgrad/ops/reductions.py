@@ -22,9 +22,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import fastpath
-from ..base.dtypes import FLOATING_DTYPES, REAL_FLOATING_DTYPES
+from ..base.dtypes import FLOATING_DTYPES
 from ..factories import zeros_like
-from ..fastpath import unseen
+from ..fastpath import unseen, unseen_real_arrays
 from ..tensor import Tensor, _wrap, int_arg
 from ._axes import normalize_axes, normalize_axis, pick_axis, pick_keepdims
 from .batch_rules import to_front
@@ -479,9 +479,10 @@ def _logsumexp_vjp(g: Tensor, out: Any, x: Any, *, axis: Any, keepdims: bool) ->
     no mode can see it (``unseen``: a backward without ``create_graph``) and the three are real of one
     dtype (``x`` not 0-d); else the rule of ops (``_weighted``'s), which computes the same ufuncs on the
     same arrays."""
-    if unseen(g) and unseen(out) and unseen(x):
-        g_data, out_data, x_data = g._data, out._data, x._data
-        if x_data.ndim and x_data.dtype in REAL_FLOATING_DTYPES and g_data.dtype is x_data.dtype is out_data.dtype:
+    arrays = unseen_real_arrays(g, out, x)
+    if arrays is not None:
+        g_data, out_data, x_data = arrays
+        if x_data.ndim:
             if not keepdims:
                 kept = _kept_shape(out_data.shape, x_data.ndim, axis)
                 g_data, out_data = g_data.reshape(kept), out_data.reshape(kept)

@@ -30,6 +30,7 @@ from ...fastpath import (
     scale_into,
     select_or_zero,
     unseen,
+    unseen_real_arrays,
 )
 from ...tensor import Tensor, _wrap, as_operand
 from ..dispatch import OTHER_FIRST, _apply, _record, apply, tensor_arg
@@ -474,14 +475,6 @@ SUB_SCALED = elementwise("sub_scaled", lambda x, y, alpha: x - alpha * y, (1, la
                          save_inputs=False, number_inputs=True, grad_name="SubBackward0")
 # (torch's saves and formulas: x only for y's rule, y always, ``-(x / y) / y``; not the output, which
 # code changes in place after a division, as in ``y = x / n; y += 1``)
-def _unseen_real_arrays(x: Any, y: Any) -> tuple | None:
-    """The arrays of two Tensors of one real floating dtype that no mode can see (``unseen``), else None."""
-    if type(x) is not Tensor or type(y) is not Tensor or not (unseen(x) and unseen(y)):
-        return None
-    a, b = x._data, y._data
-    return (a, b) if a.dtype is b.dtype and a.dtype in REAL_FLOATING_DTYPES else None
-
-
 def _div_partial_x(out: Any, x: Any, y: Any) -> Any:
     """``1 / y`` (``reciprocal(y) * 1``, as ``number / tensor`` computes it; the product by 1 is exact
     for real numbers): NumPy's quotient directly when no mode can see ``y`` (a backward without
@@ -494,7 +487,7 @@ def _div_partial_x(out: Any, x: Any, y: Any) -> Any:
 def _div_partial_y(out: Any, x: Any, y: Any) -> Any:
     """``-(x / y) / y``; when no mode can see ``x`` and ``y``, the same operations by NumPy directly:
     the operators' for two single values (``Op.scalar_impl``), else the ufuncs, in one new array."""
-    arrays = _unseen_real_arrays(x, y)
+    arrays = unseen_real_arrays(x, y)
     if arrays is None:
         return -(x / y) / y
     a, b = arrays
@@ -583,23 +576,18 @@ logaddexp = binary(LOGADDEXP, "``log(exp(x) + exp(y))`` computed stably; its gra
                    numpy=np.logaddexp, inplace=False)
 
 # -- trigonometric and hyperbolic --------------------------------------------------------
-def _unseen_real(x: Any) -> np.ndarray | None:
-    """The array of a Tensor of a real floating dtype that no mode can see (``unseen``), else None."""
-    return x._data if type(x) is Tensor and unseen(x) and x._data.dtype in REAL_FLOATING_DTYPES else None
-
-
 def _sin_partial(out: Any, x: Any) -> Any:
     """``cos(x)``; NumPy's directly when no mode can see ``x`` (a backward without ``create_graph``)."""
-    data = _unseen_real(x)
-    return cos(x) if data is None else _wrap(np.asarray(np.cos(data)))
+    arrays = unseen_real_arrays(x)
+    return cos(x) if arrays is None else _wrap(np.asarray(np.cos(arrays[0])))
 
 
 def _cos_partial(out: Any, x: Any) -> Any:
     """``-sin(x)``; NumPy's directly when no mode can see ``x``."""
-    data = _unseen_real(x)
-    if data is None:
+    arrays = unseen_real_arrays(x)
+    if arrays is None:
         return -sin(x)
-    sine = np.asarray(np.sin(data))  # (a new array, also for one value)
+    sine = np.asarray(np.sin(arrays[0]))  # (a new array, also for one value)
     return _wrap(np.negative(sine, out=sine))
 
 

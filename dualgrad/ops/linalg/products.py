@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...factories import eye
-from ...fastpath import unseen
+from ...fastpath import unseen_real_arrays
 from ...tensor import Tensor, _wrap, as_operand
 from ...vmap.identity_basis import identity_block_start
 from .._axes import normalize_axis
@@ -46,7 +46,7 @@ def _matmul_vjp_x(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
     """dL/dx = g @ y^H, with NumPy's 1-D promotion rules undone."""
     x_ndim = len(x.shape)
     if x_ndim == 1:  # (vector @ matrix: dx = y @ g, one NumPy product when no mode can see it)
-        arrays = _unseen_real_arrays(y, g)
+        arrays = unseen_real_arrays(y, g)
         if arrays is not None and arrays[0].ndim == 2:
             return _wrap(np.matmul(*arrays))
     else:  # (a vector ``g`` is no matrix: only a matrix ``x`` may take the product of two matrices)
@@ -66,7 +66,7 @@ def _matmul_vjp_y(g: Tensor, out: Any, x: Any, y: Any) -> Tensor:
     """dL/dy = x^H @ g, with NumPy's 1-D promotion rules undone."""
     y_ndim = len(y.shape)
     if y_ndim == 2:  # (one test of both operands for the two products of a matrix ``y``; no other ``y`` has one)
-        arrays = _unseen_real_arrays(x, g)
+        arrays = unseen_real_arrays(x, g)
         if arrays is not None:
             a, b = arrays
             if a.ndim == 1:  # (vector @ matrix: dy is the outer product of x and g)
@@ -86,24 +86,13 @@ def _unseen_matrix_product(a: Any, b: Any, transpose_a: bool, transpose_b: bool)
     """``a @ b`` (either transposed first) by NumPy directly, for real matrices of one dtype that no
     mode can see (``unseen``), else None: the rule's transpose and matmul would only wrap NumPy's
     (a backward without ``create_graph``, as W2's)."""
-    arrays = _unseen_real_arrays(a, b)
+    arrays = unseen_real_arrays(a, b)
     if arrays is None:
         return None
     a, b = arrays
     if a.ndim != 2 or b.ndim != 2:
         return None
     return _wrap(_matmul_impl(a.T if transpose_a else a, b.T if transpose_b else b))
-
-
-def _unseen_real_arrays(a: Any, b: Any) -> tuple | None:
-    """The arrays of ``a`` and ``b`` if both are Tensors that no mode can see (``unseen``), real and of
-    one dtype (a rule may then multiply them with NumPy directly, as dispatch would), else None."""
-    if not (unseen(a) and unseen(b)):
-        return None
-    a, b = a._data, b._data
-    if a.dtype is not b.dtype or a.dtype.kind != "f":
-        return None
-    return a, b
 
 
 def _matmul_jvp(tangents: tuple, out: Any, x: Tensor, y: Tensor) -> Tensor:
