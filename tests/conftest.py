@@ -1,6 +1,8 @@
-"""Test configuration: Hypothesis profiles (``ci`` keeps the suite fast on 2 cores)."""
+"""Test configuration: Hypothesis profiles (``ci`` keeps the suite fast on 2 cores), and fixtures that test
+folders share."""
 
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -36,3 +38,40 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("fastpath") is not None:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def no_safety_net():
+    """``dualgrad.compile``'s safety net off (it compares the first replay of a trace with eager): the
+    compile tests prove the replays exact on their own."""
+    from dualgrad.compile import api
+
+    api.SAFETY_NET[0] = False
+    yield
+    api.SAFETY_NET[0] = True
+
+
+@pytest.fixture
+def compile_warnings_are_errors():
+    """A ``dualgrad.compile`` fallback to eager fails the test (for files whose every call must replay)."""
+    from dualgrad.compile import CompileWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileWarning)
+        yield
+
+
+@pytest.fixture
+def einsum_calls(monkeypatch):
+    """The number of operands of every call that reaches ``np.einsum`` (NumPy's unoptimised loop)."""
+    from dualgrad.ops import einsum as einsum_module
+
+    calls = []
+    real = np.einsum
+
+    def spy(subscripts, *operands, **kwargs):
+        calls.append(len(operands))
+        return real(subscripts, *operands, **kwargs)
+
+    monkeypatch.setattr(einsum_module.np, "einsum", spy)
+    return calls

@@ -17,12 +17,7 @@ import dualgrad as dg
 from dualgrad.base import pytree
 from dualgrad.compile import CompileError, CompileWarning, api
 
-
-@pytest.fixture(autouse=True)
-def _no_safety_net():
-    api.SAFETY_NET[0] = False
-    yield
-    api.SAFETY_NET[0] = True
+pytestmark = pytest.mark.usefixtures("no_safety_net")
 
 
 def leaves(value):

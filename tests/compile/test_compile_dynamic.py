@@ -10,24 +10,14 @@ compared with eager (the safety net off).
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dualgrad as dg
-from dualgrad.compile import CompileWarning, api
 
-
-@pytest.fixture(autouse=True)
-def _no_safety_net():
-    api.SAFETY_NET[0] = False
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", CompileWarning)
-        yield
-    api.SAFETY_NET[0] = True
+pytestmark = pytest.mark.usefixtures("no_safety_net", "compile_warnings_are_errors")
 
 
 def equal(got, want):

@@ -16,14 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import dualgrad as dg
-from dualgrad.compile import CompileWarning, api
+from dualgrad.compile import CompileWarning
 
-
-@pytest.fixture(autouse=True)
-def _no_safety_net():
-    api.SAFETY_NET[0] = False
-    yield
-    api.SAFETY_NET[0] = True
+pytestmark = pytest.mark.usefixtures("no_safety_net")
 
 
 def same(a, b):

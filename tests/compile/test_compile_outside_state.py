@@ -14,14 +14,9 @@ import numpy as np
 import pytest
 
 import dualgrad as dg
-from dualgrad.compile import CompileError, CompileWarning, api
+from dualgrad.compile import CompileError, CompileWarning
 
-
-@pytest.fixture(autouse=True)
-def _no_safety_net():
-    api.SAFETY_NET[0] = False
-    yield
-    api.SAFETY_NET[0] = True
+pytestmark = pytest.mark.usefixtures("no_safety_net")
 
 
 LOCAL_GENERATOR = np.random.default_rng(0)

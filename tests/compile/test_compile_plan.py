@@ -14,12 +14,7 @@ import dualgrad as dg
 from dualgrad.compile import CompileWarning, api, replay, trace
 from dualgrad.compile.guards import INCOMPLETE, closure_guards
 
-
-@pytest.fixture(autouse=True)
-def _no_safety_net():
-    api.SAFETY_NET[0] = False
-    yield
-    api.SAFETY_NET[0] = True
+pytestmark = pytest.mark.usefixtures("no_safety_net")
 
 
 def _bits(values):

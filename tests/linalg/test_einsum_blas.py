@@ -12,24 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dualgrad as dg
-from dualgrad.ops import einsum as einsum_module
 
 LETTERS = "abcdef"
 SIZES = dict(zip(LETTERS, (2, 3, 4, 1, 3, 2)))
 
-
-@pytest.fixture
-def einsum_calls(monkeypatch):
-    """The number of operands of every call that reaches ``np.einsum``."""
-    calls = []
-    real = np.einsum
-
-    def spy(subscripts, *operands, **kwargs):
-        calls.append(len(operands))
-        return real(subscripts, *operands, **kwargs)
-
-    monkeypatch.setattr(einsum_module.np, "einsum", spy)
-    return calls
 
 
 @st.composite

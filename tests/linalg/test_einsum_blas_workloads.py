@@ -13,22 +13,9 @@ import pytest
 
 import dualgrad as dg
 from dualgrad import forward_ad as fwAD
-from dualgrad.ops import einsum as einsum_module
 
 REAL_EINSUM = np.einsum  # (expected values: the spy replaces np.einsum itself)
 
-
-@pytest.fixture
-def einsum_calls(monkeypatch):
-    calls = []
-    real = np.einsum
-
-    def spy(subscripts, *operands, **kwargs):
-        calls.append(len(operands))
-        return real(subscripts, *operands, **kwargs)
-
-    monkeypatch.setattr(einsum_module.np, "einsum", spy)
-    return calls
 
 
 def _gmm_operands(rng):
